@@ -1,0 +1,92 @@
+"""Row blocks: every data pass in problin is a sum over blocks of rows.
+
+A block is a contiguous slice of rows small enough to stay in cache while a
+kernel works on it, so that per-block temporaries (a weighted copy of the
+block, say) never grow with the number of rows. The same ``map_reduce`` runs
+over numpy arrays, scipy.sparse matrices and pandas DataFrames; the
+distributed engines later plug in their own block iterators.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["block_rows", "iter_blocks", "map_reduce"]
+
+# Target bytes of one block: half of a typical per-core L2 cache (1-2 MiB),
+# leaving room for the block's weighted copy and the D x D accumulator.
+_BLOCK_BYTES = 1 << 20
+_MIN_ROWS = 256
+_MAX_ROWS = 65536
+
+
+def block_rows(n_columns, itemsize=8, *, target_bytes=_BLOCK_BYTES):
+    """Number of rows per block so that one block holds ~``target_bytes``."""
+    rows = target_bytes // max(1, int(n_columns) * int(itemsize))
+    return int(min(_MAX_ROWS, max(_MIN_ROWS, rows)))
+
+
+def _n_rows(a):
+    return a.shape[0]
+
+
+def _row_slice(a, start, stop):
+    if hasattr(a, "iloc"):  # pandas: hand kernels plain arrays
+        return a.iloc[start:stop].to_numpy()
+    if sp.issparse(a):
+        return a[start:stop]
+    return a[start:stop]
+
+
+def _default_rows(X):
+    if sp.issparse(X):
+        # Sparse blocks are sized by their stored entries, not their width.
+        density = X.nnz / max(1, X.shape[0] * X.shape[1])
+        return block_rows(max(1.0, density * X.shape[1]), 12)
+    itemsize = getattr(getattr(X, "dtype", None), "itemsize", 8)
+    n_columns = X.shape[1] if len(X.shape) > 1 else 1
+    return block_rows(n_columns, itemsize)
+
+
+def iter_blocks(X, *arrays, rows=None):
+    """Yield ``(start, stop, X_block, *array_blocks)`` over aligned row blocks.
+
+    ``X`` may be a numpy array, a scipy.sparse matrix (CSR slices cheaply) or a
+    pandas DataFrame; ``arrays`` are aligned per-row arrays (or ``None``).
+    """
+    n = _n_rows(X)
+    for a in arrays:
+        if a is not None and _n_rows(a) != n:
+            raise ValueError(f"row blocks need aligned inputs: {n} rows vs {_n_rows(a)}")
+    rows = int(rows) if rows else _default_rows(X)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        parts = [None if a is None else _row_slice(a, start, stop) for a in arrays]
+        yield (start, stop, _row_slice(X, start, stop), *parts)
+
+
+def _add(total, part):
+    if total is None:
+        return part
+    if isinstance(part, tuple):
+        return tuple(_add(t, p) for t, p in zip(total, part))
+    if isinstance(total, np.ndarray) and total.flags.writeable:
+        total += part
+        return total
+    return total + part
+
+
+def map_reduce(func, X, *arrays, rows=None):
+    """``sum(func(X_block, *array_blocks) for each block)``.
+
+    ``func`` may return a scalar, an array or a tuple of those; tuples are
+    summed element by element. Array results are accumulated in place.
+    """
+    total = None
+    for _, _, *parts in iter_blocks(X, *arrays, rows=rows):
+        part = func(*parts)
+        if isinstance(part, np.ndarray):
+            part = part.copy() if total is None else part
+        elif isinstance(part, tuple):
+            part = tuple(p.copy() if isinstance(p, np.ndarray) and total is None else p
+                         for p in part)
+        total = _add(total, part)
+    return total

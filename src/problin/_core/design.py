@@ -1,0 +1,125 @@
+"""The design matrix ``[1, X]`` as an operator, read only by row blocks.
+
+The intercept is an implicit column of ones: prepending it to ``X`` would
+copy the whole data set, so every product treats it separately. Parameters
+are ordered ``[intercept, coef...]`` throughout problin.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .blocks import iter_blocks
+from .linalg import add_weighted_gram, new_gram, symmetrize
+
+__all__ = ["Design"]
+
+
+class Design:
+    """Linear operator ``theta -> [1, X] theta`` with blocked reductions.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix, shape (n, d)
+    intercept : bool
+        Whether an implicit leading column of ones is part of the design.
+    rows : int, optional
+        Rows per block (default: sized to the cache by ``blocks``).
+    """
+
+    def __init__(self, X, intercept=True, rows=None):
+        self.X = X
+        self.intercept = bool(intercept)
+        self.rows = rows
+        self.n_samples, self.n_features = X.shape
+        self.n_params = self.n_features + int(self.intercept)
+
+    def _split(self, theta):
+        if self.intercept:
+            return theta[0], theta[1:]
+        return 0.0, theta
+
+    def _native(self):
+        # One BLAS call over all of X is safe only when no dtype cast is
+        # needed; a mixed float32/float64 product would copy X to float64.
+        return getattr(self.X, "dtype", None) == np.float64
+
+    def matvec(self, theta):
+        """Linear predictor ``eta = b + X w`` (an n-vector, float64)."""
+        b, w = self._split(np.asarray(theta, dtype=np.float64))
+        if self._native():
+            eta = np.asarray(self.X @ w, dtype=np.float64).ravel()
+        else:
+            eta = np.empty(self.n_samples)
+            for start, stop, Xb in iter_blocks(self.X, rows=self.rows):
+                eta[start:stop] = np.asarray(Xb.astype(np.float64) @ w).ravel()
+        if b != 0.0:
+            eta += b
+        return eta
+
+    def rmatvec(self, v):
+        """``[1, X]^T v`` (a p-vector) for an n-vector ``v``."""
+        v = np.asarray(v, dtype=np.float64)
+        if self._native():
+            Xtv = np.asarray(self.X.T @ v, dtype=np.float64).ravel()
+        else:
+            Xtv = np.zeros(self.n_features)
+            for _, _, Xb, vb in iter_blocks(self.X, v, rows=self.rows):
+                Xtv += np.asarray(Xb.astype(np.float64).T @ vb).ravel()
+        if self.intercept:
+            return np.concatenate(([v.sum()], Xtv))
+        return Xtv
+
+    def grad_and_gram(self, g, h):
+        """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once."""
+        d, p = self.n_features, self.n_params
+        grad = np.zeros(d)
+        G = new_gram(d)
+        buffer = None
+        for _, _, Xb, gb, hb in iter_blocks(self.X, g, h, rows=self.rows):
+            if buffer is None and not sp.issparse(Xb):
+                buffer = np.empty(Xb.shape)
+            if not sp.issparse(Xb) and Xb.dtype != np.float64:
+                Xb = Xb.astype(np.float64)  # one block, refined in float64
+            grad += np.asarray(Xb.T @ gb).ravel()
+            add_weighted_gram(G, Xb, hb, buffer)
+        symmetrize(G)
+        if not self.intercept:
+            return grad, np.ascontiguousarray(G)
+        H = np.empty((p, p))
+        H[1:, 1:] = G
+        Xth = self.rmatvec(h)
+        H[0, :] = Xth
+        H[:, 0] = Xth
+        return np.concatenate(([g.sum()], grad)), H
+
+    def gram(self, h):
+        """``[1,X]^T diag(h) [1,X]`` alone."""
+        return self.grad_and_gram(np.zeros(self.n_samples), h)[1]
+
+    def column(self, j):
+        """Column ``j`` of ``[1, X]`` as a dense float64 n-vector."""
+        if self.intercept:
+            if j == 0:
+                return np.ones(self.n_samples)
+            j -= 1
+        col = self.X[:, j]
+        if sp.issparse(col):
+            col = col.toarray()
+        return np.asarray(col, dtype=np.float64).ravel()
+
+    def column_moments(self):
+        """Per-column mean and standard deviation of ``X`` (two blocked sums)."""
+        n = self.n_samples
+        s1 = np.zeros(self.n_features)
+        s2 = np.zeros(self.n_features)
+        for _, _, Xb in iter_blocks(self.X, rows=self.rows):
+            if sp.issparse(Xb):
+                s1 += np.asarray(Xb.sum(axis=0)).ravel()
+                s2 += np.asarray(Xb.multiply(Xb).sum(axis=0)).ravel()
+            else:
+                Xb = np.asarray(Xb, dtype=np.float64)
+                s1 += Xb.sum(axis=0)
+                s2 += np.einsum("ij,ij->j", Xb, Xb)
+        mean = s1 / n
+        # Only a preconditioner: the one-pass variance's rounding is harmless.
+        var = np.maximum(s2 / n - mean**2, 0.0)
+        return mean, np.sqrt(var)

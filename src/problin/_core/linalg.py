@@ -1,0 +1,123 @@
+"""Dense linear algebra on D x D matrices: Gram kernels and Cholesky solves.
+
+Rules (DESIGN section 4): never ``inv``; factor once with Cholesky, add
+jitter to the diagonal only when the matrix is numerically singular, and
+say so; log-determinants come from the Cholesky diagonal.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import linalg
+from scipy.linalg import blas, lapack
+
+__all__ = [
+    "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
+    "identified_columns",
+]
+
+
+def new_gram(d):
+    """A zeroed D x D accumulator in Fortran order (BLAS updates it in place)."""
+    return np.zeros((d, d), order="F")
+
+
+def add_weighted_gram(G, Xb, r, buffer=None):
+    """``G += Xb^T diag(r) Xb`` for one block, upper triangle only.
+
+    Non-negative weights use BLAS ``syrk`` on ``sqrt(r) * Xb`` (half the
+    flops of a general product, symmetric by construction); signed weights
+    fall back to ``gemm``. ``buffer`` (at least ``Xb.shape``) is reused for
+    the weighted copy so a pass allocates it once. Call :func:`symmetrize`
+    after the last block.
+    """
+    if sp.issparse(Xb):
+        G += (Xb.T @ Xb.multiply(r[:, None])).toarray()
+        return G
+    Xb = np.asarray(Xb, dtype=np.float64)
+    n = Xb.shape[0]
+    B = np.empty_like(Xb) if buffer is None else buffer[:n]
+    if np.all(r >= 0):
+        np.multiply(Xb, np.sqrt(r)[:, None], out=B)
+        # B.T is Fortran-contiguous: syrk(B.T) = B^T B without a copy.
+        blas.dsyrk(1.0, B.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+    else:
+        np.multiply(Xb, r[:, None], out=B)
+        blas.dgemm(1.0, Xb.T, B, beta=1.0, c=G, overwrite_c=1)
+    return G
+
+
+def symmetrize(G):
+    """Copy the upper triangle onto the lower one (in place) and return ``G``."""
+    lower = np.tril_indices_from(G, -1)
+    G[lower] = G.T[lower]
+    return G
+
+
+@dataclass
+class Cholesky:
+    """Cholesky factor of a symmetric positive (semi)definite matrix.
+
+    ``jitter`` is what was added to the diagonal to make the factorisation
+    succeed (0.0 when the matrix was positive definite as given).
+    """
+
+    factor: tuple
+    jitter: float
+
+    def solve(self, b):
+        return linalg.cho_solve(self.factor, b, check_finite=False)
+
+    def logdet(self):
+        c = self.factor[0]
+        return 2.0 * float(np.sum(np.log(np.diag(c))))
+
+    def inverse(self):
+        """The inverse matrix, by solving against the identity."""
+        n = self.factor[0].shape[0]
+        return self.solve(np.eye(n))
+
+
+def cholesky(A, *, max_tries=12):
+    """Factor symmetric ``A``; on failure retry with growing diagonal jitter.
+
+    The first jitter is ``1e-12`` times the mean diagonal (at least ``1e-12``)
+    and grows by 10 per try. Raises ``np.linalg.LinAlgError`` if the matrix
+    cannot be factored even then (it then holds non-finite values).
+    """
+    A = np.asarray(A, dtype=np.float64)
+    if not np.all(np.isfinite(A)):
+        raise np.linalg.LinAlgError("matrix to factor holds non-finite values")
+    scale = max(float(np.mean(np.abs(np.diag(A)))) if A.size else 1.0, 1e-300)
+    jitter = 0.0
+    for attempt in range(max_tries + 1):
+        M = A if jitter == 0.0 else A + jitter * np.eye(A.shape[0])
+        c, info = lapack.dpotrf(M, lower=0, clean=1, overwrite_a=0)
+        if info == 0:
+            return Cholesky((c, False), jitter)
+        jitter = max(scale * 1e-12, 1e-12) if jitter == 0.0 else jitter * 10.0
+    raise np.linalg.LinAlgError("matrix is not positive definite even with jitter")
+
+
+def identified_columns(H, *, rtol=1e-9):
+    """Boolean mask of the parameters that ``H`` identifies.
+
+    ``H`` is scaled to unit diagonal (a zero diagonal is unidentified
+    outright) and factored by LAPACK's pivoted Cholesky ``pstrf``: the pivots
+    past the numerical rank are the parameters that are linear combinations
+    of the others (collinear or constant columns).
+    """
+    H = np.asarray(H, dtype=np.float64)
+    d = np.diag(H).copy()
+    ok = d > 0
+    mask = np.zeros(H.shape[0], dtype=bool)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return mask
+    s = 1.0 / np.sqrt(d[idx])
+    S = H[np.ix_(idx, idx)] * s[:, None] * s[None, :]
+    _, piv, rank, info = lapack.dpstrf(S, lower=0, tol=rtol * idx.size)
+    if info < 0:  # pragma: no cover - LAPACK argument error
+        raise np.linalg.LinAlgError("pivoted Cholesky failed")
+    mask[idx[piv[:rank] - 1]] = True
+    return mask

@@ -1,0 +1,84 @@
+"""Numerically stable link functions and their logarithms.
+
+Every function accepts float32 or float64 arrays (or scalars) and returns the
+same floating dtype. Linear predictors of any finite size (``|a| = 1e4`` and
+beyond) give finite, correct values: logarithms are computed directly, never
+as ``log`` of a probability that may have under- or overflowed.
+"""
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "sigmoid", "log_sigmoid", "log1m_sigmoid", "logsumexp", "softmax",
+    "log_softmax", "probit_cdf", "log_probit_cdf", "log_normal_pdf",
+    "inverse_mills",
+]
+
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+def _floating(a):
+    """``a`` as an array of float32 or float64 (integers become float64)."""
+    a = np.asarray(a)
+    if a.dtype == np.float32 or a.dtype == np.float64:
+        return a
+    return a.astype(np.float64)
+
+
+def sigmoid(a):
+    """Logistic function ``1 / (1 + exp(-a))`` without overflow."""
+    return special.expit(_floating(a))
+
+
+def log_sigmoid(a):
+    """``log sigmoid(a) = -log(1 + exp(-a))``, exact in both tails."""
+    return special.log_expit(_floating(a))
+
+
+def log1m_sigmoid(a):
+    """``log(1 - sigmoid(a)) = log sigmoid(-a)``, without cancellation."""
+    return special.log_expit(-_floating(a))
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    """``log(sum(exp(a)))`` along ``axis``, shifted by the maximum."""
+    a = _floating(a)
+    return special.logsumexp(a, axis=axis, keepdims=keepdims).astype(a.dtype, copy=False)
+
+
+def softmax(a, axis=-1):
+    """Normalised exponential ``exp(a_k) / sum_j exp(a_j)`` along ``axis``."""
+    return special.softmax(_floating(a), axis=axis)
+
+
+def log_softmax(a, axis=-1):
+    """``a_k - logsumexp(a)`` along ``axis``: log-probabilities, never ``log(softmax)``."""
+    return special.log_softmax(_floating(a), axis=axis)
+
+
+def probit_cdf(a):
+    """Standard normal CDF ``Phi(a)``, the probit inverse link."""
+    return special.ndtr(_floating(a))
+
+
+def log_probit_cdf(a):
+    """``log Phi(a)`` from ``scipy.special.log_ndtr`` (asymptotic in the far left tail)."""
+    return special.log_ndtr(_floating(a))
+
+
+def log_normal_pdf(a):
+    """``log phi(a) = -a^2/2 - log sqrt(2 pi)``."""
+    a = _floating(a)
+    return (-0.5 * np.square(a) - _LOG_SQRT_2PI).astype(a.dtype, copy=False)
+
+
+def inverse_mills(a):
+    """Inverse Mills ratio ``lambda(a) = phi(a) / Phi(a)``.
+
+    Evaluated as ``exp(log phi(a) - log Phi(a))`` in float64, so that the far
+    left tail (where both densities underflow) still gives ``lambda(a) ~ -a``.
+    """
+    a = _floating(a)
+    a64 = a.astype(np.float64, copy=False)
+    out = np.exp(-0.5 * np.square(a64) - _LOG_SQRT_2PI - special.log_ndtr(a64))
+    return out.astype(a.dtype, copy=False)

@@ -1,0 +1,40 @@
+"""Detecting (quasi-)complete separation of two classes by linear programming.
+
+Maximum-likelihood estimates of binary GLMs exist iff no hyperplane weakly
+separates the classes. Following Konis (2007), solve
+
+    maximise   sum_i s_i x_i^T b
+    subject to s_i x_i^T b >= 0  for all i,   -1 <= b_j <= 1,
+
+with ``s_i = +-1`` the class signs and ``x_i`` the design rows ``[1, x]``.
+A positive optimum is a separating direction; the rows with
+``s_i x_i^T b > 0`` are the ones fitted with probability 0 or 1 in the limit.
+This is a diagnostic, run only when a fit looks divergent: it builds the
+signed design (size of X) for the LP solver.
+"""
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+__all__ = ["separated_rows"]
+
+
+def separated_rows(design, y, sample_weight=None):
+    """Boolean mask of the rows a separating hyperplane isolates (all False if none)."""
+    keep = np.ones(design.n_samples, dtype=bool) if sample_weight is None else sample_weight > 0
+    s = (2.0 * np.asarray(y, dtype=np.float64) - 1.0)[keep]
+    X = design.X[keep] if sp.issparse(design.X) else np.asarray(design.X, dtype=np.float64)[keep]
+    if design.intercept:
+        X = sp.hstack([np.ones((X.shape[0], 1)), X], format="csr") if sp.issparse(X) \
+            else np.column_stack([np.ones(X.shape[0]), X])
+    A = sp.diags(s) @ X if sp.issparse(X) else X * s[:, None]
+    c = -np.asarray(A.sum(axis=0)).ravel()
+    res = linprog(c, A_ub=-A, b_ub=np.zeros(A.shape[0]),
+                  bounds=[(-1.0, 1.0)] * A.shape[1], method="highs")
+    mask = np.zeros(design.n_samples, dtype=bool)
+    if res.status != 0 or -res.fun <= 1e-7 * max(1.0, float(np.abs(c).max(initial=0.0))):
+        return mask
+    margins = np.asarray(A @ res.x).ravel()
+    scale = max(float(np.max(np.abs(margins))), 1e-300)
+    mask[np.flatnonzero(keep)[margins > 1e-7 * scale]] = True
+    return mask

@@ -1,0 +1,30 @@
+"""Input checks shared by every estimator (clear errors, never a silent nan)."""
+import numpy as np
+
+__all__ = ["check_sample_weight"]
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validated float64 sample weights, or ``None`` for unit weights.
+
+    Rejects weights of the wrong shape, non-finite or negative weights, and
+    weights that sum to zero, each with a message naming the problem.
+    """
+    if sample_weight is None:
+        return None
+    if np.isscalar(sample_weight):
+        sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"sample_weight must be numeric: {exc}") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n_samples},)")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(w < 0):
+        raise ValueError(f"sample_weight has {int(np.sum(w < 0))} negative values; "
+                         "weights must be non-negative")
+    if not np.sum(w) > 0:
+        raise ValueError("sample_weight sums to zero: there is nothing to fit")
+    return w

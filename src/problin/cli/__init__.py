@@ -1,0 +1,1 @@
+"""The ``problin`` command: parsing and printing only, the maths lives elsewhere."""

@@ -1,0 +1,46 @@
+"""Bundled and synthetic datasets used by ``problin compare`` and the examples."""
+import numpy as np
+import pandas as pd
+from sklearn.datasets import load_breast_cancer
+from sklearn.utils import check_random_state
+
+__all__ = ["make_heights", "load_dataset", "DATASETS"]
+
+
+def make_heights(n_samples=1000, *, random_state=0):
+    """Synthetic heights (cm) of adults and their sex, the seeds' first example.
+
+    Class conditionals are Gaussian, ``height | female ~ N(164, 7^2)`` and
+    ``height | male ~ N(178, 7.5^2)``, with equal priors: a 1-D problem where
+    the Bayes classifier is known and the classes overlap.
+
+    Returns
+    -------
+    X : DataFrame with one column ``height``
+    y : Series named ``sex`` with values ``"female"``/``"male"``
+    """
+    rng = check_random_state(random_state)
+    male = rng.random_sample(n_samples) < 0.5
+    height = np.where(male, rng.normal(178.0, 7.5, n_samples), rng.normal(164.0, 7.0, n_samples))
+    X = pd.DataFrame({"height": np.round(height, 1)})
+    y = pd.Series(np.where(male, "male", "female"), name="sex")
+    return X, y
+
+
+def _breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    return X, y.rename("malignant").map({0: "malignant", 1: "benign"})
+
+
+DATASETS = {
+    "breast-cancer": _breast_cancer,
+    "heights": make_heights,
+}
+
+
+def load_dataset(name):
+    """``(X, y)`` of a bundled dataset by name (see ``DATASETS``)."""
+    try:
+        return DATASETS[name]()
+    except KeyError:
+        raise ValueError(f"unknown dataset {name!r}; choose from {sorted(DATASETS)}") from None

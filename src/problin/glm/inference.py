@@ -1,0 +1,41 @@
+"""Wald inference tables shared by every GLM (and later the Bayesian models)."""
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["wald_table", "parameter_names"]
+
+COLUMNS = ["coef", "std_err", "z", "p_value", "ci_low", "ci_high"]
+
+
+def parameter_names(estimator, n_features):
+    """``["intercept", feature names...]`` in the order of ``covariance_``."""
+    names = getattr(estimator, "feature_names_in_", None)
+    names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(n_features)]
+    return (["intercept"] if estimator.fit_intercept else []) + names
+
+
+def wald_table(names, coef, covariance, level=0.95, identified=None):
+    """Coefficient table with Wald standard errors, z, two-sided p-values and intervals.
+
+    ``z = coef / std_err`` is the seeds' relevance measure: a weight divided
+    by the square root of the corresponding diagonal entry of the inverse
+    Hessian. Parameters that are not identified get no statistics and are
+    marked in a ``note`` column (present only when there are such).
+    """
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    coef = np.asarray(coef, dtype=np.float64)
+    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    if identified is not None:
+        se = np.where(identified, se, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = coef / se
+    p = 2.0 * stats.norm.sf(np.abs(z))
+    q = stats.norm.isf((1.0 - float(level)) / 2.0)
+    table = pd.DataFrame({"coef": coef, "std_err": se, "z": z, "p_value": p,
+                          "ci_low": coef - q * se, "ci_high": coef + q * se},
+                         index=pd.Index(names, name="parameter"))
+    if identified is not None and not np.all(identified):
+        table["note"] = np.where(identified, "", "not identified (collinear)")
+    return table
