@@ -51,6 +51,7 @@ class BernoulliLogit(_Bernoulli):
     """Logistic regression: ``p(y=1 | eta) = sigmoid(eta)`` (canonical link)."""
 
     name = "logit"
+    canonical = True
 
     def log_cdf(self, eta):
         return log_sigmoid(eta)
@@ -73,6 +74,7 @@ class BernoulliProbit(_Bernoulli):
     """Probit regression: ``p(y=1 | eta) = Phi(eta)``, the standard normal CDF."""
 
     name = "probit"
+    canonical = False
 
     def log_cdf(self, eta):
         return log_probit_cdf(eta)

@@ -13,7 +13,7 @@ from scipy.linalg import blas, lapack
 
 __all__ = [
     "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
-    "identified_columns",
+    "identified_columns", "solve_psd",
 ]
 
 
@@ -103,21 +103,51 @@ def identified_columns(H, *, rtol=1e-9):
     """Boolean mask of the parameters that ``H`` identifies.
 
     ``H`` is scaled to unit diagonal (a zero diagonal is unidentified
-    outright) and factored by LAPACK's pivoted Cholesky ``pstrf``: the pivots
-    past the numerical rank are the parameters that are linear combinations
-    of the others (collinear or constant columns).
+    outright); then the columns are taken in order and each one is kept if
+    its residual after projection on the kept ones exceeds ``rtol``
+    (an incremental Cholesky factorisation). So for ``x1 = 2 x0`` it is the
+    later column, ``x1``, that is reported, as R's ``glm`` does.
     """
     H = np.asarray(H, dtype=np.float64)
-    d = np.diag(H).copy()
-    ok = d > 0
-    mask = np.zeros(H.shape[0], dtype=bool)
-    idx = np.flatnonzero(ok)
-    if idx.size == 0:
-        return mask
-    s = 1.0 / np.sqrt(d[idx])
-    S = H[np.ix_(idx, idx)] * s[:, None] * s[None, :]
-    _, piv, rank, info = lapack.dpstrf(S, lower=0, tol=rtol * idx.size)
-    if info < 0:  # pragma: no cover - LAPACK argument error
-        raise np.linalg.LinAlgError("pivoted Cholesky failed")
-    mask[idx[piv[:rank] - 1]] = True
+    p = H.shape[0]
+    d = np.diag(H)
+    mask = np.zeros(p, dtype=bool)
+    s = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), 0.0)
+    S = H * s[:, None] * s[None, :]
+    L = np.zeros((p, p))  # rows of the Cholesky factor of the kept block
+    kept = []
+    for j in range(p):
+        if d[j] <= 0:
+            continue
+        k = len(kept)
+        col = S[kept, j]
+        ell = linalg.solve_triangular(L[:k, :k], col, lower=True, check_finite=False) if k else col
+        resid = S[j, j] - float(ell @ ell)
+        if resid > rtol:
+            L[k, :k] = ell
+            L[k, k] = np.sqrt(resid)
+            kept.append(j)
+    mask[kept] = True
     return mask
+
+
+def solve_psd(A, b, *, rcond=1e-12):
+    """Solve ``A x = b`` for symmetric positive semidefinite ``A``.
+
+    Cholesky when ``A`` is positive definite; otherwise the minimum-norm
+    least-squares solution from an eigendecomposition, ignoring eigenvalues
+    below ``rcond`` times the largest. Unlike diagonal jitter, this leaves
+    the components of ``x`` along the null space exactly zero instead of
+    amplifying rounding errors there (which would make the answer depend on
+    the order of summation). Returns ``(x, rank)``.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    c, info = lapack.dpotrf(A, lower=0, clean=1, overwrite_a=0)
+    if info == 0:
+        return linalg.cho_solve((c, False), b, check_finite=False), A.shape[0]
+    vals, vecs = linalg.eigh(A, check_finite=False)
+    keep = vals > rcond * max(float(vals[-1]), 0.0)
+    if not np.any(keep):
+        return np.zeros_like(b), 0
+    V = vecs[:, keep]
+    return V @ ((V.T @ b) / vals[keep]), int(keep.sum())

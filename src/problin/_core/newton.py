@@ -3,7 +3,8 @@
 Each iteration reads like the algorithm (the seeds' IRLS update
 ``w <- w - (Phi^T R Phi + P)^-1 (Phi^T (y - t) + P w)``):
 
-    build gradient and Hessian (one fused pass) -> Cholesky solve ->
+    build gradient and Hessian (one fused pass) -> Cholesky solve (the
+    minimum-norm solve where the Hessian is singular) ->
     Newton decrement test -> backtracking line search on the cached eta.
 
 The line search costs one ``X d`` product per iteration and no further
@@ -11,13 +12,16 @@ pass: trial points move ``eta`` along ``X d``. Convergence is declared when
 half the squared Newton decrement ``lambda^2 / 2 = -g^T d / 2`` (an
 affine-invariant estimate of ``f - f*``, i.e. of the distance to the optimum
 in standard-error units) falls below ``tol``; the final Newton step is then
-taken, which squares the remaining error.
+taken, which squares the remaining error. When the curvature is not the
+exact Hessian (Fisher scoring with expected information) steps converge only
+linearly, so the test becomes ``lambda^2 / 2 <= tol^2``: either way the
+answer ends within about ``tol`` standard errors of the optimum.
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .linalg import cholesky
+from .linalg import solve_psd
 
 __all__ = ["SolverResult", "newton", "backtrack"]
 
@@ -38,7 +42,7 @@ class SolverResult:
     message: str = ""
     grad: np.ndarray | None = None
     hessian: np.ndarray | None = None
-    jitter: float = 0.0
+    rank_deficient: bool = False
 
 
 def _rounding_level(f):
@@ -73,7 +77,8 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True):
     max_iter : int
         Maximum number of Newton iterations.
     tol : float
-        Stop when ``lambda^2 / 2 <= tol`` (Newton decrement).
+        Stop when ``lambda^2 / 2 <= tol`` (Newton decrement; ``tol^2`` when
+        ``objective.exact_hessian`` is False).
     final_hessian : bool
         Evaluate the gradient and Hessian at the returned point (one more
         pass), as covariance estimates need.
@@ -86,12 +91,14 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True):
     eta = objective.linear_predictor(theta)
     f, g, H = objective.value_grad_hess(theta, eta)
     history = [f]
-    converged, message, jitter, at_theta = False, "maximum number of iterations reached", 0.0, True
+    threshold = tol if getattr(objective, "exact_hessian", True) else tol * tol
+    converged, message, rank_deficient, at_theta = (False, "maximum number of iterations reached",
+                                                    False, True)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        chol = cholesky(H)
-        jitter = max(jitter, chol.jitter)
-        d = -chol.solve(g)
+        step, rank = solve_psd(H, g)
+        rank_deficient = rank_deficient or rank < H.shape[0]
+        d = -step
         decrement2 = float(-g @ d)
         if not np.isfinite(decrement2):
             message = "non-finite Newton step"
@@ -101,14 +108,14 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True):
         if t is None:
             # No decrease left to find: converged if the predicted decrease
             # is itself at the level of rounding in f.
-            converged = decrement2 / 2 <= max(tol, _rounding_level(f))
+            converged = decrement2 / 2 <= max(threshold, _rounding_level(f))
             message = "converged" if converged else "line search failed"
             break
         theta = theta + t * d
         eta, f = eta_new, f_new
         history.append(f)
         at_theta = False
-        if decrement2 / 2 <= tol:
+        if decrement2 / 2 <= threshold:
             converged, message = True, "converged"
             break
         f, g, H = objective.value_grad_hess(theta, eta)
@@ -119,4 +126,5 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True):
         else:
             g = H = None
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,
-                        history=history, message=message, grad=g, hessian=H, jitter=jitter)
+                        history=history, message=message, grad=g, hessian=H,
+                        rank_deficient=rank_deficient)

@@ -38,6 +38,8 @@ class GLMObjective:
         self.P = None if prior_precision is None else np.asarray(prior_precision, dtype=np.float64)
         self.m = np.zeros(p) if prior_mean is None else np.asarray(prior_mean, dtype=np.float64)
         self.information = information
+        # Expected information is exact only for canonical links.
+        self.exact_hessian = information == "observed" or getattr(family, "canonical", False)
 
     @property
     def total_weight(self):
@@ -84,5 +86,8 @@ class GLMObjective:
         f, grad, _ = self._add_prior(theta, loss, self.design.rmatvec(g))
         return f, grad
 
-    def hessian(self, theta, eta):
-        return self.value_grad_hess(theta, eta)[2]
+    def observed_hessian(self, theta, eta):
+        """Hessian with the observed information, whatever ``information`` says."""
+        _, _, h = self.family.derivatives(self.y, eta, self.sample_weight, "observed")
+        hess = self.design.gram(h)
+        return hess if self.P is None else hess + self.P

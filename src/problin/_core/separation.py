@@ -19,22 +19,41 @@ from scipy.optimize import linprog
 __all__ = ["separated_rows"]
 
 
-def separated_rows(design, y, sample_weight=None):
-    """Boolean mask of the rows a separating hyperplane isolates (all False if none)."""
+def _max_margin(A, rows):
+    """Direction ``b`` in the cone ``A b >= 0`` maximising the margins of ``rows``."""
+    c = -np.asarray(A[rows].sum(axis=0)).ravel()
+    res = linprog(c, A_ub=-A, b_ub=np.zeros(A.shape[0]),
+                  bounds=[(-1.0, 1.0)] * A.shape[1], method="highs")
+    if res.status != 0 or -res.fun <= 1e-9 * max(1.0, float(np.abs(c).max(initial=0.0))):
+        return None
+    return res.x
+
+
+def separated_rows(design, y, sample_weight=None, max_rounds=20):
+    """Boolean mask of the rows a separating hyperplane isolates (all False if none).
+
+    One LP finds a separating direction; since an LP optimum is a vertex of
+    the cone it may leave some separable rows on its hyperplane, so the LP is
+    repeated on the rows still at zero margin until no more can be separated.
+    """
     keep = np.ones(design.n_samples, dtype=bool) if sample_weight is None else sample_weight > 0
     s = (2.0 * np.asarray(y, dtype=np.float64) - 1.0)[keep]
     X = design.X[keep] if sp.issparse(design.X) else np.asarray(design.X, dtype=np.float64)[keep]
     if design.intercept:
         X = sp.hstack([np.ones((X.shape[0], 1)), X], format="csr") if sp.issparse(X) \
             else np.column_stack([np.ones(X.shape[0]), X])
-    A = sp.diags(s) @ X if sp.issparse(X) else X * s[:, None]
-    c = -np.asarray(A.sum(axis=0)).ravel()
-    res = linprog(c, A_ub=-A, b_ub=np.zeros(A.shape[0]),
-                  bounds=[(-1.0, 1.0)] * A.shape[1], method="highs")
+    A = sp.csr_matrix(sp.diags(s) @ X) if sp.issparse(X) else X * s[:, None]
+    found = np.zeros(A.shape[0], dtype=bool)
+    for _ in range(max_rounds):
+        rest = np.flatnonzero(~found)
+        b = _max_margin(A, rest) if rest.size else None
+        if b is None:
+            break
+        margins = np.asarray(A @ b).ravel()
+        new = margins > 1e-7 * max(float(np.max(np.abs(margins))), 1e-300)
+        if not np.any(new & ~found):
+            break
+        found |= new
     mask = np.zeros(design.n_samples, dtype=bool)
-    if res.status != 0 or -res.fun <= 1e-7 * max(1.0, float(np.abs(c).max(initial=0.0))):
-        return mask
-    margins = np.asarray(A @ res.x).ravel()
-    scale = max(float(np.max(np.abs(margins))), 1e-300)
-    mask[np.flatnonzero(keep)[margins > 1e-7 * scale]] = True
+    mask[np.flatnonzero(keep)[found]] = True
     return mask

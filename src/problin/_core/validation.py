@@ -1,7 +1,9 @@
 """Input checks shared by every estimator (clear errors, never a silent nan)."""
+from numbers import Number
+
 import numpy as np
 
-__all__ = ["check_sample_weight"]
+__all__ = ["check_sample_weight", "check_label_types"]
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -28,3 +30,15 @@ def check_sample_weight(sample_weight, n_samples):
     if not np.sum(w) > 0:
         raise ValueError("sample_weight sums to zero: there is nothing to fit")
     return w
+
+
+def check_label_types(y):
+    """Reject class labels that mix numbers and strings (they cannot be ordered)."""
+    if getattr(y, "dtype", object) != object:
+        return
+    kinds = set()
+    for v in np.asarray(y, dtype=object).ravel():
+        kinds.add("number" if isinstance(v, (Number, np.number)) else type(v).__name__)
+    if len(kinds) > 1:
+        raise TypeError("y must hold class labels of one type (all numbers or all strings), "
+                        f"but it mixes {', '.join(sorted(kinds))}")

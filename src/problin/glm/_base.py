@@ -19,7 +19,7 @@ from .._core.linalg import cholesky, identified_columns
 from .._core.newton import newton
 from .._core.objective import GLMObjective
 from .._core.separation import separated_rows
-from .._core.validation import check_sample_weight
+from .._core.validation import check_label_types, check_sample_weight
 from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarning,
                           SeparationWarning)
 from .inference import parameter_names, wald_table
@@ -63,6 +63,7 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        check_label_types(y)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], y_numeric=False)
         if sp.issparse(X):
@@ -84,14 +85,14 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of 2 classes, but the data "
-                             f"contain only one class: {self.classes_[0]!r}")
+                             f"contain only one class: {self.classes_[0]}")
         if self.classes_.size > 2:
             raise ValueError(self._multiclass_message())
         return (y == self.classes_[1]).astype(np.float64)
 
     def _multiclass_message(self):
-        return (f"{type(self).__name__} is a binary classifier, but y has "
-                f"{self.classes_.size} classes: {list(self.classes_)[:10]}")
+        return (f"Only binary classification is supported. {type(self).__name__} got y "
+                f"with {self.classes_.size} classes: {self.classes_[:10].tolist()}")
 
     def _prior_precision(self, design):
         """``alpha I`` on the weights; the intercept is never penalised."""
@@ -126,8 +127,8 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
     def _diagnose(self, objective, result):
         """Covariance, identifiability, separation and convergence checks."""
         H = result.hessian
-        if H is None:
-            H = objective.value_grad_hess(result.theta, result.eta)[2]
+        if H is None or not objective.exact_hessian:
+            H = objective.observed_hessian(result.theta, result.eta)
         self.identified_ = identified_columns(H)
         names = parameter_names(self, objective.design.n_features)
         cov = np.full_like(H, np.nan)
@@ -191,7 +192,8 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The more probable class (``eta > 0``)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        eta = self.decision_function(X)
+        return self.classes_[(eta > 0).astype(int)]
 
     # ----------------------------------------------------------- inference
     def summary(self, level=0.95):

@@ -31,8 +31,10 @@ class LogisticRegression(BinaryGLMClassifier):
         1000 for the three solvers.
     tol : float, default=1e-8
         Newton: stop when half the squared Newton decrement is below ``tol``.
-        Gradient and coordinate: stop when the largest standardised gradient
-        component per unit of sample weight is below ``tol``.
+        Gradient and coordinate: stop when the largest gradient component in
+        standardised coordinates is below ``tol * sqrt(sum of weights)``.
+        Both rules put the answer within a few ``tol`` standard errors of the
+        optimum.
 
     Attributes
     ----------

@@ -1,0 +1,56 @@
+"""The main job, ``problin compare``, on bundled data."""
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from problin.cli.main import cli
+from problin.model_selection import compare_classifiers
+from problin.datasets import make_heights
+
+
+def test_compare_prints_an_aligned_leaderboard_per_dataset():
+    result = CliRunner().invoke(cli, ["compare", "--cv", "3"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "breast-cancer: 569 samples, 30 features, 3-fold" in out
+    assert "heights: 1000 samples, 1 features" in out
+    header = [line for line in out.splitlines() if line.split()[:3] == ["model", "accuracy", "log_loss"]]
+    assert len(header) == 2
+    for name in ("logistic", "logistic-l2", "probit", "probit-l2"):
+        assert out.count(f" {name} ") + out.count(f"\n{name} ") >= 2 or name in out
+
+
+def test_compare_flags_separation_on_breast_cancer():
+    result = CliRunner().invoke(cli, ["compare", "--datasets", "breast-cancer", "--models",
+                                      "logistic,logistic-l2", "--cv", "3"])
+    assert result.exit_code == 0
+    rows = {line.split()[0]: line for line in result.output.splitlines() if line.strip()}
+    assert "SeparationWarning" in rows["logistic"]
+    assert "Warning" not in rows["logistic-l2"]
+
+
+def test_unknown_model_or_dataset_is_a_usage_error():
+    runner = CliRunner()
+    bad_model = runner.invoke(cli, ["compare", "--models", "nope"])
+    assert bad_model.exit_code == 2 and "unknown models ['nope']" in bad_model.output
+    bad_data = runner.invoke(cli, ["compare", "--datasets", "nope"])
+    assert bad_data.exit_code == 2 and "unknown dataset 'nope'" in bad_data.output
+
+
+def test_compare_classifiers_scores_match_a_direct_computation():
+    X, y = make_heights(300, random_state=3)
+    table = compare_classifiers(X, y, ["logistic", "probit"], cv=3)
+    assert isinstance(table, pd.DataFrame)
+    assert list(table.columns) == ["model", "accuracy", "log_loss", "fit_ms", "warnings"]
+    assert table["accuracy"].between(0.7, 1.0).all()
+    assert (table["log_loss"] > 0).all() and table["log_loss"].is_monotonic_increasing
+
+
+@pytest.mark.parametrize("args", [["--help"], ["compare", "--help"]])
+def test_python_dash_m_entry_point(args):
+    out = subprocess.run([sys.executable, "-m", "problin", *args], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert "Usage:" in out.stdout

@@ -1,0 +1,102 @@
+"""Ill-posed data: a usable, finite model and a clear warning, never a hang or a nan."""
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from problin import (CollinearityWarning, LogisticRegression, ProbitRegression, ProblinWarning,
+                     SeparationWarning)
+
+MODELS = [LogisticRegression, ProbitRegression]
+RNG = np.random.default_rng(0)
+X_SEP = RNG.normal(size=(200, 2))
+Y_SEP = (X_SEP[:, 0] > 0).astype(int)
+
+
+def _quasi_separated():
+    """Separated except for 20 overlapping rows on the boundary x0 = 0."""
+    rng = np.random.default_rng(1)
+    X = np.vstack([X_SEP, np.column_stack([np.zeros(20), rng.normal(size=20)])])
+    y = np.concatenate([Y_SEP, np.arange(20) % 2])
+    return X, y
+
+
+def _fit_recording(model, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = model.fit(X, y)
+    return fitted, [w for w in caught if issubclass(w.category, ProblinWarning)]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_complete_separation_warns_and_stops_finite(model):
+    fitted, caught = _fit_recording(model(), X_SEP, Y_SEP)
+    assert [w.category for w in caught] == [SeparationWarning]
+    message = str(caught[0].message)
+    assert "completely separated" in message and "alpha > 0" in message
+    assert np.all(np.isfinite(fitted.coef_)) and np.isfinite(fitted.intercept_).all()
+    assert fitted.n_iter_ < 100  # the iteration stopped by itself
+    assert fitted.separated_.all()
+    assert np.array_equal(fitted.predict(X_SEP), Y_SEP)
+    assert np.all(np.isfinite(fitted.predict_log_proba(X_SEP)))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_quasi_separation_names_the_separated_rows(model):
+    X, y = _quasi_separated()
+    fitted, caught = _fit_recording(model(), X, y)
+    assert [w.category for w in caught] == [SeparationWarning]
+    assert "quasi-completely separated: 200 of 220" in str(caught[0].message)
+    assert fitted.separated_[:200].all() and not fitted.separated_[200:].any()
+    assert np.all(np.isfinite(fitted.summary()[["coef", "std_err"]].to_numpy()))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_more_features_than_rows_is_separation(model):
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(10, 30)), np.arange(10) % 2
+    fitted, caught = _fit_recording(model(), X, y)
+    assert SeparationWarning in [w.category for w in caught]
+    assert np.all(np.isfinite(fitted.coef_))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_collinear_and_constant_columns_are_marked(model):
+    rng = np.random.default_rng(3)
+    x0, x3 = rng.normal(size=300), rng.normal(size=300)
+    y = (rng.random(300) < 1 / (1 + np.exp(-x0))).astype(int)
+    X = np.column_stack([x0, 2 * x0, np.full(300, 5.0), x3])
+    fitted, caught = _fit_recording(model(), X, y)
+    assert [w.category for w in caught] == [CollinearityWarning]
+    assert "['x1', 'x2']" in str(caught[0].message)
+    table = fitted.summary()
+    assert list(table["note"]) == ["", "", "not identified (collinear)",
+                                   "not identified (collinear)", ""]
+    assert table.loc[["x1", "x2"], "std_err"].isna().all()
+    # predictions and the identified standard errors equal the reduced model's
+    reduced = model().fit(X[:, [0, 3]], y)
+    assert_allclose(fitted.predict_proba(X), reduced.predict_proba(X[:, [0, 3]]),
+                    rtol=1e-8, atol=1e-14)
+    assert_allclose(table.loc[["intercept", "x3"], "std_err"],
+                    reduced.summary().loc[["intercept", "x1"], "std_err"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_alpha_fits_ill_posed_data_without_warnings(model):
+    X = np.column_stack([X_SEP, X_SEP[:, 0]])
+    fitted, caught = _fit_recording(model(alpha=1.0), X, Y_SEP)
+    assert caught == []
+    assert fitted.converged_ and fitted.identified_.all()
+    assert "note" not in fitted.summary().columns
+
+
+def test_max_iter_exhaustion_warns_convergence():
+    from problin import ConvergenceWarning
+    X, y = _quasi_separated()
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(500, 3))
+    y = (rng.random(500) < 0.5).astype(int)
+    with pytest.warns(ConvergenceWarning, match="did not converge in 2 iterations"):
+        fitted = LogisticRegression(solver="gradient", max_iter=2).fit(X, y)
+    assert not fitted.converged_
