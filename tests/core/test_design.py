@@ -122,16 +122,22 @@ def test_column(kind, intercept):
 @pytest.mark.parametrize("rows", ROWS)
 def test_column_moments(kind, rows):
     X, Xd = _make(kind)
+    rtol = 1e-12  # float32 blocks are summed in float64
     for intercept in (True, False):
         mean, std = Design(X, intercept, rows=rows).column_moments()
         assert mean.shape == (D,) and std.shape == (D,)
-        np.testing.assert_allclose(mean, Xd.mean(axis=0), rtol=1e-12, atol=1e-14)
+        assert mean.dtype == np.float64 and std.dtype == np.float64
+        np.testing.assert_allclose(mean, Xd.mean(axis=0), rtol=rtol, atol=1e-14)
         # One-pass variance (documented as only a preconditioner): relative
-        # error ~ eps * (mean/std)^2, small here. Sparse float32 blocks square
-        # their entries in float32 (Xb.multiply(Xb)) rather than in float64 as
-        # the dense path does, so that case carries float32 rounding (~1e-7).
-        rtol = 1e-6 if kind == "csr32" else 1e-12
+        # error ~ eps * (mean/std)^2, small for these columns.
         np.testing.assert_allclose(std, Xd.std(axis=0), rtol=rtol)
+
+
+def test_column_moments_sparse_float32_refined_in_float64():
+    X, Xd = _make("csr32")
+    mean, std = Design(X, True).column_moments()
+    np.testing.assert_allclose(mean, Xd.mean(axis=0), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(std, Xd.std(axis=0), rtol=1e-12)
 
 
 def test_column_moments_constant_and_zero_columns():
@@ -177,3 +183,14 @@ def test_float32_products_are_refined_in_float64():
                                atol=1e-10)
     g = rng.normal(size=200) / 3
     np.testing.assert_allclose(design.rmatvec(g)[1:], Xd.T @ g, rtol=1e-12)
+
+
+def test_intercept_only_design():
+    X = np.empty((10, 0))
+    design = Design(X, True)
+    np.testing.assert_array_equal(design.matvec(np.array([2.0])), np.full(10, 2.0))
+    np.testing.assert_array_equal(design.rmatvec(np.ones(10)), [10.0])
+    h = np.arange(10.0)
+    grad, H = design.grad_and_gram(np.ones(10), h)
+    np.testing.assert_array_equal(grad, [10.0])
+    np.testing.assert_array_equal(H, [[h.sum()]])

@@ -88,10 +88,6 @@ def test_sparse_float32_gram():
     assert _rel_err(_blocked_gram(Xs, r, rows=50), Xd.T @ np.diag(r) @ Xd) < 1e-6
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "src bug (reported): add_weighted_gram passes G to BLAS with overwrite_c=1 and "
-    "ignores the returned array; for a C-ordered G (np.zeros((d, d))) f2py works on a "
-    "Fortran copy, so G is silently left unchanged."))
 @pytest.mark.parametrize("weights", ["nonneg", "signed"])
 def test_gram_accumulates_into_c_ordered_matrix(data, weights):
     X, rng = data
@@ -273,3 +269,75 @@ def test_identified_columns_all_zero_and_weighted():
     X = np.column_stack([X, X[:, 0] + X[:, 1]])
     w = rng.random(50)
     assert identified_columns(X.T @ (w[:, None] * X)).sum() == 3
+
+
+def test_identified_columns_drops_the_later_column():
+    # Documented: columns are taken in order, so the later of a collinear pair goes.
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(80, 3))
+    X = np.column_stack([x[:, 0], 2 * x[:, 0], x[:, 1], x[:, 2], x[:, 1] + x[:, 2]])
+    np.testing.assert_array_equal(identified_columns(_gram(X)),
+                                  [True, False, True, True, False])
+    X = np.column_stack([np.zeros(80), x[:, 0], x[:, 0]])
+    np.testing.assert_array_equal(identified_columns(_gram(X)), [False, True, False])
+
+
+def test_identified_columns_is_scale_invariant():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(60, 3))
+    X = np.column_stack([x, x[:, 0] - x[:, 1]])
+    for scales in ([1, 1, 1, 1], [1e-6, 1e6, 1, 1e3], [1e8, 1, 1e-8, 1]):
+        Xs = X * np.array(scales, dtype=float)
+        np.testing.assert_array_equal(identified_columns(_gram(Xs)), [True, True, True, False])
+
+
+# ---------------------------------------------------------------- solve_psd
+
+def test_solve_psd_positive_definite_matches_solve():
+    from problin._core.linalg import solve_psd
+    rng = np.random.default_rng(6)
+    A = _spd(6, rng)
+    A = (A + A.T) / 2
+    b = rng.normal(size=6)
+    x, rank = solve_psd(A, b)
+    assert rank == 6
+    np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-10)
+
+
+def test_solve_psd_singular_gives_minimum_norm_solution():
+    from problin._core.linalg import solve_psd
+    rng = np.random.default_rng(7)
+    R = rng.normal(size=(5, 3))
+    A = R @ R.T  # rank 3
+    b = A @ rng.normal(size=5)  # consistent right-hand side
+    x, rank = solve_psd(A, b)
+    assert rank == 3
+    assert np.all(np.isfinite(x))
+    np.testing.assert_allclose(A @ x, b, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(x, np.linalg.pinv(A, rcond=1e-10) @ b, rtol=1e-8, atol=1e-10)
+    # Exactly singular (duplicated column) with exact-zero pivot.
+    A = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
+    x, rank = solve_psd(A, np.array([2.0, 2.0, 4.0]))
+    assert rank == 2
+    np.testing.assert_allclose(x, [1.0, 1.0, 2.0], rtol=1e-12)
+    x, rank = solve_psd(np.zeros((3, 3)), np.ones(3))
+    assert rank == 0
+    np.testing.assert_array_equal(x, np.zeros(3))
+
+
+@pytest.mark.parametrize("seed", [3, 6, 17])
+def test_solve_psd_numerically_singular_that_cholesky_accepts(seed):
+    from scipy.linalg import lapack
+
+    from problin._core.linalg import solve_psd
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(50, 3))
+    Z = np.column_stack([Z, 3 * Z[:, 1]])
+    # Entry by entry, so the duplicated rows/columns are bitwise consistent.
+    A = np.array([[np.dot(Z[:, i], Z[:, j]) for j in range(4)] for i in range(4)])
+    b = A @ rng.normal(size=4)
+    if lapack.dpotrf(A, lower=0)[1] != 0:
+        pytest.skip("this BLAS rejects the factorisation: the fallback path is taken")
+    x, rank = solve_psd(A, b)
+    assert rank == 3
+    np.testing.assert_allclose(x, np.linalg.pinv(A, rcond=1e-10) @ b, rtol=1e-6, atol=1e-8)

@@ -71,7 +71,8 @@ class Design:
     def grad_and_gram(self, g, h):
         """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once."""
         d, p = self.n_features, self.n_params
-        grad = np.zeros(d)
+        # Columns: X^T g and, for the intercept row of the Hessian, X^T h.
+        moments = np.zeros((d, 2))
         G = new_gram(d)
         buffer = None
         for _, _, Xb, gb, hb in iter_blocks(self.X, g, h, rows=self.rows):
@@ -79,17 +80,16 @@ class Design:
                 buffer = np.empty(Xb.shape)
             if not sp.issparse(Xb) and Xb.dtype != np.float64:
                 Xb = Xb.astype(np.float64)  # one block, refined in float64
-            grad += np.asarray(Xb.T @ gb).ravel()
+            moments += np.asarray(Xb.T @ np.column_stack([gb, hb]))
             add_weighted_gram(G, Xb, hb, buffer)
         symmetrize(G)
         if not self.intercept:
-            return grad, np.ascontiguousarray(G)
+            return moments[:, 0], np.ascontiguousarray(G)
         H = np.empty((p, p))
         H[1:, 1:] = G
-        Xth = self.rmatvec(h)
-        H[0, :] = Xth
-        H[:, 0] = Xth
-        return np.concatenate(([g.sum()], grad)), H
+        H[0, 0] = h.sum()
+        H[0, 1:] = H[1:, 0] = moments[:, 1]
+        return np.concatenate(([g.sum()], moments[:, 0])), H
 
     def gram(self, h):
         """``[1,X]^T diag(h) [1,X]`` alone."""
@@ -113,6 +113,7 @@ class Design:
         s2 = np.zeros(self.n_features)
         for _, _, Xb in iter_blocks(self.X, rows=self.rows):
             if sp.issparse(Xb):
+                Xb = Xb.astype(np.float64)
                 s1 += np.asarray(Xb.sum(axis=0)).ravel()
                 s2 += np.asarray(Xb.multiply(Xb).sum(axis=0)).ravel()
             else:

@@ -13,7 +13,7 @@ design operator combine these n-vectors with the data by row blocks.
 import numpy as np
 
 from .numerics import (inverse_mills, log_probit_cdf, log_sigmoid, probit_cdf,
-                       sigmoid)
+                       probit_curvature, sigmoid)
 
 __all__ = ["BernoulliLogit", "BernoulliProbit", "FAMILIES"]
 
@@ -91,9 +91,8 @@ class BernoulliProbit(_Bernoulli):
         z = s * eta
         mills = inverse_mills(z)  # d log Phi(z) / dz
         if information == "observed":
-            # -d^2 log Phi(z) / dz^2 = lambda(z) (z + lambda(z)) >= 0 (log-concavity);
-            # the clip removes rounding below zero in the far left tail.
-            curv = np.maximum(mills * (z + mills), 0.0)
+            # -d^2 log Phi(z) / dz^2 = lambda(z) (z + lambda(z)) >= 0 (log-concavity)
+            curv = probit_curvature(z)
         else:
             # Fisher information phi^2 / (Phi (1 - Phi)) = lambda(eta) lambda(-eta).
             curv = inverse_mills(eta) * inverse_mills(-eta)

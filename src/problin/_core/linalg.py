@@ -34,6 +34,11 @@ def add_weighted_gram(G, Xb, r, buffer=None):
     if sp.issparse(Xb):
         G += (Xb.T @ Xb.multiply(r[:, None])).toarray()
         return G
+    if not G.flags.f_contiguous:  # BLAS updates only Fortran-ordered C in place
+        G += add_weighted_gram(new_gram(G.shape[0]), Xb, r, buffer)
+        return G
+    if Xb.shape[1] == 0:
+        return G
     Xb = np.asarray(Xb, dtype=np.float64)
     n = Xb.shape[0]
     B = np.empty_like(Xb) if buffer is None else buffer[:n]
@@ -143,7 +148,10 @@ def solve_psd(A, b, *, rcond=1e-12):
     """
     A = np.asarray(A, dtype=np.float64)
     c, info = lapack.dpotrf(A, lower=0, clean=1, overwrite_a=0)
-    if info == 0:
+    pivots = np.square(np.diag(c))
+    # A singular matrix may still "factor" when rounding leaves a tiny pivot:
+    # treat pivots below rcond times the largest as zero too.
+    if info == 0 and pivots.min(initial=np.inf) > rcond * pivots.max(initial=0.0):
         return linalg.cho_solve((c, False), b, check_finite=False), A.shape[0]
     vals, vecs = linalg.eigh(A, check_finite=False)
     keep = vals > rcond * max(float(vals[-1]), 0.0)

@@ -11,10 +11,12 @@ from scipy import special
 __all__ = [
     "sigmoid", "log_sigmoid", "log1m_sigmoid", "logsumexp", "softmax",
     "log_softmax", "probit_cdf", "log_probit_cdf", "log_normal_pdf",
-    "inverse_mills",
+    "inverse_mills", "probit_curvature",
 ]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
+_CF_TERMS = 60  # continued-fraction depth: converged to 1 ulp for t >= 8
 
 
 def _floating(a):
@@ -75,10 +77,39 @@ def log_normal_pdf(a):
 def inverse_mills(a):
     """Inverse Mills ratio ``lambda(a) = phi(a) / Phi(a)``.
 
-    Evaluated as ``exp(log phi(a) - log Phi(a))`` in float64, so that the far
-    left tail (where both densities underflow) still gives ``lambda(a) ~ -a``.
+    Left of zero it is ``sqrt(2/pi) / erfcx(-a/sqrt(2))`` (the scaled
+    complementary error function keeps full relative precision however far
+    out, where ``lambda(a) ~ -a``); right of zero ``Phi(a) >= 1/2`` and
+    ``exp(log phi(a) - log Phi(a))`` is exact and underflows gracefully.
     """
     a = _floating(a)
-    a64 = a.astype(np.float64, copy=False)
-    out = np.exp(-0.5 * np.square(a64) - _LOG_SQRT_2PI - special.log_ndtr(a64))
-    return out.astype(a.dtype, copy=False)
+    a64 = np.asarray(a, dtype=np.float64)
+    out = np.empty_like(a64)
+    left = a64 < 0
+    out[left] = _SQRT_2_OVER_PI / special.erfcx(-a64[left] / np.sqrt(2.0))
+    right = ~left
+    out[right] = np.exp(-0.5 * np.square(a64[right]) - _LOG_SQRT_2PI
+                        - special.log_ndtr(a64[right]))
+    return out.astype(a.dtype, copy=False).reshape(a.shape) if out.ndim else out.astype(a.dtype)
+
+
+def probit_curvature(z):
+    """``-d^2/dz^2 log Phi(z) = lambda(z) (z + lambda(z))``, accurate in both tails.
+
+    For ``z << 0`` the factor ``z + lambda(z)`` cancels (``lambda ~ -z``); there
+    it is the Laplace continued fraction ``1/(t + 2/(t + 3/(t + ...)))`` with
+    ``t = -z``, evaluated bottom-up, which has full precision for ``t >= 8``.
+    """
+    z = _floating(z)
+    z64 = np.atleast_1d(np.asarray(z, dtype=np.float64))
+    lam = np.atleast_1d(inverse_mills(z64))
+    gap = z64 + lam
+    far = z64 <= -8.0
+    if np.any(far):
+        t = -z64[far]
+        tail = t.copy()
+        for k in range(_CF_TERMS, 1, -1):
+            tail = t + k / tail
+        gap[far] = 1.0 / tail
+    out = np.maximum(lam * gap, 0.0)  # log-concavity: never negative
+    return out.reshape(np.shape(z)).astype(z.dtype, copy=False)

@@ -14,12 +14,17 @@ def check_sample_weight(sample_weight, n_samples):
     """
     if sample_weight is None:
         return None
-    if np.isscalar(sample_weight):
-        sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
     try:
-        w = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"sample_weight must be numeric: {exc}") from None
+        raw = np.asarray(sample_weight)
+        if raw.dtype.kind == "O":
+            raw = raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("sample_weight must be numeric (real numbers, one per sample)") from None
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be numeric (real numbers), got dtype {raw.dtype}")
+    if raw.ndim == 0:
+        raw = np.full(n_samples, raw)
+    w = raw.astype(np.float64)
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight has shape {w.shape}, expected ({n_samples},)")
     if not np.all(np.isfinite(w)):
@@ -27,7 +32,10 @@ def check_sample_weight(sample_weight, n_samples):
     if np.any(w < 0):
         raise ValueError(f"sample_weight has {int(np.sum(w < 0))} negative values; "
                          "weights must be non-negative")
-    if not np.sum(w) > 0:
+    total = np.sum(w) if np.all(w <= np.finfo(np.float64).max / max(1, w.size)) else np.inf
+    if not np.isfinite(total):
+        raise ValueError("sample_weight is too large: the weights' sum overflows; rescale them")
+    if not total > 0:
         raise ValueError("sample_weight sums to zero: there is nothing to fit")
     return w
 

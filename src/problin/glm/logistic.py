@@ -55,8 +55,12 @@ class LogisticRegression(BinaryGLMClassifier):
     >>> from problin import LogisticRegression
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> model = LogisticRegression().fit(X[["mean radius", "mean texture"]], y)
-    >>> model.summary().round(3).loc["mean radius", "coef"]
-    np.float64(-1.049)
+    >>> model.summary()[["coef", "std_err", "z"]].round(3)
+                    coef  std_err       z
+    parameter
+    intercept     19.849    1.774  11.189
+    mean radius   -1.057    0.101 -10.417
+    mean texture  -0.218    0.037  -5.885
     """
 
     _family = BernoulliLogit()

@@ -39,8 +39,8 @@ class ProbitRegression(BinaryGLMClassifier):
     >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     >>> model = ProbitRegression().fit(X[["mean radius", "mean texture"]], y)
     >>> model.predict_proba(X[["mean radius", "mean texture"]].iloc[:2]).round(3)
-    array([[0.995, 0.005],
-           [0.968, 0.032]])
+    array([[0.775, 0.225],
+           [0.999, 0.001]])
     """
 
     _family = BernoulliProbit()
