@@ -4,7 +4,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler

@@ -1,6 +1,5 @@
 """Parity of LogisticRegression / ProbitRegression with statsmodels and scikit-learn."""
 import numpy as np
-import pandas as pd
 import pytest
 import statsmodels.api as sm
 from numpy.testing import assert_allclose

@@ -6,10 +6,14 @@ block, say) never grow with the number of rows. The same ``map_reduce`` runs
 over numpy arrays, scipy.sparse matrices and pandas DataFrames; the
 distributed engines later plug in their own block iterators.
 """
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
-__all__ = ["block_rows", "iter_blocks", "map_reduce"]
+__all__ = ["block_rows", "iter_blocks", "map_reduce", "reduce_row_ranges", "n_workers"]
 
 # Target bytes of one block: half of a typical per-core L2 cache (1-2 MiB),
 # leaving room for the block's weighted copy and the D x D accumulator.
@@ -46,19 +50,21 @@ def _default_rows(X):
     return block_rows(n_columns, itemsize)
 
 
-def iter_blocks(X, *arrays, rows=None):
+def iter_blocks(X, *arrays, rows=None, start=0, stop=None):
     """Yield ``(start, stop, X_block, *array_blocks)`` over aligned row blocks.
 
     ``X`` may be a numpy array, a scipy.sparse matrix (CSR slices cheaply) or a
     pandas DataFrame; ``arrays`` are aligned per-row arrays (or ``None``).
+    ``start``/``stop`` restrict the pass to a range of rows.
     """
     n = _n_rows(X)
     for a in arrays:
         if a is not None and _n_rows(a) != n:
             raise ValueError(f"row blocks need aligned inputs: {n} rows vs {_n_rows(a)}")
     rows = int(rows) if rows else _default_rows(X)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
+    end = n if stop is None else min(n, stop)
+    for lo in range(start, end, rows):
+        start, stop = lo, min(end, lo + rows)
         parts = [None if a is None else _row_slice(a, start, stop) for a in arrays]
         yield (start, stop, _row_slice(X, start, stop), *parts)
 
@@ -88,5 +94,44 @@ def map_reduce(func, X, *arrays, rows=None):
         elif isinstance(part, tuple):
             part = tuple(p.copy() if isinstance(p, np.ndarray) and total is None else p
                          for p in part)
+        total = _add(total, part)
+    return total
+
+
+_POOL = None
+_MIN_BLOCKS_PER_WORKER = 4
+
+
+def n_workers():
+    """Cores available to this process (threads for block-parallel passes)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def reduce_row_ranges(func, n_rows, rows, workers=None):
+    """``sum(func(lo, hi))`` over contiguous row ranges, one per worker thread.
+
+    BLAS kernels on one block (a few thousand rows) barely use a second core,
+    so the rows are split into as many contiguous ranges as there are cores
+    and each thread runs ``func`` over its range with single-threaded BLAS
+    (numpy releases the GIL inside its kernels). Range boundaries fall on
+    block boundaries and depend only on the data size and the core count, so
+    a pass is deterministic on a given machine.
+    """
+    workers = n_workers() if workers is None else int(workers)
+    n_blocks = -(-n_rows // rows) if n_rows else 0
+    workers = max(1, min(workers, n_blocks // _MIN_BLOCKS_PER_WORKER))
+    if workers == 1:
+        return func(0, n_rows)
+    cuts = [(n_blocks * i // workers) * rows for i in range(workers)] + [n_rows]
+    global _POOL
+    if _POOL is None or _POOL._max_workers < workers:
+        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="problin-block")
+    with threadpool_limits(1):
+        parts = list(_POOL.map(lambda i: func(cuts[i], cuts[i + 1]), range(workers)))
+    total = None
+    for part in parts:
         total = _add(total, part)
     return total

@@ -7,8 +7,8 @@ are ordered ``[intercept, coef...]`` throughout problin.
 import numpy as np
 import scipy.sparse as sp
 
-from .blocks import iter_blocks
-from .linalg import add_weighted_gram, new_gram, symmetrize
+from .blocks import _default_rows, iter_blocks, reduce_row_ranges
+from .linalg import add_weighted_gram, symmetrize
 
 __all__ = ["Design"]
 
@@ -71,20 +71,27 @@ class Design:
     def grad_and_gram(self, g, h):
         """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once."""
         d, p = self.n_features, self.n_params
-        # Columns: X^T g and, for the intercept row of the Hessian, X^T h.
-        moments = np.zeros((d, 2))
-        G = new_gram(d)
-        buffer = None
-        for _, _, Xb, gb, hb in iter_blocks(self.X, g, h, rows=self.rows):
-            if buffer is None and not sp.issparse(Xb):
-                buffer = np.empty(Xb.shape)
-            if not sp.issparse(Xb) and Xb.dtype != np.float64:
-                Xb = Xb.astype(np.float64)  # one block, refined in float64
-            moments += np.asarray(Xb.T @ np.column_stack([gb, hb]))
-            add_weighted_gram(G, Xb, hb, buffer)
-        symmetrize(G)
+        rows = self.rows or _default_rows(self.X)
+
+        def accumulate(lo, hi):
+            # Columns of `moments`: X^T g and, for the intercept row of the
+            # Hessian, X^T h. G is the weighted Gram of this range of rows.
+            moments = np.zeros((d, 2))
+            G = np.zeros((d, d))
+            buffer = None
+            for _, _, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo, stop=hi):
+                if buffer is None and not sp.issparse(Xb):
+                    buffer = np.empty(Xb.shape)
+                if not sp.issparse(Xb) and Xb.dtype != np.float64:
+                    Xb = Xb.astype(np.float64)  # one block, refined in float64
+                moments += np.asarray(Xb.T @ np.column_stack([gb, hb]))
+                add_weighted_gram(G, Xb, hb, buffer)
+            return moments, G
+
+        moments, G = reduce_row_ranges(accumulate, self.n_samples, rows)
+        symmetrize(G)  # exact symmetry also for signed weights and sparse blocks
         if not self.intercept:
-            return moments[:, 0], np.ascontiguousarray(G)
+            return moments[:, 0], G
         H = np.empty((p, p))
         H[1:, 1:] = G
         H[0, 0] = h.sum()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
-from scipy.linalg import blas, lapack
+from scipy.linalg import lapack
 
 __all__ = [
     "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
@@ -18,37 +18,32 @@ __all__ = [
 
 
 def new_gram(d):
-    """A zeroed D x D accumulator in Fortran order (BLAS updates it in place)."""
+    """A zeroed D x D accumulator for :func:`add_weighted_gram`."""
     return np.zeros((d, d), order="F")
 
 
 def add_weighted_gram(G, Xb, r, buffer=None):
-    """``G += Xb^T diag(r) Xb`` for one block, upper triangle only.
+    """``G += Xb^T diag(r) Xb`` for one block; returns ``G`` (full and symmetric).
 
-    Non-negative weights use BLAS ``syrk`` on ``sqrt(r) * Xb`` (half the
-    flops of a general product, symmetric by construction); signed weights
-    fall back to ``gemm``. ``buffer`` (at least ``Xb.shape``) is reused for
-    the weighted copy so a pass allocates it once. Call :func:`symmetrize`
-    after the last block.
+    Non-negative weights form ``B = sqrt(r) * Xb`` and use ``B^T B``, which
+    numpy hands to BLAS ``syrk`` (half the flops of a general product,
+    symmetric by construction, GIL released so blocks can run in parallel
+    threads); signed weights fall back to ``Xb^T (r * Xb)``. ``buffer`` (at
+    least ``Xb.shape``) is reused for the weighted copy so a pass allocates
+    it once.
     """
     if sp.issparse(Xb):
         G += (Xb.T @ Xb.multiply(r[:, None])).toarray()
-        return G
-    if not G.flags.f_contiguous:  # BLAS updates only Fortran-ordered C in place
-        G += add_weighted_gram(new_gram(G.shape[0]), Xb, r, buffer)
-        return G
-    if Xb.shape[1] == 0:
         return G
     Xb = np.asarray(Xb, dtype=np.float64)
     n = Xb.shape[0]
     B = np.empty_like(Xb) if buffer is None else buffer[:n]
     if np.all(r >= 0):
         np.multiply(Xb, np.sqrt(r)[:, None], out=B)
-        # B.T is Fortran-contiguous: syrk(B.T) = B^T B without a copy.
-        blas.dsyrk(1.0, B.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+        G += B.T @ B
     else:
         np.multiply(Xb, r[:, None], out=B)
-        blas.dgemm(1.0, Xb.T, B, beta=1.0, c=G, overwrite_c=1)
+        G += Xb.T @ B
     return G
 
 
@@ -95,7 +90,7 @@ def cholesky(A, *, max_tries=12):
         raise np.linalg.LinAlgError("matrix to factor holds non-finite values")
     scale = max(float(np.mean(np.abs(np.diag(A)))) if A.size else 1.0, 1e-300)
     jitter = 0.0
-    for attempt in range(max_tries + 1):
+    for _ in range(max_tries + 1):
         M = A if jitter == 0.0 else A + jitter * np.eye(A.shape[0])
         c, info = lapack.dpotrf(M, lower=0, clean=1, overwrite_a=0)
         if info == 0:

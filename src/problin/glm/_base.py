@@ -164,8 +164,10 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
         n_sep = int(rows.sum())
         if n_sep == 0:
             return False
-        kind = "completely" if n_sep == rows.size else "quasi-completely"
-        warnings.warn(f"the classes are {kind} separated: {n_sep} of {rows.size} samples are "
+        sw = objective.sample_weight
+        n_used = rows.size if sw is None else int(np.count_nonzero(sw))
+        kind = "completely" if n_sep == n_used else "quasi-completely"
+        warnings.warn(f"the classes are {kind} separated: {n_sep} of {n_used} samples are "
                       "fitted with probability 0 or 1 and the maximum-likelihood "
                       "coefficients do not exist (they diverge). The returned coefficients "
                       "are finite because the iteration stopped; set alpha > 0 for a "
