@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 import statsmodels.api as sm
 
-from problin._core.ascent import coordinate_descent, gradient_descent, standardising_map
+from problin._core.ascent import Standardiser, coordinate_descent, gradient_descent
 from problin._core.design import Design
 from problin._core.families import BernoulliLogit, BernoulliProbit
 from problin._core.newton import SolverResult, backtrack, newton
@@ -258,20 +258,32 @@ def test_first_order_solvers_iteration_cap(data, solver):
     assert res.n_iter == 1
 
 
-def test_standardising_map(data):
+def _dense_map(design, family=None):
+    """The matrix of the Standardiser, column by column."""
+    T = Standardiser(GLMObjective(design, family or BernoulliLogit(), np.zeros(design.n_samples)))
+    return T, np.column_stack([T.column(j) for j in range(design.n_params)])
+
+
+def test_standardiser(data):
     X, _ = data
     design = Design(X, True)
-    T = standardising_map(design)
+    T, M = _dense_map(design)
     Z = np.column_stack([np.ones(len(X)), X])
-    S = Z @ T  # standardised design: [1, (X - mean) / std]
+    S = Z @ M  # standardised design: [1, (X - mean) / std]
     np.testing.assert_allclose(S[:, 0], 1.0)
     np.testing.assert_allclose(S[:, 1:].mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(S[:, 1:].std(axis=0), 1.0, rtol=1e-12)
-    T0 = standardising_map(Design(X, False))
-    np.testing.assert_allclose(np.diag(T0), 1 / X.std(axis=0), rtol=1e-12)
+    u = np.arange(1.0, 6.0)
+    np.testing.assert_allclose(T.apply(u), M @ u, rtol=1e-14)
+    np.testing.assert_allclose(T.apply_transpose(u), M.T @ u, rtol=1e-14)
+    for j in range(design.n_params):
+        np.testing.assert_allclose(T.design_column(design, j), Z @ M[:, j], rtol=1e-12,
+                                   atol=1e-12)
+    _, M0 = _dense_map(Design(X, False))
+    np.testing.assert_allclose(np.diag(M0), 1 / X.std(axis=0), rtol=1e-12)
     # A constant column keeps scale 1 rather than dividing by zero.
-    Tc = standardising_map(Design(np.column_stack([X, np.full(len(X), 2.0)]), True))
-    assert np.all(np.isfinite(Tc)) and Tc[-1, -1] == 1.0
+    _, Mc = _dense_map(Design(np.column_stack([X, np.full(len(X), 2.0)]), True))
+    assert np.all(np.isfinite(Mc)) and Mc[-1, -1] == 1.0
 
 
 # ---------------------------------------------------------------- separation

@@ -52,7 +52,7 @@ def test_probit_rejects_more_than_two_classes():
 
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("params, match", [
-    ({"alpha": -1.0}, "alpha"), ({"solver": "lbfgs"}, "solver"), ({"tol": 0.0}, "tol"),
+    ({"alpha": -1.0}, "alpha"), ({"solver": "sag"}, "solver"), ({"tol": 0.0}, "tol"),
     ({"max_iter": 0}, "max_iter"), ({"fit_intercept": "yes"}, "fit_intercept"),
 ])
 def test_bad_parameters_are_named(model, params, match):

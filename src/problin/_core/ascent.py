@@ -15,25 +15,66 @@ import numpy as np
 
 from .newton import SolverResult, backtrack
 
-__all__ = ["standardising_map", "gradient_descent", "coordinate_descent"]
+__all__ = ["Standardiser", "gradient_descent", "coordinate_descent"]
 
 
-def standardising_map(design):
-    """Matrix ``T`` with ``theta = T u``: ``u`` are coefficients on standardised columns."""
-    mean, std = design.column_moments()
-    scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0)
-    if not design.intercept:
-        return np.diag(scale)
-    p = design.n_params
-    T = np.zeros((p, p))
-    T[0, 0] = 1.0
-    T[1:, 1:] = np.diag(scale)
-    T[0, 1:] = -mean * scale  # centring moves into the intercept
-    return T
+class Standardiser:
+    """The linear map ``theta = T u`` from coefficients on standardised columns.
+
+    Column j of X is replaced by ``(x_j - mean_j) / std_j``; the intercept
+    absorbs the centring (only when there is one). Applied block by block for
+    multi-block (softmax) parameters and never formed as a p x p matrix, so it
+    costs O(p) even for very wide data.
+    """
+
+    def __init__(self, objective):
+        design = objective.design
+        mean, std = design.column_moments()
+        self.scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0)
+        self.shift = -mean * self.scale if design.intercept else None
+        self.p, self.blocks = design.n_params, objective.n_blocks
+
+    def _split(self, v):
+        return np.asarray(v, dtype=np.float64).reshape(self.blocks, self.p)
+
+    def apply(self, u):
+        """``T u``."""
+        U = self._split(u)
+        if self.shift is None:
+            return (U * self.scale).ravel()
+        out = np.empty_like(U)
+        out[:, 1:] = U[:, 1:] * self.scale
+        out[:, 0] = U[:, 0] + U[:, 1:] @ self.shift
+        return out.ravel()
+
+    def apply_transpose(self, g):
+        """``T^T g``."""
+        G = self._split(g)
+        if self.shift is None:
+            return (G * self.scale).ravel()
+        out = np.empty_like(G)
+        out[:, 0] = G[:, 0]
+        out[:, 1:] = G[:, 1:] * self.scale + G[:, :1] * self.shift
+        return out.ravel()
+
+    def design_column(self, design, j):
+        """``[1, X] T e_j`` (a single-block design), from one column of X."""
+        if design.intercept:
+            if j == 0:
+                return np.ones(design.n_samples)
+            return design.column(j) * self.scale[j - 1] + self.shift[j - 1]
+        return design.column(j) * self.scale[j]
+
+    def column(self, j):
+        """``T e_j``."""
+        e = np.zeros(self.p * self.blocks)
+        e[j] = 1.0
+        return self.apply(e)
 
 
 def _gradient_small(objective, T, grad, tol):
-    return float(np.max(np.abs(T.T @ grad), initial=0.0)) <= tol * np.sqrt(objective.total_weight)
+    gu = T.apply_transpose(grad)
+    return float(np.max(np.abs(gu), initial=0.0)) <= tol * np.sqrt(objective.total_weight)
 
 
 def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
@@ -43,7 +84,7 @@ def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
     step ``t`` and Armijo backtracking; each iteration is one ``X^T v`` and
     one ``X v`` pass.
     """
-    T = standardising_map(objective.design)
+    T = Standardiser(objective)
     theta = np.array(theta0, dtype=np.float64)
     eta = objective.linear_predictor(theta)
     f, grad = objective.value_grad(theta, eta)
@@ -54,14 +95,14 @@ def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
         if _gradient_small(objective, T, grad, tol):
             converged, message, n_iter = True, "converged", n_iter - 1
             break
-        gu = T.T @ grad
+        gu = T.apply_transpose(grad)
         if prev is not None:  # Barzilai-Borwein step in u-coordinates
             du, dg = prev[0], gu - prev[1]
             curv = float(du @ dg)
             step = float(du @ du) / curv if curv > 0 else step * 2.0
-        d = -T @ gu
+        d = -T.apply(gu)
         t, f_new, eta_new = backtrack(objective, theta, eta, f, float(grad @ d), d,
-                                      objective.design.matvec(d), step)
+                                      objective.linear_predictor(d), step)
         if t is None:
             converged = _gradient_small(objective, T, grad, np.sqrt(tol))
             message = "line search failed at rounding level"
@@ -82,7 +123,7 @@ def coordinate_descent(objective, theta0, *, max_iter=1000, tol=1e-8):
     decreases). ``max_iter`` counts sweeps over all coefficients.
     """
     design = objective.design
-    T = standardising_map(design)
+    T = Standardiser(objective)
     theta = np.array(theta0, dtype=np.float64)
     eta = objective.linear_predictor(theta)
     f, grad = objective.value_grad(theta, eta)
@@ -94,23 +135,24 @@ def coordinate_descent(objective, theta0, *, max_iter=1000, tol=1e-8):
             converged, message, n_iter = True, "converged", n_iter - 1
             break
         for j in range(objective.n_params):
-            v = T[:, j]  # direction in theta-space
-            c = design.column(j) * T[j, j]  # the standardised column [1, X] T e_j
-            if design.intercept and j > 0:
-                c += T[0, j]
-            _, g, h = objective.row_derivatives(eta)
-            slope = float(c @ g)
-            curv = float(h @ np.square(c))
+            block, column = divmod(j, design.n_params)
+            v = T.column(j)  # direction in theta-space
+            c = T.design_column(design, column)  # the standardised column [1, X] T e_j
+            slope, curv = objective.coordinate_derivatives(eta, c, block)
             if P is not None:
-                slope += float(v @ (P @ (theta - objective.m)))
-                curv += float(v @ P @ v)
+                slope += float(v @ P.matvec(theta - objective.m))
+                curv += P.quad(v)
             if curv <= 0 or slope == 0.0:
                 continue
             delta = -slope / curv
             t, f_new, eta_new = backtrack(objective, theta, eta, f, slope * delta,
-                                          delta * v, delta * c)
+                                          delta * v, delta * objective.block_direction(c, block))
             if t is not None:
                 theta, eta, f = theta + t * delta * v, eta_new, f_new
+        centred = objective.recentre(theta)
+        if centred is not theta:
+            theta = centred
+            eta = objective.linear_predictor(theta)
         f, grad = objective.value_grad(theta, eta)
         history.append(f)
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,

@@ -12,10 +12,10 @@ design operator combine these n-vectors with the data by row blocks.
 """
 import numpy as np
 
-from .numerics import (inverse_mills, log_probit_cdf, log_sigmoid, probit_cdf,
+from .numerics import (inverse_mills, log_probit_cdf, log_sigmoid, log_softmax, probit_cdf,
                        probit_curvature, sigmoid)
 
-__all__ = ["BernoulliLogit", "BernoulliProbit", "FAMILIES"]
+__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "FAMILIES"]
 
 
 def _weighted(v, sample_weight):
@@ -64,10 +64,11 @@ class BernoulliLogit(_Bernoulli):
 
     def _derivatives(self, y, eta, information):
         # Canonical link: observed and expected information coincide.
-        p = sigmoid(eta)
-        loglik = log_sigmoid(_sign(y) * eta)
-        curv = p * sigmoid(-eta)  # p (1 - p) without cancellation
-        return loglik, p - y, curv
+        s = _sign(y)
+        q = sigmoid(-s * eta)  # 1 - p(observed class), without cancellation
+        loglik = log_sigmoid(s * eta)
+        curv = q * sigmoid(s * eta)  # p (1 - p)
+        return loglik, -s * q, curv
 
 
 class BernoulliProbit(_Bernoulli):
@@ -100,3 +101,75 @@ class BernoulliProbit(_Bernoulli):
 
 
 FAMILIES = {"logit": BernoulliLogit, "probit": BernoulliProbit}
+
+
+class CategoricalSoftmax:
+    """Softmax (multinomial logit): ``p(y = k | x) = exp(a_k) / sum_j exp(a_j)``.
+
+    The linear predictor ``eta`` has one column per *free* class. With
+    ``contrast=True`` the first class is the reference (its logit is fixed at
+    0, the identifiable parameterisation of maximum likelihood, as statsmodels
+    ``MNLogit``) and ``eta`` has K-1 columns; otherwise all K logits are free.
+    Targets are class indices ``t in {0, ..., K-1}``.
+
+    The gradient of the loss in ``eta`` is ``P - T`` (probabilities minus
+    one-hot targets) restricted to the free classes; the Hessian weights of
+    row n are ``diag(p_n) - p_n p_n^T`` over the free classes, which the design
+    operator turns into the block Hessian ``H_kj = sum_n p_nk (I_kj - p_nj) x_n x_n^T``.
+    """
+
+    name = "softmax"
+    canonical = True
+
+    def __init__(self, n_classes, contrast=True):
+        self.n_classes = int(n_classes)
+        self.contrast = bool(contrast)
+        self.n_free = self.n_classes - int(self.contrast)
+
+    def logits(self, eta):
+        """All K logits: a zero column for the reference class, then ``eta``."""
+        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
+        if not self.contrast:
+            return eta
+        return np.concatenate([np.zeros((eta.shape[0], 1)), eta], axis=1)
+
+    def log_proba(self, eta):
+        """``(n, K)`` log class probabilities, by log-softmax."""
+        return log_softmax(self.logits(eta), axis=1)
+
+    def _picked(self, log_p, t):
+        return log_p[np.arange(log_p.shape[0]), t]
+
+    def loss(self, t, eta, sample_weight=None):
+        return -float(np.sum(_weighted(self._picked(self.log_proba(eta), t), sample_weight)))
+
+    def derivatives(self, t, eta, sample_weight=None, information="observed"):
+        """Return ``(loss, G, (P, Q))`` over the free classes: the summed loss,
+        gradient weights ``P - T`` (sample-weighted), and the probabilities
+        ``P`` with their complements ``Q = 1 - P`` (unweighted).
+
+        ``Q`` is summed from the other classes' probabilities rather than
+        subtracted from 1, so that rows fitted with probability near 1 keep
+        full relative precision in ``p - 1`` and ``p (1 - p)``.
+        """
+        log_p = self.log_proba(eta)
+        rows = np.arange(log_p.shape[0])
+        loglik = log_p[rows, t]
+        P = np.exp(log_p)
+        Q = _complements(P)
+        G = P.copy()
+        G[rows, t] = -Q[rows, t]
+        if self.contrast:
+            P, Q, G = P[:, 1:], Q[:, 1:], G[:, 1:]
+        if sample_weight is not None:
+            loglik, G = loglik * sample_weight, G * sample_weight[:, None]
+        return -float(np.sum(loglik)), G, (P, Q)
+
+
+def _complements(P):
+    """``1 - P[:, k]`` as the sum of the other columns (no cancellation)."""
+    K = P.shape[1]
+    Q = np.empty_like(P)
+    for k in range(K):
+        Q[:, k] = P[:, :k].sum(axis=1) + P[:, k + 1:].sum(axis=1)
+    return Q

@@ -4,7 +4,7 @@ Each iteration reads like the algorithm (the seeds' IRLS update
 ``w <- w - (Phi^T R Phi + P)^-1 (Phi^T (y - t) + P w)``):
 
     build gradient and Hessian (one fused pass) -> Cholesky solve (the
-    minimum-norm solve where the Hessian is singular) ->
+    solve within the span of the data where the Hessian is singular) ->
     Newton decrement test -> backtracking line search on the cached eta.
 
 The line search costs one ``X d`` product per iteration and no further
@@ -94,16 +94,24 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True):
     threshold = tol if getattr(objective, "exact_hessian", True) else tol * tol
     converged, message, rank_deficient, at_theta = (False, "maximum number of iterations reached",
                                                     False, True)
-    n_iter = 0
+    n_iter, basis = 0, None
     for n_iter in range(1, max_iter + 1):
-        step, rank = solve_psd(H, g)
-        rank_deficient = rank_deficient or rank < H.shape[0]
+        if basis is None:
+            step, rank = solve_psd(H, g)
+            if rank < H.shape[0]:
+                rank_deficient = True
+                basis = objective.data_range_basis()
+        if basis is not None:
+            # Newton within the span of the data: components along directions
+            # no observation sees stay exactly zero, instead of being rounding
+            # errors amplified by a near-zero curvature.
+            step = basis @ solve_psd(basis.T @ H @ basis, basis.T @ g)[0]
         d = -step
         decrement2 = float(-g @ d)
         if not np.isfinite(decrement2):
             message = "non-finite Newton step"
             break
-        Xd = objective.design.matvec(d)  # the change of eta per unit step
+        Xd = objective.linear_predictor(d)  # the change of eta per unit step
         t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
         if t is None:
             # No decrease left to find: converged if the predicted decrease

@@ -1,47 +1,51 @@
-"""Shared machinery of the binary GLM classifiers (logit and probit links).
+"""Shared machinery of the GLM classifiers (logit, probit and softmax).
 
 The estimator classes only choose a family; everything else — validation,
 the prior, the solver call, inference and diagnostics — lives here once.
 """
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ascent import coordinate_descent, gradient_descent
 from .._core.design import Design
-from .._core.linalg import cholesky, identified_columns
+from .._core.families import CategoricalSoftmax
 from .._core.newton import newton
-from .._core.objective import GLMObjective
-from .._core.separation import separated_rows
+from .._core.numerics import log_softmax
+from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
+from .._core.quasi_newton import lbfgs
 from .._core.validation import check_label_types, check_sample_weight
-from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarning,
-                          SeparationWarning)
+from ._diagnostics import check_fits_in_memory, diagnose, set_covariance
+from ._targets import encode_classes
 from .inference import parameter_names, wald_table
 
-SOLVERS = {"newton": newton, "gradient": gradient_descent, "coordinate": coordinate_descent}
-DEFAULT_MAX_ITER = {"newton": 100, "gradient": 10000, "coordinate": 1000}
-# A fitted row whose loss is below this is fitted with probability ~1: a
-# sign that some coefficients are running off to infinity (separation).
-_SUSPICIOUS_LOSS = 1e-7
+SOLVERS = {"newton": newton, "lbfgs": lbfgs, "gradient": gradient_descent,
+           "coordinate": coordinate_descent}
+DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "gradient": 10000, "coordinate": 1000}
+# solver="auto" uses Newton up to this many parameters: beyond it, building and
+# factoring the p x p Hessian every iteration costs more than L-BFGS's passes
+# (and at p = 50,000 the Hessian alone would need 20 GB).
+NEWTON_MAX_PARAMS = 1000
 
 
-class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
-    """Binary GLM ``p(y = 1 | x) = F(b + x^T w)`` with a Gaussian prior on ``w``."""
+class GLMClassifier(ClassifierMixin, BaseEstimator):
+    """GLM classifier ``p(y | x) = F(b + x^T w)`` with a Gaussian prior on ``w``."""
 
-    _family = None  # a family instance, set by subclasses
+    _family = None  # the binary family, set by subclasses
+    _multiclass = False  # whether K > 2 classes fit a softmax model
 
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
-        "solver": [StrOptions({"newton", "gradient", "coordinate"})],
+        "solver": [StrOptions({"auto", "newton", "lbfgs", "gradient", "coordinate"})],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "classes": ["array-like", None],
     }
 
     def _information(self):
@@ -68,149 +72,143 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
                              dtype=[np.float64, np.float32], y_numeric=False)
         if sp.issparse(X):
             X = X.tocsr()
-        t = self._binary_targets(y)
+        self.classes_, t = encode_classes(y, self.classes, owner=type(self).__name__)
+        if self.classes_.size > 2 and not self._multiclass:
+            raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
+                             f"got y with {self.classes_.size} classes: "
+                             f"{self.classes_[:10].tolist()}")
         sw = check_sample_weight(sample_weight, X.shape[0])
         design = Design(X, self.fit_intercept)
-        objective = GLMObjective(design, self._family, t, sw, self._prior_precision(design),
-                                 information=self._information())
-        solver = SOLVERS[self.solver]
-        max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver]
-        result = solver(objective, self._start(design, t, sw), max_iter=max_iter, tol=self.tol)
-        self._store(design, result)
-        self._diagnose(objective, result)
+        objective, theta0 = self._objective(design, t, sw)
+        self.solver_ = self._choose_solver(objective)
+        max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver_]
+        result = SOLVERS[self.solver_](objective, theta0, max_iter=max_iter, tol=self.tol)
+        self._store(objective, result)
+        diagnose(self, objective, result)
         return self
 
-    def _binary_targets(self, y):
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of 2 classes, but the data "
-                             f"contain only one class: {self.classes_[0]}")
-        if self.classes_.size > 2:
-            raise ValueError(self._multiclass_message())
-        return (y == self.classes_[1]).astype(np.float64)
+    # ---------------------------------------------------------- the model
+    def _objective(self, design, t, sw):
+        """The objective to minimise and its starting point."""
+        if self.classes_.size == 2:
+            y01 = t.astype(np.float64)
+            prior = self._prior(design, 1)
+            objective = GLMObjective(design, self._family, y01, sw, prior,
+                                     information=self._information())
+            theta0 = np.zeros(design.n_params)
+            if design.intercept:
+                mean = float(np.average(y01, weights=sw))
+                theta0[0] = float(self._family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
+            return objective, theta0
+        # Softmax: K-1 contrasts against the first class when unpenalised
+        # (identifiable), all K blocks when alpha > 0.
+        family = CategoricalSoftmax(self.classes_.size, contrast=self.alpha == 0)
+        M, p = family.n_free, design.n_params
+        objective = SoftmaxObjective(design, family, t, sw, self._prior(design, M))
+        theta0 = np.zeros((M, p))
+        if design.intercept:
+            counts = np.bincount(t, weights=sw, minlength=self.classes_.size)
+            log_freq = np.log(counts)
+            theta0[:, 0] = (log_freq[1:] - log_freq[0]) if family.contrast \
+                else log_freq - log_freq.mean()
+        return objective, theta0.ravel()
 
-    def _multiclass_message(self):
-        return (f"Only binary classification is supported. {type(self).__name__} got y "
-                f"with {self.classes_.size} classes: {self.classes_[:10].tolist()}")
+    def _prior(self, design, n_blocks):
+        """``alpha I`` on the weights of each block; intercepts are never penalised.
 
-    def _prior_precision(self, design):
-        """``alpha I`` on the weights; the intercept is never penalised."""
+        With all K softmax blocks free, adding a constant to every intercept
+        changes no probability; ``c (sum_k b_k)^2 / 2`` pins the intercepts to
+        sum zero (as scikit-learn's solution does) without moving any
+        prediction. ``covariance_`` is corrected for this term.
+        """
+        p = design.n_params
         if self.alpha == 0:
             return None
-        diag = np.full(design.n_params, float(self.alpha))
+        diag = np.full(p, float(self.alpha))
         if design.intercept:
             diag[0] = 0.0
-        return np.diag(diag)
+        rank_one = []
+        if n_blocks > 1 and design.intercept:
+            v = np.zeros(n_blocks * p)
+            v[::p] = 1.0
+            rank_one.append((v, 1.0))
+        return PriorPrecision(np.tile(diag, n_blocks), rank_one)
 
-    def _start(self, design, t, sw):
-        """Zero weights and the intercept of the weighted class frequency."""
-        theta = np.zeros(design.n_params)
-        if design.intercept:
-            mean = float(np.average(t, weights=sw))
-            theta[0] = float(self._family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
-        return theta
+    def _choose_solver(self, objective):
+        solver = self.solver
+        if solver == "auto":
+            solver = "newton" if objective.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
+        return solver
 
-    def _store(self, design, result):
-        theta = result.theta
-        b = theta[0] if design.intercept else 0.0
-        w = theta[1:] if design.intercept else theta
-        self.coef_ = w.reshape(1, -1).copy()
-        self.intercept_ = np.array([b], dtype=np.float64)
+    def _information(self):
+        return "observed"
+
+    def _store(self, objective, result):
+        p = objective.design.n_params
+        Theta = result.theta.reshape(objective.n_blocks, p)
+        if objective.n_blocks > 1 and objective.family.contrast:
+            Theta = np.vstack([np.zeros((1, p)), Theta])  # the reference class
+        intercepts = Theta[:, 0] if objective.design.intercept else np.zeros(Theta.shape[0])
+        self.coef_ = np.ascontiguousarray(Theta[:, int(objective.design.intercept):])
+        self.intercept_ = np.asarray(intercepts, dtype=np.float64).copy()
         self.n_iter_ = int(result.n_iter)
         self.converged_ = bool(result.converged)
         self.history_ = np.asarray(result.history, dtype=np.float64)
-        self._fit_info = {"objective": float(result.value), "n_obs": int(design.n_samples),
-                          "message": result.message}
-
-    # ------------------------------------------------------------ diagnose
-    def _diagnose(self, objective, result):
-        """Covariance, identifiability, separation and convergence checks."""
-        H = result.hessian
-        if H is None or not objective.exact_hessian:
-            H = objective.observed_hessian(result.theta, result.eta)
-        self.identified_ = identified_columns(H)
-        names = parameter_names(self, objective.design.n_features)
-        cov = np.full_like(H, np.nan)
-        idx = np.flatnonzero(self.identified_)
-        if idx.size:
-            chol = cholesky(H[np.ix_(idx, idx)])
-            cov[np.ix_(idx, idx)] = chol.inverse()
-            if chol.jitter > 0:
-                warnings.warn("the information matrix is numerically singular; standard "
-                              "errors are regularised by a jitter of "
-                              f"{chol.jitter:.2e}", NumericalWarning, stacklevel=3)
-        self.covariance_ = cov
-        separated = self._check_separation(objective, result)
-        # Under separation the information matrix degenerates for that reason
-        # alone: the separation warning says it all.
-        if not self.identified_.all() and not separated:
-            lost = [n for n, ok in zip(names, self.identified_) if not ok]
-            warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
-                          "Predictions are unaffected; drop these columns or set alpha > 0 "
-                          "for unique coefficients.", CollinearityWarning, stacklevel=3)
-        if not result.converged and not separated:
-            warnings.warn(f"{type(self).__name__} did not converge in {result.n_iter} "
-                          f"iterations ({result.message}); increase max_iter or tol.",
-                          ConvergenceWarning, stacklevel=3)
-
-    def _check_separation(self, objective, result):
-        if self.alpha > 0:
-            return False
-        row_loss = -objective.family.log_cdf((2.0 * objective.y - 1.0) * result.eta)
-        if not np.any(row_loss < _SUSPICIOUS_LOSS) and result.converged:
-            return False
-        rows = separated_rows(objective.design, objective.y, objective.sample_weight)
-        n_sep = int(rows.sum())
-        if n_sep == 0:
-            return False
-        sw = objective.sample_weight
-        n_used = rows.size if sw is None else int(np.count_nonzero(sw))
-        kind = "completely" if n_sep == n_used else "quasi-completely"
-        warnings.warn(f"the classes are {kind} separated: {n_sep} of {n_used} samples are "
-                      "fitted with probability 0 or 1 and the maximum-likelihood "
-                      "coefficients do not exist (they diverge). The returned coefficients "
-                      "are finite because the iteration stopped; set alpha > 0 for a "
-                      "well-defined fit.", SeparationWarning, stacklevel=4)
-        self.separated_ = rows
-        return True
+        self._fit_info = {"objective": float(result.value), "n_obs": int(objective.design.n_samples),
+                          "message": result.message, "n_blocks": objective.n_blocks,
+                          "theta": result.theta.copy()}
 
     # ------------------------------------------------------------- predict
     def decision_function(self, X):
-        """Linear predictor ``b + x^T w`` (the log-odds for the logit link)."""
+        """Linear predictors: the log-odds ``b + x^T w`` (binary, shape (n,)) or
+        the K class logits (shape (n, K); the reference class's are 0 for
+        unpenalised softmax)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
-        theta = np.concatenate([self.intercept_, self.coef_.ravel()])
-        return Design(X, True).matvec(theta)
+        design = Design(X, True)
+        if self.classes_.size == 2:
+            return design.matvec(np.concatenate([self.intercept_, self.coef_.ravel()]))
+        return design.matmat(np.column_stack([self.intercept_, self.coef_]))
 
     def predict_log_proba(self, X):
         """Log class probabilities, computed in log space (no ``log(p)``)."""
-        return self._family.log_proba(self.decision_function(X))
+        eta = self.decision_function(X)
+        if self.classes_.size == 2:
+            return self._family.log_proba(eta)
+        return log_softmax(eta, axis=1)
 
     def predict_proba(self, X):
         """Class probabilities; columns follow ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
-        """The more probable class (``eta > 0``)."""
+        """The most probable class."""
         eta = self.decision_function(X)
-        return self.classes_[(eta > 0).astype(int)]
+        if self.classes_.size == 2:
+            return self.classes_[(eta > 0).astype(int)]
+        return self.classes_[np.argmax(eta, axis=1)]
 
     # ----------------------------------------------------------- inference
     def summary(self, level=0.95):
         """Coefficient table: ``coef, std_err, z, p_value, ci_low, ci_high`` (Wald).
 
         Indexed by parameter name (``intercept`` first, then the feature
-        names). With ``alpha > 0`` the standard errors are those of the
-        penalised fit (the Laplace posterior around the MAP estimate).
+        names); for softmax by ``(class, parameter)``, one block per free
+        class (the K-1 contrasts against the first class when ``alpha = 0``).
+        With ``alpha > 0`` the standard errors are those of the penalised fit
+        (the Laplace posterior around the MAP estimate).
         """
         check_is_fitted(self)
-        theta = np.concatenate([self.intercept_, self.coef_.ravel()]) if self.fit_intercept \
-            else self.coef_.ravel()
-        names = parameter_names(self, self.n_features_in_)
-        table = wald_table(names, theta, self.covariance_, level, self.identified_)
+        if getattr(self, "covariance_", None) is None:
+            raise ValueError(self._no_covariance_message())
         info = self._fit_info
+        names = parameter_names(self, self.n_features_in_)
+        if info["n_blocks"] > 1:
+            free = self.classes_[self.classes_.size - info["n_blocks"]:]
+            names = pd.MultiIndex.from_product([free.tolist(), names],
+                                               names=["class", "parameter"])
+        table = wald_table(names, info["theta"], self.covariance_, level, self.identified_)
         table.attrs.update(model=type(self).__name__, n_obs=info["n_obs"],
                            objective=info["objective"], converged=self.converged_,
                            n_iter=self.n_iter_, level=float(level))
@@ -218,8 +216,35 @@ class BinaryGLMClassifier(ClassifierMixin, BaseEstimator):
             table.attrs["log_likelihood"] = -info["objective"]
         return table
 
+    def _no_covariance_message(self):
+        p = self._fit_info["theta"].size
+        return (f"covariance_ was not computed: the model has {p} parameters and its "
+                f"{p} x {p} information matrix needs {8 * p * p / 1e9:.1f} GB. Call "
+                "compute_covariance(X, y) to compute it on request, if it fits in memory.")
+
+    def compute_covariance(self, X, y, sample_weight=None):
+        """Compute ``covariance_`` (and so ``summary()``) for a model fitted without it.
+
+        Wide models fitted by L-BFGS skip the p x p information matrix; this
+        builds it at the fitted parameters from the same data, if it fits in
+        the memory available, and raises ``MemoryError`` otherwise.
+        """
+        check_is_fitted(self)
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], reset=False)
+        if sp.issparse(X):
+            X = X.tocsr()
+        _, t = encode_classes(y, self.classes_, owner=type(self).__name__)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        objective, _ = self._objective(Design(X, self.fit_intercept), t, sw)
+        check_fits_in_memory(objective.n_params)
+        theta = self._fit_info["theta"]
+        eta = objective.linear_predictor(theta)
+        set_covariance(self, objective, objective.observed_hessian(theta, eta))
+        return self
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = self._multiclass
         return tags

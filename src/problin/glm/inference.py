@@ -35,7 +35,8 @@ def wald_table(names, coef, covariance, level=0.95, identified=None):
     q = stats.norm.isf((1.0 - float(level)) / 2.0)
     table = pd.DataFrame({"coef": coef, "std_err": se, "z": z, "p_value": p,
                           "ci_low": coef - q * se, "ci_high": coef + q * se},
-                         index=pd.Index(names, name="parameter"))
+                         index=names if isinstance(names, pd.MultiIndex)
+                         else pd.Index(names, name="parameter"))
     if identified is not None and not np.all(identified):
         table["note"] = np.where(identified, "", "not identified (collinear)")
     return table

@@ -1,20 +1,27 @@
-"""Logistic regression fitted by Newton/IRLS with full Wald inference."""
+"""Logistic (binary) and softmax (multinomial) regression with full Wald inference."""
 from .._core.families import BernoulliLogit
-from ._base import BinaryGLMClassifier
+from ._base import GLMClassifier
 
 __all__ = ["LogisticRegression"]
 
 
-class LogisticRegression(BinaryGLMClassifier):
-    """Binary logistic regression.
+class LogisticRegression(GLMClassifier):
+    """Logistic regression; softmax (multinomial) regression for K > 2 classes.
 
     .. math::
 
-        p(y = 1 | x) = \\sigma(b + x^T w), \\quad y \\sim \\mathrm{Bernoulli},
-        \\quad w \\sim N(0, \\alpha^{-1} I)
+        p(y = 1 | x) = \\sigma(b + x^T w), \\quad
+        p(y = k | x) = \\frac{e^{a_k}}{\\sum_j e^{a_j}}, \\; a_k = b_k + x^T w_k, \\quad
+        w \\sim N(0, \\alpha^{-1} I)
 
     Fitted by the Newton/IRLS engine (the seeds' update
-    ``w <- (Phi^T R Phi)^-1 Phi^T R z``); ``alpha = 0`` is maximum likelihood.
+    ``w <- (Phi^T R Phi)^-1 Phi^T R z``; for softmax the block Hessian
+    ``H_kj = sum_n y_nk (I_kj - y_nj) phi_n phi_n^T``); ``alpha = 0`` is maximum
+    likelihood. For K > 2 and ``alpha = 0`` the K logits are identified only
+    up to a common shift, so the model is fitted and reported as the K-1
+    contrasts against the first class (as statsmodels ``MNLogit``); with
+    ``alpha > 0`` all K blocks are estimated (as scikit-learn), the intercepts
+    summing to zero.
 
     Parameters
     ----------
@@ -23,27 +30,39 @@ class LogisticRegression(BinaryGLMClassifier):
         ``alpha/2 |w|^2``); the intercept is not penalised. scikit-learn's
         ``C`` is ``1 / alpha``.
     fit_intercept : bool, default=True
-    solver : {"newton", "gradient", "coordinate"}, default="newton"
-        Newton/IRLS; gradient ascent with line search; or one coefficient at
-        a time. All three reach the same optimum.
+    solver : {"auto", "newton", "lbfgs", "gradient", "coordinate"}, default="auto"
+        Newton/IRLS; L-BFGS (Hessian-free, for wide or sparse data); gradient
+        ascent with line search; or one coefficient at a time.
+        All reach the same optimum. ``"auto"`` is Newton up to 1000
+        parameters and L-BFGS beyond, where the Hessian would cost more than
+        it saves (or not fit in memory).
     max_iter : int or None, default=None
-        Iterations (sweeps for ``"coordinate"``); None means 100, 10000 and
-        1000 for the three solvers.
+        Iterations (sweeps for ``"coordinate"``); None means 100, 5000, 10000
+        and 1000 for newton, lbfgs, gradient and coordinate.
     tol : float, default=1e-8
         Newton: stop when half the squared Newton decrement is below ``tol``.
         Gradient and coordinate: stop when the largest gradient component in
         standardised coordinates is below ``tol * sqrt(sum of weights)``.
         Both rules put the answer within a few ``tol`` standard errors of the
         optimum.
+    classes : array-like or None, default=None
+        The class labels, in order (default: the sorted labels of y). The
+        first is the reference class of the softmax contrasts; every class
+        listed must occur in y.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features)
-    intercept_ : ndarray of shape (1,)
-    classes_ : ndarray of shape (2,)
-    covariance_ : ndarray of shape (p, p)
+    coef_ : ndarray of shape (1, n_features) or (K, n_features)
+        For unpenalised softmax, row 0 (the reference class) is zero.
+    intercept_ : ndarray of shape (1,) or (K,)
+    classes_ : ndarray of shape (K,)
+    covariance_ : ndarray of shape (p, p) or None
         Inverse observed information (of the penalised objective when
-        ``alpha > 0``), parameters ordered ``[intercept, coef...]``.
+        ``alpha > 0``), parameters ordered ``[intercept, coef...]`` per free
+        class block. None for models with more than 2000 parameters: call
+        :meth:`compute_covariance` for it.
+    solver_ : str
+        The solver used (what ``"auto"`` chose).
     n_iter_, converged_, history_ :
         Iterations used, whether the tolerance was met, objective per iterate.
     identified_ : ndarray of bool, shape (p,)
@@ -64,11 +83,13 @@ class LogisticRegression(BinaryGLMClassifier):
     """
 
     _family = BernoulliLogit()
+    _multiclass = True
 
-    def __init__(self, alpha=0.0, *, fit_intercept=True, solver="newton", max_iter=None,
-                 tol=1e-8):
+    def __init__(self, alpha=0.0, *, fit_intercept=True, solver="auto", max_iter=None,
+                 tol=1e-8, classes=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
+        self.classes = classes

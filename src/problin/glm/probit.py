@@ -2,12 +2,12 @@
 from sklearn.utils._param_validation import StrOptions
 
 from .._core.families import BernoulliProbit
-from ._base import BinaryGLMClassifier
+from ._base import GLMClassifier
 
 __all__ = ["ProbitRegression"]
 
 
-class ProbitRegression(BinaryGLMClassifier):
+class ProbitRegression(GLMClassifier):
     """Binary probit regression.
 
     .. math::
@@ -46,17 +46,18 @@ class ProbitRegression(BinaryGLMClassifier):
     _family = BernoulliProbit()
 
     _parameter_constraints = {
-        **BinaryGLMClassifier._parameter_constraints,
+        **GLMClassifier._parameter_constraints,
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def __init__(self, alpha=0.0, *, fit_intercept=True, solver="newton", max_iter=None,
-                 tol=1e-8, information="observed"):
+    def __init__(self, alpha=0.0, *, fit_intercept=True, solver="auto", max_iter=None,
+                 tol=1e-8, information="observed", classes=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
+        self.classes = classes
         self.information = information
 
     def _information(self):

@@ -1,0 +1,135 @@
+"""After a GLM fit: covariance, identifiability, separation and convergence.
+
+Each ill-posed case gets a usable model and one clear warning of problin's
+own class; nothing here changes the fitted coefficients.
+"""
+import os
+import warnings
+
+import numpy as np
+
+from .._core.linalg import cholesky, identified_columns
+from .._core.separation import separated_rows
+from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarning,
+                          SeparationWarning)
+from .inference import parameter_names
+
+__all__ = ["diagnose", "set_covariance", "check_fits_in_memory"]
+
+# A fitted row whose loss is below this is fitted with probability ~1: a
+# sign that some coefficients are running off to infinity (separation).
+_SUSPICIOUS_LOSS = 1e-7
+# Covariance is computed inside fit up to this many parameters (a 2000 x 2000
+# information matrix: 32 MB, well under a second to factor).
+_COVARIANCE_MAX_PARAMS = 2000
+
+
+def check_fits_in_memory(n_params):
+    """Raise ``MemoryError`` if three p x p float64 matrices exceed half the free memory."""
+    need = 3 * 8 * n_params * n_params
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        free = np.inf
+    if need > 0.5 * free:
+        raise MemoryError(f"the {n_params} x {n_params} information matrix needs "
+                          f"{need / 1e9:.1f} GB with its factor and inverse, but only "
+                          f"{free / 1e9:.1f} GB of memory is free")
+
+
+def set_covariance(est, objective, H):
+    """``covariance_`` = inverse information on the identified parameters (NaN elsewhere)."""
+    est.identified_ = identified_columns(H)
+    cov = np.full_like(H, np.nan)
+    idx = np.flatnonzero(est.identified_)
+    if idx.size:
+        chol = cholesky(H[np.ix_(idx, idx)])
+        cov[np.ix_(idx, idx)] = chol.inverse()
+        if chol.jitter > 0:
+            warnings.warn("the information matrix is numerically singular; standard errors "
+                          f"are regularised by a jitter of {chol.jitter:.2e}", NumericalWarning,
+                          stacklevel=4)
+    # A rank-one prior term c v v^T that only pins an invariance (softmax
+    # intercepts summing to zero, H v = 0) is removed again: (H + c v v^T)^-1
+    # = H^+ + v v^T / (c |v|^4), and H^+ is the covariance on the constraint.
+    if objective.P is not None:
+        for v, c in objective.P.rank_one:
+            cov -= np.outer(v, v) / (c * float(v @ v) ** 2)
+    est.covariance_ = cov
+
+
+def diagnose(est, objective, result):
+    """Covariance, identifiability, separation and convergence checks."""
+    est.covariance_ = est.identified_ = None
+    if objective.n_params <= _COVARIANCE_MAX_PARAMS:
+        H = result.hessian
+        if H is None or not objective.exact_hessian:
+            H = objective.observed_hessian(result.theta, result.eta)
+        set_covariance(est, objective, H)
+    separated = _check_separation(est, objective, result)
+    # Under separation the information matrix degenerates for that reason
+    # alone: the separation warning says it all.
+    if est.identified_ is not None and not est.identified_.all() and not separated:
+        names = _flat_names(est, objective)
+        lost = [n for n, ok in zip(names, est.identified_) if not ok]
+        warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
+                      "Predictions are unaffected; drop these columns or set alpha > 0 for "
+                      "unique coefficients.", CollinearityWarning, stacklevel=3)
+    if not result.converged and not separated:
+        warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
+                      f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
+                      stacklevel=3)
+
+
+def _flat_names(est, objective):
+    names = parameter_names(est, objective.design.n_features)
+    if objective.n_blocks == 1:
+        return names
+    free = est.classes_[est.classes_.size - objective.n_blocks:]
+    return [f"{c}:{n}" for c in free.tolist() for n in names]
+
+
+def _observed_log_proba(objective, eta):
+    if objective.n_blocks == 1:
+        return objective.family.log_cdf((2.0 * objective.y - 1.0) * eta)
+    log_p = objective.family.log_proba(eta)
+    return log_p[np.arange(log_p.shape[0]), objective.t]
+
+
+def _check_separation(est, objective, result):
+    """Warn (and mark ``separated_``) when the classes are (quasi-)separable."""
+    if est.alpha > 0:
+        return False
+    if result.converged and not np.any(-_observed_log_proba(objective, result.eta)
+                                       < _SUSPICIOUS_LOSS):
+        return False
+    sw = objective.sample_weight
+    if objective.n_blocks == 1:
+        targets = {None: objective.y}
+    else:  # each class against the rest: the common cases of softmax separation
+        targets = {c: (objective.t == k).astype(np.float64) for k, c in enumerate(est.classes_)}
+    rows = np.zeros(objective.design.n_samples, dtype=bool)
+    which = []
+    for label, y01 in targets.items():
+        found = separated_rows(objective.design, y01, sw)
+        if found.any():
+            rows |= found
+            which.append(label)
+    n_sep = int(rows.sum())
+    if n_sep == 0:
+        return False
+    n_used = rows.size if sw is None else int(np.count_nonzero(sw))
+    kind = "completely" if n_sep == n_used else "quasi-completely"
+    if which == [None]:
+        what = (f"the classes are {kind} separated: {n_sep} of {n_used} samples are fitted "
+                "with probability 0 or 1")
+    else:
+        labels = ", ".join(str(np.asarray(c).tolist()) for c in which)
+        what = (f"class {labels} is {kind} separated from the other classes (one against "
+                f"the rest): its probability is fitted as 0 or 1 on {n_sep} of {n_used} samples")
+    warnings.warn(f"{what}, and the maximum-likelihood coefficients do "
+                  "not exist (they diverge). The returned coefficients are finite because the "
+                  "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning,
+                  stacklevel=4)
+    est.separated_ = rows
+    return True

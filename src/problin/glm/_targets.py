@@ -1,0 +1,46 @@
+"""Class labels: validation and encoding as indices ``0..K-1``."""
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+__all__ = ["encode_classes"]
+
+
+def _label_list(values, limit=10):
+    values = list(values)
+    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def encode_classes(y, classes=None, *, owner="classifier"):
+    """Return ``(classes_, t)`` with ``classes_[t] == y``.
+
+    ``classes`` fixes the set and order of the labels (the first is the
+    reference class of contrast parameterisations); by default the sorted
+    distinct labels of ``y``. Every listed class must occur in ``y`` (a class
+    without samples has no finite maximum-likelihood parameters) and every
+    label of ``y`` must be listed.
+    """
+    check_classification_targets(y)
+    present = np.unique(y)
+    if classes is None:
+        classes_ = present
+    else:
+        classes_ = np.asarray(classes)
+        if classes_.ndim != 1:
+            raise ValueError(f"classes must be a 1-D list of labels, got shape {classes_.shape}")
+        if np.unique(classes_).size != classes_.size:
+            raise ValueError("classes contains duplicate labels")
+        unknown = np.setdiff1d(present, classes_)
+        if unknown.size:
+            raise ValueError(f"y contains labels that are not in classes: {_label_list(unknown)}")
+        absent = [c for c in classes_ if c not in set(present.tolist())]
+        if absent:
+            raise ValueError(f"classes {_label_list(absent)} have no samples in y: their "
+                             "parameters would be minus infinity. Drop them from classes or "
+                             "add samples.")
+    if classes_.size < 2:
+        raise ValueError(f"{owner} needs samples of at least 2 classes, but the data contain "
+                         f"only one class: {_label_list(classes_)}")
+    order = np.argsort(classes_, kind="stable")
+    t = order[np.searchsorted(classes_[order], y)]
+    return classes_, t.astype(np.intp)
