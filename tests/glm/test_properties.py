@@ -48,7 +48,10 @@ def test_row_order_does_not_matter(seed, model, alpha, perm_seed):
     b = model(alpha=alpha).fit(X[perm], y[perm])
     if not (a.converged_ and hasattr(a, "separated_") is False):
         return  # a separated draw has no unique optimum to compare
-    assert_allclose(_theta(a), _theta(b), rtol=1e-7, atol=1e-9)
+    # Both fits stop within ~1e-8 standard errors of the optimum; only the
+    # order of summation differs, so they agree to far better than 1e-6 SE.
+    se = np.sqrt(np.diag(a.covariance_))
+    assert np.all(np.abs(_theta(a) - _theta(b)) <= 1e-6 * se)
     assert_allclose(a.covariance_, b.covariance_, rtol=1e-6, atol=1e-12)
 
 
