@@ -32,6 +32,13 @@ class Design:
         self.n_samples, self.n_features = X.shape
         self.n_params = self.n_features + int(self.intercept)
 
+    def subsample(self, rows):
+        """The design restricted to ``rows`` (a copy of those rows only)."""
+        X = self.X[rows]
+        if not sp.issparse(X):
+            X = np.ascontiguousarray(X)
+        return Design(X, self.intercept, self.rows)
+
     def _split(self, theta):
         if self.intercept:
             return theta[0], theta[1:]
@@ -68,8 +75,12 @@ class Design:
             return np.concatenate(([v.sum()], Xtv))
         return Xtv
 
-    def grad_and_gram(self, g, h):
-        """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once."""
+    def grad_and_gram(self, g, h, single=False):
+        """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once.
+
+        ``single=True`` forms the Gram products in float32 (the gradient stays
+        float64): for Newton directions, not for covariances.
+        """
         d, p = self.n_features, self.n_params
         rows = self.rows or _default_rows(self.X)
 
@@ -81,7 +92,7 @@ class Design:
             buffer = None
             for _, _, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo, stop=hi):
                 if buffer is None and not sp.issparse(Xb):
-                    buffer = np.empty(Xb.shape)
+                    buffer = np.empty(Xb.shape, dtype=np.float32 if single else np.float64)
                 if not sp.issparse(Xb) and Xb.dtype != np.float64:
                     Xb = Xb.astype(np.float64)  # one block, refined in float64
                 moments += np.asarray(Xb.T @ np.column_stack([gb, hb]))
@@ -123,7 +134,7 @@ class Design:
             XtG = np.vstack([G.sum(axis=0), XtG])
         return XtG.T
 
-    def softmax_gram(self, curvature, sample_weight=None):
+    def softmax_gram(self, curvature, sample_weight=None, single=False):
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).
 
         ``curvature = (P, Q)``: free-class probabilities and their complements.
@@ -132,12 +143,14 @@ class Design:
         one large ``syrk`` of ``V = [p_1 x, ..., p_M x]`` (BLAS near peak speed);
         the diagonal blocks are then replaced by ``X^T diag(p_k q_k) X`` with
         the exact complements ``q_k``, avoiding the cancellation of
-        ``p_k - p_k^2`` for rows fitted with probability near 1.
+        ``p_k - p_k^2`` for rows fitted with probability near 1. ``single``
+        forms the products in float32 (for Newton directions only).
         """
         P, Q = curvature
         M, p = P.shape[1], self.n_params
         rows = self.rows or _default_rows(np.empty((1, M * p)))
         sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
+        dtype = np.float32 if single else np.float64
 
         def accumulate(lo, hi):
             H = np.zeros((M * p, M * p))
@@ -147,11 +160,11 @@ class Design:
                 Xt = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
                 if self.intercept:
                     Xt = np.column_stack([np.ones(Xt.shape[0]), Xt])
-                Xs = Xt * np.sqrt(sb)[:, None]
-                V = (Pb[:, :, None] * Xs[:, None, :]).reshape(-1, M * p)
+                Xs = (Xt * np.sqrt(sb)[:, None]).astype(dtype, copy=False)
+                V = (Pb.astype(dtype)[:, :, None] * Xs[:, None, :]).reshape(-1, M * p)
                 H -= V.T @ V
                 for k in range(M):
-                    Bk = Xs * np.sqrt(Pb[:, k] * Qb[:, k])[:, None]
+                    Bk = Xs * np.sqrt(Pb[:, k] * Qb[:, k]).astype(dtype)[:, None]
                     diag[k] += Bk.T @ Bk
             for k in range(M):
                 H[k * p:(k + 1) * p, k * p:(k + 1) * p] = diag[k]

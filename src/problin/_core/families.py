@@ -63,12 +63,17 @@ class BernoulliLogit(_Bernoulli):
         return np.log(p) - np.log1p(-p)
 
     def _derivatives(self, y, eta, information):
-        # Canonical link: observed and expected information coincide.
+        # Canonical link: observed and expected information coincide. All
+        # three from e = exp(-|z|), z = s eta (one exp and one log1p per row):
+        # log p = -log1p(e) - max(-z, 0); 1 - p = sigma(-z); p (1 - p) = e / (1 + e)^2.
         s = _sign(y)
-        q = sigmoid(-s * eta)  # 1 - p(observed class), without cancellation
-        loglik = log_sigmoid(s * eta)
-        curv = q * sigmoid(s * eta)  # p (1 - p)
-        return loglik, -s * q, curv
+        z = s * eta
+        e = np.exp(-np.abs(z))
+        inv = 1.0 / (1.0 + e)
+        loglik = -np.log1p(e)
+        loglik -= np.maximum(-z, 0.0)
+        q = np.where(z > 0, e * inv, inv)  # 1 - p(observed class), without cancellation
+        return loglik, -s * q, e * inv * inv
 
 
 class BernoulliProbit(_Bernoulli):
@@ -167,9 +172,15 @@ class CategoricalSoftmax:
 
 
 def _complements(P):
-    """``1 - P[:, k]`` as the sum of the other columns (no cancellation)."""
-    K = P.shape[1]
-    Q = np.empty_like(P)
-    for k in range(K):
-        Q[:, k] = P[:, :k].sum(axis=1) + P[:, k + 1:].sum(axis=1)
+    """``1 - P`` without cancellation.
+
+    ``1 - p`` is exact for ``p <= 1/2``; at most one class per row has
+    ``p > 1/2``, and there the complement is summed from the other classes.
+    """
+    Q = 1.0 - P
+    rows, cols = np.nonzero(P > 0.5)
+    if rows.size:
+        others = P[rows].copy()
+        others[np.arange(rows.size), cols] = 0.0
+        Q[rows, cols] = others.sum(axis=1)
     return Q

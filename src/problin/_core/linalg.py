@@ -35,15 +35,16 @@ def add_weighted_gram(G, Xb, r, buffer=None):
     if sp.issparse(Xb):
         G += (Xb.T @ Xb.multiply(r[:, None])).toarray()
         return G
-    Xb = np.asarray(Xb, dtype=np.float64)
     n = Xb.shape[0]
-    B = np.empty_like(Xb) if buffer is None else buffer[:n]
+    B = np.empty(Xb.shape) if buffer is None else buffer[:n]
     if np.all(r >= 0):
-        np.multiply(Xb, np.sqrt(r)[:, None], out=B)
+        # B may be float32 (a single-precision Hessian): products per block
+        # in float32, accumulated over blocks in float64.
+        np.multiply(Xb, np.sqrt(r)[:, None], out=B, casting="unsafe")
         G += B.T @ B
     else:
-        np.multiply(Xb, r[:, None], out=B)
-        G += Xb.T @ B
+        np.multiply(Xb, r[:, None], out=B, casting="unsafe")
+        G += Xb.astype(B.dtype, copy=False).T @ B
     return G
 
 

@@ -110,18 +110,34 @@ class GLMObjective(_GaussianPrior):
     def linear_predictor(self, theta):
         return self.design.matvec(theta)
 
+    def subsample(self, rows):
+        """The same objective on a subset of rows, weights scaled to the full total."""
+        return GLMObjective(self.design.subsample(rows), self.family, self.y[rows],
+                            _scaled_weights(self, rows), self.P, self.m, self.information)
+
     def value(self, theta, eta):
-        """``f(theta)`` given its linear predictor ``eta`` (no pass over X)."""
-        return self.family.loss(self.y, eta, self.sample_weight) + self.penalty(theta)
+        """``f(theta)`` given its linear predictor ``eta`` (no pass over X).
+
+        Evaluates (and keeps) the per-row derivatives too: a line search's
+        accepted trial point is where the next gradient is needed.
+        """
+        return self.row_derivatives(eta)[0] + self.penalty(theta)
 
     def row_derivatives(self, eta):
-        """Loss and per-row gradient / curvature weights at ``eta``."""
-        return self.family.derivatives(self.y, eta, self.sample_weight, self.information)
+        """Loss and per-row gradient / curvature weights at ``eta`` (cached for
+        the most recent ``eta`` array)."""
+        cached = getattr(self, "_cached", None)
+        if cached is not None and cached[0] is eta:
+            return cached[1]
+        out = self.family.derivatives(self.y, eta, self.sample_weight, self.information)
+        self._cached = (eta, out)
+        return out
 
-    def value_grad_hess(self, theta, eta):
-        """``(f, gradient, Hessian)`` at ``theta``: one fused pass over X."""
+    def value_grad_hess(self, theta, eta, single=False):
+        """``(f, gradient, Hessian)`` at ``theta``: one fused pass over X
+        (``single``: Hessian products in float32)."""
         loss, g, h = self.row_derivatives(eta)
-        grad, hess = self.design.grad_and_gram(g, h)
+        grad, hess = self.design.grad_and_gram(g, h, single)
         return self._add_prior(theta, loss, grad, hess)
 
     def value_grad(self, theta, eta):
@@ -173,6 +189,11 @@ class SoftmaxObjective(_GaussianPrior):
         self.n_params = self.n_blocks * design.n_params
         self._init_prior(prior_precision, prior_mean)
 
+    def subsample(self, rows):
+        """The same objective on a subset of rows, weights scaled to the full total."""
+        return SoftmaxObjective(self.design.subsample(rows), self.family, self.t[rows],
+                                _scaled_weights(self, rows), self.P, self.m)
+
     def _blocks(self, theta):
         return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, self.design.n_params)
 
@@ -187,9 +208,9 @@ class SoftmaxObjective(_GaussianPrior):
         f, grad, _ = self._add_prior(theta, loss, self.design.rmatmat(G).ravel())
         return f, grad
 
-    def value_grad_hess(self, theta, eta):
+    def value_grad_hess(self, theta, eta, single=False):
         loss, G, P = self.family.derivatives(self.t, eta, self.sample_weight)
-        hess = self.design.softmax_gram(P, self.sample_weight)
+        hess = self.design.softmax_gram(P, self.sample_weight, single)
         return self._add_prior(theta, loss, self.design.rmatmat(G).ravel(), hess)
 
     def coordinate_derivatives(self, eta, c, block=0):
@@ -232,3 +253,9 @@ def _range_basis(design, sample_weight, rtol=1e-10):
         (np.asarray(sample_weight) > 0).astype(np.float64)
     vals, vecs = np.linalg.eigh(design.gram(used))
     return vecs[:, vals > rtol * max(float(vals[-1]), 0.0)]
+
+
+def _scaled_weights(objective, rows):
+    """Sample weights of ``rows``, scaled so that they sum to the full total weight."""
+    sw = np.ones(rows.size) if objective.sample_weight is None else objective.sample_weight[rows]
+    return sw * (objective.total_weight / max(float(sw.sum()), 1e-300))

@@ -15,12 +15,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.ascent import coordinate_descent, gradient_descent
 from .._core.design import Design
 from .._core.families import CategoricalSoftmax
-from .._core.newton import newton
+from .._core.newton import newton, sketch_rows
 from .._core.numerics import log_softmax
 from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.quasi_newton import lbfgs
 from .._core.validation import check_label_types, check_sample_weight
-from ._diagnostics import check_fits_in_memory, diagnose, set_covariance
+from ._diagnostics import check_fits_in_memory, diagnose, hessian_affordable, set_covariance
 from ._targets import encode_classes
 from .inference import parameter_names, wald_table
 
@@ -82,7 +82,12 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         objective, theta0 = self._objective(design, t, sw)
         self.solver_ = self._choose_solver(objective)
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver_]
-        result = SOLVERS[self.solver_](objective, theta0, max_iter=max_iter, tol=self.tol)
+        options = {}
+        if self.solver_ == "newton":
+            options = {"sketch": sketch_rows(design.n_samples, objective.n_params),
+                       "exact_final": hessian_affordable(design.n_samples, objective.n_params)}
+        result = SOLVERS[self.solver_](objective, theta0, max_iter=max_iter, tol=self.tol,
+                                       **options)
         self._store(objective, result)
         diagnose(self, objective, result)
         return self
@@ -217,10 +222,11 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         return table
 
     def _no_covariance_message(self):
-        p = self._fit_info["theta"].size
-        return (f"covariance_ was not computed: the model has {p} parameters and its "
-                f"{p} x {p} information matrix needs {8 * p * p / 1e9:.1f} GB. Call "
-                "compute_covariance(X, y) to compute it on request, if it fits in memory.")
+        p, n = self._fit_info["theta"].size, self._fit_info["n_obs"]
+        return (f"covariance_ was not computed during fit: the {p} x {p} information matrix "
+                f"({8 * p * p / 1e6:.0f} MB) costs {n * p * p / 2:.1e} multiply-adds over "
+                f"the {n} rows. Call compute_covariance(X, y) to compute it on request "
+                "(it checks that it fits in memory).")
 
     def compute_covariance(self, X, y, sample_weight=None):
         """Compute ``covariance_`` (and so ``summary()``) for a model fitted without it.

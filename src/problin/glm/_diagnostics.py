@@ -14,14 +14,22 @@ from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarn
                           SeparationWarning)
 from .inference import parameter_names
 
-__all__ = ["diagnose", "set_covariance", "check_fits_in_memory"]
+__all__ = ["diagnose", "set_covariance", "check_fits_in_memory", "hessian_affordable"]
 
 # A fitted row whose loss is below this is fitted with probability ~1: a
 # sign that some coefficients are running off to infinity (separation).
 _SUSPICIOUS_LOSS = 1e-7
-# Covariance is computed inside fit up to this many parameters (a 2000 x 2000
-# information matrix: 32 MB, well under a second to factor).
+# fit builds the full information matrix (for covariance_) only if it costs at
+# most this many multiply-adds (n p^2 / 2: about half a second here) and has
+# at most 2000 parameters (32 MB, factored in well under a second). Beyond,
+# compute_covariance(X, y) builds it on request.
+_HESSIAN_BUDGET = 1e10
 _COVARIANCE_MAX_PARAMS = 2000
+
+
+def hessian_affordable(n_samples, n_params):
+    """Whether fit may build the full n-row p x p information matrix."""
+    return n_params <= _COVARIANCE_MAX_PARAMS and n_samples * n_params**2 / 2 <= _HESSIAN_BUDGET
 
 
 def check_fits_in_memory(n_params):
@@ -61,7 +69,8 @@ def set_covariance(est, objective, H):
 def diagnose(est, objective, result):
     """Covariance, identifiability, separation and convergence checks."""
     est.covariance_ = est.identified_ = None
-    if objective.n_params <= _COVARIANCE_MAX_PARAMS:
+    if result.hessian is not None or hessian_affordable(objective.design.n_samples,
+                                                        objective.n_params):
         H = result.hessian
         if H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
