@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["block_rows", "iter_blocks", "map_reduce", "reduce_row_ranges", "n_workers"]
 
@@ -100,6 +100,7 @@ def map_reduce(func, X, *arrays, rows=None):
 
 _POOL = None
 _MIN_BLOCKS_PER_WORKER = 4
+_CONTROLLER = None  # inspecting the loaded BLAS libraries costs ms: do it once
 
 
 def n_workers():
@@ -129,7 +130,10 @@ def reduce_row_ranges(func, n_rows, rows, workers=None):
     global _POOL
     if _POOL is None or _POOL._max_workers < workers:
         _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="problin-block")
-    with threadpool_limits(1):
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    with _CONTROLLER.limit(limits=1):
         parts = list(_POOL.map(lambda i: func(cuts[i], cuts[i + 1]), range(workers)))
     total = None
     for part in parts:

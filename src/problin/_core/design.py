@@ -78,36 +78,40 @@ class Design:
     def grad_and_gram(self, g, h, single=False):
         """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once.
 
-        ``single=True`` forms the Gram products in float32 (the gradient stays
-        float64): for Newton directions, not for covariances.
+        With non-negative ``h`` (every convex family) each block becomes
+        ``B = sqrt(h) [1, X_b]`` and ``B^T B`` (one ``syrk``) is its whole
+        contribution, intercept row included. ``single=True`` forms the Gram
+        products in float32 (the gradient stays float64): for Newton
+        directions, not for covariances.
         """
         d, p = self.n_features, self.n_params
         rows = self.rows or _default_rows(self.X)
+        dtype = np.float32 if single else np.float64
+        root = np.sqrt(h) if np.all(h >= 0) else None
+        off = int(self.intercept)
 
         def accumulate(lo, hi):
-            # Columns of `moments`: X^T g and, for the intercept row of the
-            # Hessian, X^T h. G is the weighted Gram of this range of rows.
-            moments = np.zeros((d, 2))
-            G = np.zeros((d, d))
-            buffer = None
-            for _, _, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo, stop=hi):
-                if buffer is None and not sp.issparse(Xb):
-                    buffer = np.empty(Xb.shape, dtype=np.float32 if single else np.float64)
-                if not sp.issparse(Xb) and Xb.dtype != np.float64:
-                    Xb = Xb.astype(np.float64)  # one block, refined in float64
-                moments += np.asarray(Xb.T @ np.column_stack([gb, hb]))
-                add_weighted_gram(G, Xb, hb, buffer)
-            return moments, G
+            grad, G, buffer = np.zeros(d), np.zeros((p, p)), None
+            for start, stop, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo,
+                                                       stop=hi):
+                if sp.issparse(Xb) or root is None:
+                    _add_bordered_gram(G, Xb, hb, self.intercept)
+                else:
+                    if buffer is None:
+                        buffer = np.empty((Xb.shape[0], p), dtype=dtype)
+                    B, rb = buffer[:stop - start], root[start:stop]
+                    if off:
+                        B[:, 0] = rb
+                    np.multiply(Xb, rb[:, None], out=B[:, off:], casting="unsafe")
+                    G += B.T @ B
+                grad += np.asarray(gb @ Xb, dtype=np.float64).ravel()
+            return grad, G
 
-        moments, G = reduce_row_ranges(accumulate, self.n_samples, rows)
-        symmetrize(G)  # exact symmetry also for signed weights and sparse blocks
-        if not self.intercept:
-            return moments[:, 0], G
-        H = np.empty((p, p))
-        H[1:, 1:] = G
-        H[0, 0] = h.sum()
-        H[0, 1:] = H[1:, 0] = moments[:, 1]
-        return np.concatenate(([g.sum()], moments[:, 0])), H
+        grad, H = reduce_row_ranges(accumulate, self.n_samples, rows)
+        symmetrize(H)  # exact symmetry also for signed weights and sparse blocks
+        if self.intercept:
+            grad = np.concatenate(([g.sum()], grad))
+        return grad, H
 
     def matmat(self, Theta):
         """Linear predictors ``[1, X] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
@@ -205,3 +209,14 @@ class Design:
         # Only a preconditioner: the one-pass variance's rounding is harmless.
         var = np.maximum(s2 / n - mean**2, 0.0)
         return mean, np.sqrt(var)
+
+
+def _add_bordered_gram(G, Xb, hb, intercept):
+    """``G += [1, X_b]^T diag(h_b) [1, X_b]`` for sparse blocks or signed weights."""
+    off = int(intercept)
+    add_weighted_gram(G[off:, off:], Xb, hb)
+    if intercept:
+        Xth = np.asarray(hb @ Xb, dtype=np.float64).ravel()
+        G[0, 0] += hb.sum()
+        G[0, 1:] += Xth
+        G[1:, 0] += Xth

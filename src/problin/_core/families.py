@@ -12,6 +12,8 @@ design operator combine these n-vectors with the data by row blocks.
 """
 import numpy as np
 
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
 from .numerics import (inverse_mills, log_probit_cdf, log_sigmoid, log_softmax, probit_cdf,
                        probit_curvature, sigmoid)
 
@@ -96,13 +98,20 @@ class BernoulliProbit(_Bernoulli):
         s = _sign(y)
         z = s * eta
         mills = inverse_mills(z)  # d log Phi(z) / dz
+        # log Phi(z) = log(lambda-free form): Phi(z) = erfcx(-z/sqrt2) exp(-z^2/2) / 2,
+        # i.e. log phi(z) - log lambda(z); exact for z <= 0, where the terms
+        # do not cancel. Right of zero log Phi(z) ~ -Phi(-z) needs log_ndtr.
+        loglik = np.empty_like(z)
+        left = z <= 0
+        loglik[left] = -0.5 * np.square(z[left]) - _LOG_SQRT_2PI - np.log(mills[left])
+        loglik[~left] = log_probit_cdf(z[~left])
         if information == "observed":
             # -d^2 log Phi(z) / dz^2 = lambda(z) (z + lambda(z)) >= 0 (log-concavity)
-            curv = probit_curvature(z)
+            curv = probit_curvature(z, mills)
         else:
             # Fisher information phi^2 / (Phi (1 - Phi)) = lambda(eta) lambda(-eta).
             curv = inverse_mills(eta) * inverse_mills(-eta)
-        return log_probit_cdf(z), -s * mills, curv
+        return loglik, -s * mills, curv
 
 
 FAMILIES = {"logit": BernoulliLogit, "probit": BernoulliProbit}

@@ -53,6 +53,7 @@ class SolverResult:
     grad: np.ndarray | None = None
     hessian: np.ndarray | None = None
     rank_deficient: bool = False
+    direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
 
 
 def _rounding_level(f):
@@ -80,24 +81,26 @@ def backtrack(objective, theta, eta, f, slope, d, Xd, step=1.0):
 def sketch_rows(n_samples, n_params, random_state=0):
     """Sorted random rows for a Hessian sketch, or None when the data are too few.
 
-    ``m = max(10000, 20 p)`` rows keep the sketch's relative error near
-    ``sqrt(p / m) <= 0.22``; sketching pays only when n is well above m.
+    ``m`` rows make one sketched Hessian cost about ``m p^2 / 2 = 1e8``
+    multiply-adds, with at least ``20 p`` rows (relative error of the sketch
+    ``~ sqrt(p / m) <= 0.22``) and 10,000; sketching pays only when n is
+    well above m.
     """
-    m = max(10_000, 20 * n_params)
+    m = int(min(max(2e8 / n_params**2, 20 * n_params, 10_000), n_samples))
     if n_samples < 8 * m:
         return None
     rng = np.random.default_rng(random_state)
     return np.sort(rng.choice(n_samples, size=m, replace=False))
 
 
-def _sketched_phase(objective, theta, rows, threshold, max_iter):
-    """Exact gradients, sketched Hessians; stop when ``lambda^2 / 2 <= threshold``."""
-    sketch = objective.subsample(rows)
+def _sketched_phase(objective, sketch, theta, threshold, max_iter):
+    """Exact gradients, sketched Hessians; stop when ``lambda^2 / 2 <= threshold``
+    or after ``max_iter`` steps (returning the point after the last step)."""
     eta = objective.linear_predictor(theta)
     f, g = objective.value_grad(theta, eta)
     history, n_iter, done = [f], 0, False
     for n_iter in range(1, max_iter + 1):
-        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta))[2]
+        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
         step, rank = solve_psd(H, g)
         if rank < H.shape[0]:
             break  # singular: leave it to the exact phase and its data-span solve
@@ -112,13 +115,15 @@ def _sketched_phase(objective, theta, rows, threshold, max_iter):
             break
         theta = theta + t * d
         eta = eta_new
+        history.append(f_new)
+        if n_iter == max_iter:
+            break
         f, g = objective.value_grad(theta, eta)
-        history.append(f)
     return theta, eta, history, n_iter, done
 
 
 def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, sketch=None,
-           exact_final=True):
+           exact_final=True, single=False):
     """Minimise ``objective`` by damped Newton from ``theta0``.
 
     Parameters
@@ -138,28 +143,40 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         the module docstring and :func:`sketch_rows`).
     exact_final : bool
         After a sketched phase, build the full Hessian once (default) or stop.
+    single : bool
+        Form every Hessian in float32 (for approximate fits such as warm starts).
 
     Returns
     -------
     SolverResult
     """
     theta = np.array(theta0, dtype=np.float64)
-    history, n_sketched = [], 0
+    history, n_sketched, always_single = [], 0, single
     if sketch is not None:
-        theta, eta, history, n_sketched, done = _sketched_phase(objective, theta, sketch,
-                                                                tol * tol, max_iter)
+        # 1. Warm start: a rough fit to the sketch rows alone (~m/n of a pass
+        #    per iteration); its error is statistical, ~sqrt(n/m) standard errors.
+        sub = objective.subsample(sketch)
+        theta = newton(sub, theta, max_iter=max_iter, tol=1e-2, final_hessian=False,
+                       single=True).theta
+        # 2. Exact gradients with sketched Hessians: to the end where even one
+        #    full Hessian is too costly; else one step, which removes most of
+        #    the warm start's statistical error.
+        steps = max_iter if not exact_final else 1
+        theta, eta, history, n_sketched, done = _sketched_phase(objective, sub, theta,
+                                                                tol * tol, steps)
         if done and not exact_final:
-            f = history[-1]
-            return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_sketched,
+            return SolverResult(theta=theta, eta=eta, value=history[-1], n_iter=n_sketched,
                                 converged=True, history=history, message="converged")
+        # 3. Full Hessians, in float32 until Newton's next step is the last.
+        single = True
     else:
         eta = objective.linear_predictor(theta)
-    f, g, H = objective.value_grad_hess(theta, eta)
+    f, g, H = objective.value_grad_hess(theta, eta, single=single)
     history = history[:-1] + [f] if history else [f]
     threshold = tol if getattr(objective, "exact_hessian", True) else tol * tol
     converged, message, rank_deficient, at_theta = (False, "maximum number of iterations reached",
                                                     False, True)
-    n_iter, basis = 0, None
+    n_iter, basis, d = 0, None, None
     for n_iter in range(1, max_iter + 1):
         if basis is None:
             step, rank = solve_psd(H, g)
@@ -185,8 +202,9 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             history.append(f)
             converged, message = True, "converged"
             # Within ~tol^2 the Hessian in hand is, to that precision, the one
-            # at the answer; otherwise it is rebuilt below if asked for.
-            at_theta = decrement2 / 2 <= tol * tol
+            # at the answer (if it was built in double precision); otherwise
+            # it is rebuilt below if asked for.
+            at_theta = decrement2 / 2 <= tol * tol and not single
             break
         t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
         if t is None:
@@ -194,12 +212,15 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             # is itself at the level of rounding in f.
             converged = decrement2 / 2 <= _rounding_level(f)
             message = "converged" if converged else "line search failed"
+            at_theta = not single
             break
         theta = theta + t * d
         eta, f = eta_new, f_new
         history.append(f)
-        f, g, H = objective.value_grad_hess(theta, eta)
-        at_theta = True
+        # Near the answer (quadratic convergence: the next decrement will be
+        # ~ its square) the next Hessian is the final one: double precision.
+        single = always_single or (single and decrement2 / 2 > np.sqrt(tol))
+        f, g, H = objective.value_grad_hess(theta, eta, single=single)
     if not at_theta:
         if final_hessian:
             f, g, H = objective.value_grad_hess(theta, eta)
@@ -207,4 +228,4 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             g = H = None
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_sketched + n_iter,
                         converged=converged, history=history, message=message, grad=g,
-                        hessian=H, rank_deficient=rank_deficient)
+                        hessian=H, rank_deficient=rank_deficient, direction=d)

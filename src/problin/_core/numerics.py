@@ -75,34 +75,31 @@ def log_normal_pdf(a):
 
 
 def inverse_mills(a):
-    """Inverse Mills ratio ``lambda(a) = phi(a) / Phi(a)``.
+    """Inverse Mills ratio ``lambda(a) = phi(a) / Phi(a) = sqrt(2/pi) / erfcx(-a/sqrt(2))``.
 
-    Left of zero it is ``sqrt(2/pi) / erfcx(-a/sqrt(2))`` (the scaled
-    complementary error function keeps full relative precision however far
-    out, where ``lambda(a) ~ -a``); right of zero ``Phi(a) >= 1/2`` and
-    ``exp(log phi(a) - log Phi(a))`` is exact and underflows gracefully.
+    The scaled complementary error function keeps full relative precision in
+    the far left tail (where ``lambda(a) ~ -a`` and both densities underflow);
+    right of zero ``erfcx(-x) = 2 exp(x^2) - erfcx(x)`` is exact to about
+    ``eps a^2`` and overflows to infinity exactly where ``lambda`` underflows
+    to 0, which is then the answer.
     """
     a = _floating(a)
-    a64 = np.asarray(a, dtype=np.float64)
-    out = np.empty_like(a64)
-    left = a64 < 0
-    out[left] = _SQRT_2_OVER_PI / special.erfcx(-a64[left] / np.sqrt(2.0))
-    right = ~left
-    out[right] = np.exp(-0.5 * np.square(a64[right]) - _LOG_SQRT_2PI
-                        - special.log_ndtr(a64[right]))
-    return out.astype(a.dtype, copy=False).reshape(a.shape) if out.ndim else out.astype(a.dtype)
+    with np.errstate(over="ignore"):
+        out = _SQRT_2_OVER_PI / special.erfcx(-np.asarray(a, dtype=np.float64) / np.sqrt(2.0))
+    return out.astype(a.dtype, copy=False)
 
 
-def probit_curvature(z):
+def probit_curvature(z, mills=None):
     """``-d^2/dz^2 log Phi(z) = lambda(z) (z + lambda(z))``, accurate in both tails.
 
     For ``z << 0`` the factor ``z + lambda(z)`` cancels (``lambda ~ -z``); there
     it is the Laplace continued fraction ``1/(t + 2/(t + 3/(t + ...)))`` with
     ``t = -z``, evaluated bottom-up, which has full precision for ``t >= 8``.
+    ``mills`` is ``inverse_mills(z)`` if already at hand.
     """
     z = _floating(z)
     z64 = np.atleast_1d(np.asarray(z, dtype=np.float64))
-    lam = np.atleast_1d(inverse_mills(z64))
+    lam = np.atleast_1d(inverse_mills(z64) if mills is None else np.asarray(mills, np.float64))
     gap = z64 + lam
     far = z64 <= -8.0
     if np.any(far):

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .._core.linalg import cholesky, identified_columns
-from .._core.separation import separated_rows
+from .._core.separation import LP_MAX_SIZE, certified_separation, separated_rows
 from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarning,
                           SeparationWarning)
 from .inference import parameter_names
@@ -120,8 +120,8 @@ def _check_separation(est, objective, result):
     rows = np.zeros(objective.design.n_samples, dtype=bool)
     which = []
     for label, y01 in targets.items():
-        found = separated_rows(objective.design, y01, sw)
-        if found.any():
+        found = _separated(objective, result, y01, label)
+        if found is not None and found.any():
             rows |= found
             which.append(label)
     n_sep = int(rows.sum())
@@ -142,3 +142,19 @@ def _check_separation(est, objective, result):
                   stacklevel=4)
     est.separated_ = rows
     return True
+
+
+def _separated(objective, result, y01, label):
+    """Separated rows for one binary split: a certificate first, the exact LP if affordable."""
+    sw, design = objective.sample_weight, objective.design
+    if objective.n_blocks == 1:
+        candidates = [result.eta]
+        if result.direction is not None:
+            candidates.append(objective.linear_predictor(result.direction))
+        for margins in candidates:
+            found = certified_separation(margins, y01, sw)
+            if found is not None:
+                return found
+    if design.n_samples * design.n_params > LP_MAX_SIZE:
+        return None
+    return separated_rows(design, y01, sw)
