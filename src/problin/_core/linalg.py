@@ -74,9 +74,11 @@ class Cholesky:
         return 2.0 * float(np.sum(np.log(np.diag(c))))
 
     def inverse(self):
-        """The inverse matrix, by solving against the identity."""
-        n = self.factor[0].shape[0]
-        return self.solve(np.eye(n))
+        """The inverse matrix, from the factor (LAPACK ``potri``)."""
+        inv, info = lapack.dpotri(self.factor[0], lower=0)
+        if info != 0:  # pragma: no cover - the factor is non-singular by construction
+            raise np.linalg.LinAlgError("inverting the Cholesky factor failed")
+        return symmetrize(np.asarray(inv))
 
 
 def cholesky(A, *, max_tries=12):

@@ -98,19 +98,28 @@ def _flat_names(est, objective):
     return [f"{c}:{n}" for c in free.tolist() for n in names]
 
 
-def _observed_log_proba(objective, eta):
+def _fitted_with_certainty(objective, eta):
+    """Whether some row's observed class is fitted with probability ~1.
+
+    Read off the gradient weights at the fit (already computed there): for
+    a binary GLM ``|g_i| / s_i`` is ``1 - p_i`` (logit) or the inverse Mills
+    ratio (probit), both ~0 exactly when ``p_i ~ 1``.
+    """
     if objective.n_blocks == 1:
-        return objective.family.log_cdf((2.0 * objective.y - 1.0) * eta)
+        _, g, _ = objective.row_derivatives(eta)
+        scale = np.abs(g) if objective.sample_weight is None else \
+            np.abs(g) / np.where(objective.sample_weight > 0, objective.sample_weight, np.inf)
+        used = objective.sample_weight is None or objective.sample_weight > 0
+        return bool(np.any((scale < _SUSPICIOUS_LOSS) & used))
     log_p = objective.family.log_proba(eta)
-    return log_p[np.arange(log_p.shape[0]), objective.t]
+    return bool(np.any(-log_p[np.arange(log_p.shape[0]), objective.t] < _SUSPICIOUS_LOSS))
 
 
 def _check_separation(est, objective, result):
     """Warn (and mark ``separated_``) when the classes are (quasi-)separable."""
     if est.alpha > 0:
         return False
-    if result.converged and not np.any(-_observed_log_proba(objective, result.eta)
-                                       < _SUSPICIOUS_LOSS):
+    if result.converged and not _fitted_with_certainty(objective, result.eta):
         return False
     sw = objective.sample_weight
     if objective.n_blocks == 1:

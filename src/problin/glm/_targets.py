@@ -21,6 +21,19 @@ def encode_classes(y, classes=None, *, owner="classifier"):
     label of ``y`` must be listed.
     """
     check_classification_targets(y)
+    y = np.asarray(y)
+    if classes is None and y.dtype.kind in "iub" and y.size:
+        # Integer labels: one counting pass instead of sorting.
+        low = int(y.min())
+        span = int(y.max()) - low + 1
+        if span <= 4 * y.size + 1024:
+            counts = np.bincount((y - low).astype(np.intp), minlength=span)
+            codes = np.cumsum(counts > 0) - 1
+            present = (np.flatnonzero(counts) + low).astype(y.dtype)
+            if present.size < 2:
+                raise ValueError(f"{owner} needs samples of at least 2 classes, but the data "
+                                 f"contain only one class: {_label_list(present)}")
+            return present, codes[(y - low).astype(np.intp)].astype(np.intp)
     present = np.unique(y)
     if classes is None:
         classes_ = present
