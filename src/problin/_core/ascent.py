@@ -12,8 +12,10 @@ weight, ``c`` the mean curvature, ~0.1-0.25) and a standard error about
 ``tol`` standard errors: the same scale as the Newton engine's decrement test.
 Where a strong prior or extreme probabilities make that estimate of the
 curvature wrong, the rule is confirmed, when the model is small enough, with
-the exact Newton decrement (``g^T H^-1 g / 2 <= tol^2``), iterating on with a
-ten times stricter gradient test until it holds.
+the exact Newton decrement (``g^T H^-1 g / 2 <= tol``, the Newton engine's
+test), iterating on with a ten times stricter gradient test until it holds;
+the Newton step that the check computes is then taken, which squares the
+remaining error, as the Newton engine's final step does.
 """
 import numpy as np
 
@@ -99,10 +101,17 @@ class _Convergence:
             return True
         H = self.objective.value_grad_hess(theta, eta)[2]
         step, _ = solve_psd(H, grad)
-        if float(grad @ step) / 2 <= self.tol * self.tol:
+        if float(grad @ step) / 2 <= self.tol:
+            self.correction = -step  # one Newton step squares the remaining error
             return True
         self.gradient_tol /= 10.0
         return False
+
+    correction = None
+
+    def finish(self, theta):
+        """``theta`` plus the final Newton correction, if the check computed one."""
+        return theta if self.correction is None else theta + self.correction
 
 
 def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
@@ -132,14 +141,19 @@ def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
         d = -T.apply(gu)
         t, f_new, eta_new = backtrack(objective, theta, eta, f, float(grad @ d), d,
                                       objective.linear_predictor(d), step)
-        if t is None:
-            converged = _gradient_small(objective, T, grad, np.sqrt(tol))
-            message = "line search failed at rounding level"
+        if t is None or f_new >= f:  # no decrease left: rounding level reached
+            done.gradient_tol = np.sqrt(tol)  # at rounding level: settle for the decrement test
+            converged = done(theta, eta, grad)
+            message = "converged at rounding level" if converged else "line search failed"
             break
         prev = (-t * gu, gu)
         theta, eta, f = theta + t * d, eta_new, f_new
         f, grad = objective.value_grad(theta, eta)
         history.append(f)
+    if done.correction is not None:
+        theta = done.finish(theta)
+        eta = objective.linear_predictor(theta)
+        f, grad = objective.value_grad(theta, eta)
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,
                         history=history, message=message, grad=grad)
 
@@ -185,5 +199,9 @@ def coordinate_descent(objective, theta0, *, max_iter=1000, tol=1e-8):
             eta = objective.linear_predictor(theta)
         f, grad = objective.value_grad(theta, eta)
         history.append(f)
+    if done.correction is not None:
+        theta = done.finish(theta)
+        eta = objective.linear_predictor(theta)
+        f, grad = objective.value_grad(theta, eta)
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,
                         history=history, message=message, grad=grad)

@@ -151,37 +151,60 @@ class CategoricalSoftmax:
         """``(n, K)`` log class probabilities, by log-softmax."""
         return log_softmax(self.logits(eta), axis=1)
 
-    def _picked(self, log_p, t):
-        return log_p[np.arange(log_p.shape[0]), t]
+    def _normalise(self, eta):
+        """``(E, e0, log_z)``: shifted exponentials of the free logits, of the
+        reference logit (contrast only) and the log normaliser per row, without
+        materialising the zero column."""
+        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
+        top = eta.max(axis=1)
+        if self.contrast:
+            top = np.maximum(top, 0.0)
+        E = np.exp(eta - top[:, None])
+        total = E.sum(axis=1)
+        e0 = None
+        if self.contrast:
+            e0 = np.exp(-top)
+            total += e0
+        return E, e0, np.log(total) + top, total
+
+    def _picked_logits(self, eta, t):
+        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
+        rows = np.arange(eta.shape[0])
+        if not self.contrast:
+            return eta[rows, t]
+        return np.where(t > 0, eta[rows, np.maximum(t - 1, 0)], 0.0)
 
     def loss(self, t, eta, sample_weight=None):
-        return -float(np.sum(_weighted(self._picked(self.log_proba(eta), t), sample_weight)))
+        _, _, log_z, _ = self._normalise(eta)
+        return -float(np.sum(_weighted(self._picked_logits(eta, t) - log_z, sample_weight)))
 
     def derivatives(self, t, eta, sample_weight=None, information="observed"):
         """Return ``(loss, G, (P, Q))`` over the free classes: the summed loss,
         gradient weights ``P - T`` (sample-weighted), and the probabilities
         ``P`` with their complements ``Q = 1 - P`` (unweighted).
 
-        ``Q`` is summed from the other classes' probabilities rather than
-        subtracted from 1, so that rows fitted with probability near 1 keep
-        full relative precision in ``p - 1`` and ``p (1 - p)``.
+        ``Q`` is exact also where ``p`` is near 1 (see :func:`_complements`),
+        so that such rows keep full relative precision in ``p - 1`` and
+        ``p (1 - p)``.
         """
-        log_p = self.log_proba(eta)
-        rows = np.arange(log_p.shape[0])
-        loglik = log_p[rows, t]
-        P = np.exp(log_p)
-        Q = _complements(P)
+        E, e0, log_z, total = self._normalise(eta)
+        loglik = self._picked_logits(eta, t) - log_z
+        P = E / total[:, None]
+        p0 = None if e0 is None else e0 / total
+        Q = _complements(P, p0)
+        # G = P - T; on the observed class p - 1 = -(1 - p) = -q, without cancellation.
         G = P.copy()
-        G[rows, t] = -Q[rows, t]
-        if self.contrast:
-            P, Q, G = P[:, 1:], Q[:, 1:], G[:, 1:]
+        rows = np.arange(G.shape[0])
+        free_t = t - 1 if self.contrast else t
+        observed = free_t >= 0
+        G[rows[observed], free_t[observed]] = -Q[rows[observed], free_t[observed]]
         if sample_weight is not None:
             loglik, G = loglik * sample_weight, G * sample_weight[:, None]
         return -float(np.sum(loglik)), G, (P, Q)
 
 
-def _complements(P):
-    """``1 - P`` without cancellation.
+def _complements(P, p0=None):
+    """``1 - P`` without cancellation (``p0``: the reference class's probability).
 
     ``1 - p`` is exact for ``p <= 1/2``; at most one class per row has
     ``p > 1/2``, and there the complement is summed from the other classes.
@@ -189,7 +212,7 @@ def _complements(P):
     Q = 1.0 - P
     rows, cols = np.nonzero(P > 0.5)
     if rows.size:
-        others = P[rows].copy()
+        others = P[rows]
         others[np.arange(rows.size), cols] = 0.0
-        Q[rows, cols] = others.sum(axis=1)
+        Q[rows, cols] = others.sum(axis=1) + (0.0 if p0 is None else p0[rows])
     return Q

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scipy.linalg import cho_factor, cho_solve
+
 from .linalg import solve_psd
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
@@ -40,6 +42,7 @@ _MAX_HALVINGS = 50
 # The warm start's error is statistical (~sqrt(n/m) standard errors of the
 # full data): solving the sketch beyond lambda^2 / 2 ~ 10 of its own buys nothing.
 _WARM_TOL = 10.0
+_MAX_CG = 50
 
 
 @dataclass
@@ -96,33 +99,98 @@ def sketch_rows(n_samples, n_params, random_state=0):
     return np.sort(rng.choice(n_samples, size=m, replace=False))
 
 
-def _sketched_phase(objective, sketch, theta, threshold, max_iter):
-    """Exact gradients, sketched Hessians; stop when ``lambda^2 / 2 <= threshold``
-    or after ``max_iter`` steps (returning the point after the last step)."""
+def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
+    """Approximately solve ``H d = -g`` by conjugate gradients preconditioned with ``M^-1``.
+
+    Starts from the preconditioner's own answer ``d = -M^-1 g`` (the sketched
+    Newton step) and stops when the residual, measured in the ``M^-1`` norm,
+    is below ``rtol`` times the gradient's.
+    """
+    d = -precondition(g)
+    r = -g - hessp(d)
+    z = precondition(r)
+    rz = float(r @ z)
+    limit = rtol * rtol * float(-g @ d)
+    direction = z
+    for _ in range(max_iter):
+        if rz <= limit:
+            break
+        Hp = hessp(direction)
+        curvature = float(direction @ Hp)
+        if curvature <= 0:
+            break
+        step = rz / curvature
+        d = d + step * direction
+        r = r - step * Hp
+        z = precondition(r)
+        rz, rz_old = float(r @ z), rz
+        direction = z + (rz / rz_old) * direction
+    return d
+
+
+def _sketched_phase(objective, sketch, theta, max_iter):
+    """One Newton step with exact gradient and sketched Hessian (no new gradient after)."""
     eta = objective.linear_predictor(theta)
     f, g = objective.value_grad(theta, eta)
-    history, n_iter, done = [f], 0, False
+    H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
+    step, rank = solve_psd(H, g)
+    if rank < H.shape[0]:
+        return theta, eta, [f]  # singular: leave it to the exact phase and its data-span solve
+    d = -step
+    t, f_new, eta_new = backtrack(objective, theta, eta, f, float(g @ d), d,
+                                  objective.linear_predictor(d))
+    if t is None:
+        return theta, eta, [f]
+    return theta + t * d, eta_new, [f, f_new]
+
+
+def _truncated_newton(objective, sketch, theta, tol, max_iter):
+    """Newton with conjugate-gradient solves: exact gradients and Hessian-vector
+    products (two passes each), the sketch's Hessian as preconditioner.
+
+    For models whose full Hessian is too costly to build even once. Each
+    Newton system is solved to a relative accuracy (the forcing term) of at
+    most 0.1, tightened as the decrement shrinks; once ``lambda^2 / 2 <= tol``
+    the last system is solved accurately enough that the final step leaves
+    ``lambda`` below ~``tol`` (a tenth of ``sqrt(2) tol``), the same
+    guarantee as the exact engine's final step.
+    """
+    eta = objective.linear_predictor(theta)
+    f, g = objective.value_grad(theta, eta)
+    H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
+    if solve_psd(H, g)[1] < H.shape[0]:
+        return None
+    chol = cho_factor(H, check_finite=False)
+
+    def precondition(r):
+        return cho_solve(chol, r, check_finite=False)
+
+    history, converged, forcing, n_iter = [f], False, 0.1, 0
     for n_iter in range(1, max_iter + 1):
-        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
-        step, rank = solve_psd(H, g)
-        if rank < H.shape[0]:
-            break  # singular: leave it to the exact phase and its data-span solve
-        d = -step
+        lam2 = float(g @ precondition(g))  # the sketched decrement: ~ the exact one
+        final = lam2 / 2 <= tol
+        if final:
+            forcing = min(0.1, 0.1 * np.sqrt(2.0) * tol / np.sqrt(max(lam2, 1e-300)))
+        d = _preconditioned_cg(lambda v: objective.hessp(theta, eta, v), g, precondition,
+                               forcing, _MAX_CG)
         decrement2 = float(-g @ d)
-        if decrement2 / 2 <= threshold:
-            done = True
+        Xd = objective.linear_predictor(d)
+        if final or decrement2 / 2 <= tol * tol:
+            theta, eta = theta + d, eta + Xd
+            history.append(objective.value(theta, eta))
+            converged = True
             break
-        t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d,
-                                      objective.linear_predictor(d))
+        t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
         if t is None:
+            converged = decrement2 / 2 <= _rounding_level(f)
             break
-        theta = theta + t * d
-        eta = eta_new
+        theta, eta = theta + t * d, eta_new
         history.append(f_new)
-        if n_iter == max_iter:
-            break
+        forcing = min(0.1, np.sqrt(decrement2))
         f, g = objective.value_grad(theta, eta)
-    return theta, eta, history, n_iter, done
+    return SolverResult(theta=theta, eta=eta, value=history[-1], n_iter=n_iter,
+                        converged=converged, history=history,
+                        message="converged" if converged else "truncated Newton stopped")
 
 
 def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, sketch=None,
@@ -161,16 +229,16 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         sub = objective.subsample(sketch)
         theta = newton(sub, theta, max_iter=max_iter, tol=_WARM_TOL, final_hessian=False,
                        single=True).theta
-        # 2. Exact gradients with sketched Hessians: to the end where even one
-        #    full Hessian is too costly; else one step, which removes most of
-        #    the warm start's statistical error.
-        steps = max_iter if not exact_final else 1
-        theta, eta, history, n_sketched, done = _sketched_phase(objective, sub, theta,
-                                                                tol * tol, steps)
-        if done and not exact_final:
-            return SolverResult(theta=theta, eta=eta, value=history[-1], n_iter=n_sketched,
-                                converged=True, history=history, message="converged")
-        # 3. Full Hessians, in float32 until Newton's next step is the last.
+        # 2. Where even one full Hessian is too costly: truncated Newton.
+        if not exact_final:
+            result = _truncated_newton(objective, sub, theta, tol, max_iter)
+            if result is not None:
+                return result
+        # 2'. Else one step with the sketched Hessian, which removes most of
+        #     the warm start's statistical error, then
+        theta, eta, history = _sketched_phase(objective, sub, theta, max_iter)
+        n_sketched = len(history) - 1
+        # 3. full Hessians, in float32 until Newton's next step is the last.
         single = True
     else:
         eta = objective.linear_predictor(theta)

@@ -146,6 +146,12 @@ class GLMObjective(_GaussianPrior):
         f, grad, _ = self._add_prior(theta, loss, self.design.rmatvec(g))
         return f, grad
 
+    def hessp(self, theta, eta, v):
+        """Hessian-vector product ``H v`` at ``theta``: two passes, no p x p matrix."""
+        _, _, h = self.row_derivatives(eta)
+        Hv = self.design.rmatvec(h * self.design.matvec(v))
+        return Hv if self.P is None else Hv + self.P.matvec(v)
+
     def coordinate_derivatives(self, eta, c, block=0):
         """First and second derivative of the data term along ``eta += delta c``."""
         _, g, h = self.row_derivatives(eta)
@@ -201,15 +207,37 @@ class SoftmaxObjective(_GaussianPrior):
         return self.design.matmat(self._blocks(theta))
 
     def value(self, theta, eta):
-        return self.family.loss(self.t, eta, self.sample_weight) + self.penalty(theta)
+        """``f(theta)``; keeps the row derivatives for the next gradient (see GLMObjective)."""
+        return self.row_derivatives(eta)[0] + self.penalty(theta)
+
+    def row_derivatives(self, eta):
+        """Loss, gradient weights and probabilities at ``eta`` (cached for the
+        most recent ``eta`` array)."""
+        cached = getattr(self, "_cached", None)
+        if cached is not None and cached[0] is eta:
+            return cached[1]
+        out = self.family.derivatives(self.t, eta, self.sample_weight)
+        self._cached = (eta, out)
+        return out
 
     def value_grad(self, theta, eta):
-        loss, G, _ = self.family.derivatives(self.t, eta, self.sample_weight)
+        loss, G, _ = self.row_derivatives(eta)
         f, grad, _ = self._add_prior(theta, loss, self.design.rmatmat(G).ravel())
         return f, grad
 
+    def hessp(self, theta, eta, v):
+        """``H v``: ``[1,X]^T (s (P o U - P (P . U)))`` with ``U = [1,X] V^T``."""
+        _, _, (P, _) = self.row_derivatives(eta)
+        U = self.design.matmat(self._blocks(v))
+        PU = P * U
+        R = PU - P * PU.sum(axis=1, keepdims=True)
+        if self.sample_weight is not None:
+            R *= self.sample_weight[:, None]
+        Hv = self.design.rmatmat(R).ravel()
+        return Hv if self.P is None else Hv + self.P.matvec(v)
+
     def value_grad_hess(self, theta, eta, single=False):
-        loss, G, P = self.family.derivatives(self.t, eta, self.sample_weight)
+        loss, G, P = self.row_derivatives(eta)
         hess = self.design.softmax_gram(P, self.sample_weight, single)
         return self._add_prior(theta, loss, self.design.rmatmat(G).ravel(), hess)
 
