@@ -6,7 +6,7 @@ from problin import LogisticRegression, ProbitRegression
 ESTIMATORS = [
     LogisticRegression(),
     LogisticRegression(alpha=1.0, solver="gradient"),
-    LogisticRegression(alpha=0.5, solver="coordinate"),
+    LogisticRegression(alpha=5.0, solver="coordinate"),
     ProbitRegression(),
     ProbitRegression(alpha=1.0, information="expected"),
 ]
