@@ -123,7 +123,8 @@ class Design:
             eta = np.empty((self.n_samples, Theta.shape[0]))
             for start, stop, Xb in iter_blocks(self.X, rows=self.rows):
                 eta[start:stop] = np.asarray(Xb.astype(np.float64) @ W.T)
-        return eta + b
+        eta += b
+        return eta
 
     def rmatmat(self, G):
         """``([1, X]^T G)^T`` for an n x M matrix ``G``: M x p (one row per class block)."""
@@ -141,7 +142,8 @@ class Design:
     def softmax_gram(self, curvature, sample_weight=None, single=False):
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).
 
-        ``curvature = (P, Q)``: free-class probabilities and their complements.
+        ``curvature``: a :class:`~problin._core.families.SoftmaxState` (the
+        free-class probabilities P and their exact complements Q).
         ``x_n`` is the row of ``[1, X]``; blocks are ordered class-major. Per
         row block the off-diagonal blocks ``-X^T diag(p_k p_j) X`` come from
         one large ``syrk`` of ``V = [p_1 x, ..., p_M x]`` (BLAS near peak speed);
@@ -150,7 +152,7 @@ class Design:
         ``p_k - p_k^2`` for rows fitted with probability near 1. ``single``
         forms the products in float32 (for Newton directions only).
         """
-        P, Q = curvature
+        P = curvature.P
         M, p = P.shape[1], self.n_params
         rows = self.rows or _default_rows(np.empty((1, M * p)))
         sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
@@ -159,8 +161,9 @@ class Design:
         def accumulate(lo, hi):
             H = np.zeros((M * p, M * p))
             diag = np.zeros((M, p, p))
-            for _, _, Xb, Pb, Qb, sb in iter_blocks(self.X, P, Q, sw, rows=rows, start=lo,
-                                                    stop=hi):
+            for start, stop, Xb, Pb, sb in iter_blocks(self.X, P, sw, rows=rows, start=lo,
+                                                       stop=hi):
+                Qb = curvature.complements(start, stop)
                 Xt = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
                 if self.intercept:
                     Xt = np.column_stack([np.ones(Xt.shape[0]), Xt])

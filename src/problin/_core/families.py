@@ -17,7 +17,7 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 from .numerics import (inverse_mills, log_probit_cdf, log_sigmoid, log_softmax, probit_cdf,
                        probit_curvature, sigmoid)
 
-__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "FAMILIES"]
+__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES"]
 
 
 def _weighted(v, sample_weight):
@@ -159,7 +159,8 @@ class CategoricalSoftmax:
         top = eta.max(axis=1)
         if self.contrast:
             top = np.maximum(top, 0.0)
-        E = np.exp(eta - top[:, None])
+        E = eta - top[:, None]
+        np.exp(E, out=E)  # in place: one n x M array
         total = E.sum(axis=1)
         e0 = None
         if self.contrast:
@@ -179,40 +180,75 @@ class CategoricalSoftmax:
         return -float(np.sum(_weighted(self._picked_logits(eta, t) - log_z, sample_weight)))
 
     def derivatives(self, t, eta, sample_weight=None, information="observed"):
-        """Return ``(loss, G, (P, Q))`` over the free classes: the summed loss,
-        gradient weights ``P - T`` (sample-weighted), and the probabilities
-        ``P`` with their complements ``Q = 1 - P`` (unweighted).
-
-        ``Q`` is exact also where ``p`` is near 1 (see :func:`_complements`),
-        so that such rows keep full relative precision in ``p - 1`` and
-        ``p (1 - p)``.
-        """
+        """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
+        holding the free-class probabilities (from which the gradient weights
+        ``P - T`` and the Hessian weights follow)."""
         E, e0, log_z, total = self._normalise(eta)
         loglik = self._picked_logits(eta, t) - log_z
-        P = E / total[:, None]
+        E /= total[:, None]  # E is now P, in place: no second n x M array
         p0 = None if e0 is None else e0 / total
-        Q = _complements(P, p0)
-        # G = P - T; on the observed class p - 1 = -(1 - p) = -q, without cancellation.
-        G = P.copy()
-        rows = np.arange(G.shape[0])
-        free_t = t - 1 if self.contrast else t
-        observed = free_t >= 0
-        G[rows[observed], free_t[observed]] = -Q[rows[observed], free_t[observed]]
         if sample_weight is not None:
-            loglik, G = loglik * sample_weight, G * sample_weight[:, None]
-        return -float(np.sum(loglik)), G, (P, Q)
+            loglik = loglik * sample_weight
+        free_t = t - 1 if self.contrast else t
+        return -float(np.sum(loglik)), SoftmaxState(E, p0, free_t, sample_weight)
 
 
-def _complements(P, p0=None):
-    """``1 - P`` without cancellation (``p0``: the reference class's probability).
+class SoftmaxState:
+    """Softmax probabilities at one ``eta``, with exact complements where needed.
 
-    ``1 - p`` is exact for ``p <= 1/2``; at most one class per row has
-    ``p > 1/2``, and there the complement is summed from the other classes.
+    Keeps one n x M array, ``P``. ``1 - p`` is exact for ``p <= 1/2``; at
+    most one class per row has ``p > 1/2``, and for those entries the
+    complement is summed from the other classes (``fix``), so that rows fitted
+    with probability near 1 keep full relative precision in ``p - 1`` (the
+    gradient) and ``p (1 - p)`` (the curvature).
     """
-    Q = 1.0 - P
-    rows, cols = np.nonzero(P > 0.5)
-    if rows.size:
+
+    def __init__(self, P, p0, free_t, sample_weight):
+        self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
+        rows, cols = np.nonzero(P > 0.5)
         others = P[rows]
         others[np.arange(rows.size), cols] = 0.0
-        Q[rows, cols] = others.sum(axis=1) + (0.0 if p0 is None else p0[rows])
-    return Q
+        q = others.sum(axis=1) + (0.0 if p0 is None else p0[rows])
+        self.fix = (rows, cols, q)
+
+    def complements(self, lo=0, hi=None):
+        """``1 - P[lo:hi]``, exact."""
+        Q = 1.0 - self.P[lo:hi]
+        rows, cols, q = self.fix
+        hi = self.P.shape[0] if hi is None else hi
+        a, b = np.searchsorted(rows, [lo, hi])
+        Q[rows[a:b] - lo, cols[a:b]] = q[a:b]
+        return Q
+
+    def observed_complements(self):
+        """``1 - p(observed class)`` per row, exactly (n-vector)."""
+        q = np.empty(self.P.shape[0])
+        free = self.free_t >= 0
+        rows = np.flatnonzero(free)
+        q[rows] = _observed_complements(self, rows, self.free_t[rows])
+        q[~free] = self.P[~free].sum(axis=1)  # reference class: 1 - p0 = sum of the others
+        return q
+
+    def gradient_weights(self):
+        """``s (P - T)`` (n x M); on the observed class ``p - 1 = -(1 - p)``, exactly."""
+        G = self.P.copy()
+        observed = np.flatnonzero(self.free_t >= 0)
+        cols = self.free_t[observed]
+        G[observed, cols] = -_observed_complements(self, observed, cols)
+        if self.sample_weight is not None:
+            G *= self.sample_weight[:, None]
+        return G
+
+
+def _observed_complements(state, rows, cols):
+    """``1 - P[rows, cols]`` exactly, without building the whole complement array."""
+    q = 1.0 - state.P[rows, cols]
+    fr, fc, fq = state.fix
+    if fr.size:
+        key = fr * state.P.shape[1] + fc
+        order = np.argsort(key)
+        pos = np.searchsorted(key[order], rows * state.P.shape[1] + cols)
+        pos = np.minimum(pos, key.size - 1)
+        hit = key[order][pos] == rows * state.P.shape[1] + cols
+        q[hit] = fq[order][pos[hit]]
+    return q

@@ -76,7 +76,8 @@ def backtrack(objective, theta, eta, f, slope, d, Xd, step=1.0):
     """
     t = step
     for _ in range(_MAX_HALVINGS):
-        eta_t = eta + t * Xd
+        eta_t = t * Xd
+        eta_t += eta  # one new array per trial, not two
         f_t = objective.value(theta + t * d, eta_t)
         if np.isfinite(f_t) and f_t <= f + _ARMIJO * t * slope:
             return t, f_t, eta_t

@@ -129,6 +129,7 @@ class GLMObjective(_GaussianPrior):
         cached = getattr(self, "_cached", None)
         if cached is not None and cached[0] is eta:
             return cached[1]
+        self._cached = cached = None  # free the old derivatives before building new ones
         out = self.family.derivatives(self.y, eta, self.sample_weight, self.information)
         self._cached = (eta, out)
         return out
@@ -216,38 +217,44 @@ class SoftmaxObjective(_GaussianPrior):
         cached = getattr(self, "_cached", None)
         if cached is not None and cached[0] is eta:
             return cached[1]
+        self._cached = cached = None  # free the old state before building the new one
         out = self.family.derivatives(self.t, eta, self.sample_weight)
         self._cached = (eta, out)
         return out
 
     def value_grad(self, theta, eta):
-        loss, G, _ = self.row_derivatives(eta)
-        f, grad, _ = self._add_prior(theta, loss, self.design.rmatmat(G).ravel())
+        loss, state = self.row_derivatives(eta)
+        grad = self.design.rmatmat(state.gradient_weights()).ravel()
+        f, grad, _ = self._add_prior(theta, loss, grad)
         return f, grad
 
     def hessp(self, theta, eta, v):
-        """``H v``: ``[1,X]^T (s (P o U - P (P . U)))`` with ``U = [1,X] V^T``."""
-        _, _, (P, _) = self.row_derivatives(eta)
-        U = self.design.matmat(self._blocks(v))
-        PU = P * U
-        R = PU - P * PU.sum(axis=1, keepdims=True)
+        """``H v``: ``[1,X]^T (s (P o U - P (P . U)))`` with ``U = [1,X] V^T``, in place."""
+        _, state = self.row_derivatives(eta)
+        P = state.P
+        R = self.design.matmat(self._blocks(v))
+        R *= P
+        total = R.sum(axis=1)
+        for k in range(R.shape[1]):  # R -= P * total, column by column: no n x M temporary
+            R[:, k] -= P[:, k] * total
         if self.sample_weight is not None:
             R *= self.sample_weight[:, None]
         Hv = self.design.rmatmat(R).ravel()
         return Hv if self.P is None else Hv + self.P.matvec(v)
 
     def value_grad_hess(self, theta, eta, single=False):
-        loss, G, P = self.row_derivatives(eta)
-        hess = self.design.softmax_gram(P, self.sample_weight, single)
-        return self._add_prior(theta, loss, self.design.rmatmat(G).ravel(), hess)
+        loss, state = self.row_derivatives(eta)
+        hess = self.design.softmax_gram(state, self.sample_weight, single)
+        grad = self.design.rmatmat(state.gradient_weights()).ravel()
+        return self._add_prior(theta, loss, grad, hess)
 
     def coordinate_derivatives(self, eta, c, block=0):
         """Derivatives along ``eta[:, block] += delta c`` (curvature ``p_k (1 - p_k)``)."""
-        _, G, (P, Q) = self.family.derivatives(self.t, eta, self.sample_weight)
-        curv = P[:, block] * Q[:, block]
+        _, state = self.row_derivatives(eta)
+        curv = state.P[:, block] * state.complements()[:, block]
         if self.sample_weight is not None:
             curv = curv * self.sample_weight
-        return float(c @ G[:, block]), float(curv @ np.square(c))
+        return float(c @ state.gradient_weights()[:, block]), float(curv @ np.square(c))
 
     def recentre(self, theta):
         """Exact minimiser along the directions the likelihood cannot see.

@@ -101,9 +101,10 @@ def _flat_names(est, objective):
 def _fitted_with_certainty(objective, eta):
     """Whether some row's observed class is fitted with probability ~1.
 
-    Read off the gradient weights at the fit (already computed there): for
-    a binary GLM ``|g_i| / s_i`` is ``1 - p_i`` (logit) or the inverse Mills
-    ratio (probit), both ~0 exactly when ``p_i ~ 1``.
+    Read off the derivatives at the fit (already computed there): for a
+    binary GLM ``|g_i| / s_i`` is ``1 - p_i`` (logit) or the inverse Mills
+    ratio (probit), both ~0 exactly when ``p_i ~ 1``; for softmax the exact
+    complement of the observed class's probability.
     """
     if objective.n_blocks == 1:
         _, g, _ = objective.row_derivatives(eta)
@@ -111,8 +112,10 @@ def _fitted_with_certainty(objective, eta):
             np.abs(g) / np.where(objective.sample_weight > 0, objective.sample_weight, np.inf)
         used = objective.sample_weight is None or objective.sample_weight > 0
         return bool(np.any((scale < _SUSPICIOUS_LOSS) & used))
-    log_p = objective.family.log_proba(eta)
-    return bool(np.any(-log_p[np.arange(log_p.shape[0]), objective.t] < _SUSPICIOUS_LOSS))
+    _, state = objective.row_derivatives(eta)
+    q = state.observed_complements()  # ~ the row's loss -log(1 - q) where q is small
+    used = objective.sample_weight is None or objective.sample_weight > 0
+    return bool(np.any((q < _SUSPICIOUS_LOSS) & used))
 
 
 def _check_separation(est, objective, result):
