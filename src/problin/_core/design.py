@@ -44,20 +44,42 @@ class Design:
             return theta[0], theta[1:]
         return 0.0, theta
 
-    def _native(self):
-        # One BLAS call over all of X is safe only when no dtype cast is
-        # needed; a mixed float32/float64 product would copy X to float64.
-        return getattr(self.X, "dtype", None) == np.float64
+    def _stream_rows(self):
+        # Streaming products (X w, X^T v) do little work per byte: larger
+        # blocks than the Gram kernel's keep the per-block overhead small.
+        return 8 * (self.rows or _default_rows(self.X))
+
+    def _forward(self, W):
+        """``X W`` (n x k, float64) by row blocks, in parallel threads."""
+        out = np.empty((self.n_samples, W.shape[1]))
+
+        def work(lo, hi):
+            for start, stop, Xb in iter_blocks(self.X, rows=self._stream_rows(), start=lo,
+                                               stop=hi):
+                if not sp.issparse(Xb) and Xb.dtype != np.float64:
+                    Xb = Xb.astype(np.float64)  # one block, never all of X
+                out[start:stop] = Xb @ W
+
+        reduce_row_ranges(work, self.n_samples, self._stream_rows())
+        return out
+
+    def _backward(self, G):
+        """``X^T G`` (d x k) by row blocks, summed over parallel threads."""
+        def work(lo, hi):
+            acc = np.zeros((self.n_features, G.shape[1]))
+            for _, _, Xb, Gb in iter_blocks(self.X, G, rows=self._stream_rows(), start=lo,
+                                            stop=hi):
+                if not sp.issparse(Xb) and Xb.dtype != np.float64:
+                    Xb = Xb.astype(np.float64)
+                acc += np.asarray(Xb.T @ Gb)
+            return acc
+
+        return reduce_row_ranges(work, self.n_samples, self._stream_rows())
 
     def matvec(self, theta):
         """Linear predictor ``eta = b + X w`` (an n-vector, float64)."""
         b, w = self._split(np.asarray(theta, dtype=np.float64))
-        if self._native():
-            eta = np.asarray(self.X @ w, dtype=np.float64).ravel()
-        else:
-            eta = np.empty(self.n_samples)
-            for start, stop, Xb in iter_blocks(self.X, rows=self.rows):
-                eta[start:stop] = np.asarray(Xb.astype(np.float64) @ w).ravel()
+        eta = self._forward(w.reshape(-1, 1)).ravel()
         if b != 0.0:
             eta += b
         return eta
@@ -65,12 +87,7 @@ class Design:
     def rmatvec(self, v):
         """``[1, X]^T v`` (a p-vector) for an n-vector ``v``."""
         v = np.asarray(v, dtype=np.float64)
-        if self._native():
-            Xtv = np.asarray(self.X.T @ v, dtype=np.float64).ravel()
-        else:
-            Xtv = np.zeros(self.n_features)
-            for _, _, Xb, vb in iter_blocks(self.X, v, rows=self.rows):
-                Xtv += np.asarray(Xb.astype(np.float64).T @ vb).ravel()
+        Xtv = self._backward(v.reshape(-1, 1)).ravel()
         if self.intercept:
             return np.concatenate(([v.sum()], Xtv))
         return Xtv
@@ -117,27 +134,46 @@ class Design:
         """Linear predictors ``[1, X] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
         Theta = np.asarray(Theta, dtype=np.float64)
         b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
-        if self._native():
-            eta = np.asarray(self.X @ W.T, dtype=np.float64)
-        else:
-            eta = np.empty((self.n_samples, Theta.shape[0]))
-            for start, stop, Xb in iter_blocks(self.X, rows=self.rows):
-                eta[start:stop] = np.asarray(Xb.astype(np.float64) @ W.T)
+        eta = self._forward(np.ascontiguousarray(W.T))
         eta += b
         return eta
 
     def rmatmat(self, G):
         """``([1, X]^T G)^T`` for an n x M matrix ``G``: M x p (one row per class block)."""
         G = np.asarray(G, dtype=np.float64)
-        if self._native():
-            XtG = np.asarray(self.X.T @ G)
-        else:
-            XtG = np.zeros((self.n_features, G.shape[1]))
-            for _, _, Xb, Gb in iter_blocks(self.X, G, rows=self.rows):
-                XtG += np.asarray(Xb.astype(np.float64).T @ Gb)
+        XtG = self._backward(G)
         if self.intercept:
             XtG = np.vstack([G.sum(axis=0), XtG])
         return XtG.T
+
+    def softmax_hessp(self, P, sample_weight, Theta):
+        """Fused ``H v`` of softmax: ``[1,X]^T (s (P o U - P (P . U)))``, ``U = [1,X] Theta^T``.
+
+        One pass over X by row blocks (in parallel threads); the n x M
+        intermediate exists only block by block, in cache.
+        """
+        Theta = np.asarray(Theta, dtype=np.float64)
+        b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
+        Wt = np.ascontiguousarray(W.T)
+
+        def work(lo, hi):
+            acc = np.zeros(Theta.shape)
+            for _, _, Xb, Pb, sb in iter_blocks(self.X, P, sample_weight, rows=self._stream_rows(),
+                                                start=lo, stop=hi):
+                if not sp.issparse(Xb) and Xb.dtype != np.float64:
+                    Xb = Xb.astype(np.float64)
+                U = np.asarray(Xb @ Wt)
+                U += b
+                U *= Pb
+                U -= Pb * U.sum(axis=1, keepdims=True)
+                if sb is not None:
+                    U *= sb[:, None]
+                if self.intercept:
+                    acc[:, 0] += U.sum(axis=0)
+                acc[:, int(self.intercept):] += np.asarray(Xb.T @ U).T
+            return acc
+
+        return reduce_row_ranges(work, self.n_samples, self._stream_rows())
 
     def softmax_gram(self, curvature, sample_weight=None, single=False):
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).

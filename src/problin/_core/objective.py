@@ -229,17 +229,9 @@ class SoftmaxObjective(_GaussianPrior):
         return f, grad
 
     def hessp(self, theta, eta, v):
-        """``H v``: ``[1,X]^T (s (P o U - P (P . U)))`` with ``U = [1,X] V^T``, in place."""
+        """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""
         _, state = self.row_derivatives(eta)
-        P = state.P
-        R = self.design.matmat(self._blocks(v))
-        R *= P
-        total = R.sum(axis=1)
-        for k in range(R.shape[1]):  # R -= P * total, column by column: no n x M temporary
-            R[:, k] -= P[:, k] * total
-        if self.sample_weight is not None:
-            R *= self.sample_weight[:, None]
-        Hv = self.design.rmatmat(R).ravel()
+        Hv = self.design.softmax_hessp(state.P, self.sample_weight, self._blocks(v)).ravel()
         return Hv if self.P is None else Hv + self.P.matvec(v)
 
     def value_grad_hess(self, theta, eta, single=False):
