@@ -156,9 +156,12 @@ class Design:
         b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
         Wt = np.ascontiguousarray(W.T)
 
+        # Cache-sized blocks: each block of X is used twice (U, then X^T U).
+        rows = self.rows or _default_rows(self.X)
+
         def work(lo, hi):
             acc = np.zeros(Theta.shape)
-            for _, _, Xb, Pb, sb in iter_blocks(self.X, P, sample_weight, rows=self._stream_rows(),
+            for _, _, Xb, Pb, sb in iter_blocks(self.X, P, sample_weight, rows=rows,
                                                 start=lo, stop=hi):
                 if not sp.issparse(Xb) and Xb.dtype != np.float64:
                     Xb = Xb.astype(np.float64)
@@ -173,7 +176,7 @@ class Design:
                 acc[:, int(self.intercept):] += np.asarray(Xb.T @ U).T
             return acc
 
-        return reduce_row_ranges(work, self.n_samples, self._stream_rows())
+        return reduce_row_ranges(work, self.n_samples, rows)
 
     def softmax_gram(self, curvature, sample_weight=None, single=False):
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).

@@ -60,6 +60,7 @@ class SolverResult:
     hessian: np.ndarray | None = None
     rank_deficient: bool = False
     direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
+    last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
 
 
 def _rounding_level(f):
@@ -103,19 +104,17 @@ def sketch_rows(n_samples, n_params, random_state=0):
 def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
     """Approximately solve ``H d = -g`` by conjugate gradients preconditioned with ``M^-1``.
 
-    Starts from the preconditioner's own answer ``d = -M^-1 g`` (the sketched
-    Newton step) and stops when the residual, measured in the ``M^-1`` norm,
-    is below ``rtol`` times the gradient's.
+    The first iterate is the preconditioner's step ``-M^-1 g`` (the sketched
+    Newton step) scaled optimally in the ``H`` metric; iteration stops when
+    the residual, in the ``M^-1`` norm, is below ``rtol`` times the gradient's.
     """
-    d = -precondition(g)
-    r = -g - hessp(d)
+    d = np.zeros_like(g)
+    r = -g
     z = precondition(r)
     rz = float(r @ z)
-    limit = rtol * rtol * float(-g @ d)
+    limit = rtol * rtol * rz
     direction = z
-    for _ in range(max_iter):
-        if rz <= limit:
-            break
+    for _ in range(max(1, max_iter)):
         Hp = hessp(direction)
         curvature = float(direction @ Hp)
         if curvature <= 0:
@@ -125,6 +124,8 @@ def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
         r = r - step * Hp
         z = precondition(r)
         rz, rz_old = float(r @ z), rz
+        if rz <= limit:
+            break
         direction = z + (rz / rz_old) * direction
     return d
 
@@ -145,7 +146,7 @@ def _sketched_phase(objective, sketch, theta, max_iter):
     return theta + t * d, eta_new, [f, f_new]
 
 
-def _truncated_newton(objective, sketch, theta, tol, max_iter):
+def _truncated_newton(objective, sketch, theta, tol, max_iter, H=None):
     """Newton with conjugate-gradient solves: exact gradients and Hessian-vector
     products (two passes each), the sketch's Hessian as preconditioner.
 
@@ -158,15 +159,19 @@ def _truncated_newton(objective, sketch, theta, tol, max_iter):
     """
     eta = objective.linear_predictor(theta)
     f, g = objective.value_grad(theta, eta)
-    H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
-    if solve_psd(H, g)[1] < H.shape[0]:
+    if H is None:
+        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
+    try:
+        chol = cho_factor(H, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None  # singular sketch: the exact engine's data-span solve takes over
+    if not np.all(np.isfinite(chol[0])):
         return None
-    chol = cho_factor(H, check_finite=False)
 
     def precondition(r):
         return cho_solve(chol, r, check_finite=False)
 
-    history, converged, forcing, n_iter = [f], False, 0.1, 0
+    history, converged, forcing, n_iter = [f], False, 0.03, 0
     for n_iter in range(1, max_iter + 1):
         lam2 = float(g @ precondition(g))  # the sketched decrement: ~ the exact one
         final = lam2 / 2 <= tol
@@ -187,7 +192,7 @@ def _truncated_newton(objective, sketch, theta, tol, max_iter):
             break
         theta, eta = theta + t * d, eta_new
         history.append(f_new)
-        forcing = min(0.1, np.sqrt(decrement2))
+        forcing = min(0.03, np.sqrt(decrement2))
         f, g = objective.value_grad(theta, eta)
     return SolverResult(theta=theta, eta=eta, value=history[-1], n_iter=n_iter,
                         converged=converged, history=history,
@@ -228,11 +233,13 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         # 1. Warm start: a rough fit to the sketch rows alone (~m/n of a pass
         #    per iteration); its error is statistical, ~sqrt(n/m) standard errors.
         sub = objective.subsample(sketch)
-        theta = newton(sub, theta, max_iter=max_iter, tol=_WARM_TOL, final_hessian=False,
-                       single=True).theta
+        warm = newton(sub, theta, max_iter=max_iter, tol=_WARM_TOL, final_hessian=False,
+                      single=True)
+        theta = warm.theta
         # 2. Where even one full Hessian is too costly: truncated Newton.
         if not exact_final:
-            result = _truncated_newton(objective, sub, theta, tol, max_iter)
+            # The warm start's last sketch Hessian (one step back) preconditions.
+            result = _truncated_newton(objective, sub, theta, tol, max_iter, warm.last_hessian)
             if result is not None:
                 return result
         # 2'. Else one step with the sketched Hessian, which removes most of
@@ -293,6 +300,7 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         # ~ its square) the next Hessian is the final one: double precision.
         single = always_single or (single and decrement2 / 2 > np.sqrt(tol))
         f, g, H = objective.value_grad_hess(theta, eta, single=single)
+    last_hessian = H
     if not at_theta:
         if final_hessian:
             f, g, H = objective.value_grad_hess(theta, eta)
@@ -300,4 +308,5 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             g = H = None
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_sketched + n_iter,
                         converged=converged, history=history, message=message, grad=g,
-                        hessian=H, rank_deficient=rank_deficient, direction=d)
+                        hessian=H, rank_deficient=rank_deficient, direction=d,
+                        last_hessian=last_hessian)
