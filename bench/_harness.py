@@ -38,6 +38,7 @@ class Contender:
     config: str                     # shown under the table
     inference: bool                 # standard errors computed inside the timed fit?
     fit: Callable                   # fit(X, y, args) -> (intercepts (K',), coef (K', D), n_iter)
+    #                                 and optionally a 4th: standard errors computed (bool)
     target: float | None = None  # required problin time / this time; None: no target
 
 
@@ -124,7 +125,9 @@ def _fit_one(w, c, X, y, args):
         slow = None if c.key == "problin" else args.repeats_slow
         secs, res, msgs, n = timed(lambda: c.fit(X, y, args), args.repeats, slow, first,
                                    args.slow_after)
-        b, W, n_iter = res
+        b, W, n_iter, *has_se = res     # optional 4th: were standard errors computed?
+        if has_se:
+            row["inference"] = "yes" if has_se[0] else "no"
         b = np.atleast_1d(np.asarray(b, dtype=np.float64))
         W = np.atleast_2d(np.asarray(W, dtype=np.float64))
         row.update(time_s=secs, n_iter=int(n_iter), warnings="; ".join(msgs),
@@ -186,8 +189,10 @@ def run_workload(w, args, print_env=True):
     t["loss_ok"] = [("-" if k == "problin" else "n/a" if n else _verdict(d <= LOSS_RTOL))
                     for k, d, n in zip(t["key"], t["rel_diff"], t["note"])]
     p_mem = p["mem/X"] if p is not None else np.nan
-    # problin failed: FAIL; not measured (--no-memory): "-".
-    mem_ok = "FAIL" if p is None else "-" if pd.isna(p_mem) else _verdict(p_mem <= MEMORY_TARGET)
+    # problin failed: FAIL; not run (--only) or not measured (--no-memory): "-".
+    ran = bool((t["key"] == "problin").any())
+    mem_ok = ("FAIL" if ran and p is None else "-" if pd.isna(p_mem)
+              else _verdict(p_mem <= MEMORY_TARGET))
     summary = [{"workload": w.name, "reference": r["key"], "reps": r["reps"],
                 "problin/ref": r["problin/ref"], "target": r["target"], "time": r["time_ok"],
                 "rel_diff": r["rel_diff"], "loss": r["loss_ok"],
@@ -230,10 +235,11 @@ def show(res, args):
     cols = ["key", "inference", "reps", "time_s", "problin/ref", "target",
             "time_ok", "n_iter", "log_loss"] + (["objective"] if w.penalised else []) + \
            [diff, "loss_ok", "max_coef_diff", "peak_tm_MB", "peak_rss_MB", "mem/X", "note"]
-    fmt = {"time_s": fmt_or_dash("{:.3f}"), "problin/ref": fmt_or_dash("{:.3f}"), "log_loss": fmt_or_dash("{:.10f}"),
-           "objective": fmt_or_dash("{:.6f}"), diff: fmt_or_dash("{:+.2e}"), "max_coef_diff": fmt_or_dash("{:.1e}"),
-           "peak_tm_MB": fmt_or_dash("{:,.0f}"), "peak_rss_MB": fmt_or_dash("{:,.0f}"), "mem/X": fmt_or_dash("{:.2f}"),
-           "n_iter": lambda v: "-" if v < 0 else str(v)}
+    specs = {"time_s": "{:.3f}", "problin/ref": "{:.3f}", "log_loss": "{:.10f}",
+             "objective": "{:.6f}", diff: "{:+.2e}", "max_coef_diff": "{:.1e}",
+             "peak_tm_MB": "{:,.0f}", "peak_rss_MB": "{:,.0f}", "mem/X": "{:.2f}"}
+    fmt = {k: fmt_or_dash(v) for k, v in specs.items()}
+    fmt["n_iter"] = lambda v: "-" if v < 0 else str(v)
     print(f"\n== results: {w.title} == median of {args.repeats} fit(s)")
     print(t[cols].to_string(index=False, formatters=fmt, na_rep="-"))
     crit = "penalised objective sum(log-loss) + alpha/2 |W|^2" if w.penalised else "mean log-loss"

@@ -28,10 +28,10 @@ TOL = 1e-8
 
 def fit_problin(X, y, args):
     from problin import LogisticRegression
-    # Defaults: alpha=0 (maximum likelihood), newton, tol=1e-8; covariance_ is
+    # Defaults: alpha=0 (maximum likelihood), tol=1e-8; covariance_ is
     # computed inside fit().
     m = LogisticRegression().fit(X, y)
-    return m.intercept_, m.coef_, m.n_iter_
+    return m.intercept_, m.coef_, m.n_iter_, getattr(m, "covariance_", None) is not None
 
 
 def sklearn_unpenalised():
@@ -72,7 +72,7 @@ def fit_glum(X, y, args):
 
 
 CONTENDERS = [
-    Contender("problin", "problin", "LogisticRegression() (alpha=0, newton, tol=1e-8)", True,
+    Contender("problin", "problin", "LogisticRegression() (defaults: alpha=0, tol=1e-8)", True,
               fit_problin),
     Contender("sklearn-lbfgs", "sklearn", "LogisticRegression(C=inf, lbfgs, tol=1e-8)", False,
               fit_sklearn_lbfgs, target=0.5),

@@ -17,9 +17,9 @@ from _harness import Contender, Workload, main
 
 def fit_problin(X, y, args):
     from problin import ProbitRegression
-    # Defaults: alpha=0, newton, tol=1e-8; covariance_ is computed inside fit().
+    # Defaults: alpha=0, tol=1e-8; covariance_ is computed inside fit().
     m = ProbitRegression().fit(X, y)
-    return m.intercept_, m.coef_, m.n_iter_
+    return m.intercept_, m.coef_, m.n_iter_, getattr(m, "covariance_", None) is not None
 
 
 def fit_statsmodels(X, y, args):
@@ -30,7 +30,7 @@ def fit_statsmodels(X, y, args):
 
 
 CONTENDERS = [
-    Contender("problin", "problin", "ProbitRegression() (alpha=0, newton, tol=1e-8)", True,
+    Contender("problin", "problin", "ProbitRegression() (defaults: alpha=0, tol=1e-8)", True,
               fit_problin),
     Contender("statsmodels", "statsmodels", "Probit(add_constant(X)).fit(newton) + bse", True,
               fit_statsmodels, target=0.1),

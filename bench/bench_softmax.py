@@ -38,7 +38,8 @@ def _by_label(classes, b, W, k):
 def fit_problin(X, y, args):
     from problin import LogisticRegression
     m = LogisticRegression().fit(X, y)
-    return (*_by_label(m.classes_, m.intercept_, m.coef_, args.k), m.n_iter_)
+    return (*_by_label(m.classes_, m.intercept_, m.coef_, args.k), m.n_iter_,
+            getattr(m, "covariance_", None) is not None)
 
 
 def fit_sklearn(X, y, args):
@@ -61,8 +62,8 @@ def fit_statsmodels(X, y, args):
 
 
 CONTENDERS = [
-    Contender("problin", "problin", "LogisticRegression() on K classes (alpha=0)", True,
-              fit_problin),
+    Contender("problin", "problin",
+              "LogisticRegression() on K classes (defaults: alpha=0, tol=1e-8)", True, fit_problin),
     Contender("sklearn-lbfgs", "sklearn",
               "LogisticRegression(C=inf, lbfgs, tol=1e-8, max_iter=10000), multinomial", False,
               fit_sklearn, target=0.3),

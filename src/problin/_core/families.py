@@ -98,11 +98,11 @@ class BernoulliProbit(_Bernoulli):
         s = _sign(y)
         z = s * eta
         mills = inverse_mills(z)  # d log Phi(z) / dz
-        # log Phi(z) = log(lambda-free form): Phi(z) = erfcx(-z/sqrt2) exp(-z^2/2) / 2,
-        # i.e. log phi(z) - log lambda(z); exact for z <= 0, where the terms
-        # do not cancel. Right of zero log Phi(z) ~ -Phi(-z) needs log_ndtr.
+        # log Phi(z) = log phi(z) - log lambda(z): no cancellation for z <= 0;
+        # up to z = 3 the absolute error eps z^2 / 2 is still below 1e-12 of
+        # |log Phi(z)| >= 1.3e-3. Beyond, log Phi(z) ~ -Phi(-z) needs log_ndtr.
         loglik = np.empty_like(z)
-        left = z <= 0
+        left = z <= 3.0
         loglik[left] = -0.5 * np.square(z[left]) - _LOG_SQRT_2PI - np.log(mills[left])
         loglik[~left] = log_probit_cdf(z[~left])
         if information == "observed":

@@ -43,6 +43,12 @@ _MAX_HALVINGS = 50
 # full data): solving the sketch beyond lambda^2 / 2 ~ 10 of its own buys nothing.
 _WARM_TOL = 10.0
 _MAX_CG = 50
+# Sketched steps before full Hessians: each costs a gradient and shrinks
+# lambda^2 ~1000-fold; two leave one float32 Newton step before the last.
+_SKETCH_STEPS = 2
+# In Newton's quadratic regime a decrement lambda^2/2 below this is followed
+# by one below tol: the Hessian after such a step is the last, built in double.
+_LAST_STEP_DECREMENT = 1e-2
 
 
 @dataclass
@@ -61,6 +67,13 @@ class SolverResult:
     rank_deficient: bool = False
     direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
     last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
+
+
+def _hessian_unchanged(eta, Xd, rtol=1e-6):
+    """Whether moving ``eta`` by ``Xd`` changes the curvature weights by < ``rtol``."""
+    if np.ndim(eta) != 1:
+        return False  # softmax: no cheap bound here, rebuild
+    return float(np.max(np.abs(Xd), initial=0.0)) * (2.0 + float(np.max(np.abs(eta)))) <= rtol
 
 
 def _rounding_level(f):
@@ -130,20 +143,31 @@ def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
     return d
 
 
-def _sketched_phase(objective, sketch, theta, max_iter):
-    """One Newton step with exact gradient and sketched Hessian (no new gradient after)."""
+def _sketched_phase(objective, sketch, theta, n_steps):
+    """Newton steps with exact gradients and the sketch's Hessian (float32).
+
+    Each contracts the error by about the sketch's relative error
+    (``~ sqrt(p / m)``) for the price of a gradient; returns the point after
+    the last step (no gradient evaluated there).
+    """
     eta = objective.linear_predictor(theta)
     f, g = objective.value_grad(theta, eta)
-    H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
-    step, rank = solve_psd(H, g)
-    if rank < H.shape[0]:
-        return theta, eta, [f]  # singular: leave it to the exact phase and its data-span solve
-    d = -step
-    t, f_new, eta_new = backtrack(objective, theta, eta, f, float(g @ d), d,
-                                  objective.linear_predictor(d))
-    if t is None:
-        return theta, eta, [f]
-    return theta + t * d, eta_new, [f, f_new]
+    history = [f]
+    for step_no in range(n_steps):
+        if step_no:
+            f, g = objective.value_grad(theta, eta)
+        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
+        step, rank = solve_psd(H, g)
+        if rank < H.shape[0]:
+            break  # singular: leave it to the exact phase and its data-span solve
+        d = -step
+        t, f_new, eta_new = backtrack(objective, theta, eta, f, float(g @ d), d,
+                                      objective.linear_predictor(d))
+        if t is None:
+            break
+        theta, eta = theta + t * d, eta_new
+        history.append(f_new)
+    return theta, eta, history
 
 
 def _truncated_newton(objective, sketch, theta, tol, max_iter, H=None):
@@ -242,9 +266,9 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             result = _truncated_newton(objective, sub, theta, tol, max_iter, warm.last_hessian)
             if result is not None:
                 return result
-        # 2'. Else one step with the sketched Hessian, which removes most of
-        #     the warm start's statistical error, then
-        theta, eta, history = _sketched_phase(objective, sub, theta, max_iter)
+        # 2'. Else two steps with the sketched Hessian, which remove most of
+        #     the warm start's statistical error (~1e-3 of lambda^2 each), then
+        theta, eta, history = _sketched_phase(objective, sub, theta, _SKETCH_STEPS)
         n_sketched = len(history) - 1
         # 3. full Hessians, in float32 until Newton's next step is the last.
         single = True
@@ -280,10 +304,11 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             f = objective.value(theta, eta)
             history.append(f)
             converged, message = True, "converged"
-            # Within ~tol^2 the Hessian in hand is, to that precision, the one
-            # at the answer (if it was built in double precision); otherwise
-            # it is rebuilt below if asked for.
-            at_theta = decrement2 / 2 <= tol * tol and not single
+            # The Hessian in hand (if built in double precision) is the one at
+            # the answer unless the step moved eta noticeably: each curvature
+            # weight changes by about |d eta| |h'/h|, and |h'/h| <= 2 + |eta|
+            # for the logit and probit links (1 for the logit).
+            at_theta = not single and (decrement2 / 2 <= tol * tol or _hessian_unchanged(eta, Xd))
             break
         t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
         if t is None:
@@ -298,7 +323,7 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         history.append(f)
         # Near the answer (quadratic convergence: the next decrement will be
         # ~ its square) the next Hessian is the final one: double precision.
-        single = always_single or (single and decrement2 / 2 > np.sqrt(tol))
+        single = always_single or (single and decrement2 / 2 > _LAST_STEP_DECREMENT)
         f, g, H = objective.value_grad_hess(theta, eta, single=single)
     last_hessian = H
     if not at_theta:
