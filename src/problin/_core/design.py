@@ -51,6 +51,10 @@ class Design:
 
     def _forward(self, W):
         """``X W`` (n x k, float64) by row blocks, in parallel threads."""
+        if sp.issparse(self.X):
+            # Sparse row slices are copies: scipy's whole-matrix product is
+            # already a single streaming pass that allocates only the result.
+            return np.asarray(self.X @ W, dtype=np.float64)
         out = np.empty((self.n_samples, W.shape[1]))
 
         def work(lo, hi):
@@ -65,6 +69,8 @@ class Design:
 
     def _backward(self, G):
         """``X^T G`` (d x k) by row blocks, summed over parallel threads."""
+        if sp.issparse(self.X):
+            return np.asarray(self.X.T @ G, dtype=np.float64)
         def work(lo, hi):
             acc = np.zeros((self.n_features, G.shape[1]))
             for _, _, Xb, Gb in iter_blocks(self.X, G, rows=self._stream_rows(), start=lo,
