@@ -155,3 +155,21 @@ def test_sample_weight_matches_statsmodels_glm_freq_weights():
                  freq_weights=w).fit(tol=1e-14)
     assert_allclose(np.concatenate([ours.intercept_, ours.coef_.ravel()]), ref.params, rtol=1e-7)
     assert_allclose(ours.summary()["std_err"], ref.bse, rtol=1e-6)
+
+
+@pytest.mark.parametrize("model", [LogisticRegression, ProbitRegression])
+def test_large_data_fast_path_matches_statsmodels(model):
+    """n large enough for the sketched / float32 fast path: still statsmodels' answer."""
+    from problin._core.newton import sketch_rows
+    rng = np.random.default_rng(11)
+    n, d = 170_000, 50
+    assert sketch_rows(n, d + 1) is not None  # this size takes the fast path
+    X = rng.standard_normal((n, d))
+    eta = 0.3 + X @ rng.normal(0.0, 0.2, d)
+    y = (rng.random(n) < (1 / (1 + np.exp(-eta)) if model is LogisticRegression
+                          else __import__("scipy").stats.norm.cdf(eta))).astype(float)
+    ours = model().fit(X, y)
+    ref = REFERENCE[model](y, sm.add_constant(X)).fit(method="newton", tol=1e-14, disp=0)
+    table = ours.summary()
+    assert_allclose(table["coef"], ref.params, rtol=1e-6, atol=1e-9)
+    assert_allclose(table["std_err"], ref.bse, rtol=1e-6)
