@@ -26,6 +26,9 @@ class ProbitRegression(GLMClassifier):
         Newton, as statsmodels ``Probit``) or the expected information
         (Fisher scoring, classic IRLS). Both converge to the same optimum;
         ``covariance_`` is always the inverse *observed* information.
+    classes : array-like of two labels or None, default=None
+        The class labels in order; the second is the "success" class whose
+        probability is ``Phi(b + x^T w)``. Default: the sorted labels of y.
 
     Attributes
     ----------
