@@ -13,6 +13,7 @@ design operator combine these n-vectors with the data by row blocks.
 import numpy as np
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 from .numerics import (inverse_mills, log_probit_cdf, log_sigmoid, log_softmax, probit_cdf,
                        probit_curvature, sigmoid)
@@ -96,15 +97,26 @@ class BernoulliProbit(_Bernoulli):
 
     def _derivatives(self, y, eta, information):
         s = _sign(y)
-        z = s * eta
-        mills = inverse_mills(z)  # d log Phi(z) / dz
-        # log Phi(z) = log phi(z) - log lambda(z): no cancellation for z <= 0;
-        # up to z = 3 the absolute error eps z^2 / 2 is still below 1e-12 of
-        # |log Phi(z)| >= 1.3e-3. Beyond, log Phi(z) ~ -Phi(-z) needs log_ndtr.
-        loglik = np.empty_like(z)
-        left = z <= 3.0
-        loglik[left] = -0.5 * np.square(z[left]) - _LOG_SQRT_2PI - np.log(mills[left])
-        loglik[~left] = log_probit_cdf(z[~left])
+        z = np.asarray(s * eta, dtype=np.float64)
+        # Bulk (z >= -5): Phi = ndtr(z) keeps full relative precision there
+        # (Phi >= 2.9e-7), so lambda = phi / Phi and log Phi = log(Phi) are
+        # exact and cheaper than erfcx. Far left tail: lambda from erfcx and
+        # log Phi = log phi - log lambda (no cancellation). Right of z = 3,
+        # log Phi ~ -Phi(-z) needs log_ndtr.
+        cdf = probit_cdf(z)
+        half_sq = 0.5 * np.square(z)
+        mills = np.exp(-half_sq)
+        mills *= _INV_SQRT_2PI
+        with np.errstate(divide="ignore", invalid="ignore"):  # tail rows: replaced below
+            mills /= cdf
+            loglik = np.log(cdf)
+        tail = np.flatnonzero(z < -5.0)
+        if tail.size:
+            mills[tail] = inverse_mills(z[tail])
+            loglik[tail] = -half_sq[tail] - _LOG_SQRT_2PI - np.log(mills[tail])
+        right = np.flatnonzero(z > 3.0)
+        if right.size:
+            loglik[right] = log_probit_cdf(z[right])
         if information == "observed":
             # -d^2 log Phi(z) / dz^2 = lambda(z) (z + lambda(z)) >= 0 (log-concavity)
             curv = probit_curvature(z, mills)
