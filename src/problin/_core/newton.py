@@ -48,7 +48,7 @@ _MAX_CG = 50
 _SKETCH_STEPS = 2
 # In Newton's quadratic regime a decrement lambda^2/2 below this is followed
 # by one below tol: the Hessian after such a step is the last, built in double.
-_LAST_STEP_DECREMENT = 0.1
+_LAST_STEP_DECREMENT = 0.5
 
 
 @dataclass
