@@ -81,3 +81,13 @@ def test_unfitted_model_says_so(model):
             getattr(model(), method)(X)
     with pytest.raises(NotFittedError):
         model().summary()
+
+
+@pytest.mark.parametrize("model, labels", [(LogisticRegression, np.arange(30) % 3),
+                                           (LogisticRegression, np.arange(30) % 2),
+                                           (ProbitRegression, np.arange(30) % 2)])
+def test_a_class_with_zero_total_weight_is_named(model, labels):
+    X30 = np.random.default_rng(1).normal(size=(30, 2))
+    weights = np.where(labels == 1, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"classes \[1\] have zero total sample weight"):
+        model().fit(X30, labels, sample_weight=weights)

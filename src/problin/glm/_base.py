@@ -78,6 +78,13 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
                              f"got y with {self.classes_.size} classes: "
                              f"{self.classes_[:10].tolist()}")
         sw = check_sample_weight(sample_weight, X.shape[0])
+        if sw is not None:
+            totals = np.bincount(t, weights=sw, minlength=self.classes_.size)
+            if np.any(totals <= 0):
+                empty = self.classes_[totals <= 0].tolist()
+                raise ValueError(f"classes {empty} have zero total sample weight: their "
+                                 "parameters would be minus infinity. Drop those samples or "
+                                 "give them positive weight.")
         design = Design(X, self.fit_intercept)
         objective, theta0 = self._objective(design, t, sw)
         self.solver_ = self._choose_solver(objective)
