@@ -39,6 +39,14 @@ class Design:
             X = np.ascontiguousarray(X)
         return Design(X, self.intercept, self.rows)
 
+    def dense_rows(self, rows):
+        """The rows ``[1, X][rows]`` as a dense float64 array (for a few rows only)."""
+        Xr = self.X[rows]
+        Xr = Xr.toarray() if sp.issparse(Xr) else np.asarray(Xr, dtype=np.float64)
+        if self.intercept:
+            Xr = np.hstack([np.ones((Xr.shape[0], 1)), Xr])
+        return Xr
+
     def _split(self, theta):
         if self.intercept:
             return theta[0], theta[1:]

@@ -102,7 +102,8 @@ class BernoulliProbit(_Bernoulli):
         # (Phi >= 2.9e-7), so lambda = phi / Phi and log Phi = log(Phi) are
         # exact and cheaper than erfcx. Far left tail: lambda from erfcx and
         # log Phi = log phi - log lambda (no cancellation). Right of z = 3,
-        # log Phi ~ -Phi(-z) needs log_ndtr.
+        # log Phi = log1p(-Phi(-z)) with Phi(-z) exact (log of the rounded
+        # Phi(z) would keep only ~eps / Phi(-z) relative precision).
         cdf = probit_cdf(z)
         half_sq = 0.5 * np.square(z)
         mills = np.exp(-half_sq)
@@ -116,7 +117,7 @@ class BernoulliProbit(_Bernoulli):
             loglik[tail] = -half_sq[tail] - _LOG_SQRT_2PI - np.log(mills[tail])
         right = np.flatnonzero(z > 3.0)
         if right.size:
-            loglik[right] = log_probit_cdf(z[right])
+            loglik[right] = np.log1p(-probit_cdf(-z[right]))
         if information == "observed":
             # -d^2 log Phi(z) / dz^2 = lambda(z) (z + lambda(z)) >= 0 (log-concavity)
             curv = probit_curvature(z, mills)
@@ -163,15 +164,15 @@ class CategoricalSoftmax:
         """``(n, K)`` log class probabilities, by log-softmax."""
         return log_softmax(self.logits(eta), axis=1)
 
-    def _normalise(self, eta):
+    def _normalise(self, eta, out=None):
         """``(E, e0, log_z)``: shifted exponentials of the free logits, of the
         reference logit (contrast only) and the log normaliser per row, without
-        materialising the zero column."""
+        materialising the zero column. ``E`` is written into ``out`` if given."""
         eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         top = eta.max(axis=1)
         if self.contrast:
             top = np.maximum(top, 0.0)
-        E = eta - top[:, None]
+        E = np.subtract(eta, top[:, None], out=out)
         np.exp(E, out=E)  # in place: one n x M array
         total = E.sum(axis=1)
         e0 = None
@@ -191,11 +192,11 @@ class CategoricalSoftmax:
         _, _, log_z, _ = self._normalise(eta)
         return -float(np.sum(_weighted(self._picked_logits(eta, t) - log_z, sample_weight)))
 
-    def derivatives(self, t, eta, sample_weight=None, information="observed"):
+    def derivatives(self, t, eta, sample_weight=None, information="observed", out=None):
         """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
         holding the free-class probabilities (from which the gradient weights
-        ``P - T`` and the Hessian weights follow)."""
-        E, e0, log_z, total = self._normalise(eta)
+        ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
+        E, e0, log_z, total = self._normalise(eta, out)
         loglik = self._picked_logits(eta, t) - log_z
         E /= total[:, None]  # E is now P, in place: no second n x M array
         p0 = None if e0 is None else e0 / total
@@ -215,13 +216,23 @@ class SoftmaxState:
     gradient) and ``p (1 - p)`` (the curvature).
     """
 
-    def __init__(self, P, p0, free_t, sample_weight):
+    def __init__(self, P, p0, free_t, sample_weight, fix=None):
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
-        rows, cols = np.nonzero(P > 0.5)
-        others = P[rows]
-        others[np.arange(rows.size), cols] = 0.0
-        q = others.sum(axis=1) + (0.0 if p0 is None else p0[rows])
-        self.fix = (rows, cols, q)
+        if fix is None:
+            rows, cols = np.nonzero(P > 0.5)
+            others = P[rows]
+            others[np.arange(rows.size), cols] = 0.0
+            q = others.sum(axis=1) + (0.0 if p0 is None else p0[rows])
+            fix = (rows, cols, q)
+        self.fix = fix  # (rows, cols, 1 - P[rows, cols]) where P > 1/2, by row
+
+    @classmethod
+    def concatenate(cls, P, parts, free_t, sample_weight):
+        """The state of all rows from those of consecutive row chunks:
+        ``parts`` is ``[(first row, state of the chunk), ...]`` in row order."""
+        fix = tuple(np.concatenate([st.fix[0] + lo for lo, st in parts]) if i == 0 else
+                    np.concatenate([st.fix[i] for _, st in parts]) for i in range(3))
+        return cls(P, None, free_t, sample_weight, fix)
 
     def complements(self, lo=0, hi=None):
         """``1 - P[lo:hi]``, exact."""

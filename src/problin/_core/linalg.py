@@ -5,16 +5,28 @@ jitter to the diagonal only when the matrix is numerically singular, and
 say so; log-determinants come from the Cholesky diagonal.
 """
 from dataclasses import dataclass
+from functools import wraps
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 from scipy.linalg import lapack
 
+from .blocks import small_blas
+
 __all__ = [
     "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
     "identified_columns", "solve_psd",
 ]
+
+
+def _small_blas(func):
+    """Run ``func(A, ...)`` (A: a p x p matrix) with single-threaded BLAS for small p."""
+    @wraps(func)
+    def wrapper(A, *args, **kwargs):
+        with small_blas(np.shape(A)[0] if np.ndim(A) == 2 else 0):
+            return func(A, *args, **kwargs)
+    return wrapper
 
 
 def new_gram(d):
@@ -67,7 +79,8 @@ class Cholesky:
     jitter: float
 
     def solve(self, b):
-        return linalg.cho_solve(self.factor, b, check_finite=False)
+        with small_blas(self.factor[0].shape[0]):
+            return linalg.cho_solve(self.factor, b, check_finite=False)
 
     def logdet(self):
         c = self.factor[0]
@@ -75,12 +88,14 @@ class Cholesky:
 
     def inverse(self):
         """The inverse matrix, from the factor (LAPACK ``potri``)."""
-        inv, info = lapack.dpotri(self.factor[0], lower=0)
+        with small_blas(self.factor[0].shape[0]):
+            inv, info = lapack.dpotri(self.factor[0], lower=0)
         if info != 0:  # pragma: no cover - the factor is non-singular by construction
             raise np.linalg.LinAlgError("inverting the Cholesky factor failed")
         return symmetrize(np.asarray(inv))
 
 
+@_small_blas
 def cholesky(A, *, max_tries=12):
     """Factor symmetric ``A``; on failure retry with growing diagonal jitter.
 
@@ -102,6 +117,7 @@ def cholesky(A, *, max_tries=12):
     raise np.linalg.LinAlgError("matrix is not positive definite even with jitter")
 
 
+@_small_blas
 def identified_columns(H, *, rtol=1e-9):
     """Boolean mask of the parameters that ``H`` identifies.
 
@@ -134,6 +150,7 @@ def identified_columns(H, *, rtol=1e-9):
     return mask
 
 
+@_small_blas
 def solve_psd(A, b, *, rcond=1e-12):
     """Solve ``A x = b`` for symmetric positive semidefinite ``A``.
 
@@ -156,4 +173,7 @@ def solve_psd(A, b, *, rcond=1e-12):
     if not np.any(keep):
         return np.zeros_like(b), 0
     V = vecs[:, keep]
-    return V @ ((V.T @ b) / vals[keep]), int(keep.sum())
+    inv_vals = 1.0 / vals[keep]
+    if np.ndim(b) == 2:  # several right-hand sides (columns)
+        inv_vals = inv_vals[:, None]
+    return V @ ((V.T @ b) * inv_vals), int(keep.sum())

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
+from .blocks import small_blas
 from .linalg import solve_psd
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
@@ -49,6 +50,9 @@ _SKETCH_STEPS = 2
 # In Newton's quadratic regime a decrement lambda^2/2 below this is followed
 # by one below tol: the Hessian after such a step is the last, built in double.
 _LAST_STEP_DECREMENT = 0.5
+# The Hessian returned (for the covariance) is the one at the answer to this
+# relative accuracy in its own metric (standard errors to half of it).
+_HESSIAN_RTOL = 1e-6
 
 
 @dataclass
@@ -66,21 +70,43 @@ class SolverResult:
     hessian: np.ndarray | None = None
     rank_deficient: bool = False
     direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
+    direction_eta: np.ndarray | None = None  # its change of eta, X direction
     last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
 
 
-def _curvature_change(objective, eta_old, eta_new):
-    """``max_i |h_i(new) - h_i(old)| / h_i(old)``: the relative change of the
-    Hessian in its own metric (``|v^T dH v| <= that * v^T H v``), or inf when
-    the objective has no per-row curvature to compare (softmax)."""
+def _hessian_change(objective, eta_old, eta_new, H):
+    """A bound on ``max_v |v^T (H_new - H) v| / v^T H v``: how far the Hessian
+    ``H`` in hand (built at ``eta_old``) is from the one at ``eta_new``, in
+    its own metric; inf when the objective has no per-row curvature (softmax).
+
+    With ``r_i = |h_i(new) - h_i(old)| / h_i(old)``, rows with ``r_i <= c``
+    contribute at most ``c`` and the few rows ``L`` above it at most
+    ``trace(H^-1 sum_L |dh_i| x_i x_i^T) = sum_L |dh_i| x_i^T H^-1 x_i``. A
+    final Newton step moves the curvature of tail rows, where ``h`` is tiny
+    and ``|h' / h|`` large, by relatively much more than that of the others:
+    the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
+    """
     if np.ndim(eta_old) != 1 or not hasattr(objective, "row_derivatives"):
         return np.inf
     h_old = objective.row_derivatives(eta_old)[2]
     h_new = objective.row_derivatives(eta_new)[2]
+    change = np.abs(h_new - h_old)
+    cut = _HESSIAN_RTOL / 4
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.abs(h_new - h_old) / h_old
-    return float(np.max(np.where(h_old > 0, ratio, np.where(h_new > 0, np.inf, 0.0)),
-                        initial=0.0))
+        above = np.flatnonzero(~(change <= cut * h_old))  # also h_old = 0 < change
+    if above.size == 0:
+        return cut
+    if above.size > max(1000, h_old.size // 16):
+        return np.inf  # as costly as building the Hessian anew
+    try:
+        with small_blas(H.shape[0]):
+            chol = cho_factor(H, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return np.inf
+    Z = solve_triangular(chol[0], objective.design.dense_rows(above).T, lower=True,
+                         check_finite=False)
+    leverage = np.einsum("ij,ij->j", Z, Z)  # x_i^T H^-1 x_i
+    return cut + float(change[above] @ leverage)
 
 
 def _rounding_level(f):
@@ -194,14 +220,16 @@ def _truncated_newton(objective, sketch, theta, tol, max_iter, H=None):
     if H is None:
         H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
     try:
-        chol = cho_factor(H, check_finite=False)
+        with small_blas(H.shape[0]):
+            chol = cho_factor(H, check_finite=False)
     except np.linalg.LinAlgError:
         return None  # singular sketch: the exact engine's data-span solve takes over
     if not np.all(np.isfinite(chol[0])):
         return None
 
     def precondition(r):
-        return cho_solve(chol, r, check_finite=False)
+        with small_blas(H.shape[0]):
+            return cho_solve(chol, r, check_finite=False)
 
     history, converged, forcing, n_iter = [f], False, 0.03, 0
     for n_iter in range(1, max_iter + 1):
@@ -260,7 +288,7 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
     SolverResult
     """
     theta = np.array(theta0, dtype=np.float64)
-    history, n_sketched, always_single = [], 0, single
+    history, n_sketched, always_single, reuse = [], 0, single, False
     if sketch is not None:
         # 1. Warm start: a rough fit to the sketch rows alone (~m/n of a pass
         #    per iteration); its error is statistical, ~sqrt(n/m) standard errors.
@@ -278,16 +306,17 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         #     the warm start's statistical error (~1e-3 of lambda^2 each), then
         theta, eta, history = _sketched_phase(objective, sub, theta, _SKETCH_STEPS)
         n_sketched = len(history) - 1
-        # 3. full Hessians, in float32 until Newton's next step is the last.
-        single = True
+        # 3. full Hessians, in float32 until Newton's next step is the last,
+        #    reused for a step where that costs less than building one anew.
+        single = reuse = True
     else:
         eta = objective.linear_predictor(theta)
     f, g, H = objective.value_grad_hess(theta, eta, single=single)
     history = history[:-1] + [f] if history else [f]
     threshold = tol if getattr(objective, "exact_hessian", True) else tol * tol
-    converged, message, rank_deficient, at_theta = (False, "maximum number of iterations reached",
-                                                    False, True)
-    n_iter, basis, d = 0, None, None
+    converged, message, rank_deficient = False, "maximum number of iterations reached", False
+    # fresh: H was built at theta; h_single: H is a float32 product.
+    n_iter, basis, d, Xd, fresh, h_single = 0, None, None, None, True, single
     for n_iter in range(1, max_iter + 1):
         if basis is None:
             step, rank = solve_psd(H, g)
@@ -302,7 +331,7 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         d = -step
         decrement2 = float(-g @ d)
         if not np.isfinite(decrement2):
-            message = "non-finite Newton step"
+            message, Xd = "non-finite Newton step", None
             break
         Xd = objective.linear_predictor(d)  # the change of eta per unit step
         if decrement2 / 2 <= threshold:
@@ -310,30 +339,49 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             # No line search: f would change below its own rounding error.
             eta_old = eta
             theta, eta = theta + d, eta + Xd
-            # The Hessian in hand (if built in double precision) is the one at
-            # the answer, to 1e-6 in its own metric, unless the step changed a
-            # curvature weight by more than that.
-            unchanged = not single and (decrement2 / 2 <= tol * tol or
-                                        _curvature_change(objective, eta_old, eta) <= 1e-6)
+            if (fresh and not h_single) or always_single or not final_hessian:
+                # The Hessian in hand (if built in double precision) is the one
+                # at the answer, to _HESSIAN_RTOL in its own metric, unless the
+                # step changed the curvature by more than that. (Checked before
+                # f: the row derivatives at eta_old are still cached.)
+                fresh = not h_single and (
+                    decrement2 / 2 <= tol * tol or
+                    _hessian_change(objective, eta_old, eta, H) <= _HESSIAN_RTOL)
+                f = objective.value(theta, eta)
+                history.append(f)
+                converged, message = True, "converged"
+                break
             f = objective.value(theta, eta)
             history.append(f)
-            converged, message, at_theta = True, "converged", unchanged
-            break
+            # A float32 or reused Hessian got us here: the double-precision one
+            # is built at this point, already converged, so that the last step
+            # from it is tiny and it is the Hessian of the answer (no rebuild).
+            f, g, H = objective.value_grad_hess(theta, eta)
+            fresh, h_single = True, False
+            continue
         t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
         if t is None:
             # No decrease left to find: converged if the predicted decrease
             # is itself at the level of rounding in f.
             converged = decrement2 / 2 <= _rounding_level(f)
             message = "converged" if converged else "line search failed"
-            at_theta = not single
             break
         theta = theta + t * d
         eta, f = eta_new, f_new
         history.append(f)
+        if reuse and fresh and t == 1.0 and decrement2 / 2 <= _LAST_STEP_DECREMENT:
+            # Quadratic regime: the Hessian moved little over this step, so
+            # the next step reuses it (a chord step, for the price of a
+            # gradient); it lands about as close as a fresh Newton step would.
+            f, g = objective.value_grad(theta, eta)
+            fresh = False
+            continue
         # Near the answer (quadratic convergence: the next decrement will be
         # ~ its square) the next Hessian is the final one: double precision.
         single = always_single or (single and decrement2 / 2 > _LAST_STEP_DECREMENT)
         f, g, H = objective.value_grad_hess(theta, eta, single=single)
+        fresh, h_single = True, single
+    at_theta = fresh and not h_single
     last_hessian = H
     if not at_theta:
         if final_hessian:
@@ -343,4 +391,5 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
     return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_sketched + n_iter,
                         converged=converged, history=history, message=message, grad=g,
                         hessian=H, rank_deficient=rank_deficient, direction=d,
+                        direction_eta=Xd,
                         last_hessian=last_hessian)

@@ -9,6 +9,9 @@ results; the data are read through :class:`~problin._core.design.Design`.
 """
 import numpy as np
 
+from .blocks import ELEMENTWISE_ROWS, map_rows
+from .families import SoftmaxState
+
 __all__ = ["GLMObjective", "SoftmaxObjective", "PriorPrecision"]
 
 
@@ -130,7 +133,14 @@ class GLMObjective(_GaussianPrior):
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = cached = None  # free the old derivatives before building new ones
-        out = self.family.derivatives(self.y, eta, self.sample_weight, self.information)
+        y, sw, info = self.y, self.sample_weight, self.information
+        g, h = np.empty(eta.shape[0]), np.empty(eta.shape[0])
+
+        def chunk(lo, hi):
+            return self.family.derivatives(y[lo:hi], eta[lo:hi],
+                                           None if sw is None else sw[lo:hi], info)
+
+        out = (map_rows(chunk, eta.shape[0], (g, h)), g, h)
         self._cached = (eta, out)
         return out
 
@@ -218,7 +228,20 @@ class SoftmaxObjective(_GaussianPrior):
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = cached = None  # free the old state before building the new one
-        out = self.family.derivatives(self.t, eta, self.sample_weight)
+        t, sw = self.t, self.sample_weight
+        P, parts = np.empty(eta.shape), []
+
+        def chunk(lo, hi):  # writes P[lo:hi] in place
+            loss, state = self.family.derivatives(t[lo:hi], eta[lo:hi],
+                                                  None if sw is None else sw[lo:hi],
+                                                  out=P[lo:hi])
+            parts.append((lo, state))
+            return (loss,)
+
+        loss = map_rows(chunk, eta.shape[0], (), rows=max(1024, ELEMENTWISE_ROWS // P.shape[1]))
+        parts.sort(key=lambda part: part[0])
+        free_t = t - 1 if self.family.contrast else t
+        out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw))
         self._cached = (eta, out)
         return out
 

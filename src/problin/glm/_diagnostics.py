@@ -162,7 +162,8 @@ def _separated(objective, result, y01, label):
     if objective.n_blocks == 1:
         candidates = [result.eta]
         if result.direction is not None:
-            candidates.append(objective.linear_predictor(result.direction))
+            Xd = getattr(result, "direction_eta", None)
+            candidates.append(objective.linear_predictor(result.direction) if Xd is None else Xd)
         for margins in candidates:
             found = certified_separation(margins, y01, sw)
             if found is not None:
