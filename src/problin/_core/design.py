@@ -7,7 +7,7 @@ are ordered ``[intercept, coef...]`` throughout problin.
 import numpy as np
 import scipy.sparse as sp
 
-from .blocks import _default_rows, iter_blocks, reduce_row_ranges
+from .blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
 from .linalg import add_weighted_gram, symmetrize
 
 __all__ = ["Design"]
@@ -57,6 +57,11 @@ class Design:
         # blocks than the Gram kernel's keep the per-block overhead small.
         return 8 * (self.rows or _default_rows(self.X))
 
+    def _thin_gemm_rows(self):
+        # Products with a few columns (X W, G^T X for k ~ 10) run fastest on
+        # blocks of ~512 KB (measured for d = 50: 1024 rows 2x faster than 20k).
+        return self.rows or block_rows(self.n_features, 8, target_bytes=1 << 19)
+
     def _forward(self, W):
         """``X W`` (n x k, float64) by row blocks, in parallel threads."""
         if sp.issparse(self.X):
@@ -65,30 +70,50 @@ class Design:
             return np.asarray(self.X @ W, dtype=np.float64)
         out = np.empty((self.n_samples, W.shape[1]))
 
+        rows = self._stream_rows() if W.shape[1] == 1 else self._thin_gemm_rows()
+
         def work(lo, hi):
-            for start, stop, Xb in iter_blocks(self.X, rows=self._stream_rows(), start=lo,
-                                               stop=hi):
+            for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 if not sp.issparse(Xb) and Xb.dtype != np.float64:
                     Xb = Xb.astype(np.float64)  # one block, never all of X
                 out[start:stop] = Xb @ W
 
-        reduce_row_ranges(work, self.n_samples, self._stream_rows())
+        reduce_row_ranges(work, self.n_samples, rows)
         return out
 
-    def _backward(self, G):
-        """``X^T G`` (d x k) by row blocks, summed over parallel threads."""
+    def _backward(self, G, n_columns=None, with_sums=False):
+        """``X^T G`` (d x k) by row blocks, summed over parallel threads.
+
+        ``G`` is an n x k array, or a function ``G(lo, hi)`` returning rows
+        ``lo:hi`` of it (k = ``n_columns``), so that G is formed block by
+        block, in cache, and never exists whole. ``with_sums`` prepends the
+        column sums of G (the intercept's row).
+        """
+        make = G if callable(G) else (lambda lo, hi: G[lo:hi])
+        k = n_columns if callable(G) else G.shape[1]
+        off = int(with_sums)
         if sp.issparse(self.X):
-            return np.asarray(self.X.T @ G, dtype=np.float64)
+            Gall = make(0, self.n_samples)
+            XtG = np.asarray(self.X.T @ Gall, dtype=np.float64)
+            return np.vstack([Gall.sum(axis=0), XtG]) if with_sums else XtG
+
+        # One column: a gemv, streaming (large blocks). Several: a thin GEMM,
+        # computed as G_b^T X_b (k x d) on half-cache blocks, measured 3.4x
+        # faster than X_b^T G_b on 20k-row blocks for k = 9, d = 50.
+        rows = self._stream_rows() if k == 1 else self._thin_gemm_rows()
+
         def work(lo, hi):
-            acc = np.zeros((self.n_features, G.shape[1]))
-            for _, _, Xb, Gb in iter_blocks(self.X, G, rows=self._stream_rows(), start=lo,
-                                            stop=hi):
-                if not sp.issparse(Xb) and Xb.dtype != np.float64:
+            acc = np.zeros((k, off + self.n_features))
+            for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
+                if Xb.dtype != np.float64:
                     Xb = Xb.astype(np.float64)
-                acc += np.asarray(Xb.T @ Gb)
+                Gb = make(start, stop)
+                acc[:, off:] += Gb.T @ Xb
+                if with_sums:
+                    acc[:, 0] += Gb.sum(axis=0)
             return acc
 
-        return reduce_row_ranges(work, self.n_samples, self._stream_rows())
+        return reduce_row_ranges(work, self.n_samples, rows).T
 
     def matvec(self, theta):
         """Linear predictor ``eta = b + X w`` (an n-vector, float64)."""
@@ -152,13 +177,13 @@ class Design:
         eta += b
         return eta
 
-    def rmatmat(self, G):
-        """``([1, X]^T G)^T`` for an n x M matrix ``G``: M x p (one row per class block)."""
-        G = np.asarray(G, dtype=np.float64)
-        XtG = self._backward(G)
-        if self.intercept:
-            XtG = np.vstack([G.sum(axis=0), XtG])
-        return XtG.T
+    def rmatmat(self, G, n_columns=None):
+        """``([1, X]^T G)^T`` for an n x M matrix ``G``: M x p (one row per class block).
+
+        ``G`` may be a function of a row range (see :meth:`_backward`)."""
+        if not callable(G):
+            G = np.asarray(G, dtype=np.float64)
+        return self._backward(G, n_columns, with_sums=self.intercept).T
 
     def softmax_hessp(self, P, sample_weight, Theta):
         """Fused ``H v`` of softmax: ``[1,X]^T (s (P o U - P (P . U)))``, ``U = [1,X] Theta^T``.
@@ -170,8 +195,8 @@ class Design:
         b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
         Wt = np.ascontiguousarray(W.T)
 
-        # Cache-sized blocks: each block of X is used twice (U, then X^T U).
-        rows = self.rows or _default_rows(self.X)
+        # Cache-sized blocks: each block of X is used twice (U, then U^T X).
+        rows = self._thin_gemm_rows()
 
         def work(lo, hi):
             acc = np.zeros(Theta.shape)
@@ -187,7 +212,7 @@ class Design:
                     U *= sb[:, None]
                 if self.intercept:
                     acc[:, 0] += U.sum(axis=0)
-                acc[:, int(self.intercept):] += np.asarray(Xb.T @ U).T
+                acc[:, int(self.intercept):] += np.asarray(U.T @ Xb)
             return acc
 
         return reduce_row_ranges(work, self.n_samples, rows)

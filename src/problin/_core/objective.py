@@ -247,7 +247,7 @@ class SoftmaxObjective(_GaussianPrior):
 
     def value_grad(self, theta, eta):
         loss, state = self.row_derivatives(eta)
-        grad = self.design.rmatmat(state.gradient_weights()).ravel()
+        grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
         f, grad, _ = self._add_prior(theta, loss, grad)
         return f, grad
 
@@ -260,7 +260,7 @@ class SoftmaxObjective(_GaussianPrior):
     def value_grad_hess(self, theta, eta, single=False):
         loss, state = self.row_derivatives(eta)
         hess = self.design.softmax_gram(state, self.sample_weight, single)
-        grad = self.design.rmatmat(state.gradient_weights()).ravel()
+        grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
         return self._add_prior(theta, loss, grad, hess)
 
     def coordinate_derivatives(self, eta, c, block=0):
