@@ -347,3 +347,26 @@ def test_separation_with_intercept_only_direction():
     X = np.random.default_rng(4).normal(size=(10, 2))
     assert separated_rows(Design(X, True), np.ones(10)).all()
     assert separated_rows(Design(X, True), np.zeros(10)).all()
+
+
+@pytest.mark.parametrize("family", [BernoulliLogit(), BernoulliProbit()])
+@pytest.mark.parametrize("scale", [1e-8, 1e-3, 1e-1])
+def test_hessian_change_bound_holds(data, family, scale):
+    """The cheap bound is never below the exact relative change of the Hessian
+    in its own metric, max |v^T (H_new - H) v| / v^T H v (a generalised eigenvalue)."""
+    from scipy.linalg import eigh
+
+    from problin._core.newton import _hessian_change
+    X, y = data
+    obj = _objective(X, y, family)
+    theta = newton(obj, np.zeros(5)).theta
+    step = scale * np.random.default_rng(1).normal(size=5)
+    eta_old, eta_new = obj.linear_predictor(theta), obj.linear_predictor(theta + step)
+    H = obj.value_grad_hess(theta, eta_old)[2]
+    H_new = obj.value_grad_hess(theta + step, eta_new)[2]
+    exact = np.max(np.abs(eigh(H_new - H, H, eigvals_only=True)))
+    obj.row_derivatives(eta_old)  # the engine calls it with eta_old's derivatives cached
+    bound = _hessian_change(obj, eta_old, eta_new, H)
+    assert bound >= exact
+    if scale == 1e-8:
+        assert bound <= 1e-6  # small steps pass the engine's 1e-6 test

@@ -33,7 +33,7 @@ import numpy as np
 
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from .blocks import small_blas
+from .blocks import ELEMENTWISE_ROWS, reduce_row_ranges, small_blas
 from .linalg import solve_psd
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
@@ -93,12 +93,16 @@ def _hessian_change(objective, eta_old, eta_new, H):
         return np.inf
     h_old = objective.row_derivatives(eta_old)[2]
     h_new = objective.row_derivatives(eta_new)[2]
-    change = np.abs(h_new - h_old)
     cut = _HESSIAN_RTOL / 4
-    with np.errstate(divide="ignore", invalid="ignore"):
-        above = np.flatnonzero(~(change <= cut * h_old))  # also h_old = 0 < change
+
+    def rows_above(lo, hi):  # |dh_i| > cut h_i (also h_i = 0 < |dh_i|)
+        change = np.abs(h_new[lo:hi] - h_old[lo:hi])
+        return [np.flatnonzero(~(change <= cut * h_old[lo:hi])) + lo]
+
+    above = np.concatenate(reduce_row_ranges(rows_above, h_old.size, ELEMENTWISE_ROWS))
     if above.size == 0:
         return cut
+    change = np.abs(h_new[above] - h_old[above])
     if above.size > max(1000, h_old.size // 16):
         return np.inf  # as costly as building the Hessian anew
     try:
@@ -109,7 +113,7 @@ def _hessian_change(objective, eta_old, eta_new, H):
     Z = solve_triangular(chol[0], objective.design.dense_rows(above).T, lower=True,
                          check_finite=False)
     leverage = np.einsum("ij,ij->j", Z, Z)  # x_i^T H^-1 x_i
-    return cut + float(change[above] @ leverage)
+    return cut + float(change @ leverage)
 
 
 def _rounding_level(f):

@@ -20,20 +20,24 @@ def encode_classes(y, classes=None, *, owner="classifier"):
     without samples has no finite maximum-likelihood parameters) and every
     label of ``y`` must be listed.
     """
-    check_classification_targets(y)
     y = np.asarray(y)
-    if classes is None and y.dtype.kind in "iub" and y.size:
-        # Integer labels: one counting pass instead of sorting.
-        low = int(y.min())
-        span = int(y.max()) - low + 1
+    as_int = _integer_labels(y) if classes is None else None
+    if as_int is not None:
+        # Integer-valued labels (ints, bools, or floats such as 0.0 / 1.0):
+        # one counting pass instead of sorting; they are classes, never a
+        # continuous target.
+        low = int(as_int.min())
+        span = int(as_int.max()) - low + 1
         if span <= 4 * y.size + 1024:
-            counts = np.bincount((y - low).astype(np.intp), minlength=span)
+            shifted = (as_int - low).astype(np.intp)
+            counts = np.bincount(shifted, minlength=span)
             codes = np.cumsum(counts > 0) - 1
             present = (np.flatnonzero(counts) + low).astype(y.dtype)
             if present.size < 2:
                 raise ValueError(f"{owner} needs samples of at least 2 classes, but the data "
                                  f"contain only one class: {_label_list(present)}")
-            return present, codes[(y - low).astype(np.intp)].astype(np.intp)
+            return present, codes[shifted].astype(np.intp)
+    check_classification_targets(y)
     present = np.unique(y)
     if classes is None:
         classes_ = present
@@ -57,3 +61,15 @@ def encode_classes(y, classes=None, *, owner="classifier"):
     order = np.argsort(classes_, kind="stable")
     t = order[np.searchsorted(classes_[order], y)]
     return classes_, t.astype(np.intp)
+
+
+def _integer_labels(y):
+    """``y`` as int64 if its labels are integers (any numeric dtype), else None."""
+    if y.ndim != 1 or not y.size or y.dtype.kind not in "iubf":
+        return None
+    if y.dtype.kind != "f":
+        return y.astype(np.int64, copy=False)
+    if not np.all(np.abs(y) < 2.0**53):  # also rejects nan and inf
+        return None
+    as_int = y.astype(np.int64)
+    return as_int if np.array_equal(as_int, y) else None
