@@ -1,7 +1,7 @@
 """Bundled and synthetic datasets used by ``problin compare`` and the examples."""
 import numpy as np
 import pandas as pd
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.utils import check_random_state
 
 __all__ = ["make_heights", "load_dataset", "DATASETS"]
@@ -32,9 +32,16 @@ def _breast_cancer():
     return X, y.rename("malignant").map({0: "malignant", 1: "benign"})
 
 
+def _diabetes():
+    """scikit-learn's diabetes data: a continuous target (disease progression)."""
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    return X, y.astype("float64").rename("progression")
+
+
 DATASETS = {
     "breast-cancer": _breast_cancer,
     "heights": make_heights,
+    "diabetes": _diabetes,
 }
 
 

@@ -7,7 +7,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
     "ProblinWarning", "SeparationWarning", "CollinearityWarning",
-    "ConvergenceWarning", "NumericalWarning",
+    "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
 ]
 
 
@@ -29,3 +29,7 @@ class ConvergenceWarning(ProblinWarning, _SklearnConvergenceWarning):
 
 class NumericalWarning(ProblinWarning):
     """A matrix was numerically singular and needed regularising jitter."""
+
+
+class SingularCovarianceWarning(NumericalWarning):
+    """A class covariance (or the shared one) is singular: it was regularised with jitter."""

@@ -4,14 +4,19 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
+from .discriminant import (FisherDiscriminant, LeastSquaresClassifier,
+                           LinearDiscriminantAnalysis, Perceptron, QuadraticDiscriminantAnalysis)
 from .exceptions import ProblinWarning
 from .glm import LogisticRegression, ProbitRegression
+from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
+from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
-__all__ = ["CLASSIFIERS", "compare_classifiers"]
+__all__ = ["CLASSIFIERS", "compare_classifiers", "REGRESSORS", "compare_regressors",
+           "is_continuous_target"]
 
 # Short lowercase names, as the command line spells them.
 CLASSIFIERS = {
@@ -19,14 +24,37 @@ CLASSIFIERS = {
     "logistic-l2": lambda: LogisticRegression(alpha=1.0),
     "probit": lambda: ProbitRegression(),
     "probit-l2": lambda: ProbitRegression(alpha=1.0),
+    "fisher": lambda: FisherDiscriminant(),
+    "least-squares": lambda: LeastSquaresClassifier(),
+    "perceptron": lambda: Perceptron(random_state=0),
+    "lda": lambda: LinearDiscriminantAnalysis(),
+    "qda": lambda: QuadraticDiscriminantAnalysis(reg_covar=1e-6),
+    "gaussian-nb": lambda: GaussianNB(),
+    "bernoulli-nb": lambda: BernoulliNB(),  # present = above the (standardised) mean
+    # Counts must be non-negative: rescale the standardised features to [0, 1].
+    "multinomial-nb": lambda: make_pipeline(MinMaxScaler(clip=True), MultinomialNB()),
 }
 
 
 def _log_loss(model, X, y):
-    """Mean negative log-probability of the true class, from ``predict_log_proba``."""
+    """Mean negative log-probability of the true class, from ``predict_log_proba``;
+    NaN for a model that gives no probabilities (least squares, the perceptron)."""
+    if not hasattr(model, "predict_log_proba"):
+        return np.nan
     log_p = model.predict_log_proba(X)
     cols = np.searchsorted(model.classes_, y)
     return -float(np.mean(log_p[np.arange(len(y)), cols]))
+
+
+def _timed_fit(model, X, y, times, notes):
+    """Fit ``model``, appending its wall time to ``times`` and the names of the problin
+    warnings it raised to the set ``notes``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ProblinWarning)
+        start = time.perf_counter()
+        model.fit(X, y)
+        times.append(time.perf_counter() - start)
+    notes.update(w.category.__name__ for w in caught if issubclass(w.category, ProblinWarning))
 
 
 def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=None):
@@ -34,7 +62,8 @@ def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=Non
 
     Returns a DataFrame with one row per model: mean accuracy and log-loss
     over the folds, mean fit time in milliseconds, and the problin warnings
-    raised during the fits (e.g. separation), sorted by log-loss.
+    raised during the fits (e.g. separation), sorted by log-loss (NaN, for models
+    without probabilities, last).
     """
     models = list(CLASSIFIERS) if models is None else list(models)
     unknown = [m for m in models if m not in CLASSIFIERS]
@@ -48,13 +77,7 @@ def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=Non
         acc, loss, times, notes = [], [], [], set()
         for train, test in folds:
             model = make_pipeline(StandardScaler(), CLASSIFIERS[name]())
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", ProblinWarning)
-                start = time.perf_counter()
-                model.fit(X[train], y[train])
-                times.append(time.perf_counter() - start)
-            notes.update(w.category.__name__ for w in caught
-                         if issubclass(w.category, ProblinWarning))
+            _timed_fit(model, X[train], y[train], times, notes)
             acc.append(float(np.mean(model.predict(X[test]) == y[test])))
             loss.append(_log_loss(model, X[test], y[test]))
             if progress is not None:
@@ -62,3 +85,62 @@ def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=Non
         rows.append({"model": name, "accuracy": np.mean(acc), "log_loss": np.mean(loss),
                      "fit_ms": 1e3 * np.mean(times), "warnings": ", ".join(sorted(notes))})
     return pd.DataFrame(rows).sort_values("log_loss", kind="stable").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------ regression
+REGRESSORS = {
+    "linear": lambda: LinearRegression(),
+    "ridge": lambda: LinearRegression(alpha=1.0),
+    "lasso": lambda: LinearRegression(alpha=1.0, q=1.0),
+    "bayesian": lambda: BayesianLinearRegression(),
+    "lms": lambda: LMSRegressor(random_state=0),
+}
+
+
+def is_continuous_target(y):
+    """Whether ``y`` is a regression target: floats with more than 20 distinct values."""
+    y = np.asarray(y)
+    return y.dtype.kind == "f" and np.unique(y[np.isfinite(y)]).size > 20
+
+
+def _predictive(model, X_train, y_train, X):
+    """Predictive mean and standard deviation: the model's own (``return_std``) or,
+    for models without one, Gaussian with the maximum-likelihood noise of the fit."""
+    if hasattr(model[-1], "sample_posterior"):  # predict(X, return_std=True)
+        return model.predict(X, return_std=True)
+    noise = np.sqrt(np.mean((model.predict(X_train) - y_train) ** 2))
+    return model.predict(X), np.full(len(X), max(noise, np.finfo(np.float64).tiny))
+
+
+def compare_regressors(X, y, models=None, *, cv=5, random_state=0, progress=None):
+    """Cross-validate regressors on standardised features (shuffled K-fold).
+
+    Returns a DataFrame with one row per model: root mean squared error, mean
+    negative log predictive density ``nlpd`` (Gaussian), R^2 over the folds,
+    mean fit time in milliseconds and the problin warnings raised, sorted by nlpd.
+    """
+    models = list(REGRESSORS) if models is None else list(models)
+    unknown = [m for m in models if m not in REGRESSORS]
+    if unknown:
+        raise ValueError(f"unknown models {unknown}; choose from {sorted(REGRESSORS)}")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    folds = list(KFold(cv, shuffle=True, random_state=random_state).split(X))
+    rows = []
+    for name in models:
+        rmse, nlpd, r2, times, notes = [], [], [], [], set()
+        for train, test in folds:
+            model = make_pipeline(StandardScaler(), REGRESSORS[name]())
+            _timed_fit(model, X[train], y[train], times, notes)
+            mean, std = _predictive(model, X[train], y[train], X[test])
+            resid = y[test] - mean
+            rmse.append(float(np.sqrt(np.mean(resid ** 2))))
+            nlpd.append(float(np.mean(0.5 * np.log(2 * np.pi * std ** 2)
+                                      + 0.5 * (resid / std) ** 2)))
+            r2.append(1.0 - float(np.sum(resid ** 2) / np.sum((y[test] - y[test].mean()) ** 2)))
+            if progress is not None:
+                progress()
+        rows.append({"model": name, "rmse": np.mean(rmse), "nlpd": np.mean(nlpd),
+                     "r2": np.mean(r2), "fit_ms": 1e3 * np.mean(times),
+                     "warnings": ", ".join(sorted(notes))})
+    return pd.DataFrame(rows).sort_values("nlpd", kind="stable").reset_index(drop=True)

@@ -3,7 +3,7 @@ from numbers import Number
 
 import numpy as np
 
-__all__ = ["check_sample_weight", "check_label_types"]
+__all__ = ["check_sample_weight", "check_label_types", "check_priors"]
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -50,3 +50,26 @@ def check_label_types(y):
     if len(kinds) > 1:
         raise TypeError("y must hold class labels of one type (all numbers or all strings), "
                         f"but it mixes {', '.join(sorted(kinds))}")
+
+
+def check_priors(priors, n_classes, *, name="priors"):
+    """Validated class prior probabilities as a float64 K-vector.
+
+    Rejects a vector of the wrong shape, non-finite or negative entries, and
+    entries that do not sum to 1 (to within 1e-6), each with a message naming
+    the problem. Zero entries are allowed: such a class is never predicted.
+    """
+    try:
+        p = np.asarray(priors, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric (one probability per class)") from None
+    if p.shape != (n_classes,):
+        raise ValueError(f"{name} has shape {p.shape}, expected ({n_classes},): "
+                         "one probability per class, in the order of classes_")
+    if not np.all(np.isfinite(p)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    if np.any(p < 0):
+        raise ValueError(f"{name} must be non-negative, got {p.tolist()}")
+    if abs(float(p.sum()) - 1.0) > 1e-6:
+        raise ValueError(f"{name} must sum to 1, but they sum to {float(p.sum()):.6g}")
+    return p

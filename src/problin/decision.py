@@ -1,0 +1,179 @@
+"""Decision theory on top of any probabilistic classifier: deployment priors and costs."""
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (check_array, check_is_fitted, column_or_1d,
+                                      validate_data)
+
+from ._core.numerics import log_softmax
+from ._core.validation import check_label_types, check_priors, check_sample_weight
+
+__all__ = ["BayesDecision"]
+
+
+def _log(p):
+    """``log p`` with ``log 0 = -inf`` and no divide-by-zero warning."""
+    with np.errstate(divide="ignore"):
+        return np.log(p)
+
+
+class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Bayes decision rule: deployment priors and a cost matrix over a probabilistic classifier.
+
+    .. math::
+
+        p'(C_k | x) \\propto p(C_k | x) \\, \\pi'_k / \\pi_k, \\qquad
+        \\hat{y}(x) = \\arg\\min_j \\sum_k p'(C_k | x) \\, L_{kj}
+
+    The wrapped classifier, fitted on data whose class frequencies were
+    ``pi`` (training priors), gives posteriors ``p(C_k | x)``. When classes
+    are deployed with other frequencies ``pi'`` (a rare disease is rarer in
+    the clinic than in a balanced study), Bayes' theorem re-weights each
+    posterior by ``pi'_k / pi_k`` and renormalises; this is done in log
+    space, ``log p' = log_softmax(log p + log pi' - log pi)``. The prediction
+    is then the class of least expected cost (least risk).
+
+    Parameters
+    ----------
+    estimator : classifier with ``fit`` and ``predict_log_proba``
+        Cloned and fitted on the training data in :meth:`fit`.
+    priors : array-like of shape (K,), default=None
+        Deployment priors ``pi'``, in the order of ``classes_``; non-negative,
+        summing to 1. None keeps the training priors (no re-weighting).
+    cost : array-like of shape (K, K), default=None
+        ``cost[k, j]`` is the loss of predicting class ``classes_[j]`` when the
+        truth is ``classes_[k]`` (rows: true class, columns: decision); any
+        finite reals. None is the 0-1 loss, i.e. predict the most probable
+        class.
+
+    Attributes
+    ----------
+    estimator_ : the fitted clone of ``estimator``
+    classes_ : ndarray of shape (K,)
+    training_priors_ : ndarray of shape (K,)
+        ``pi``: the wrapped model's own priors (``class_log_prior_``,
+        ``priors_`` or ``class_prior_``, if it has one of them), otherwise the
+        (weighted) class frequencies of ``y``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from problin import BayesDecision, LogisticRegression
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = X[:, :2]                      # mean radius, mean texture; class 0: malignant
+    >>> missed_cancer = [[0, 10], [1, 0]]  # missing a malignant tumour costs 10 false alarms
+    >>> careful = BayesDecision(LogisticRegression(), cost=missed_cancer).fit(X, y)
+    >>> plain = LogisticRegression().fit(X, y)
+    >>> int((plain.predict(X) == 0).sum()), int((careful.predict(X) == 0).sum())
+    (196, 329)
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict_log_proba"])],
+        "priors": ["array-like", None],
+        "cost": ["array-like", None],
+    }
+
+    def __init__(self, estimator, *, priors=None, cost=None):
+        self.estimator = estimator
+        self.priors = priors
+        self.cost = cost
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit a clone of ``estimator`` and check ``priors`` and ``cost`` against its classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Passed on to the estimator unchanged (it does its own validation).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Passed on to the estimator; also weights the class frequencies.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        check_label_types(y)
+        X, y = validate_data(self, X, y, skip_check_array=True)
+        y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None,
+                        input_name="y")  # rejects NaN/inf labels
+        check_classification_targets(y)
+        fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        self.classes_ = np.asarray(self.estimator_.classes_)
+        K = self.classes_.size
+        self.training_priors_ = self._training_priors(y, sample_weight)
+        self._log_ratio = None
+        if self.priors is not None:
+            deploy = check_priors(self.priors, K)
+            unsupported = (self.training_priors_ == 0) & (deploy > 0)
+            if np.any(unsupported):
+                raise ValueError(f"classes {self.classes_[unsupported].tolist()} have training "
+                                 "prior 0 but a positive deployment prior: their posterior "
+                                 "cannot be re-weighted")
+            self._log_ratio = _log(deploy) - _log(np.where(deploy > 0, self.training_priors_, 1.0))
+        self._cost = None
+        if self.cost is not None:
+            try:
+                cost = np.asarray(self.cost, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError("cost must be a numeric K x K matrix") from None
+            if cost.shape != (K, K):
+                raise ValueError(f"cost has shape {cost.shape}, expected ({K}, {K}): "
+                                 "cost[true class, predicted class] for the classes "
+                                 f"{self.classes_.tolist()}")
+            if not np.all(np.isfinite(cost)):
+                raise ValueError("cost contains NaN or infinity")
+            self._cost = cost
+        return self
+
+    def _training_priors(self, y, sample_weight):
+        est = self.estimator_
+        for name, is_log in (("class_log_prior_", True), ("priors_", False),
+                             ("class_prior_", False)):
+            value = getattr(est, name, None)
+            if value is not None and np.shape(value) == (self.classes_.size,):
+                value = np.asarray(value, dtype=np.float64)
+                return np.exp(value) if is_log else value
+        order = np.argsort(self.classes_, kind="stable")
+        codes = order[np.searchsorted(self.classes_[order], y)]
+        sw = check_sample_weight(sample_weight, y.shape[0])
+        counts = np.bincount(codes, weights=sw, minlength=self.classes_.size)
+        return counts / counts.sum()
+
+    def predict_log_proba(self, X):
+        """Log posteriors under the deployment priors, ``log p'(C_k | x)``, all in log space."""
+        check_is_fitted(self)
+        log_p = np.asarray(self.estimator_.predict_log_proba(X), dtype=np.float64)
+        if self._log_ratio is None:
+            return log_p
+        return log_softmax(log_p + self._log_ratio, axis=1)
+
+    def predict_proba(self, X):
+        """Posteriors under the deployment priors; rows sum to 1, columns follow ``classes_``."""
+        return np.exp(self.predict_log_proba(X))
+
+    def expected_cost(self, X):
+        """Risk of each decision, ``R_j(x) = sum_k p'(C_k | x) cost[k, j]``: shape (n, K)."""
+        P = self.predict_proba(X)
+        cost = self._cost if self._cost is not None else 1.0 - np.eye(self.classes_.size)
+        return P @ cost
+
+    def predict(self, X):
+        """The decision of least expected cost (with no ``cost``: the most probable class)."""
+        check_is_fitted(self)
+        if self._cost is None:
+            k = np.argmax(self.predict_log_proba(X), axis=1)
+        else:
+            k = np.argmin(self.expected_cost(X), axis=1)
+        return self.classes_[k]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        return tags

@@ -1,0 +1,214 @@
+"""What every generative classifier shares: labels, streaming fits, posteriors.
+
+A generative classifier models ``p(x, C_k) = pi_k p(x | C_k)``. Subclasses
+supply the joint log-likelihood ``a_k(x) = log pi_k + log p(x | C_k)`` of each
+class (:meth:`GenerativeClassifier._joint_log_likelihood`); the posterior is
+then the softmax of the ``a_k``, computed in log space, and ``log p(x)`` is
+their ``logsumexp``. ``fit`` and ``partial_fit`` both feed sufficient
+statistics that merge exactly, so streaming over chunks gives the fit on all
+of the data.
+"""
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._core.numerics import log_softmax, logsumexp
+from .._core.validation import check_label_types, check_priors, check_sample_weight
+from ..glm._targets import encode_classes
+
+__all__ = ["GenerativeClassifier", "encode_labels", "log_class_priors"]
+
+
+def log_class_priors(counts, priors, classes, *, require_samples=True):
+    """``(pi, log pi)``: the given ``priors`` or the ML estimate ``n_k / n``.
+
+    A class with prior zero (no samples yet in a stream, or ``priors`` says so)
+    has ``log pi_k = -inf`` and is never predicted. With ``require_samples``,
+    a class given a positive prior but holding no samples (so no parameters)
+    is an error.
+    """
+    if priors is None:
+        pi = counts / counts.sum()
+    else:
+        pi = check_priors(priors, classes.size)
+        empty = (pi > 0) & (counts <= 0) & require_samples
+        if np.any(empty):
+            raise ValueError(f"classes {classes[empty].tolist()} have a positive prior but no "
+                             "samples (or zero total weight): their parameters are undefined")
+    log_pi = np.full(pi.shape, -np.inf)
+    np.log(pi, out=log_pi, where=pi > 0)
+    return pi, log_pi
+
+
+def encode_labels(y, owner):
+    """``(classes_, codes)`` as :func:`~problin.glm._targets.encode_classes`, with a
+    fast path for integer-valued labels: one counting pass instead of sorting
+    (at a million rows, sorting the labels would cost as much as the fit)."""
+    if y.dtype.kind in "iuf" and y.size:
+        lo, hi = float(y.min()), float(y.max())
+        if -2.0**52 < lo and hi < 2.0**52 and hi - lo <= 4 * y.size + 1024:
+            yi = (y if lo == 0 else y - np.asarray(lo, dtype=y.dtype)).astype(np.intp)
+            if y.dtype.kind != "f" or np.array_equal(yi, y if lo == 0 else y - lo):
+                counts = np.bincount(yi)
+                present = np.flatnonzero(counts)
+                if present.size < 2:
+                    raise ValueError(f"{owner} needs samples of at least 2 classes, but the "
+                                     f"data contain only one class: {[y[0].item()]}")
+                codes = yi if present.size == counts.size else (np.cumsum(counts > 0) - 1)[yi]
+                return (present + lo).astype(y.dtype), codes
+    return encode_classes(y, owner=owner)
+
+
+class GenerativeClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: ``p(C_k | x) = softmax_k a_k(x)`` with ``a_k = log pi_k + log p(x | C_k)``.
+
+    Subclasses implement ``_validate_X``, ``_new_stats``, ``_accumulate(X, codes,
+    sample_weight)`` (statistics of a batch), ``_merge`` (of two statistics),
+    ``_set_model(strict)`` (parameters from ``self._stats``; ``strict`` is False
+    while streaming, where a degenerate class may still get more samples) and
+    ``_joint_log_likelihood(X)`` (``a_k``, shape (N, K), on validated X).
+    """
+
+    # ------------------------------------------------------------- fitting
+    def fit(self, X, y, sample_weight=None):
+        """Fit by maximum likelihood in one pass over the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), class labels
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights; weight 2 is the same as a duplicated row.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        check_label_types(y)
+        X, y = self._validate_Xy(X, y, reset=True)
+        self.classes_, codes = encode_labels(y, type(self).__name__)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        if sw is not None:
+            totals = np.bincount(codes, weights=sw, minlength=self.classes_.size)
+            if np.any(totals <= 0):
+                raise ValueError(f"classes {self.classes_[totals <= 0].tolist()} have zero "
+                                 "total sample weight: their parameters are undefined. Drop "
+                                 "those samples or give them positive weight.")
+        self._stats = self._accumulate(X, codes, sw)
+        self._set_model(strict=True)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Update the fit with one more batch of samples (streaming, exact).
+
+        Fitting batch after batch gives the same model as one ``fit`` on all
+        of them (to rounding).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), optional
+            Every label the stream will hold. Needed on the first call unless
+            that batch already holds every label; ignored afterwards. A label
+            not known from the first call is an error.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "_stats")
+        if first:
+            self._validate_params()
+        check_label_types(y)
+        X, y = self._validate_Xy(X, y, reset=first)
+        check_classification_targets(y)
+        if first:
+            self.classes_ = self._stream_classes(y, classes)
+        try:
+            codes = self._codes(y)
+            sw = check_sample_weight(sample_weight, X.shape[0])
+            batch = self._accumulate(X, codes, sw)
+        except Exception:
+            if first:  # leave the estimator unfitted, as it was
+                del self.classes_
+            raise
+        self._stats = batch if first else self._merge(self._stats, batch)
+        self._set_model(strict=False)
+        return self
+
+    def _stream_classes(self, y, classes):
+        if classes is None:
+            classes_ = np.unique(y)
+            if classes_.size < 2:
+                raise ValueError(f"{type(self).__name__}.partial_fit: the first batch holds "
+                                 f"only one class ({classes_.tolist()}); pass classes= with "
+                                 "every label of the stream on the first call")
+            return classes_
+        classes_ = np.unique(np.asarray(classes))
+        if classes_.size != np.asarray(classes).size:
+            raise ValueError("classes contains duplicate labels")
+        if classes_.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes, but classes "
+                             f"holds only one class: {classes_.tolist()}")
+        return classes_
+
+    def _codes(self, y):
+        """Class index of every label; a label not in ``classes_`` is an error."""
+        y = np.asarray(y)
+        idx = np.searchsorted(self.classes_, y)
+        idx = np.minimum(idx, self.classes_.size - 1)
+        unseen = self.classes_[idx] != y
+        if np.any(unseen):
+            raise ValueError(f"y holds labels {np.unique(y[unseen])[:10].tolist()} that are not "
+                             f"among the classes {self.classes_[:10].tolist()} of the first "
+                             "partial_fit call; pass every label with classes= on the first "
+                             "call")
+        return idx.astype(np.intp)
+
+    # What validate_data accepts (subclasses may accept sparse input).
+    _input_spec = {"dtype": [np.float64, np.float32]}
+
+    def _validate_X(self, X, reset):
+        return self._check_input(validate_data(self, X, reset=reset, **self._input_spec))
+
+    def _validate_Xy(self, X, y, reset):
+        X, y = validate_data(self, X, y, reset=reset, **self._input_spec,
+                             ensure_all_finite=self._check_finite_X)
+        return self._check_input(X), y
+
+    # False where the statistics reveal NaN or infinity themselves (every value
+    # of X reaches a class sum), saving a pass over X.
+    _check_finite_X = True
+
+    def _check_input(self, X):
+        """Model-specific checks of validated X (e.g. non-negative counts)."""
+        return X
+
+    # ---------------------------------------------------------- prediction
+    def _jll(self, X):
+        check_is_fitted(self)
+        return self._joint_log_likelihood(self._validate_X(X, reset=False))
+
+    def predict_log_proba(self, X):
+        """Log posteriors ``log p(C_k | x) = a_k - logsumexp_j a_j`` (never ``log(p)``)."""
+        return log_softmax(self._jll(X), axis=1)
+
+    def predict_proba(self, X):
+        """Posterior class probabilities ``p(C_k | x)``; columns follow ``classes_``."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The class of largest posterior probability."""
+        best = np.argmax(self._jll(X), axis=1)
+        return self.classes_[best]
+
+    def score_samples(self, X):
+        """Log marginal density ``log p(x) = logsumexp_k (log pi_k + log p(x | C_k))``.
+
+        Low values flag points the fitted model finds unlikely (outliers).
+        """
+        return logsumexp(self._jll(X), axis=1)

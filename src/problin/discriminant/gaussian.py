@@ -1,0 +1,223 @@
+"""Gaussian discriminant analysis: LDA, QDA and the diagonal and spherical cases."""
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._core.stats import class_stats
+from ._gaussian import draw, gaussian_model, joint_log_likelihood
+from ._generative import GenerativeClassifier, log_class_priors
+
+__all__ = ["GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis",
+           "QuadraticDiscriminantAnalysis"]
+
+# Which sufficient statistics each covariance type needs.
+_STATS_KIND = {"full": "full", "tied": "tied", "diag": "diag", "spherical": "diag"}
+
+
+class GaussianDiscriminantAnalysis(GenerativeClassifier):
+    """Gaussian class conditionals with maximum-likelihood parameters.
+
+    ``p(C_k) = pi_k``, ``x | C_k ~ N(mu_k, Sigma_k)``;
+    ``p(C_k | x) = softmax_k a_k(x)`` with ``a_k(x) = log pi_k + log N(x | mu_k, Sigma_k)``;
+    ML: ``pi_k = n_k / n``, ``mu_k`` the class mean, ``Sigma_k = S_k`` (the class
+    scatter over ``n_k``) or, shared, ``Sigma = sum_k (n_k / n) S_k``.
+
+    Parameters
+    ----------
+    covariance_type : {"tied", "full", "diag", "spherical"}, default="tied"
+        ``"tied"``: one shared covariance (LDA, linear boundaries); ``"full"``: one
+        per class (QDA, quadratic boundaries); ``"diag"``: one diagonal per class
+        (Gaussian naive Bayes); ``"spherical"``: one shared ``lambda I`` with
+        ``lambda = tr(Sigma) / D`` of the tied estimate (linear boundaries).
+    priors : array-like of shape (n_classes,), optional
+        Class priors ``pi`` to use instead of the class frequencies (e.g. the
+        prevalence of a rare disease where the training data were balanced).
+    reg_covar : float, default=0.0
+        Added to the diagonal of every covariance. A singular covariance
+        otherwise gets a tiny jitter and a :class:`~problin.SingularCovarianceWarning`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_count_ : ndarray of shape (n_classes,)
+        Weighted number of samples per class, ``n_k``.
+    priors_ : ndarray of shape (n_classes,)
+    means_ : ndarray of shape (n_classes, n_features)
+    covariances_ : ndarray
+        (n_classes, n_features, n_features) for "full", (n_features, n_features)
+        for "tied", (n_classes, n_features) for "diag", a float ``lambda`` for
+        "spherical"; ``reg_covar`` (and any jitter) included.
+    coef_, intercept_ : ndarray of shape (n_classes, n_features), (n_classes,)
+        For the linear cases ("tied", "spherical") only: ``w_k = Sigma^{-1} mu_k``
+        and ``w_k0 = -mu_k^T Sigma^{-1} mu_k / 2 + log pi_k``, so that
+        ``a_k(x) = w_k^T x + w_k0`` plus a term shared by all classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import GaussianDiscriminantAnalysis
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.5], [0.5, 1.0], [3.0, 3.0], [4.0, 3.5], [3.5, 4.0]])
+    >>> model = GaussianDiscriminantAnalysis(covariance_type="tied").fit(X, [0, 0, 0, 1, 1, 1])
+    >>> model.means_
+    array([[0.5, 0.5],
+           [3.5, 3.5]])
+    >>> model.predict([[1.0, 1.0], [3.0, 4.0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        "covariance_type": [StrOptions({"tied", "full", "diag", "spherical"})],
+        "priors": ["array-like", None],
+        "reg_covar": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, covariance_type="tied", priors=None, reg_covar=0.0):
+        self.covariance_type = covariance_type
+        self.priors = priors
+        self.reg_covar = reg_covar
+
+    # --------------------------------------------------- hooks of the base
+    _check_finite_X = False  # checked on the statistics: NaN or inf reach a class sum
+
+    def _accumulate(self, X, codes, sample_weight):
+        stats = class_stats(X, codes, self.classes_.size, sample_weight,
+                            _STATS_KIND[self._kind()])
+        if not (np.all(np.isfinite(stats.means)) and np.all(np.isfinite(stats.sq))):
+            raise ValueError("Input X contains NaN or infinity (or values so large that "
+                             "their squares overflow).")
+        return stats
+
+    def _merge(self, a, b):
+        return a + b
+
+    def _kind(self):
+        return self.covariance_type
+
+    def _reg(self, stats):
+        return float(self.reg_covar)
+
+    def _set_model(self, strict):
+        stats, kind = self._stats, self._kind()
+        reg = self._reg(stats)
+        if strict and reg == 0 and kind in ("full", "diag"):
+            # (While streaming, a class may get more samples: jitter and a warning.)
+            flat = np.flatnonzero((stats.counts > 0) & np.all(stats.sq == 0, axis=1))
+            if flat.size:
+                raise ValueError(
+                    f"classes {self.classes_[flat].tolist()} have a single sample (or only "
+                    f"identical samples): a '{kind}' covariance of zero has no density. Set "
+                    "reg_covar > 0, or use covariance_type='tied' or 'spherical'.")
+        self.priors_, log_pi = log_class_priors(stats.counts, self.priors, self.classes_)
+        self._model, self.covariances_ = gaussian_model(stats, kind, log_pi, reg,
+                                                          self.classes_.tolist())
+        self.class_count_ = stats.counts.copy()
+        self.means_ = stats.means.copy()
+        if kind in ("tied", "spherical"):
+            self._set_linear(log_pi)
+
+    def _set_linear(self, log_pi):
+        """``w_k = Sigma^{-1} mu_k = P P^T mu_k`` and ``w_k0 = -|P^T mu_k|^2 / 2 + log pi_k``."""
+        m = self._model
+        if m.kind == "tied":
+            MP = self.means_ @ m.prec_chol
+            self.coef_ = MP @ m.prec_chol.T
+        else:
+            MP = self.means_ * m.prec_chol
+            self.coef_ = MP * m.prec_chol
+        self.intercept_ = log_pi - 0.5 * np.sum(MP * MP, axis=1)
+
+    def _joint_log_likelihood(self, X):
+        return joint_log_likelihood(X, self._model)
+
+    # ------------------------------------------------------------- public
+    def decision_function(self, X):
+        """``a_k(x) = log p(x, C_k)``, shape (n_samples, n_classes); for two classes
+        the log-odds ``a_1(x) - a_0(x)``, shape (n_samples,)."""
+        a = self._jll(X)
+        return a[:, 1] - a[:, 0] if self.classes_.size == 2 else a
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw from the fitted generative model: classes from ``priors_``, then
+        ``x ~ N(means_[k], covariances_[k])``.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        random_state : int, RandomState or None
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels from ``classes_``
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+        rng = np.random.default_rng(check_random_state(random_state).randint(2**32 - 1))
+        X, codes = draw(self._model, int(n_samples), rng)
+        return X, self.classes_[codes]
+
+
+class LinearDiscriminantAnalysis(GaussianDiscriminantAnalysis):
+    """Linear discriminant analysis: Gaussian classes sharing one covariance.
+
+    ``x | C_k ~ N(mu_k, Sigma)``, ``p(C_k) = pi_k``; the posterior is the softmax of
+    the linear functions ``a_k(x) = w_k^T x + w_k0`` with ``w_k = Sigma^{-1} mu_k``,
+    ``w_k0 = -mu_k^T Sigma^{-1} mu_k / 2 + log pi_k``; ``Sigma = sum_k (n_k / n) S_k``.
+
+    The tied case of :class:`GaussianDiscriminantAnalysis` (see there for the
+    parameters and attributes).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from problin import LinearDiscriminantAnalysis
+    >>> X, y = load_iris(return_X_y=True)
+    >>> lda = LinearDiscriminantAnalysis().fit(X, y)
+    >>> lda.coef_.shape, round(float(lda.score(X, y)), 2)
+    ((3, 4), 0.98)
+    """
+
+    _parameter_constraints = {k: v for k, v in GaussianDiscriminantAnalysis
+                              ._parameter_constraints.items() if k != "covariance_type"}
+
+    def __init__(self, priors=None, reg_covar=0.0):
+        self.priors = priors
+        self.reg_covar = reg_covar
+
+    def _kind(self):
+        return "tied"
+
+
+class QuadraticDiscriminantAnalysis(GaussianDiscriminantAnalysis):
+    """Quadratic discriminant analysis: one Gaussian covariance per class.
+
+    ``x | C_k ~ N(mu_k, Sigma_k)``, ``p(C_k) = pi_k``;
+    ``a_k(x) = log pi_k - log|Sigma_k| / 2 - (x - mu_k)^T Sigma_k^{-1} (x - mu_k) / 2``
+    (quadratic boundaries); ``Sigma_k = S_k``, the class scatter divided by ``n_k``.
+
+    The full case of :class:`GaussianDiscriminantAnalysis` (see there for the
+    parameters and attributes). A class with a single sample has no covariance:
+    an error unless ``reg_covar > 0``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from problin import QuadraticDiscriminantAnalysis
+    >>> X, y = load_iris(return_X_y=True)
+    >>> qda = QuadraticDiscriminantAnalysis().fit(X, y)
+    >>> qda.covariances_.shape, round(float(qda.score(X, y)), 2)
+    ((3, 4, 4), 0.98)
+    """
+
+    _parameter_constraints = LinearDiscriminantAnalysis._parameter_constraints
+
+    def __init__(self, priors=None, reg_covar=0.0):
+        self.priors = priors
+        self.reg_covar = reg_covar
+
+    def _kind(self):
+        return "full"

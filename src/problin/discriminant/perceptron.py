@@ -1,0 +1,223 @@
+"""The perceptron: a linear discriminant fitted by the perceptron criterion."""
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._core.validation import check_label_types
+from ..exceptions import ConvergenceWarning
+from ..glm._targets import encode_classes
+
+__all__ = ["Perceptron"]
+
+# Rows gathered, augmented with the bias feature and scored at once. After a
+# mistake only the rest of the block is re-scored, so a pass costs
+# O(N p + mistakes * _BLOCK * p) and one Python step per mistake or block.
+_BLOCK = 256
+
+
+def _augment(X, fit_intercept):
+    """The feature vectors ``phi = (1, x)`` (or ``x``) of a block of rows."""
+    if not fit_intercept:
+        return np.asarray(X, dtype=np.float64)
+    return np.column_stack([np.ones(X.shape[0]), X])
+
+
+def _binary_block(Phi, t, w, eta):
+    """Sequential perceptron updates over one block; ``w`` is updated in place.
+
+    A row is misclassified when ``t_n w^T phi_n <= 0``; each such row, in
+    order, gets ``w <- w + eta phi_n t_n`` before the next row is scored.
+    Returns the number of mistakes.
+    """
+    signed = Phi * t[:, None]  # rows t_n phi_n: misclassified where w^T t_n phi_n <= 0
+    mistakes, start = 0, 0
+    while start < t.size:
+        bad = signed[start:] @ w <= 0
+        i = int(bad.argmax())
+        if not bad[i]:
+            break
+        w += eta * signed[start + i]
+        mistakes += 1
+        start += i + 1
+    return mistakes
+
+
+def _multiclass_block(Phi, t, W, eta):
+    """Multiclass perceptron updates over one block; ``W`` (K x p) in place.
+
+    A row of class ``k`` is misclassified when a rival ``j != k`` scores at
+    least as high, ``w_j^T phi >= w_k^T phi``; then ``w_k <- w_k + eta phi``
+    and ``w_j <- w_j - eta phi`` for the highest-scoring rival ``j``.
+    """
+    mistakes, start = 0, 0
+    while start < t.size:
+        scores = Phi[start:] @ W.T
+        rows = np.arange(scores.shape[0])
+        own = scores[rows, t[start:]].copy()
+        scores[rows, t[start:]] = -np.inf
+        rival = np.argmax(scores, axis=1)
+        bad = scores[rows, rival] >= own
+        i = int(bad.argmax())
+        if not bad[i]:
+            break
+        W[t[start + i]] += eta * Phi[start + i]
+        W[rival[i]] -= eta * Phi[start + i]
+        mistakes += 1
+        start += i + 1
+    return mistakes
+
+
+class Perceptron(ClassifierMixin, BaseEstimator):
+    """Rosenblatt's perceptron, trained by stochastic descent on the perceptron criterion.
+
+    .. math::
+
+        y(x) = \\mathrm{sign}(w^T \\phi(x)), \\quad \\phi(x) = (1, x), \\quad
+        E_P(w) = -\\sum_{n \\in \\mathcal{M}} w^T \\phi_n t_n, \\; t_n \\in \\{-1, +1\\}
+
+    where :math:`\\mathcal{M}` is the set of misclassified rows
+    (``t_n w^T phi_n <= 0``). Starting from ``w = 0``, each epoch visits the
+    rows in turn (in a fresh random order when ``shuffle``) and updates
+    ``w <- w + eta0 phi_n t_n`` at every mistake. By the perceptron
+    convergence theorem this stops after finitely many epochs on linearly
+    separable data; on other data it stops after ``max_iter`` epochs with a
+    :class:`problin.ConvergenceWarning`, keeping the last weights.
+
+    For K > 2 classes this is the *multiclass perceptron* (one weight vector
+    per class, predict ``argmax_k w_k^T phi``): a row of class ``k`` whose
+    best rival ``j`` scores ``>= w_k^T phi`` moves ``w_k`` towards ``phi`` and
+    ``w_j`` away from it. It converges whenever some ``W`` classifies every
+    row correctly by argmax (unlike one-vs-rest, which needs each class to
+    be separable from all the others).
+
+    Because ``w`` starts at zero, every weight is a multiple of ``eta0``:
+    ``eta0`` scales ``coef_`` but never changes a prediction.
+
+    Cost: rows are scored in blocks of 256 with one matrix product; after a
+    mistake only the rest of the block is re-scored (the updates stay
+    exactly sequential, equal to the per-sample loop). An epoch costs
+    ``O(N p)`` flops plus ``O(256 p)`` and a few numpy calls (~5-20 us of
+    interpreter time) per mistake: late epochs on separable data are fast,
+    while 1000 epochs on badly overlapping classes with N = 1000 (~200
+    mistakes an epoch) take about a second.
+
+    Parameters
+    ----------
+    max_iter : int, default=1000
+        Maximum number of epochs (passes over the data).
+    shuffle : bool, default=True
+        Visit the rows in a new random order every epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffling; the same seed gives bit-identical weights.
+    eta0 : float, default=1.0
+        Learning rate (positive).
+    fit_intercept : bool, default=True
+        Whether ``phi`` includes the bias feature 1.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (K, n_features)
+    intercept_ : ndarray of shape (1,) or (K,)
+    classes_ : ndarray of shape (K,)
+    n_iter_ : int
+        Epochs run (the last one without a mistake, if converged).
+    converged_ : bool
+        Whether an epoch made no mistake.
+    history_ : ndarray of int
+        Number of mistakes (updates) in each epoch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import Perceptron
+    >>> X = np.array([[0., 0.], [1., 0.], [0., 1.], [2., 2.], [3., 2.], [2., 3.]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> clf = Perceptron(random_state=0).fit(X, y)
+    >>> clf.converged_, clf.predict([[0.5, 0.5], [2.5, 2.5]]).tolist()
+    (True, [0, 1])
+    """
+
+    _parameter_constraints = {
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, max_iter=1000, *, shuffle=True, random_state=None, eta0=1.0,
+                 fit_intercept=True):
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.eta0 = eta0
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y):
+        """Run perceptron epochs until one makes no mistake, or ``max_iter`` epochs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        check_label_types(y)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_, t = encode_classes(y, owner=type(self).__name__)
+        binary = self.classes_.size == 2
+        if binary:
+            t = 2.0 * t - 1.0  # classes_[1] is t = +1
+            Theta = np.zeros(X.shape[1] + int(self.fit_intercept))
+            update = _binary_block
+        else:
+            Theta = np.zeros((self.classes_.size, X.shape[1] + int(self.fit_intercept)))
+            update = _multiclass_block
+        rng = check_random_state(self.random_state)
+        eta, n = float(self.eta0), X.shape[0]
+        history, converged = [], False
+        for _ in range(self.max_iter):
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
+            mistakes = 0
+            for lo in range(0, n, _BLOCK):
+                rows = order[lo:lo + _BLOCK]
+                mistakes += update(_augment(X[rows], self.fit_intercept), t[rows], Theta, eta)
+            history.append(mistakes)
+            if mistakes == 0:
+                converged = True
+                break
+        Theta = Theta.reshape(1, -1) if binary else Theta
+        off = int(self.fit_intercept)
+        self.coef_ = np.ascontiguousarray(Theta[:, off:])
+        self.intercept_ = Theta[:, 0].copy() if off else np.zeros(Theta.shape[0])
+        self.n_iter_, self.converged_ = len(history), converged
+        self.history_ = np.asarray(history, dtype=np.int64)
+        if not converged:
+            warnings.warn(f"Perceptron made {history[-1]} mistake(s) in its last of "
+                          f"{self.max_iter} epochs: the classes are probably not linearly "
+                          "separable. Keeping the last weights; increase max_iter or use a "
+                          "probabilistic classifier.", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def decision_function(self, X):
+        """``w^T phi(x)``: shape (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        scores = X @ self.coef_.T + self.intercept_
+        return scores.ravel() if self.classes_.size == 2 else scores
+
+    def predict(self, X):
+        """``classes_[1]`` where ``w^T phi > 0`` (two classes), else the argmax class."""
+        scores = self.decision_function(X)
+        if self.classes_.size == 2:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]

@@ -1,0 +1,108 @@
+"""What the linear regressors share: input checks, sufficient statistics, prediction."""
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._core.least_squares import moments
+from .._core.validation import check_sample_weight
+
+__all__ = ["LinearRegressorBase"]
+
+
+class LinearRegressorBase(RegressorMixin, BaseEstimator):
+    """Validation and ``predict`` of ``y(x) = W x + b``; ``t`` 1-D or 2-D (K outputs)."""
+
+    def _check_data(self, X, y, sample_weight, reset, finite_x=True):
+        """Checked ``X`` (never copied when C-contiguous float), 2-D targets and weights.
+
+        ``finite_x=False`` leaves the NaN/inf scan of X to the caller (the
+        statistics pass finds them for free: they make the Gram non-finite).
+        """
+        X, y = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32],
+                             multi_output=True, y_numeric=True, ensure_all_finite=finite_x)
+        T = np.asarray(y, dtype=np.float64)
+        if not finite_x and not np.all(np.isfinite(T)):
+            raise ValueError("Input y contains NaN or infinity.")
+        if reset:
+            self._single_output = T.ndim == 1
+        elif (T.ndim == 1) != self._single_output:
+            raise ValueError("y has a different number of outputs than in the previous fit")
+        T = T.reshape(T.shape[0], -1)
+        return X, T, check_sample_weight(sample_weight, X.shape[0])
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on all of ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights; weight 2 is the same as a duplicated row.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        return self._from_statistics(self._statistics(X, y, sample_weight, merge=False))
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """Add a batch of rows: the sufficient statistics merge, then the model is re-solved.
+
+        Fitting in several ``partial_fit`` calls equals one ``fit`` on all the rows.
+        """
+        self._validate_params()
+        merge = hasattr(self, "moments_")
+        return self._from_statistics(self._statistics(X, y, sample_weight, merge=merge))
+
+    def _from_statistics(self, stats):
+        raise NotImplementedError
+
+    def _statistics(self, X, y, sample_weight, merge):
+        """Sufficient statistics of this data, merged with those seen before if ``merge``."""
+        X, T, sw = self._check_data(X, y, sample_weight, reset=not merge, finite_x=False)
+        stats = moments(X, T, sw)
+        if not (np.all(np.isfinite(stats.scatter)) and np.all(np.isfinite(stats.mean))):
+            raise ValueError("Input X contains NaN or infinity (or values so large that "
+                             "their squares overflow).")
+        if merge:
+            stats = self.moments_.merge(stats)
+        self.moments_ = stats
+        return stats
+
+    def _gram(self, stats):
+        """``(Phi^T Phi, Phi^T T, trace T^T T)``: centred when the intercept is fitted."""
+        G, C, Stt = stats.blocks(centred=self.fit_intercept)
+        return G, C, float(np.trace(Stt))
+
+    def _set_coef(self, stats, W):
+        """Store ``coef_`` and ``intercept_`` from the D x K weights ``W``."""
+        b = stats.t_mean - stats.x_mean @ W if self.fit_intercept else np.zeros(W.shape[1])
+        self.coef_ = W[:, 0].copy() if self._single_output else W.T.copy()
+        self.intercept_ = float(b[0]) if self._single_output else b
+
+    def predict(self, X):
+        """Predicted targets ``X coef_^T + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X @ self.coef_.T.astype(np.float64) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+def residual_sum_of_squares(G, C, Stt, W):
+    """``sum |t - Phi w_k|^2`` over the outputs, from the sufficient statistics."""
+    return max(Stt - 2.0 * float(np.sum(W * C)) + float(np.sum(W * (G @ W))), 0.0)

@@ -1,0 +1,236 @@
+"""Fixed basis functions phi(x) as scikit-learn transformers.
+
+All three act per input feature (an additive expansion: feature ``j`` gets
+its own functions ``phi_i(x_j)``), except :class:`GaussianBasis` with centres
+given as full input vectors, which is radial: ``exp(-|x - mu_i|^2 / (2 s^2))``.
+The constant ``phi_0 = 1`` is left to the model's intercept (``include_bias``
+adds it explicitly, e.g. for a model with ``fit_intercept=False``).
+"""
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+
+from .._core.numerics import sigmoid
+
+__all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
+
+
+class _Basis(TransformerMixin, BaseEstimator):
+    def _names(self, input_features):
+        raise NotImplementedError
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the basis functions, e.g. ``x0^2`` or ``x0_g3``."""
+        check_is_fitted(self)
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(self._names(names), dtype=object)
+
+
+class PolynomialBasis(_Basis):
+    r"""Powers of each feature: ``phi_i(x_j) = x_j^i``, ``i = 1..degree``.
+
+    Columns are ordered by feature, then power.
+
+    Parameters
+    ----------
+    degree : int, default=3
+    include_bias : bool, default=False
+        Prepend the constant ``phi_0 = 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import PolynomialBasis
+    >>> PolynomialBasis(degree=3).fit_transform(np.array([[2.0]]))
+    array([[2., 4., 8.]])
+    """
+
+    _parameter_constraints = {"degree": [Interval(Integral, 0, None, closed="left")],
+                              "include_bias": ["boolean"]}
+
+    def __init__(self, degree=3, include_bias=False):
+        self.degree = degree
+        self.include_bias = include_bias
+
+    def fit(self, X, y=None):
+        """Record the number of features (nothing is learnt)."""
+        self._validate_params()
+        validate_data(self, X)
+        return self
+
+    def transform(self, X):
+        """``[1?, x_0, x_0^2, ..., x_0^degree, x_1, ...]`` of shape (n, bias + D degree)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        powers = np.arange(1, self.degree + 1)
+        out = (X[:, :, None] ** powers).reshape(X.shape[0], -1)
+        return np.column_stack([np.ones(X.shape[0]), out]) if self.include_bias else out
+
+    def _names(self, names):
+        bias = ["1"] if self.include_bias else []
+        return bias + [f"{f}^{p}" if p > 1 else str(f) for f in names
+                       for p in range(1, self.degree + 1)]
+
+
+def _place_centers(X, n_centers, spacing):
+    """``n_centers`` per feature on an even grid or at quantiles of each feature."""
+    if spacing == "grid":
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        return np.linspace(lo, hi, n_centers)
+    return np.quantile(X, (np.arange(n_centers) + 0.5) / n_centers, axis=0)
+
+
+def _spacing_width(centers):
+    """Per-feature distance between neighbouring centres (1 where it is zero)."""
+    if centers.shape[0] < 2:
+        return np.ones(centers.shape[1])
+    width = (centers.max(axis=0) - centers.min(axis=0)) / (centers.shape[0] - 1)
+    return np.where(width > 0, width, 1.0)
+
+
+class _CenteredBasis(_Basis):
+    """Shared fit of the Gaussian and sigmoidal bases: centres and widths per feature."""
+
+    _parameter_constraints = {
+        "centers": ["array-like", None],
+        "n_centers": [Interval(Integral, 1, None, closed="left")],
+        "spacing": [StrOptions({"grid", "quantile"})],
+    }
+    _suffix = "b"
+
+    def _fit_centers(self, X, width):
+        X = validate_data(self, X, dtype=np.float64)
+        D = X.shape[1]
+        if self.centers is None:
+            C = _place_centers(X, self.n_centers, self.spacing)
+        else:
+            C = np.asarray(self.centers, dtype=np.float64)
+            if C.ndim == 1:
+                C = np.repeat(C[:, None], D, axis=1)
+            if C.ndim != 2 or C.shape[1] != D or C.shape[0] < 1 or not np.all(np.isfinite(C)):
+                raise ValueError(f"centers must be finite, of shape (n_centers,) or "
+                                 f"(n_centers, {D}); got shape {np.shape(self.centers)}")
+        self.centers_ = C
+        if width is None:
+            self.width_ = _spacing_width(C)
+        else:
+            self.width_ = np.broadcast_to(np.asarray(width, dtype=np.float64), (D,)).copy()
+            if not np.all(self.width_ > 0) or not np.all(np.isfinite(self.width_)):
+                raise ValueError("the width/scale of the basis functions must be positive")
+        return self
+
+    def _scaled(self, X):
+        """``(x_j - mu_ij) / s_j`` as an (n, D, n_centers) array."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return (X[:, :, None] - self.centers_.T[None]) / self.width_[None, :, None]
+
+    def _names(self, names):
+        return [f"{f}_{self._suffix}{i}" for f in names for i in range(self.centers_.shape[0])]
+
+
+class GaussianBasis(_CenteredBasis):
+    r"""Gaussian bumps ``phi_i(x) = exp(-(x - mu_i)^2 / (2 s^2))``.
+
+    Per feature (``n_centers`` per feature, columns ordered by feature) unless
+    ``radial=True``: then ``phi_i(x) = exp(-|x - mu_i|^2 / (2 s^2))`` with
+    centres that are full input vectors (one column per centre; placed
+    centres are the i-th grid or quantile point of every feature).
+
+    Parameters
+    ----------
+    centers : array-like of shape (n_centers,) or (n_centers, n_features), optional
+        Given centres (1-D: the same for every feature). Default: ``n_centers``
+        placed per feature by ``spacing``.
+    n_centers : int, default=10
+    spacing : {"grid", "quantile"}, default="grid"
+        Even grid from the minimum to the maximum, or at the quantiles
+        ``(i + 1/2) / n_centers`` of each feature.
+    width : float or array-like of shape (n_features,), optional
+        ``s``; default: the distance between neighbouring centres.
+    radial : bool, default=False
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import GaussianBasis
+    >>> GaussianBasis(centers=[0.0, 1.0], width=1.0).fit_transform(np.array([[0.0]])).round(4)
+    array([[1.    , 0.6065]])
+    """
+
+    _parameter_constraints = {**_CenteredBasis._parameter_constraints,
+                              "width": [Interval(Real, 0, None, closed="neither"),
+                                        "array-like", None],
+                              "radial": ["boolean"]}
+    _suffix = "g"
+
+    def __init__(self, centers=None, n_centers=10, spacing="grid", width=None, radial=False):
+        self.centers = centers
+        self.n_centers = n_centers
+        self.spacing = spacing
+        self.width = width
+        self.radial = radial
+
+    def fit(self, X, y=None):
+        """Place the centres and choose the widths."""
+        self._validate_params()
+        self._fit_centers(X, self.width)
+        if self.radial:  # one isotropic width
+            self.width_ = np.full_like(self.width_, float(np.max(self.width_)))
+        return self
+
+    def transform(self, X):
+        """Basis-function values: (n, n_features * n_centers), or (n, n_centers) if radial."""
+        Z = self._scaled(X)
+        if self.radial:
+            return np.exp(-0.5 * np.einsum("ndk,ndk->nk", Z, Z))
+        return np.exp(-0.5 * Z * Z).reshape(Z.shape[0], -1)
+
+    def _names(self, names):
+        if self.radial:
+            return [f"rbf{i}" for i in range(self.centers_.shape[0])]
+        return super()._names(names)
+
+
+class SigmoidalBasis(_CenteredBasis):
+    r"""Logistic sigmoids per feature: ``phi_i(x_j) = sigma((x_j - mu_i) / s)``.
+
+    Parameters
+    ----------
+    centers : array-like of shape (n_centers,) or (n_centers, n_features), optional
+    n_centers : int, default=10
+    spacing : {"grid", "quantile"}, default="grid"
+    scale : float or array-like of shape (n_features,), optional
+        ``s``; default: the distance between neighbouring centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import SigmoidalBasis
+    >>> SigmoidalBasis(centers=[0.0, 1.0], scale=1.0).fit_transform(np.array([[0.0]])).round(4)
+    array([[0.5   , 0.2689]])
+    """
+
+    _parameter_constraints = {**_CenteredBasis._parameter_constraints,
+                              "scale": [Interval(Real, 0, None, closed="neither"),
+                                        "array-like", None]}
+    _suffix = "s"
+
+    def __init__(self, centers=None, n_centers=10, spacing="grid", scale=None):
+        self.centers = centers
+        self.n_centers = n_centers
+        self.spacing = spacing
+        self.scale = scale
+
+    def fit(self, X, y=None):
+        """Place the centres and choose the scales."""
+        self._validate_params()
+        return self._fit_centers(X, self.scale)
+
+    def transform(self, X):
+        """Basis-function values, (n, n_features * n_centers)."""
+        Z = self._scaled(X)
+        return sigmoid(Z).reshape(Z.shape[0], -1)

@@ -1,0 +1,299 @@
+"""Naive Bayes: features independent given the class.
+
+``p(x | C_k) = prod_j p(x_j | C_k)``, so every class needs only per-feature
+statistics: Gaussian (means and variances), Bernoulli (how often a feature is
+present) or multinomial (how often it occurs). The Bernoulli and multinomial
+models take scipy.sparse input without densifying it: fitting is one sparse
+product ``X^T Y`` (Y the weighted one-hot class matrix) and prediction one
+``X W``.
+"""
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval
+
+from ._core.blocks import iter_blocks
+from .discriminant._generative import GenerativeClassifier, log_class_priors
+from .discriminant.gaussian import GaussianDiscriminantAnalysis
+
+__all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB"]
+
+
+class GaussianNB(GaussianDiscriminantAnalysis):
+    """Gaussian naive Bayes: a diagonal Gaussian per class.
+
+    ``x_j | C_k ~ N(theta_kj, var_kj)`` independently, ``p(C_k) = pi_k``;
+    ``a_k(x) = log pi_k - sum_j [log(2 pi var_kj) + (x_j - theta_kj)^2 / var_kj] / 2``;
+    ML ``theta``, ``var`` per class, plus ``epsilon = var_smoothing * max_j var(x_j)``.
+
+    The "diag" case of :class:`~problin.GaussianDiscriminantAnalysis` with
+    scikit-learn's smoothing (the largest feature variance of all the data
+    seen so far; with ``partial_fit`` that is the same as one ``fit``).
+
+    Parameters
+    ----------
+    priors : array-like of shape (n_classes,), optional
+        Class priors to use instead of the class frequencies.
+    var_smoothing : float, default=1e-9
+        Fraction of the largest feature variance added to every variance.
+
+    Attributes
+    ----------
+    classes_, class_count_, priors_, means_, covariances_
+        As in :class:`~problin.GaussianDiscriminantAnalysis` (``covariances_`` is
+        (n_classes, n_features), the variances).
+    theta_, var_, class_prior_ : ndarray
+        scikit-learn's names for ``means_``, ``covariances_`` and ``priors_``.
+    epsilon_ : float
+        The variance added to every variance.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from problin import GaussianNB
+    >>> X, y = load_iris(return_X_y=True)
+    >>> nb = GaussianNB().fit(X, y)
+    >>> nb.var_.shape, round(float(nb.score(X, y)), 2)
+    ((3, 4), 0.96)
+    """
+
+    _parameter_constraints = {
+        "priors": ["array-like", None],
+        "var_smoothing": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, priors=None, var_smoothing=1e-9):
+        self.priors = priors
+        self.var_smoothing = var_smoothing
+
+    def _kind(self):
+        return "diag"
+
+    def _reg(self, stats):
+        self.epsilon_ = float(self.var_smoothing * np.max(stats.total_var(), initial=0.0))
+        return self.epsilon_
+
+    def _set_model(self, strict):
+        super()._set_model(strict)
+        self.theta_, self.var_, self.class_prior_ = self.means_, self.covariances_, self.priors_
+
+
+def _one_hot(codes, n_classes, sample_weight):
+    Y = np.zeros((codes.size, n_classes))
+    Y[np.arange(codes.size), codes] = 1.0 if sample_weight is None else sample_weight
+    return Y
+
+
+class _DiscreteNB(GenerativeClassifier):
+    """Shared by the count models: ``a_k(x) = x^T W_k + b_k`` from per-class feature counts."""
+
+    _parameter_constraints = {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "priors": ["array-like", None],
+    }
+
+    _input_spec = {"accept_sparse": "csr", "dtype": [np.float64, np.float32]}
+
+    def _features(self, X):
+        """The features the model counts (binarised for Bernoulli)."""
+        return X
+
+    def _transforms(self):
+        """Whether :meth:`_features` changes X (then passes go block by block)."""
+        return False
+
+    def _feature_blocks(self, X):
+        """``(lo, hi, features of rows lo:hi)``. CSR blocks of ~2^18 stored entries
+        are views of X's index arrays with new values (no slicing copies)."""
+        if not sp.issparse(X):
+            for lo, hi, Xb in iter_blocks(X):
+                yield lo, hi, self._features(Xb)
+            return
+        n, indptr = X.shape[0], X.indptr
+        rows = max(1, int(n * (1 << 18) // max(1, X.nnz)))
+        for lo in range(0, n, rows):
+            hi = min(n, lo + rows)
+            a, b = indptr[lo], indptr[hi]
+            block = sp.csr_matrix((X.data[a:b], X.indices[a:b], indptr[lo:hi + 1] - a),
+                                  shape=(hi - lo, X.shape[1]), copy=False)
+            yield lo, hi, self._features(block)
+
+    def _accumulate(self, X, codes, sample_weight):
+        """``(n_k, sum_{t_n = k} w_n f(x_n))``: class counts and feature counts."""
+        Y = _one_hot(codes, self.classes_.size, sample_weight)
+        if sp.issparse(X) and not self._transforms():
+            counts = np.asarray(X.T @ Y).T  # one sparse product, X as it is
+        else:  # transformed (or dense) features: block by block, no copy of X
+            counts = sum(np.asarray(F.T @ Y[lo:hi]).T for lo, hi, F in self._feature_blocks(X))
+        return Y.sum(axis=0), counts
+
+    def _merge(self, a, b):
+        return a[0] + b[0], a[1] + b[1]
+
+    def _set_model(self, strict):
+        self.class_count_, self.feature_count_ = self._stats[0].copy(), self._stats[1].copy()
+        pi, self.class_log_prior_ = log_class_priors(self.class_count_, self.priors,
+                                                     self.classes_, require_samples=False)
+        self.priors_ = pi
+        self._set_feature_probs()
+
+    def _linear(self, X, W, b):
+        """``f(X) @ W.T + b`` by row blocks (sparse: one sparse product)."""
+        if sp.issparse(X) and not self._transforms():
+            return np.asarray(X @ W.T) + b
+        out = np.empty((X.shape[0], W.shape[0]))
+        for lo, hi, F in self._feature_blocks(X):
+            out[lo:hi] = F @ W.T
+        return out + b
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.poor_score = True  # count models on continuous test data
+        return tags
+
+
+class BernoulliNB(_DiscreteNB):
+    """Bernoulli naive Bayes for binary features (the spam filter of the seeds).
+
+    ``x_j | C_k ~ Bernoulli(p_kj)`` independently, ``p(C_k) = pi_k``;
+    ``a_k(x) = log pi_k + sum_j [x_j log p_kj + (1 - x_j) log(1 - p_kj)]`` (linear in x);
+    Laplace smoothing ``p_kj = (#{x_j = 1, C_k} + alpha) / (n_k + 2 alpha)``.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Pseudo-count added to both outcomes of every feature (1: Laplace smoothing).
+    binarize : float or None, default=0.0
+        A feature counts as present when it exceeds this threshold; ``None``
+        takes the input as already binary (0/1). Sparse input needs a
+        threshold >= 0 (absent entries stay absent).
+    priors : array-like of shape (n_classes,), optional
+        Class priors to use instead of the class frequencies.
+
+    Attributes
+    ----------
+    classes_, class_count_, priors_
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        (Weighted) number of samples of each class in which each feature is present.
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        ``log p_kj``.
+    class_log_prior_ : ndarray of shape (n_classes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import BernoulliNB
+    >>> X = np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 1]])
+    >>> nb = BernoulliNB().fit(X, ["spam", "spam", "ham", "ham"])
+    >>> np.exp(nb.feature_log_prob_)  # (count + 1) / (n_k + 2)
+    array([[0.25, 0.5 , 0.75],
+           [0.75, 0.5 , 0.25]])
+    >>> nb.predict([[1, 0, 0]])
+    array(['spam'], dtype='<U4')
+    """
+
+    _parameter_constraints = {**_DiscreteNB._parameter_constraints,
+                              "binarize": [None, Interval(Real, None, None, closed="neither")]}
+
+    def __init__(self, alpha=1.0, binarize=0.0, priors=None):
+        self.alpha = alpha
+        self.binarize = binarize
+        self.priors = priors
+
+    def _check_input(self, X):
+        if self.binarize is None:
+            values = X.data if sp.issparse(X) else X
+            if not np.all((values == 0) | (values == 1)):
+                raise ValueError("BernoulliNB(binarize=None) takes binary features, but X "
+                                 "holds values other than 0 and 1; set binarize to the "
+                                 "threshold above which a feature counts as present")
+        elif sp.issparse(X) and self.binarize < 0:
+            raise ValueError(f"binarize={self.binarize} < 0 would make every absent entry of "
+                             "sparse X present (densifying it); use a threshold >= 0")
+        return X
+
+    def _transforms(self):
+        return self.binarize is not None
+
+    def _features(self, X):
+        if self.binarize is None:
+            return X
+        if sp.issparse(X):  # same sparsity pattern, no copy of the indices
+            return sp.csr_matrix(((X.data > self.binarize).astype(np.float64), X.indices,
+                                  X.indptr), shape=X.shape, copy=False)
+        return (X > self.binarize).astype(np.float64)
+
+    def _set_feature_probs(self):
+        n = self.class_count_[:, None] + 2.0 * self.alpha
+        self.feature_log_prob_ = np.log(self.feature_count_ + self.alpha) - np.log(n)
+        # log(1 - p) from the counts themselves: no cancellation when p ~ 1.
+        absent = np.maximum(self.class_count_[:, None] - self.feature_count_, 0.0)
+        self._log_absent = np.log(absent + self.alpha) - np.log(n)
+
+    def _joint_log_likelihood(self, X):
+        W = self.feature_log_prob_ - self._log_absent
+        return self._linear(X, W, self.class_log_prior_ + self._log_absent.sum(axis=1))
+
+
+class MultinomialNB(_DiscreteNB):
+    """Multinomial naive Bayes for counts (bag of words).
+
+    ``x | C_k ~ Multinomial(theta_k)``, ``p(C_k) = pi_k``;
+    ``a_k(x) = log pi_k + sum_j x_j log theta_kj`` (linear in x);
+    ``theta_kj = (N_kj + alpha) / (sum_i N_ki + D alpha)``, ``N_kj`` the count of
+    feature ``j`` in class ``k``.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Pseudo-count added to every feature count (1: Laplace smoothing).
+    priors : array-like of shape (n_classes,), optional
+        Class priors to use instead of the class frequencies.
+
+    Attributes
+    ----------
+    classes_, class_count_, priors_, class_log_prior_
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        ``N_kj``, the (weighted) feature counts per class.
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        ``log theta_kj``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import MultinomialNB
+    >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 3, 2]])
+    >>> nb = MultinomialNB().fit(X, [0, 0, 1, 1])
+    >>> np.round(np.exp(nb.feature_log_prob_), 3)
+    array([[0.6  , 0.2  , 0.2  ],
+           [0.143, 0.429, 0.429]])
+    >>> nb.predict([[0, 1, 4]])
+    array([1])
+    """
+
+    def __init__(self, alpha=1.0, priors=None):
+        self.alpha = alpha
+        self.priors = priors
+
+    def _accumulate(self, X, codes, sample_weight):
+        lowest = (X.data.min(initial=0.0) if sp.issparse(X) else X.min(initial=0.0))
+        if lowest < 0:
+            raise ValueError(f"Negative values in data passed to MultinomialNB (the "
+                             f"smallest is {lowest:g}): it models counts; use non-negative "
+                             "features (e.g. counts or tf-idf) or GaussianNB")
+        return super()._accumulate(X, codes, sample_weight)
+
+    def _set_feature_probs(self):
+        smoothed = self.feature_count_ + self.alpha
+        self.feature_log_prob_ = (np.log(smoothed)
+                                  - np.log(smoothed.sum(axis=1, keepdims=True)))
+
+    def _joint_log_likelihood(self, X):
+        return self._linear(X, self.feature_log_prob_, self.class_log_prior_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags

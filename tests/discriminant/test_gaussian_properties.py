@@ -1,0 +1,219 @@
+"""Gaussian discriminant analysis: streaming, invariances, sampling, bad input."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+from sklearn.datasets import load_wine
+
+from problin import (GaussianDiscriminantAnalysis, LinearDiscriminantAnalysis,
+                     QuadraticDiscriminantAnalysis, SingularCovarianceWarning)
+
+KINDS = ["tied", "full", "diag", "spherical"]
+X_WINE, Y_WINE = load_wine(return_X_y=True)
+
+
+def _params(model):
+    return [model.priors_, model.means_, np.asarray(model.covariances_)]
+
+
+def _data(seed, n=90, d=3, k=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    X = rng.normal(size=(n, d)) + 2.0 * rng.normal(size=(k, d))[y]
+    return X, y
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_partial_fit_over_chunks_equals_fit(kind, weighted):
+    X, y = X_WINE, Y_WINE
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y)) if weighted else None
+    full = GaussianDiscriminantAnalysis(kind).fit(X, y, sample_weight=w)
+    stream = GaussianDiscriminantAnalysis(kind)
+    order = np.random.default_rng(1).permutation(len(y))  # chunks hold mixed classes
+    with warnings.catch_warnings():
+        # The first chunks hold fewer rows per class than features.
+        warnings.simplefilter("ignore", SingularCovarianceWarning)
+        for chunk in np.array_split(order, 7):
+            stream.partial_fit(X[chunk], y[chunk], classes=[0, 1, 2],
+                               sample_weight=None if w is None else w[chunk])
+    for a, b in zip(_params(stream), _params(full)):
+        assert_allclose(a, b, rtol=1e-10, atol=1e-12 * np.abs(b).max())
+    assert_allclose(stream.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)
+
+
+def test_partial_fit_with_a_class_not_seen_yet_never_predicts_it():
+    X, y = X_WINE, Y_WINE
+    model = QuadraticDiscriminantAnalysis().partial_fit(X[y < 2], y[y < 2], classes=[0, 1, 2])
+    assert_allclose(model.priors_[2], 0.0)
+    assert np.all(model.predict_proba(X)[:, 2] == 0.0)
+    assert set(model.predict(X)) <= {0, 1}
+    model.partial_fit(X[y == 2], y[y == 2])
+    ref = QuadraticDiscriminantAnalysis().fit(X, y)
+    assert_allclose(model.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), kind=st.sampled_from(KINDS), data=st.data())
+def test_duplicating_rows_equals_weight_two(seed, kind, data):
+    X, y = _data(seed)
+    i = data.draw(st.lists(st.integers(0, len(y) - 1), min_size=1, max_size=5, unique=True))
+    dup = GaussianDiscriminantAnalysis(kind).fit(np.vstack([X, X[i]]), np.append(y, y[i]))
+    w = np.ones(len(y))
+    w[i] = 2.0
+    weighted = GaussianDiscriminantAnalysis(kind).fit(X, y, sample_weight=w)
+    for a, b in zip(_params(dup), _params(weighted)):
+        assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), kind=st.sampled_from(KINDS), perm_seed=st.integers(0, 2**31))
+def test_row_order_does_not_matter(seed, kind, perm_seed):
+    X, y = _data(seed)
+    perm = np.random.default_rng(perm_seed).permutation(len(y))
+    a = GaussianDiscriminantAnalysis(kind).fit(X, y)
+    b = GaussianDiscriminantAnalysis(kind).fit(X[perm], y[perm])
+    for p, q in zip(_params(a), _params(b)):
+        assert_allclose(p, q, rtol=1e-10, atol=1e-13)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), kind=st.sampled_from(KINDS),
+       relabel=st.permutations(["cat", "dog", "emu"]))
+def test_relabelling_classes_permutes_the_columns(seed, kind, relabel):
+    X, y = _data(seed)
+    labels = np.array(relabel)[y]
+    a = GaussianDiscriminantAnalysis(kind).fit(X, y)
+    b = GaussianDiscriminantAnalysis(kind).fit(X, labels)
+    cols = np.searchsorted(b.classes_, np.array(relabel))  # column of class k in b
+    assert_allclose(b.predict_proba(X)[:, cols], a.predict_proba(X), atol=1e-12)
+    assert_allclose(b.means_[cols], a.means_, rtol=1e-12)
+    assert np.all(b.predict(X) == np.array(relabel)[a.predict(X)])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sample_then_refit_recovers_the_parameters(kind):
+    model = GaussianDiscriminantAnalysis(kind).fit(X_WINE[:, :4], Y_WINE)
+    n = 40_000
+    X, y = model.sample(n, random_state=0)
+    X2, y2 = model.sample(n, random_state=0)
+    assert_allclose(X, X2) and np.all(y == y2)  # a seed gives the same draw
+    refit = GaussianDiscriminantAnalysis(kind).fit(X, y)
+    n_k = model.priors_ * n
+    # Standard errors of the ML estimates; every estimate within 4.5 of them.
+    se_pi = np.sqrt(model.priors_ * (1 - model.priors_) / n)
+    assert np.all(np.abs(refit.priors_ - model.priors_) <= 4.5 * se_pi)
+    var = {"full": lambda: np.diagonal(model.covariances_, axis1=1, axis2=2),
+           "tied": lambda: np.tile(np.diag(model.covariances_), (3, 1)),
+           "diag": lambda: model.covariances_,
+           "spherical": lambda: np.full((3, 4), model.covariances_)}[kind]()
+    assert np.all(np.abs(refit.means_ - model.means_) <= 4.5 * np.sqrt(var / n_k[:, None]))
+    if kind == "full":
+        V = model.covariances_
+        dv = np.diagonal(V, axis1=1, axis2=2)
+        se = np.sqrt((dv[:, :, None] * dv[:, None, :] + V ** 2) / n_k[:, None, None])
+    elif kind == "tied":
+        V = model.covariances_
+        se = np.sqrt((np.outer(np.diag(V), np.diag(V)) + V ** 2) / n)
+    elif kind == "diag":
+        se = np.sqrt(2 * var ** 2 / n_k[:, None])
+    else:
+        se = np.sqrt(2 * model.covariances_ ** 2 / (4 * n))
+    assert np.all(np.abs(np.asarray(refit.covariances_) - model.covariances_) <= 4.5 * se)
+
+
+def test_sample_is_random_and_labelled_by_classes():
+    model = LinearDiscriminantAnalysis().fit(X_WINE, np.array(["a", "b", "c"])[Y_WINE])
+    X, y = model.sample(50, random_state=3)
+    assert X.shape == (50, 13) and set(y) <= {"a", "b", "c"}
+    with pytest.raises(ValueError, match="positive integer"):
+        model.sample(0)
+
+
+# ----------------------------------------------------------------- ill-posed
+def test_singular_covariance_warns_naming_the_class_and_gives_a_finite_model():
+    X, y = _data(0)
+    extra = np.where(y == 1, 5.0, np.random.default_rng(9).normal(size=len(y)))
+    X = np.column_stack([X, extra])  # constant within class 1 only
+    with pytest.warns(SingularCovarianceWarning, match="covariance of class 1 is singular") as got:
+        model = QuadraticDiscriminantAnalysis().fit(X, y)
+    assert len(got) == 1
+    assert np.all(np.isfinite(model.predict_log_proba(X)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        QuadraticDiscriminantAnalysis(reg_covar=1e-3).fit(X, y)  # regularised: no warning
+
+
+def test_collinear_features_warn_for_the_tied_covariance():
+    X, y = _data(1)
+    with pytest.warns(SingularCovarianceWarning, match="shared"):
+        model = LinearDiscriminantAnalysis().fit(np.column_stack([X, X[:, 0] + X[:, 1]]), y)
+    assert np.all(np.isfinite(model.coef_))
+
+
+# ---------------------------------------------------------------- bad input
+def test_one_sample_class_under_full_is_an_error_unless_regularised():
+    X, y = _data(2)
+    y = y.copy()
+    y[0] = 7  # a class with one sample
+    with pytest.raises(ValueError, match=r"classes \[7\] have a single sample.*reg_covar"):
+        QuadraticDiscriminantAnalysis().fit(X, y)
+    model = QuadraticDiscriminantAnalysis(reg_covar=0.1).fit(X, y)
+    assert_allclose(model.covariances_[-1], 0.1 * np.eye(3))
+    LinearDiscriminantAnalysis().fit(X, y)  # the shared covariance is fine
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda X, y: (np.where(X > 1, np.nan, X), y), "NaN"),
+    (lambda X, y: (X[:, 0], y), "Expected 2D array"),
+    (lambda X, y: (X, y[:-1]), "inconsistent numbers of samples"),
+    (lambda X, y: (X, np.zeros(len(y))), "only one class"),
+    (lambda X, y: (X, np.linspace(0, 1, len(y))), "Unknown label type"),
+])
+def test_fit_rejects_bad_data(make, match):
+    X, y = _data(3)
+    with pytest.raises(ValueError, match=match):
+        GaussianDiscriminantAnalysis().fit(*make(X, y))
+
+
+@pytest.mark.parametrize("priors, match", [
+    ([0.5, 0.5], "shape"), ([0.5, 0.6, -0.1], "non-negative"), ([0.3, 0.3, 0.3], "sum to 1")])
+def test_bad_priors(priors, match):
+    X, y = _data(4)
+    with pytest.raises(ValueError, match=match):
+        LinearDiscriminantAnalysis(priors=priors).fit(X, y)
+
+
+def test_zero_weight_class_and_wrong_width_at_predict():
+    X, y = _data(5)
+    with pytest.raises(ValueError, match="zero total sample weight"):
+        LinearDiscriminantAnalysis().fit(X, y, sample_weight=(y != 2).astype(float))
+    model = LinearDiscriminantAnalysis().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :2])
+
+
+def test_partial_fit_rejects_unseen_labels_without_classes():
+    X, y = _data(6)
+    model = QuadraticDiscriminantAnalysis().partial_fit(X[y < 2], y[y < 2])
+    with pytest.raises(ValueError, match=r"labels \[2\] that are not among the classes.*classes="):
+        model.partial_fit(X, y)
+    with pytest.raises(ValueError, match="only one class.*classes="):
+        QuadraticDiscriminantAnalysis().partial_fit(X[y == 0], y[y == 0])
+    with pytest.raises(ValueError, match="features"):
+        model.partial_fit(X[:, :2], y)
+
+
+def test_a_class_with_one_sample_so_far_does_not_stop_a_stream():
+    X, y = _data(7)
+    first = np.flatnonzero(y == 2)[:1]
+    rest = np.setdiff1d(np.arange(len(y)), first)
+    stream = QuadraticDiscriminantAnalysis()
+    with pytest.warns(SingularCovarianceWarning, match="class 2"):
+        stream.partial_fit(np.vstack([X[y < 2], X[first]]), np.append(y[y < 2], 2))
+    stream.partial_fit(X[rest][y[rest] == 2], y[rest][y[rest] == 2])
+    ref = QuadraticDiscriminantAnalysis().fit(X, y)
+    assert_allclose(stream.covariances_, ref.covariances_, rtol=1e-10)

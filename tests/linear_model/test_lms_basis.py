@@ -1,0 +1,105 @@
+"""LMSRegressor converges to least squares; the basis transformers compute the seeds' phi."""
+import numpy as np
+import pytest
+from sklearn.pipeline import make_pipeline
+
+from problin import (BayesianLinearRegression, GaussianBasis, LinearRegression, LMSRegressor,
+                     LogisticRegression, PolynomialBasis, SigmoidalBasis)
+
+
+def well_conditioned(n=800, d=3, k=None, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d,) if k is None else (d, k))
+    return X, X @ W + 0.7 + 0.2 * rng.normal(size=(n,) if k is None else (n, k))
+
+
+@pytest.mark.parametrize("k", [None, 2])
+def test_lms_converges_to_least_squares(k):
+    X, T = well_conditioned(k=k)
+    lms = LMSRegressor(random_state=0, max_iter=100, tol=0).fit(X, T)
+    ls = LinearRegression().fit(X, T)
+    np.testing.assert_allclose(lms.coef_, ls.coef_, atol=2e-3)
+    np.testing.assert_allclose(lms.intercept_, ls.intercept_, atol=2e-3)
+    assert lms.n_iter_ == 100
+
+
+def test_lms_is_deterministic_and_partial_fit_continues():
+    X, t = well_conditioned(n=300)
+    a = LMSRegressor(random_state=3, max_iter=5, tol=0).fit(X, t)
+    b = LMSRegressor(random_state=3, max_iter=5, tol=0).fit(X, t)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    online = LMSRegressor(random_state=3)
+    for _ in range(5):
+        online.partial_fit(X, t)
+    np.testing.assert_array_equal(online.coef_, a.coef_)  # same schedule, same shuffles
+    assert online.t_ == 5
+
+
+def test_lms_without_shuffle_visits_rows_in_order():
+    X, t = well_conditioned(n=3, d=2)
+    model = LMSRegressor(shuffle=False, learning_rate="constant", fit_intercept=False,
+                         eta0=0.5).partial_fit(X, t)
+    eta, w = 0.5 / np.mean(np.sum(X ** 2, axis=1)), np.zeros(2)
+    for x, tn in zip(X, t):
+        w = w + eta * (tn - w @ x) * x
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-12)
+
+
+def test_polynomial_basis_values_and_names():
+    X = np.array([[2.0, -1.0]])
+    basis = PolynomialBasis(degree=2, include_bias=True).fit(X)
+    np.testing.assert_array_equal(basis.transform(X), [[1.0, 2.0, 4.0, -1.0, 1.0]])
+    assert list(basis.get_feature_names_out()) == ["1", "x0", "x0^2", "x1", "x1^2"]
+
+
+def test_gaussian_and_sigmoidal_basis_follow_the_seeds():
+    x = np.linspace(-1, 2, 7)[:, None]
+    g = GaussianBasis(n_centers=4).fit(x)
+    np.testing.assert_allclose(g.centers_[:, 0], np.linspace(-1, 2, 4))
+    np.testing.assert_allclose(g.width_, [1.0])
+    np.testing.assert_allclose(g.transform(x), np.exp(-(x - g.centers_.T) ** 2 / 2.0))
+    s = SigmoidalBasis(centers=[0.0, 1.0], scale=0.5).fit(x)
+    np.testing.assert_allclose(s.transform(x), 1.0 / (1.0 + np.exp(-(x - [0.0, 1.0]) / 0.5)))
+    q = GaussianBasis(n_centers=2, spacing="quantile").fit(x)
+    np.testing.assert_allclose(q.centers_[:, 0], np.quantile(x, [0.25, 0.75]))
+
+
+def test_multivariate_bases_per_feature_and_radial():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    assert GaussianBasis(n_centers=4).fit_transform(X).shape == (50, 12)
+    assert SigmoidalBasis(n_centers=4).fit_transform(X).shape == (50, 12)
+    centers = X[:5]
+    rbf = GaussianBasis(centers=centers, width=2.0, radial=True).fit(X)
+    d2 = ((X[:, None, :] - centers[None]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(rbf.transform(X), np.exp(-d2 / 8.0))
+    assert list(rbf.get_feature_names_out()) == [f"rbf{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("model", [LinearRegression(alpha=1e-3), BayesianLinearRegression()])
+def test_bases_in_a_pipeline_fit_a_sine(model):
+    x = np.linspace(0, 1, 60)[:, None]
+    t = np.sin(2 * np.pi * x[:, 0])
+    pipe = make_pipeline(GaussianBasis(n_centers=9), model).fit(x, t)
+    assert np.max(np.abs(pipe.predict(x) - t)) < 0.05
+
+
+def test_bases_in_front_of_a_classifier():
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-2, 2, size=(300, 1))
+    y = (np.abs(x[:, 0]) < 1).astype(int)  # not linearly separable in x
+    pipe = make_pipeline(PolynomialBasis(degree=2), LogisticRegression(alpha=1.0)).fit(x, y)
+    assert pipe.score(x, y) > 0.95
+
+
+def test_bad_basis_parameters():
+    X = np.zeros((5, 2))
+    with pytest.raises(ValueError, match="centers must be"):
+        GaussianBasis(centers=np.zeros((3, 4))).fit(X)
+    with pytest.raises(ValueError, match="positive"):
+        SigmoidalBasis(n_centers=2, scale=[1.0, -1.0]).fit(X)
+    with pytest.raises(ValueError, match="degree"):
+        PolynomialBasis(degree=-1).fit(X)
+    g = GaussianBasis(n_centers=3).fit(X)  # constant features: width 1, finite output
+    assert np.all(np.isfinite(g.transform(X)))

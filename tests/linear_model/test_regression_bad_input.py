@@ -1,0 +1,92 @@
+"""Bad input is a clear error; ill-posed input is a warning and a usable model."""
+import warnings
+
+import numpy as np
+import pytest
+
+from problin import (BayesianLinearRegression, CollinearityWarning, LinearRegression,
+                     LMSRegressor)
+
+MODELS = [LinearRegression(), LinearRegression(alpha=1.0, q=1.0), LinearRegression(alpha=1.0, q=0.7),
+          LMSRegressor(max_iter=5), BayesianLinearRegression()]
+
+
+def data(n=30, d=3):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    return X, X @ np.arange(1.0, d + 1) + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_input_is_rejected(model, bad):
+    X, t = data()
+    Xb, tb = X.copy(), t.copy()
+    Xb[3, 1], tb[5] = bad, bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        model.fit(Xb, t)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        model.fit(X, tb)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_one_dimensional_X_is_rejected(model):
+    X, t = data()
+    with pytest.raises(ValueError, match="2D array"):
+        model.fit(X[:, 0], t)
+
+
+@pytest.mark.parametrize("params, match", [({"q": 0.0}, "q"), ({"q": -1.0}, "q"),
+                                           ({"alpha": -1.0}, "alpha")])
+def test_bad_regulariser_is_rejected(params, match):
+    X, t = data()
+    with pytest.raises(ValueError, match=match):
+        LinearRegression(**params).fit(X, t)
+
+
+@pytest.mark.parametrize("params", [{"alpha": -1.0}, {"beta": 0.0}])
+def test_bad_precisions_are_rejected(params):
+    X, t = data()
+    with pytest.raises(ValueError, match="alpha|beta"):
+        BayesianLinearRegression(**params).fit(X, t)
+
+
+def test_mismatched_lengths_and_features():
+    X, t = data()
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        LinearRegression().fit(X, t[:-1])
+    model = LinearRegression().fit(X, t)
+    with pytest.raises(ValueError, match="features"):
+        model.partial_fit(X[:, :2], t)
+    with pytest.raises(ValueError, match="outputs"):
+        model.partial_fit(X, np.column_stack([t, t]))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_fewer_rows_than_features_works(fit_intercept):
+    rng = np.random.default_rng(2)
+    X, t = rng.normal(size=(6, 20)), rng.normal(size=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CollinearityWarning)
+        ls = LinearRegression(fit_intercept=fit_intercept).fit(X, t)
+    np.testing.assert_allclose(ls.predict(X), t, atol=1e-8)
+    bayes = BayesianLinearRegression(fit_intercept=fit_intercept).fit(X, t)
+    mean, std = bayes.predict(rng.normal(size=(4, 20)), return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(std > 0) and np.isfinite(bayes.log_evidence_)
+    fixed = BayesianLinearRegression(alpha=1.0, beta=1.0, fit_intercept=False).fit(X, t)
+    np.testing.assert_allclose(fixed.coef_, X.T @ np.linalg.solve(X @ X.T + np.eye(6), t),
+                               rtol=1e-10)  # posterior mean = kernel form when N < D
+
+
+def test_constant_columns_and_constant_target():
+    X, t = data()
+    X[:, 0] = 7.0
+    with pytest.warns(CollinearityWarning, match="rank 2 < 3"):
+        LinearRegression().fit(X, t)
+    bayes = BayesianLinearRegression().fit(X, t)
+    assert bayes.coef_[0] == 0.0 and np.isfinite(bayes.log_evidence_)
+    flat = BayesianLinearRegression().fit(X, np.full(len(X), 2.0))
+    np.testing.assert_allclose(flat.predict(X), 2.0)
+    assert np.isfinite(flat.alpha_) and np.isfinite(flat.beta_)
+    perfect = LinearRegression().fit(X[:, 1:], X[:, 1:] @ [1.0, 2.0])
+    assert np.isfinite(perfect.noise_precision_)

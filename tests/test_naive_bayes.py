@@ -1,0 +1,198 @@
+"""Naive Bayes: parity with scikit-learn, sparse input, streaming, invariances, bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+from sklearn import naive_bayes as sknb
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+
+from problin import BernoulliNB, GaussianNB, MultinomialNB
+
+LOADERS = {"iris": load_iris, "wine": load_wine, "breast-cancer": load_breast_cancer,
+           "digits": load_digits}
+DATASETS = sorted(LOADERS)
+
+
+def _data(name):
+    return LOADERS[name](return_X_y=True)
+
+
+def _counts(seed, n=120, d=8, k=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    rates = rng.gamma(2.0, 1.0, size=(k, d))
+    return rng.poisson(rates[y]).astype(float), y
+
+
+# ------------------------------------------------------------------ parity
+@pytest.mark.parametrize("name", DATASETS)
+def test_gaussian_nb_equals_sklearn(name):
+    X, y = _data(name)
+    ours, ref = GaussianNB().fit(X, y), sknb.GaussianNB().fit(X, y)
+    assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0, atol=1e-8)
+    assert_allclose(ours.predict_log_proba(X), ref.predict_log_proba(X), rtol=1e-8, atol=1e-8)
+    assert_allclose(ours.var_, ref.var_, rtol=1e-10)
+    assert_allclose(ours.theta_, ref.theta_, rtol=1e-12, atol=1e-12)
+    assert_allclose(ours.epsilon_, ref.epsilon_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_bernoulli_nb_equals_sklearn(name, container):
+    X, y = _data(name)
+    Xt = container(X - np.median(X, axis=0)) if container is np.asarray else container(X)
+    for alpha, threshold in [(1.0, 0.0), (0.3, 2.0)]:
+        ours = BernoulliNB(alpha=alpha, binarize=threshold).fit(Xt, y)
+        ref = sknb.BernoulliNB(alpha=alpha, binarize=threshold).fit(Xt, y)
+        assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt), rtol=0, atol=1e-8)
+        assert_allclose(ours.feature_log_prob_, ref.feature_log_prob_, rtol=1e-12)
+        assert_allclose(ours.class_log_prior_, ref.class_log_prior_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_multinomial_nb_equals_sklearn(name, container):
+    X, y = _data(name)
+    Xt = container(X)
+    for alpha in [1.0, 0.01]:
+        ours, ref = MultinomialNB(alpha=alpha).fit(Xt, y), sknb.MultinomialNB(alpha=alpha).fit(Xt, y)
+        assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt), rtol=0, atol=1e-8)
+        assert_allclose(ours.feature_log_prob_, ref.feature_log_prob_, rtol=1e-12)
+        assert np.all(ours.predict(Xt) == ref.predict(Xt))
+
+
+def test_laplace_smoothing_is_the_seeds_spam_filter():
+    # phi_j|y = (#{x_j = 1, y} + 1) / (#{y} + 2); phi_y = #{y = 1} / m.
+    rng = np.random.default_rng(0)
+    X = (rng.random((50, 6)) < 0.3).astype(float)
+    y = (rng.random(50) < 0.4).astype(int)
+    nb = BernoulliNB(binarize=None).fit(X, y)
+    for k in (0, 1):
+        phi = (X[y == k].sum(axis=0) + 1) / ((y == k).sum() + 2)
+        assert_allclose(np.exp(nb.feature_log_prob_[k]), phi, rtol=1e-14)
+    phi_y = y.mean()
+    # Posterior (7.55) with the smoothed phi, in closed form.
+    phi0, phi1 = np.exp(nb.feature_log_prob_)  # rows follow classes_ = [0, 1]
+    lik1 = np.prod(np.where(X == 1, phi1, 1 - phi1), axis=1) * phi_y
+    lik0 = np.prod(np.where(X == 1, phi0, 1 - phi0), axis=1) * (1 - phi_y)
+    assert_allclose(nb.predict_proba(X)[:, 1], lik1 / (lik1 + lik0), rtol=1e-12)
+
+
+def test_sparse_input_stays_sparse_and_equals_dense():
+    X, y = _counts(1, n=300, d=40)
+    Xs = sp.csr_matrix(X)
+    for model in (BernoulliNB(), MultinomialNB()):
+        dense = model.fit(X, y).predict_log_proba(X)
+        sparse = model.fit(Xs, y).predict_log_proba(Xs)
+        assert_allclose(sparse, dense, rtol=1e-12, atol=1e-12)
+
+
+def test_log_probabilities_are_exact_where_probabilities_underflow():
+    X, y = _counts(2, d=20)
+    nb = MultinomialNB().fit(X, y)
+    far = 1e4 * np.eye(20)[:3]  # enormous counts: posteriors of 0 and 1 to the last bit
+    lp = nb.predict_log_proba(far)
+    assert np.all(np.isfinite(lp)) and np.all(lp <= 0) and lp.min() < -1000
+
+
+# ----------------------------------------------------------------- streaming
+@pytest.mark.parametrize("make", [GaussianNB, BernoulliNB, MultinomialNB])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_partial_fit_over_chunks_equals_fit(make, sparse):
+    if sparse and make is GaussianNB:
+        pytest.skip("GaussianNB takes dense input")
+    X, y = _counts(3, n=200)
+    w = np.random.default_rng(4).uniform(0.2, 3.0, len(y))
+    Xt = sp.csr_matrix(X) if sparse else X
+    full = make().fit(Xt, y, sample_weight=w)
+    stream = make()
+    for chunk in np.array_split(np.arange(len(y)), 6):
+        stream.partial_fit(Xt[chunk], y[chunk], classes=[0, 1, 2], sample_weight=w[chunk])
+    assert_allclose(stream.predict_proba(Xt), full.predict_proba(Xt), rtol=1e-10, atol=1e-12)
+    if make is GaussianNB:  # the smoothing uses the variance of all data seen
+        assert_allclose(stream.epsilon_, full.epsilon_, rtol=1e-10)
+        assert_allclose(stream.var_, full.var_, rtol=1e-10)
+    else:
+        assert_allclose(stream.feature_count_, full.feature_count_, rtol=1e-12)
+
+
+# --------------------------------------------------------------- invariances
+MODELS = st.sampled_from([GaussianNB, BernoulliNB, MultinomialNB])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), make=MODELS, data=st.data())
+def test_duplicating_rows_equals_weight_two(seed, make, data):
+    X, y = _counts(seed, n=60)
+    i = data.draw(st.lists(st.integers(0, len(y) - 1), min_size=1, max_size=4, unique=True))
+    dup = make().fit(np.vstack([X, X[i]]), np.append(y, y[i]))
+    w = np.ones(len(y))
+    w[i] = 2.0
+    weighted = make().fit(X, y, sample_weight=w)
+    assert_allclose(dup.predict_log_proba(X), weighted.predict_log_proba(X), rtol=1e-10,
+                    atol=1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), make=MODELS, perm_seed=st.integers(0, 2**31))
+def test_row_order_does_not_matter(seed, make, perm_seed):
+    X, y = _counts(seed, n=60)
+    perm = np.random.default_rng(perm_seed).permutation(len(y))
+    a, b = make().fit(X, y), make().fit(X[perm], y[perm])
+    assert_allclose(a.predict_log_proba(X), b.predict_log_proba(X), rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), make=MODELS, relabel=st.permutations(["x", "y", "z"]))
+def test_relabelling_classes_permutes_the_columns(seed, make, relabel):
+    X, y = _counts(seed, n=60)
+    a, b = make().fit(X, y), make().fit(X, np.array(relabel)[y])
+    cols = np.searchsorted(b.classes_, np.array(relabel))
+    assert_allclose(b.predict_proba(X)[:, cols], a.predict_proba(X), atol=1e-12)
+
+
+# ------------------------------------------------------------------ priors
+def test_priors_override_the_class_frequencies():
+    X, y = _counts(5)
+    nb = MultinomialNB(priors=[0.7, 0.2, 0.1]).fit(X, y)
+    assert_allclose(nb.class_log_prior_, np.log([0.7, 0.2, 0.1]))
+    g = GaussianNB(priors=[0.7, 0.2, 0.1]).fit(X, y)
+    ref = sknb.GaussianNB(priors=[0.7, 0.2, 0.1]).fit(X, y)
+    assert_allclose(g.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+
+
+# ---------------------------------------------------------------- bad input
+def test_multinomial_rejects_negative_counts():
+    X, y = _counts(6)
+    X[3, 2] = -1.0
+    for Xt in (X, sp.csr_matrix(X)):
+        with pytest.raises(ValueError, match="Negative values.*smallest is -1"):
+            MultinomialNB().fit(Xt, y)
+
+
+@pytest.mark.parametrize("make", [GaussianNB, BernoulliNB, MultinomialNB])
+def test_nan_unseen_labels_and_shapes_are_clear_errors(make):
+    X, y = _counts(7)
+    with pytest.raises(ValueError, match="NaN"):
+        make().fit(np.where(X > 3, np.nan, X), y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        make().fit(X, y[:-1])
+    model = make().partial_fit(X[y < 2], y[y < 2])
+    with pytest.raises(ValueError, match=r"labels \[2\] that are not among the classes"):
+        model.partial_fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :3])
+    with pytest.raises(ValueError, match="only one class"):
+        make().fit(X, np.zeros(len(y)))
+
+
+def test_bernoulli_threshold_checks():
+    X, y = _counts(8)
+    with pytest.raises(ValueError, match="binarize=None.*values other than 0 and 1"):
+        BernoulliNB(binarize=None).fit(X, y)
+    with pytest.raises(ValueError, match="densifying"):
+        BernoulliNB(binarize=-1.0).fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="alpha"):
+        BernoulliNB(alpha=0.0).fit(X, y)
