@@ -57,7 +57,8 @@ def test_multinomial_nb_equals_sklearn(name, container):
     X, y = _data(name)
     Xt = container(X)
     for alpha in [1.0, 0.01]:
-        ours, ref = MultinomialNB(alpha=alpha).fit(Xt, y), sknb.MultinomialNB(alpha=alpha).fit(Xt, y)
+        ours = MultinomialNB(alpha=alpha).fit(Xt, y)
+        ref = sknb.MultinomialNB(alpha=alpha).fit(Xt, y)
         assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt), rtol=0, atol=1e-8)
         assert_allclose(ours.feature_log_prob_, ref.feature_log_prob_, rtol=1e-12)
         assert np.all(ours.predict(Xt) == ref.predict(Xt))

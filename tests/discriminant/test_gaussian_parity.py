@@ -63,7 +63,8 @@ def test_lda_equals_sklearn_lsqr(name):
 
 @pytest.mark.parametrize("name", ["iris", "wine", "breast-cancer"])
 def test_qda_equals_sklearn(name):
-    # scikit-learn >= 1.8 divides the class scatter by n_k (the ML estimate) as we do.
+    # The installed scikit-learn (1.9) divides the class scatter by n_k (the ML estimate),
+    # as we do (DESIGN §8 describes older versions, which divided by n_k - 1).
     X, y = _data(name)
     ours = QuadraticDiscriminantAnalysis().fit(X, y)
     ref = skda.QuadraticDiscriminantAnalysis(store_covariance=True, tol=0.0).fit(X, y)
@@ -151,3 +152,12 @@ def test_data_far_from_the_origin_lose_no_precision():
     far = GaussianDiscriminantAnalysis("full").fit(X + 1e6, y)
     assert_allclose(far.covariances_, near.covariances_, rtol=1e-7)
     assert_allclose(far.predict_proba(X + 1e6), near.predict_proba(X), atol=1e-6)
+
+
+def test_compare_runs_every_generative_model():
+    from problin.model_selection import compare_classifiers
+    X, y = _data("breast-cancer")
+    names = ["lda", "qda", "gaussian-nb", "bernoulli-nb", "multinomial-nb"]
+    table = compare_classifiers(X, y, names, cv=3)
+    assert sorted(table["model"]) == sorted(names)
+    assert np.all(np.isfinite(table["log_loss"])) and table["accuracy"].min() > 0.8

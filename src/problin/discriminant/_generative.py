@@ -17,7 +17,7 @@ from .._core.numerics import log_softmax, logsumexp
 from .._core.validation import check_label_types, check_priors, check_sample_weight
 from ..glm._targets import encode_classes
 
-__all__ = ["GenerativeClassifier", "encode_labels", "log_class_priors"]
+__all__ = ["GenerativeClassifier", "log_class_priors"]
 
 
 def log_class_priors(counts, priors, classes, *, require_samples=True):
@@ -39,25 +39,6 @@ def log_class_priors(counts, priors, classes, *, require_samples=True):
     log_pi = np.full(pi.shape, -np.inf)
     np.log(pi, out=log_pi, where=pi > 0)
     return pi, log_pi
-
-
-def encode_labels(y, owner):
-    """``(classes_, codes)`` as :func:`~problin.glm._targets.encode_classes`, with a
-    fast path for integer-valued labels: one counting pass instead of sorting
-    (at a million rows, sorting the labels would cost as much as the fit)."""
-    if y.dtype.kind in "iuf" and y.size:
-        lo, hi = float(y.min()), float(y.max())
-        if -2.0**52 < lo and hi < 2.0**52 and hi - lo <= 4 * y.size + 1024:
-            yi = (y if lo == 0 else y - np.asarray(lo, dtype=y.dtype)).astype(np.intp)
-            if y.dtype.kind != "f" or np.array_equal(yi, y if lo == 0 else y - lo):
-                counts = np.bincount(yi)
-                present = np.flatnonzero(counts)
-                if present.size < 2:
-                    raise ValueError(f"{owner} needs samples of at least 2 classes, but the "
-                                     f"data contain only one class: {[y[0].item()]}")
-                codes = yi if present.size == counts.size else (np.cumsum(counts > 0) - 1)[yi]
-                return (present + lo).astype(y.dtype), codes
-    return encode_classes(y, owner=owner)
 
 
 class GenerativeClassifier(ClassifierMixin, BaseEstimator):
@@ -88,7 +69,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         check_label_types(y)
         X, y = self._validate_Xy(X, y, reset=True)
-        self.classes_, codes = encode_labels(y, type(self).__name__)
+        self.classes_, codes = encode_classes(y, owner=type(self).__name__)
         sw = check_sample_weight(sample_weight, X.shape[0])
         if sw is not None:
             totals = np.bincount(codes, weights=sw, minlength=self.classes_.size)

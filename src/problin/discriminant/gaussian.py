@@ -117,6 +117,9 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         self.means_ = stats.means.copy()
         if kind in ("tied", "spherical"):
             self._set_linear(log_pi)
+        else:  # quadratic boundaries: no linear form (drop one from an earlier fit)
+            self.__dict__.pop("coef_", None)
+            self.__dict__.pop("intercept_", None)
 
     def _set_linear(self, log_pi):
         """``w_k = Sigma^{-1} mu_k = P P^T mu_k`` and ``w_k0 = -|P^T mu_k|^2 / 2 + log pi_k``."""
