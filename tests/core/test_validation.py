@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from problin._core.validation import check_label_types, check_sample_weight
+from problin._core.validation import check_class_weights, check_label_types, check_sample_weight
 
 
 def test_none_passes_through():
@@ -137,3 +137,15 @@ def test_check_label_types():
     check_label_types(np.array([0, 1.0, np.int64(2)], dtype=object))
     with pytest.raises(TypeError, match="mixes number, str"):
         check_label_types(np.array([0, "a"], dtype=object))
+
+
+def test_check_class_weights_names_the_classes_without_weight():
+    codes = np.array([0, 0, 1, 2, 2])
+    check_class_weights(codes, None, ["a", "b", "c"])  # unit weights: nothing to check
+    check_class_weights(codes, np.array([0.0, 1.0, 2.0, 0.0, 1.0]), ["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"classes \['b'\] have zero total sample weight: "
+                                         r"their parameters are undefined\. Drop"):
+        check_class_weights(codes, np.array([1.0, 1.0, 0.0, 1.0, 1.0]), ["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"classes \['a', 'c'\] .*: they would be -inf\."):
+        check_class_weights(codes, np.array([0.0, 0.0, 1.0, 0.0, 0.0]), ["a", "b", "c"],
+                            why="they would be -inf")

@@ -17,20 +17,7 @@ ESTIMATORS = [
     MultinomialNB(),
 ]
 
-# That check fits 15 samples of 30 features: the tied and per-class covariances
-# are singular, so they get jitter, and comparing weighted with repeated fits
-# then measures rounding amplified by ~1e12. The invariance itself is tested on
-# well-posed data (test_gaussian_properties, test_naive_bayes).
-SINGULAR = {"check_sample_weight_equivalence_on_dense_data":
-            "15 samples x 30 features: singular covariances, jitter amplifies rounding"}
 
-
-def _expected_failures(estimator):
-    singular_kind = getattr(estimator, "covariance_type", None) == "tied" or (
-        isinstance(estimator, (LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis)))
-    return SINGULAR if singular_kind else {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

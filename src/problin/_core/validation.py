@@ -3,7 +3,7 @@ from numbers import Number
 
 import numpy as np
 
-__all__ = ["check_sample_weight", "check_label_types", "check_priors"]
+__all__ = ["check_sample_weight", "check_class_weights", "check_label_types", "check_priors"]
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -38,6 +38,24 @@ def check_sample_weight(sample_weight, n_samples):
     if not total > 0:
         raise ValueError("sample_weight sums to zero: there is nothing to fit")
     return w
+
+
+def check_class_weights(codes, sample_weight, classes, *,
+                        why="their parameters are undefined"):
+    """Reject a fit where some class has zero total sample weight.
+
+    ``codes`` are the class indices of the rows (``0..K-1``, the order of
+    ``classes``) and ``sample_weight`` the validated weights (``None``: unit
+    weights, so every class present has weight). ``why`` says what a class
+    without weight would do to the model, in the error message.
+    """
+    if sample_weight is None:
+        return
+    totals = np.bincount(codes, weights=sample_weight, minlength=len(classes))
+    empty = totals <= 0
+    if np.any(empty):
+        raise ValueError(f"classes {np.asarray(classes)[empty].tolist()} have zero total sample "
+                         f"weight: {why}. Drop those samples or give them positive weight.")
 
 
 def check_label_types(y):

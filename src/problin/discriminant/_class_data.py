@@ -1,13 +1,14 @@
-"""Validation and the one pass of class statistics shared by Fisher and least squares."""
+"""What Fisher's discriminant and the least-squares classifier share: validation, the
+one pass of class statistics, and linear class scores."""
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.stats import class_stats
-from .._core.validation import check_label_types, check_sample_weight
+from .._core.validation import check_class_weights, check_label_types, check_sample_weight
 from ..glm._targets import encode_classes
 
-__all__ = ["fit_class_stats"]
+__all__ = ["fit_class_stats", "validated_X", "linear_scores"]
 
 
 def fit_class_stats(estimator, X, y, sample_weight):
@@ -25,9 +26,18 @@ def fit_class_stats(estimator, X, y, sample_weight):
         X = X.tocsr()
     estimator.classes_, t = encode_classes(y, owner=type(estimator).__name__)
     sw = check_sample_weight(sample_weight, X.shape[0])
-    stats = class_stats(X, t, estimator.classes_.size, sw, kind="tied")
-    if np.any(stats.counts <= 0):
-        empty = estimator.classes_[stats.counts <= 0].tolist()
-        raise ValueError(f"classes {empty} have zero total sample weight: drop those samples "
-                         "or give them positive weight")
-    return X, stats
+    check_class_weights(t, sw, estimator.classes_)
+    return X, class_stats(X, t, estimator.classes_.size, sw, kind="tied")
+
+
+def validated_X(estimator, X):
+    """``X`` checked for a fitted ``estimator``: dense or CSR/CSC, float, its features."""
+    check_is_fitted(estimator)
+    return validate_data(estimator, X, accept_sparse=["csr", "csc"],
+                         dtype=[np.float64, np.float32], reset=False)
+
+
+def linear_scores(estimator, X):
+    """The class scores ``X @ coef_.T + intercept_`` (dense float64), shape (n_samples, K)."""
+    X = validated_X(estimator, X)
+    return np.asarray(X @ estimator.coef_.T, dtype=np.float64) + estimator.intercept_

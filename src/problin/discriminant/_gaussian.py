@@ -17,14 +17,25 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import lapack
 
-from .._core.blocks import iter_blocks
-from .._core.linalg import cholesky
+from .._core.blocks import iter_blocks, small_blas
 from ..exceptions import SingularCovarianceWarning
 
 __all__ = ["GaussianModel", "gaussian_model", "joint_log_likelihood", "draw"]
 
 _LOG_2PI = np.log(2.0 * np.pi)
-_RCOND = 1e3 * np.finfo(np.float64).eps  # smallest pivot ratio of a usable factor
+
+# The one rule for a singular covariance (see ``_regularise``). A feature is
+# numerically constant when its standard deviation is below _CONSTANT times
+# the magnitude of its mean (its spread is then rounding, or exactly zero); the
+# rest of a covariance is numerically singular when its correlation matrix has
+# a squared Cholesky pivot below _SINGULAR. Either way the jitter is _JITTER
+# times a variance: large enough that rounding-level (1e-16 relative) changes
+# of the scatter move log-densities by ~1e-10 relative, so weighted and
+# duplicated rows, row order or chunking give the same model; small enough to
+# leave every direction the data do determine as it is.
+_CONSTANT = 1e3 * np.finfo(np.float64).eps
+_SINGULAR = 1e-10
+_JITTER = 1e-6
 
 
 @dataclass
@@ -53,26 +64,82 @@ class GaussianModel:
         return np.broadcast_to(np.sum(np.log(diag), axis=-1), (K,))
 
 
-def _warn_singular(what, jitter):
-    warnings.warn(f"{what} is singular (collinear or constant features, or fewer samples "
-                  f"than features); added {jitter:.3g} to its diagonal. Set reg_covar > 0 to "
-                  "regularise it explicitly.", SingularCovarianceWarning, stacklevel=6)
+def _warn_singular(what, n_constant, correlated):
+    causes = []
+    if n_constant:
+        causes.append(f"{n_constant} feature(s) are constant, given variance {_JITTER:g} "
+                      "times the mean variance of the others")
+    if correlated:
+        causes.append(f"the features are collinear (or fewer samples than features), "
+                      f"{_JITTER:g} times each variance added to the diagonal")
+    warnings.warn(f"{what} is singular: {'; '.join(causes)}. Set reg_covar > 0 to regularise "
+                  "it explicitly.", SingularCovarianceWarning, stacklevel=6)
 
 
-def _factor(S, what):
-    """Upper Cholesky factor of ``S`` with jitter if singular; warns naming ``what``."""
-    chol = cholesky(S)
-    U = chol.factor[0]
-    d = np.diag(U)
-    if chol.jitter > 0 or d.min(initial=np.inf) ** 2 <= _RCOND * d.max(initial=0.0) ** 2:
-        if chol.jitter == 0:  # tiny pivots: factor again with explicit jitter
-            jitter = _RCOND * max(float(np.mean(np.diag(S))), np.finfo(float).tiny)
-            U = cholesky(S + jitter * np.eye(S.shape[0])).factor[0]
-        else:
-            jitter = chol.jitter
-        _warn_singular(what, jitter)
-        return U, jitter
-    return U, 0.0
+def _constant_features(var, mean):
+    """Mask of features whose variance is zero to rounding: ``sd <= _CONSTANT |mean|``."""
+    return var <= (_CONSTANT * np.abs(mean)) ** 2
+
+
+def _regularise(S, mean, fallback):
+    """The rule for a singular covariance ``S`` (features with means ``mean``).
+
+    1. A numerically constant feature ``j`` (:func:`_constant_features`) is cut
+       loose: its row and column are set to zero (they are, up to rounding) and
+       its variance to ``_JITTER`` times the mean variance of the other features
+       (of all the data, ``fallback``, if no feature varies).
+    2. The covariance is scaled to its correlation matrix ``R = S / (s s^T)``,
+       ``s_j = sqrt(S_jj)``. If ``R`` cannot be factored, or a squared pivot of its
+       Cholesky factor is below ``_SINGULAR``, ``R + _JITTER I`` is factored
+       instead: ``_JITTER`` times each (non-constant) variance is added to the
+       diagonal of ``S``.
+
+    The rule looks at ``S`` only through scale-free quantities, so it does not
+    depend on the units of the features, and it leaves a well-conditioned
+    ``S`` untouched. Returns ``(U, S_reg, n_constant, correlated)``: the
+    regularised covariance, its upper Cholesky factor (``S_reg = U^T U``), and
+    what was done.
+    """
+    S = np.array(S, dtype=np.float64)
+    var = np.diag(S).copy()
+    const = _constant_features(var, mean)
+    if np.any(const):
+        base = float(np.mean(var[~const])) if np.any(~const) else fallback
+        S[const, :] = 0.0
+        S[:, const] = 0.0
+        S[const, const] = _JITTER * base
+    s = np.sqrt(np.diag(S))
+    R = S / np.outer(s, s)
+    U, info = lapack.dpotrf(R, lower=0, clean=1)
+    correlated = info != 0 or np.min(np.diag(U)) ** 2 < _SINGULAR
+    if correlated:
+        extra = np.where(const, 0.0, _JITTER)
+        R[np.diag_indices_from(R)] += extra
+        S[np.diag_indices_from(S)] += extra * np.diag(S)
+        U, info = lapack.dpotrf(R, lower=0, clean=1)
+        if info != 0:  # pragma: no cover - R is positive semidefinite up to rounding
+            raise np.linalg.LinAlgError("the regularised covariance cannot be factored")
+    return U * s, S, int(np.sum(const)), bool(correlated)
+
+
+def _factor(S, mean, fallback, what):
+    """``(U, S_reg)``: ``S`` regularised by :func:`_regularise` where singular (with a
+    warning naming ``what``) and its upper Cholesky factor, ``S_reg = U^T U``."""
+    with small_blas(S.shape[0]):
+        U, S_reg, n_constant, correlated = _regularise(S, mean, fallback)
+    if n_constant or correlated:
+        _warn_singular(what, n_constant, correlated)
+    return U, S_reg
+
+
+def _positive(v, mean, fallback, what):
+    """Variances ``v``, with a constant feature's set by step 1 of :func:`_regularise`."""
+    const = _constant_features(v, mean)
+    if not np.any(const):
+        return v
+    base = float(np.mean(v[~const])) if np.any(~const) else fallback
+    _warn_singular(what, int(np.sum(const)), False)
+    return np.where(const, _JITTER * base, v)
 
 
 def _triangular_inverse(U):
@@ -84,54 +151,53 @@ def _triangular_inverse(U):
     return P
 
 
-def _positive(v, what):
-    """Variances ``v`` (made strictly positive with jitter and a warning if needed)."""
-    if np.all(v > 0):
-        return v, 0.0
-    jitter = max(1e-12 * float(np.mean(v)), 1e-12)
-    _warn_singular(what, jitter)
-    return v + jitter, jitter
-
-
 def gaussian_model(stats, kind, log_priors, reg_covar, labels):
     """ML parameters from :class:`~problin._core.stats.ClassStats`, plus ``reg_covar``.
 
     ``Sigma_k = S_k / n_k`` ("full"), ``Sigma = sum_k (n_k / n) S_k`` ("tied"),
     the diagonals of ``S_k / n_k`` ("diag"), or ``lambda I`` with ``lambda =
     tr(Sigma) / D`` of the tied estimate ("spherical"); ``reg_covar`` is added
-    to every diagonal. Classes with no samples (``log_priors = -inf``) get a
-    unit covariance that is never used. Returns ``(model, covariances)`` where
-    ``covariances`` includes ``reg_covar`` and any jitter.
+    to every diagonal. A singular covariance is regularised by the one rule of
+    :func:`_regularise` (with a :class:`~problin.SingularCovarianceWarning`).
+    Classes with no samples (``log_priors = -inf``) get a unit covariance that
+    is never used. Returns ``(model, covariances)`` where ``covariances``
+    includes ``reg_covar`` and any regularisation.
     """
     K, D = stats.means.shape
     seen = stats.counts > 0
     shift = stats.counts @ stats.means / stats.counts.sum()
+    # How large each feature is: the yardstick of "numerically constant"; and
+    # the mean variance of all the data, for a covariance where nothing varies.
+    size = np.max(np.abs(stats.means[seen]), axis=0, initial=0.0)
+    fallback = float(np.mean(stats.total_var())) + reg_covar
+    fallback = fallback if fallback > _CONSTANT ** 2 * float(np.mean(size ** 2)) else 1.0
     eye = np.eye(D)
     if kind == "full":
         covs = stats.covariances() + reg_covar * eye
         covs[~seen] = eye
         chol = np.empty_like(covs)
         for k in range(K):
-            chol[k], jitter = _factor(covs[k], f"the covariance of class {labels[k]!r}")
-            covs[k] += jitter * eye
+            chol[k], covs[k] = _factor(covs[k], stats.means[k], fallback,
+                                       f"the covariance of class {labels[k]!r}")
         prec = np.stack([_triangular_inverse(U) for U in chol])
         return GaussianModel(kind, log_priors, stats.means, chol, prec, shift), covs
     if kind == "tied":
-        cov = stats.covariances() + reg_covar * eye
-        U, jitter = _factor(cov, "the shared (tied) covariance")
-        cov += jitter * eye
+        U, cov = _factor(stats.covariances() + reg_covar * eye, size, fallback,
+                         "the shared (tied) covariance")
         prec = _triangular_inverse(U)
         return GaussianModel(kind, log_priors, stats.means, U, prec, shift), cov
     if kind == "diag":
         var = stats.var() + reg_covar
         var[~seen] = 1.0
         for k in range(K):
-            var[k], _ = _positive(var[k], f"the (diagonal) covariance of class {labels[k]!r}")
+            var[k] = _positive(var[k], stats.means[k], fallback,
+                               f"the (diagonal) covariance of class {labels[k]!r}")
         std = np.sqrt(var)
         return GaussianModel(kind, log_priors, stats.means, std, 1.0 / std, shift), var
     if kind == "spherical":
         lam = float(np.sum(stats.sq) / stats.counts.sum()) / D + reg_covar
-        lam = float(_positive(np.array([lam]), "the spherical covariance lambda I")[0][0])
+        lam = float(_positive(np.array([lam]), np.sqrt(np.mean(size ** 2, keepdims=True)),
+                              fallback, "the spherical covariance lambda I")[0])
         std = np.full((K, D), np.sqrt(lam))
         return GaussianModel(kind, log_priors, stats.means, std, 1.0 / std, shift), lam
     raise ValueError(f"unknown covariance type {kind!r}")

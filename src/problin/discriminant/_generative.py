@@ -14,10 +14,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.numerics import log_softmax, logsumexp
-from .._core.validation import check_label_types, check_priors, check_sample_weight
+from .._core.validation import (check_class_weights, check_label_types, check_priors,
+                                check_sample_weight)
 from ..glm._targets import encode_classes
 
-__all__ = ["GenerativeClassifier", "log_class_priors"]
+__all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
 
 def log_class_priors(counts, priors, classes, *, require_samples=True):
@@ -41,7 +42,31 @@ def log_class_priors(counts, priors, classes, *, require_samples=True):
     return pi, log_pi
 
 
-class GenerativeClassifier(ClassifierMixin, BaseEstimator):
+class SoftmaxPosteriorMixin:
+    """Posteriors from class scores: ``p(C_k | x) = softmax_k a_k(x)``, in log space.
+
+    For every classifier whose ``a_k(x)`` is ``log p(x, C_k)`` up to a term
+    shared by all classes (the generative classifiers, and Fisher's
+    discriminant in its projected space). The class supplies ``_jll(X)``: the
+    ``a_k`` of raw ``X`` (checks that it is fitted and validates ``X``), shape
+    (n_samples, n_classes), columns in the order of ``classes_``.
+    """
+
+    def predict_log_proba(self, X):
+        """Log posteriors ``log p(C_k | x) = a_k - logsumexp_j a_j`` (never ``log(p)``)."""
+        return log_softmax(self._jll(X), axis=1)
+
+    def predict_proba(self, X):
+        """Posterior class probabilities ``p(C_k | x)``; columns follow ``classes_``."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The class of largest posterior probability."""
+        best = np.argmax(self._jll(X), axis=1)
+        return self.classes_[best]
+
+
+class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator):
     """Base class: ``p(C_k | x) = softmax_k a_k(x)`` with ``a_k = log pi_k + log p(x | C_k)``.
 
     Subclasses implement ``_validate_X``, ``_new_stats``, ``_accumulate(X, codes,
@@ -71,12 +96,7 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
         X, y = self._validate_Xy(X, y, reset=True)
         self.classes_, codes = encode_classes(y, owner=type(self).__name__)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        if sw is not None:
-            totals = np.bincount(codes, weights=sw, minlength=self.classes_.size)
-            if np.any(totals <= 0):
-                raise ValueError(f"classes {self.classes_[totals <= 0].tolist()} have zero "
-                                 "total sample weight: their parameters are undefined. Drop "
-                                 "those samples or give them positive weight.")
+        check_class_weights(codes, sw, self.classes_)
         self._stats = self._accumulate(X, codes, sw)
         self._set_model(strict=True)
         return self
@@ -173,19 +193,6 @@ class GenerativeClassifier(ClassifierMixin, BaseEstimator):
     def _jll(self, X):
         check_is_fitted(self)
         return self._joint_log_likelihood(self._validate_X(X, reset=False))
-
-    def predict_log_proba(self, X):
-        """Log posteriors ``log p(C_k | x) = a_k - logsumexp_j a_j`` (never ``log(p)``)."""
-        return log_softmax(self._jll(X), axis=1)
-
-    def predict_proba(self, X):
-        """Posterior class probabilities ``p(C_k | x)``; columns follow ``classes_``."""
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """The class of largest posterior probability."""
-        best = np.argmax(self._jll(X), axis=1)
-        return self.classes_[best]
 
     def score_samples(self, X):
         """Log marginal density ``log p(x) = logsumexp_k (log pi_k + log p(x | C_k))``.

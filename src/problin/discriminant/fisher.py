@@ -7,14 +7,12 @@ from scipy import linalg
 from sklearn.base import (BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
                           TransformerMixin)
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.linalg import symmetrize
-from .._core.numerics import log_softmax
 from .._core.stats import between_scatter, pooled_scatter
 from ..exceptions import CollinearityWarning
-from ._class_data import fit_class_stats
-from ._generative import log_class_priors
+from ._class_data import fit_class_stats, linear_scores, validated_X
+from ._generative import SoftmaxPosteriorMixin, log_class_priors
 
 __all__ = ["FisherDiscriminant", "fisher_directions"]
 
@@ -42,8 +40,8 @@ def fisher_directions(S_W, S_B, *, rcond=1e-12):
     return lambdas[::-1], T @ V[:, ::-1], int(keep.sum())
 
 
-class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClassifierMixin,
-                         BaseEstimator):
+class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                         SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator):
     """Fisher's linear discriminant: a projection to at most K-1 dimensions, and a classifier there.
 
     .. math::
@@ -174,35 +172,21 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Clas
 
     def transform(self, X):
         """Project onto the Fisher directions: ``X @ components_.T``, shape (n, n_components)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"],
-                          dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.components_.T, dtype=np.float64)
+        return np.asarray(validated_X(self, X) @ self.components_.T, dtype=np.float64)
 
-    def _linear(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"],
-                          dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_.T, dtype=np.float64) + self.intercept_
+    def _jll(self, X):
+        """Class scores of the projected Gaussian model, ``log p(z, C_k)`` up to a shared
+        term: ``mu_k^T z - |mu_k|^2 / 2 + log pi_k = coef_ @ x + intercept_``. From
+        them :class:`SoftmaxPosteriorMixin` gives ``predict_proba``,
+        ``predict_log_proba`` and ``predict`` (the nearest projected mean after the
+        log-prior shift)."""
+        return linear_scores(self, X)
 
     def decision_function(self, X):
         """Log posterior odds ``log p(C_2|x)/p(C_1|x)`` (two classes, shape (n,)), else the
         K class scores ``mu_k^T z - |mu_k|^2 / 2 + log pi_k`` (shape (n, K))."""
-        scores = self._linear(X)
+        scores = self._jll(X)
         return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
-
-    def predict_log_proba(self, X):
-        """Log posteriors of the projected Gaussian model, by ``log_softmax`` (log space)."""
-        return log_softmax(self._linear(X), axis=1)
-
-    def predict_proba(self, X):
-        """Posteriors of the projected Gaussian model; columns follow ``classes_``."""
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """The class whose projected mean is nearest, after the log-prior shift."""
-        k = np.argmax(self._linear(X), axis=1)
-        return self.classes_[k]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

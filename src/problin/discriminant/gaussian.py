@@ -36,8 +36,13 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         Class priors ``pi`` to use instead of the class frequencies (e.g. the
         prevalence of a rare disease where the training data were balanced).
     reg_covar : float, default=0.0
-        Added to the diagonal of every covariance. A singular covariance
-        otherwise gets a tiny jitter and a :class:`~problin.SingularCovarianceWarning`.
+        Added to the diagonal of every covariance. Otherwise a singular
+        covariance is regularised by one fixed rule, with a
+        :class:`~problin.SingularCovarianceWarning` naming the class: a feature
+        constant within it gets ``1e-6`` times the mean variance of the others,
+        and collinear features (or fewer samples than features) get ``1e-6``
+        times each variance added to the diagonal. A well-conditioned
+        covariance is left as it is.
 
     Attributes
     ----------
@@ -49,7 +54,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     covariances_ : ndarray
         (n_classes, n_features, n_features) for "full", (n_features, n_features)
         for "tied", (n_classes, n_features) for "diag", a float ``lambda`` for
-        "spherical"; ``reg_covar`` (and any jitter) included.
+        "spherical"; ``reg_covar`` (and any regularisation) included.
     coef_, intercept_ : ndarray of shape (n_classes, n_features), (n_classes,)
         For the linear cases ("tied", "spherical") only: ``w_k = Sigma^{-1} mu_k``
         and ``w_k0 = -mu_k^T Sigma^{-1} mu_k / 2 + log pi_k``, so that
@@ -103,7 +108,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         stats, kind = self._stats, self._kind()
         reg = self._reg(stats)
         if strict and reg == 0 and kind in ("full", "diag"):
-            # (While streaming, a class may get more samples: jitter and a warning.)
+            # (While streaming, a class may get more samples: regularised, with a warning.)
             flat = np.flatnonzero((stats.counts > 0) & np.all(stats.sq == 0, axis=1))
             if flat.size:
                 raise ValueError(

@@ -3,12 +3,11 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.least_squares import solve_normal_equations
 from .._core.stats import between_scatter, pooled_scatter
 from ..exceptions import CollinearityWarning
-from ._class_data import fit_class_stats
+from ._class_data import fit_class_stats, linear_scores
 
 __all__ = ["LeastSquaresClassifier"]
 
@@ -104,10 +103,7 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _discriminants(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"],
-                          dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_.T, dtype=np.float64) + self.intercept_
+        return linear_scores(self, X)
 
     def decision_function(self, X):
         """The K discriminants ``y_k(x) = w_k^T x + w_k0``, shape (n_samples, K); for two
