@@ -4,10 +4,13 @@ Every linear-Gaussian fit (least squares, ridge, the lasso's Gram-matrix
 coordinate descent, Bayesian linear regression) needs only the weighted
 moments of ``z = [x, t]``: the total weight ``n``, the mean ``z_bar`` and the
 centred scatter ``sum w (z - z_bar)(z - z_bar)^T``. They are computed in one
-thread-parallel pass over row blocks, one ``syrk`` per block on the block
-shifted by a fixed reference row mean (so the centred scatter never loses
-digits to cancellation, and no centred copy of X is ever made), and they
-merge exactly (Chan, Golub & LeVeque), which is what ``partial_fit`` does.
+thread-parallel pass over row blocks: each block is reduced about its own
+mean (one ``syrk`` per block, on a block-sized buffer or, for blocks whose
+columns sit within a standard deviation of zero, on X itself) and the blocks
+merge exactly (Chan, Golub & LeVeque), as ``partial_fit`` merges batches. The
+scatter is thus as accurate as if the whole data had been centred on their
+exact means first, however the column means drift along the rows, and no
+copy of X is ever made.
 """
 from dataclasses import dataclass
 
@@ -25,33 +28,51 @@ __all__ = ["Moments", "moments", "solve_normal_equations"]
 class Moments:
     """Weighted moments of ``z = [x, t]`` (``n_features`` inputs, then the targets).
 
-    ``weight`` is the total sample weight, ``mean`` the weighted mean of z and
-    ``scatter`` the centred scatter matrix ``sum_n w_n (z_n - mean)(z_n - mean)^T``.
+    ``weight`` is the total sample weight and ``scatter`` the centred scatter
+    matrix ``sum_n w_n (z_n - mean)(z_n - mean)^T``. The mean is held as
+    ``origin + offset``: ``origin`` is a rounded reference point near the data
+    (the mean of their first block) and ``offset`` is accurate to the data's
+    spread, not to their magnitude, so that merging statistics (whose exact
+    update is first-order in the difference of the means) loses no digits
+    when the means are large and the spreads small.
     """
 
     weight: float
-    mean: np.ndarray
+    offset: np.ndarray
     scatter: np.ndarray
     n_features: int
+    origin: np.ndarray
+
+    @property
+    def mean(self):
+        """Weighted mean of z."""
+        return self.origin + self.offset
 
     def merge(self, other):
-        """The moments of both data sets together (exact, order-free up to rounding)."""
-        if other.mean.shape != self.mean.shape or other.n_features != self.n_features:
+        """The moments of both data sets together (Chan, Golub & LeVeque's exact update)."""
+        if other.offset.shape != self.offset.shape or other.n_features != self.n_features:
             raise ValueError("cannot merge the statistics of data with different shapes: "
-                             f"{self.n_features} features/{self.mean.size - self.n_features} "
+                             f"{self.n_features} features/{self.offset.size - self.n_features} "
                              f"targets vs {other.n_features}/"
-                             f"{other.mean.size - other.n_features}")
+                             f"{other.offset.size - other.n_features}")
+        if other.weight == 0 or self.weight == 0:
+            kept = self if other.weight == 0 else other
+            return Moments(kept.weight, kept.offset.copy(), kept.scatter.copy(),
+                           kept.n_features, kept.origin.copy())
         n = self.weight + other.weight
-        delta = other.mean - self.mean
-        mean = self.mean + delta * (other.weight / n)
+        # origin difference: exact for nearby origins (Sterbenz), then the small part
+        delta = (other.origin - self.origin) + (other.offset - self.offset)
+        offset = self.offset + delta * (other.weight / n)
         scatter = self.scatter + other.scatter
-        scatter += np.outer(delta, delta) * (self.weight * other.weight / n)
-        return Moments(n, mean, scatter, self.n_features)
+        scatter += np.outer(delta, delta * (self.weight * other.weight / n))
+        return Moments(n, offset, scatter, self.n_features, self.origin.copy())
+
+    __add__ = merge  # reduce_row_ranges merges the threads' statistics with ``+``
 
     def blocks(self, centred=True):
         """``(Phi^T Phi, Phi^T T, T^T T)`` of the centred data, or of the raw data."""
-        S = self.scatter if centred else self.scatter + self.weight * np.outer(self.mean,
-                                                                              self.mean)
+        mean = self.mean
+        S = self.scatter if centred else self.scatter + self.weight * np.outer(mean, mean)
         d = self.n_features
         return S[:d, :d], S[:d, d:], S[d:, d:]
 
@@ -64,77 +85,206 @@ class Moments:
         return self.mean[self.n_features:]
 
 
-def moments(X, T, sample_weight=None):
+def moments(X, T, sample_weight=None, *, rows=None, workers=None):
     """:class:`Moments` of ``[X, T]`` (``T`` 2-D) in one thread-parallel blocked pass.
 
-    Each block ``Z_b = [X_b, T_b]`` is shifted by a reference mean ``c`` (that
-    of the first block) into a block-sized buffer, weighted by ``sqrt(w)``, and
-    ``B^T B`` (BLAS ``syrk``) is added; the shift is removed at the end
-    (``S - s s^T / n`` with ``s = sum w (z - c)`` small), so X is never copied
-    and the centred scatter keeps its digits even when the means are large.
-    Unweighted float64 features whose first-block means are within a few
-    standard deviations of zero lose nothing to cancellation unshifted: their
-    blocks go to ``syrk`` as they are, without the copy.
+    Every block is reduced to its weight, its mean (as an offset from the
+    first block's mean) and its scatter about its own mean, and the blocks are
+    merged by the Chan-Golub-LeVeque update (:meth:`Moments.merge`): the
+    result is as accurate as centring all data on their exact means first,
+    however the column means drift along the rows (sorted data). A block is
+    reduced in one of two ways:
+
+    * **centred**: the block minus its mean (times ``sqrt(w)``) is written into
+      a block-sized buffer with a last column of ones (``sqrt(w)``); one
+      ``B^T B`` (BLAS ``syrk``) gives the scatter, the residual sums
+      ``r = sum w (z - mean)`` and the weight, and ``P - r r^T / n`` removes
+      the first-order error of the rounded mean.
+    * **raw** (unweighted C-contiguous float64 X only): ``X_b^T X_b`` on the
+      block itself, no copy, with the targets shifted by a nearby mean (the
+      previous block's); consecutive raw blocks add up (:class:`_RawRun`) and
+      merge once. A block is taken raw only if each column passes
+      ``sum (z - c)^2 <= 17 sum (z - m)^2`` (``|m - c| <= 4 sd``; ``c = 0`` for
+      the features) on the block's own products, so the raw sums carry at
+      most 17 times the rounding-error bound of centred ones (4 bits, however
+      the data lie); a block that fails is reduced centred. Whether to try is
+      predicted from the previous block (the first try is raw), so a wasted
+      try costs one block per change of regime. Data near zero (standardised
+      features) are thus read in place at the speed of one ``syrk`` per
+      block; data far from zero pay one block-sized copy.
+
+    ``rows``/``workers`` set the block size and the number of threads (the
+    results agree to rounding).
     """
     with np.errstate(all="ignore"):  # non-finite input shows as a non-finite result
-        return _moments(X, T, sample_weight)
+        return _moments(X, T, sample_weight, rows, workers)
 
 
-def _moments(X, T, sample_weight):
+_RAW_RATIO = 17.0  # raw sums of squares may exceed the centred ones by at most this factor
+
+
+class _Running:
+    """Weight, mean offset (from ``origin``) and centred scatter, merged block by block."""
+
+    def __init__(self, origin, n_features):
+        self.origin, self.n_features, self.weight = origin, n_features, 0.0
+        self.offset = np.zeros(origin.size)
+        self.scatter = np.zeros((origin.size, origin.size))
+
+    def add(self, n, shift, P, r):
+        """Merge a block of weight ``n``, scatter ``P`` about ``shift`` and residual
+        sums ``r = sum w (z - shift)``; returns the block's sums of squares about its mean."""
+        total = self.weight + n
+        delta = ((shift - self.origin) + r / n) - self.offset
+        self.scatter += P
+        self.scatter -= np.outer(r, r / n)
+        self.scatter += np.outer(delta, delta * (self.weight * n / total))
+        self.offset += delta * (n / total)
+        self.weight = total
+        return np.diagonal(P) - r * r / n
+
+    def moments(self):
+        return Moments(float(self.weight), self.offset, self.scatter, self.n_features,
+                       self.origin)
+
+
+def _moments(X, T, sample_weight, rows, workers):
     n, d = X.shape
     k = T.shape[1]
-    rows = _default_rows(np.empty((1, d + k)))
+    size = d + k
+    rows = int(rows) if rows else _default_rows(np.empty((1, size)))
     head = min(n, rows)
-    shift = np.concatenate([np.mean(X[:head], axis=0, dtype=np.float64),
-                            np.mean(T[:head], axis=0, dtype=np.float64)])
-    root = None if sample_weight is None else np.sqrt(sample_weight)
-    sd = np.std(X[:head], axis=0, dtype=np.float64)
-    in_place = root is None and X.dtype == np.float64 and X.flags.c_contiguous and \
-        bool(np.all(np.abs(shift[:d]) <= 4.0 * sd))
-    if in_place:
-        shift[:d] = 0.0
+    origin = np.concatenate([np.mean(X[:head], axis=0, dtype=np.float64),
+                             np.mean(T[:head], axis=0, dtype=np.float64)])
+    may_raw = sample_weight is None and X.dtype == np.float64 and X.flags.c_contiguous
 
     def accumulate(lo, hi):
-        S = np.zeros((d + k, d + k))
-        s = np.zeros(d + k)
-        w = 0.0
-        buffer = np.empty((min(rows, hi - lo), k + 1 if in_place else d + k))
-        if in_place:
-            buffer[:, k] = 1.0
+        acc = _Running(origin, d)
+        m0 = min(rows, hi - lo)
+        run = _RawRun(d, k, m0) if may_raw else None
+        if run is not None:  # try in place first: a wrong guess costs one block
+            run.start(origin[d:])
+        buffer = None  # [X_b - m, T_b - m, 1] (times sqrt(w)), made when first needed
+        ones = np.ones(m0)
+        shift = np.zeros(size)
         for start, stop, Xb, Tb in iter_blocks(X, T, rows=rows, start=lo, stop=hi):
-            B = buffer[:stop - start]
-            if in_place:  # X_b^T X_b on the block itself; X_b^T [T_b - c, 1] in one product
-                np.subtract(Tb, shift[d:], out=B[:, :k])
-                S[:d, :d] += Xb.T @ Xb
-                XtB = Xb.T @ B
-                S[:d, d:] += XtB[:, :k]
-                s[:d] += XtB[:, k]
-                S[d:, d:] += B[:, :k].T @ B[:, :k]
-                s[d:] += B[:, :k].sum(axis=0)
-                w += stop - start
+            m = stop - start
+            if run is not None and run.active and run.add(Xb, Tb, acc):
                 continue
-            np.subtract(Xb, shift[:d], out=B[:, :d])
-            np.subtract(Tb, shift[d:], out=B[:, d:])
-            if root is None:
-                s += B.sum(axis=0)
-                w += stop - start
-            else:
-                rb = root[start:stop]
-                B *= rb[:, None]
-                s += rb @ B
-                w += float(rb @ rb)
-            S += B.T @ B
-        return w, s, S
+            if run is not None:
+                run.flush(acc)
+            if buffer is None:
+                buffer = np.empty((m0, size + 1))
+                buffer[:, size] = 1.0
+            weight = _centred_block(Xb, Tb, None if sample_weight is None else
+                                    sample_weight[start:stop], buffer[:m], ones[:m], shift)
+            if not weight > 0:  # rows of zero weight add nothing
+                continue
+            Q = buffer[:m].T @ buffer[:m]  # syrk: scatter, residual sums, weight
+            sq = acc.add(weight, shift, Q[:size, :size], Q[:size, size])
+            mean = shift[:d] + Q[:d, size] / weight
+            if run is not None and np.all(weight * mean * mean <= (_RAW_RATIO - 1.0) * sq[:d]):
+                run.start(shift[d:] + Q[d:size, size] / weight)  # predicted: raw blocks next
+        if run is not None:
+            run.flush(acc)
+        return acc.moments()
 
     def accumulate_quietly(lo, hi):  # errstate is per thread
         with np.errstate(all="ignore"):
             return accumulate(lo, hi)
 
-    w, s, S = reduce_row_ranges(accumulate_quietly, n, rows)
-    S[d:, :d] = S[:d, d:].T
-    offset = s / w
-    S -= np.outer(s, offset)
-    return Moments(float(w), shift + offset, S, d)
+    return reduce_row_ranges(accumulate_quietly, n, rows, workers)
+
+
+class _RawRun:
+    """Raw products of consecutive blocks, read in place, about ``[0, t_shift]``.
+
+    A block joins the run only if each of its columns passes the test on its
+    own products: ``sum (z - c)^2 <= R sum (z - m_b)^2`` (``c`` the shift, ``m_b``
+    the block mean). Summed over the blocks, the run's raw sums then exceed its
+    centred scatter by at most the factor ``R`` too (within-block scatters add
+    up to at most the run's), so the whole run merges as one block.
+    """
+
+    def __init__(self, d, k, rows):
+        self.d, self.k, self.active = d, k, False
+        self.B = np.empty((rows, k + 1))  # [T_b - t_shift, 1]
+        self.B[:, k] = 1.0
+        self.shift = np.zeros(d + k)
+        self.P, self.r, self.n = np.zeros((d + k, d + k)), np.zeros(d + k), 0
+
+    def start(self, t_shift):
+        self.shift[self.d:] = t_shift
+        self.active = True
+
+    def add(self, Xb, Tb, acc):
+        """Add a block; ``False`` (and the run stops) if a feature fails the test.
+
+        Targets that fail it (a target drifting along the rows) are shifted to
+        the block's own mean instead, which starts a new run (the old one is
+        merged into ``acc``): only ``X_b^T [T_b - c, 1]`` is formed again.
+        """
+        d, k, m = self.d, self.k, Xb.shape[0]
+        B = self.B[:m]
+        np.subtract(Tb, self.shift[d:], out=B[:, :k])
+        G = Xb.T @ Xb  # syrk on the block itself
+        XtB = Xb.T @ B
+        BtB = B.T @ B
+        rx, rt = XtB[:, k], BtB[:k, k]
+        limit = (1.0 - 1.0 / _RAW_RATIO) * m  # r^2 / m <= (1 - 1/R) sum (z - c)^2
+        if not (rx * rx <= limit * G.diagonal()).all():
+            self.active = False
+            return False
+        if not (rt * rt <= limit * BtB.diagonal()[:k]).all():
+            self.flush(acc)
+            self.shift[d:] += rt / m
+            np.subtract(Tb, self.shift[d:], out=B[:, :k])  # about the shift as stored
+            XtB = Xb.T @ B
+            BtB = B.T @ B
+            rt = BtB[:k, k]
+            if not (rt * rt <= limit * BtB.diagonal()[:k]).all():  # NaN or infinity
+                self.active = False
+                return False
+        self.P[:d, :d] += G
+        self.P[:d, d:] += XtB[:, :k]
+        self.P[d:, d:] += BtB[:k, :k]
+        self.r[:d] += rx
+        self.r[d:] += rt
+        self.n += m
+        return True
+
+    def flush(self, acc):
+        """Merge the run into ``acc`` and empty it."""
+        if self.n:
+            self.P[self.d:, :self.d] = self.P[:self.d, self.d:].T
+            acc.add(float(self.n), self.shift, self.P, self.r)
+            self.P[:], self.r[:], self.n = 0.0, 0.0, 0
+
+
+def _centred_block(Xb, Tb, wb, B, ones, shift):
+    """Write ``[Z_b - shift, 1]`` (rows times ``sqrt(w)``) into ``B``, ``shift`` the
+    block's rounded weighted mean; returns the block's weight."""
+    m, d = Xb.shape
+    size = B.shape[1] - 1
+    if wb is None and Xb.dtype == np.float64:  # mean read from X_b, centred from cache
+        np.dot(ones, Xb, out=shift[:d])
+        shift[d:] = ones @ Tb
+        shift /= m
+        np.subtract(Xb, shift[:d], out=B[:, :d])
+        np.subtract(Tb, shift[d:], out=B[:, d:size])
+        return float(m)
+    B[:, :d] = Xb
+    B[:, d:size] = Tb
+    total = float(m) if wb is None else float(wb.sum())
+    if not total > 0:
+        return 0.0
+    np.dot(ones if wb is None else wb, B[:, :size], out=shift)
+    shift /= total
+    B[:, :size] -= shift
+    if wb is not None:
+        np.sqrt(wb, out=B[:, size])
+        B[:, :size] *= B[:, size:]
+    return total
 
 
 def solve_normal_equations(G, C, alpha=0.0, *, rcond=1e-12):

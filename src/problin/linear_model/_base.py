@@ -45,7 +45,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        return self._from_statistics(self._statistics(X, y, sample_weight, merge=False))
+        return self._fit_statistics(self._statistics(X, y, sample_weight, merge=False))
 
     def partial_fit(self, X, y, sample_weight=None):
         """Add a batch of rows: the sufficient statistics merge, then the model is re-solved.
@@ -54,7 +54,13 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         """
         self._validate_params()
         merge = hasattr(self, "moments_")
-        return self._from_statistics(self._statistics(X, y, sample_weight, merge=merge))
+        return self._fit_statistics(self._statistics(X, y, sample_weight, merge=merge))
+
+    def _fit_statistics(self, stats):
+        """Solve from ``stats``; they become ``moments_`` only if that succeeds."""
+        self._from_statistics(stats)
+        self.moments_ = stats
+        return self
 
     def _from_statistics(self, stats):
         raise NotImplementedError
@@ -68,7 +74,6 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
                              "their squares overflow).")
         if merge:
             stats = self.moments_.merge(stats)
-        self.moments_ = stats
         return stats
 
     def _gram(self, stats):

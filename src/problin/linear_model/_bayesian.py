@@ -3,11 +3,12 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import linalg
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.bayes_linear import linear_gaussian_posterior
+from .._core.bayes_linear import general_prior_posterior, linear_gaussian_posterior
 from .._core.blocks import iter_blocks
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
@@ -18,9 +19,11 @@ __all__ = ["BayesianLinearRegression"]
 class BayesianLinearRegression(LinearRegressorBase):
     r"""Bayesian linear regression with the evidence approximation.
 
-    ``t_k = w_k^T x + b_k + eps, eps ~ N(0, beta^-1)``, ``w_k ~ N(0, alpha^-1 I)``;
-    posterior ``N(m_N, S_N)`` with ``S_N^-1 = alpha I + beta Phi^T Phi`` and
-    ``m_N = beta S_N Phi^T t``; predictive ``N(m_N^T x, 1/beta + x^T S_N x)``.
+    ``t_k = w_k^T x + b_k + eps, eps ~ N(0, beta^-1)``, ``w_k ~ N(m_0, S_0)`` with
+    ``S_0^-1 = alpha P`` (by default ``m_0 = 0``, ``P = I``: ``N(0, alpha^-1 I)``);
+    posterior ``N(m_N, S_N)`` with ``S_N^-1 = S_0^-1 + beta Phi^T Phi`` and
+    ``m_N = S_N (S_0^-1 m_0 + beta Phi^T t)``; predictive
+    ``N(m_N^T x, 1/beta + x^T S_N x)``.
 
     The intercept has a flat prior: it is centred out (as in scikit-learn) and
     adds ``1 / (beta N)`` to the predictive variance. ``alpha=None`` and/or
@@ -33,16 +36,35 @@ class BayesianLinearRegression(LinearRegressorBase):
     merged sufficient statistics (otherwise alpha and beta are re-estimated
     from all rows seen); ``sample_weight`` multiplies a row's noise precision.
 
+    The prior is on ``coef_``, the weights of the features as given: centring
+    moves only the intercept (``t - b = w^T (x - x_bar) + (t_bar - b - w^T
+    x_bar)``), so a flat prior on the intercept leaves the posterior of ``w``
+    that of the centred data under the same ``N(m_0, S_0)``. With
+    ``prior_precision``, ``alpha`` scales it: ``alpha=1.0`` uses ``P`` as it
+    is, and ``alpha=None`` estimates the scale by the evidence (the fixed point
+    ``alpha = K gamma / sum_k (m_k - m_0)^T P (m_k - m_0)``, the isotropic one in
+    the coordinates ``L^T (w - m_0)``, ``P = L L^T``); ``beta=None`` is estimated
+    as always (``gamma = beta tr(S_N Phi^T Phi)``).
+
     Parameters
     ----------
     alpha : float or None, default=None
-        Prior precision of the weights; ``None``: estimated from the evidence.
+        Prior precision of the weights (with ``prior_precision``: its scale,
+        ``S_0^-1 = alpha P``); ``None``: estimated from the evidence.
     beta : float or None, default=None
         Noise precision; ``None``: estimated from the evidence.
     fit_intercept : bool, default=True
     tol : float, default=1e-10
         Stop re-estimating when alpha and beta change by less than this (relative).
     max_iter : int, default=1000
+    prior_mean : array-like of shape (n_features,) or (n_outputs, n_features), default=None
+        Prior mean ``m_0`` of the weights (one row per output, or one for all);
+        ``None``: zero.
+    prior_precision : array-like of shape (n_features, n_features) or (n_features,), default=None
+        Shape ``P`` of the prior precision ``S_0^-1 = alpha P``: a symmetric
+        positive definite matrix, or the positive diagonal of one (shared by
+        the outputs); ``None``: the identity. Give ``alpha=1.0`` to use it as
+        the precision itself.
 
     Attributes
     ----------
@@ -50,7 +72,8 @@ class BayesianLinearRegression(LinearRegressorBase):
         Posterior mean ``m_N`` of the weights.
     intercept_ : float or ndarray of shape (n_outputs,)
     alpha_, beta_ : float
-        Prior and noise precisions used (estimated or given).
+        Prior precision (scale of ``prior_precision`` when given) and noise
+        precision used (estimated or given).
     gamma_ : float
         Effective number of parameters ``sum_i beta lambda_i / (alpha + beta lambda_i)``.
     log_evidence_ : float
@@ -85,22 +108,33 @@ class BayesianLinearRegression(LinearRegressorBase):
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "prior_mean": ["array-like", None],
+        "prior_precision": ["array-like", None],
     }
 
-    def __init__(self, alpha=None, beta=None, fit_intercept=True, tol=1e-10, max_iter=1000):
+    def __init__(self, alpha=None, beta=None, fit_intercept=True, tol=1e-10, max_iter=1000,
+                 prior_mean=None, prior_precision=None):
         self.alpha = alpha
         self.beta = beta
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision
 
     def _from_statistics(self, stats):
         G, C, Stt = self._gram(stats)
-        post = linear_gaussian_posterior(G, C, Stt, stats.weight, alpha=self.alpha,
-                                         beta=self.beta, tol=self.tol, max_iter=self.max_iter)
+        options = {"alpha": self.alpha, "beta": self.beta, "tol": self.tol,
+                   "max_iter": self.max_iter}
+        if self.prior_mean is None and self.prior_precision is None:
+            post = linear_gaussian_posterior(G, C, Stt, stats.weight, **options)
+        else:
+            M0 = _check_prior_mean(self.prior_mean, *C.shape, self._single_output)
+            L = _prior_precision_factor(self.prior_precision, G.shape[0])
+            post = general_prior_posterior(G, C, Stt, stats.weight, M0, L, **options)
         if not post.converged:
             warnings.warn(f"the evidence approximation did not converge in {self.max_iter} "
-                          "iterations", ConvergenceWarning, stacklevel=3)
+                          "iterations", ConvergenceWarning, stacklevel=4)
         self.alpha_, self.beta_, self.gamma_ = post.alpha, post.beta, post.gamma
         self.log_evidence_, self.n_iter_ = post.log_evidence, max(post.n_iter, 1)
         self._set_coef(stats, post.mean)
@@ -172,3 +206,53 @@ class BayesianLinearRegression(LinearRegressorBase):
             b += np.sqrt(self._intercept_var) * rng.standard_normal((n_samples, K))
             draws = np.concatenate([b[..., None], W], axis=2)
         return draws[:, 0] if self._single_output else draws
+
+
+def _check_prior_mean(prior_mean, n_features, n_outputs, single_output):
+    """``m_0`` as an ``n_features x n_outputs`` array (zeros when ``None``)."""
+    if prior_mean is None:
+        return np.zeros((n_features, n_outputs))
+    try:
+        M0 = np.asarray(prior_mean, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("prior_mean must be numeric") from None
+    if M0.shape == (n_features,):
+        M0 = np.repeat(M0[:, None], n_outputs, axis=1)
+    elif M0.shape == (n_outputs, n_features) and not single_output:
+        M0 = M0.T
+    else:
+        per_output = "" if single_output else f" or ({n_outputs}, {n_features})"
+        raise ValueError(f"prior_mean has shape {M0.shape}; expected ({n_features},)"
+                         f"{per_output} for {n_features} features")
+    if not np.all(np.isfinite(M0)):
+        raise ValueError("prior_mean contains NaN or infinity")
+    return M0
+
+
+def _prior_precision_factor(prior_precision, n_features):
+    """Lower Cholesky factor ``L`` of ``P`` (a vector of square roots for a diagonal)."""
+    if prior_precision is None:
+        return np.ones(n_features)
+    try:
+        P = np.asarray(prior_precision, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("prior_precision must be numeric") from None
+    if P.shape not in ((n_features,), (n_features, n_features)):
+        raise ValueError(f"prior_precision has shape {P.shape}; expected ({n_features}, "
+                         f"{n_features}) or a diagonal of shape ({n_features},)")
+    if not np.all(np.isfinite(P)):
+        raise ValueError("prior_precision contains NaN or infinity")
+    if P.ndim == 1:
+        if np.any(P <= 0):
+            raise ValueError("prior_precision must be positive: the diagonal of a positive "
+                             f"definite precision (got min {P.min():.3g})")
+        return np.sqrt(P)
+    scale = max(float(np.max(np.abs(P))), np.finfo(np.float64).tiny)
+    if np.max(np.abs(P - P.T)) > 1e-10 * scale:
+        raise ValueError("prior_precision must be symmetric")
+    P = 0.5 * (P + P.T)
+    lam = linalg.eigvalsh(P, check_finite=False)
+    if lam[0] <= n_features * np.finfo(np.float64).eps * lam[-1]:
+        raise ValueError("prior_precision must be positive definite (a proper prior); its "
+                         f"smallest eigenvalue is {lam[0]:.3g} (largest {lam[-1]:.3g})")
+    return linalg.cholesky(P, lower=True, check_finite=False)

@@ -91,7 +91,7 @@ class LinearRegression(LinearRegressorBase):
                 warnings.warn(f"Phi^T Phi is singular (rank {self.rank_} < {G.shape[0]} "
                               "features: collinear or constant columns, or fewer rows than "
                               "features); returning the minimum-norm least-squares solution",
-                              CollinearityWarning, stacklevel=3)
+                              CollinearityWarning, stacklevel=4)
         else:
             solver = (lambda c: lasso_gram(G, c, alpha, tol=self.tol, max_iter=self.max_iter)) \
                 if q == 1.0 else \
@@ -104,7 +104,7 @@ class LinearRegression(LinearRegressorBase):
         if not converged:
             warnings.warn(f"the q={q:g} solver did not converge in {self.max_iter} "
                           "iterations; increase max_iter or tol", ConvergenceWarning,
-                          stacklevel=3)
+                          stacklevel=4)
         self._set_coef(stats, W)
         # A perfect fit leaves only rounding: keep beta finite.
         sse = max(residual_sum_of_squares(G, C, Stt, W), np.finfo(np.float64).eps * Stt,
