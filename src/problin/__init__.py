@@ -10,19 +10,22 @@ from .discriminant import (FisherDiscriminant, GaussianDiscriminantAnalysis,
                            LeastSquaresClassifier, LinearDiscriminantAnalysis, Perceptron,
                            QuadraticDiscriminantAnalysis)
 from .glm import LogisticRegression, ProbitRegression
+from .bayesian import BayesianLogisticRegression
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 from .linear_model import (BayesianLinearRegression, GaussianBasis, LinearRegression,
                            LMSRegressor, PolynomialBasis, SigmoidalBasis)
+from .io import ModelFileError, load, save
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LogisticRegression", "ProbitRegression",
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
-    "BayesianLinearRegression",
+    "BayesianLinearRegression", "BayesianLogisticRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",
     "GaussianNB", "BernoulliNB", "MultinomialNB",
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision",
     "ProblinWarning", "SeparationWarning", "CollinearityWarning", "ConvergenceWarning",
-    "NumericalWarning", "SingularCovarianceWarning", "__version__",
+    "NumericalWarning", "SingularCovarianceWarning", "save", "load", "ModelFileError",
+    "__version__",
 ]

@@ -1,10 +1,11 @@
 """Bundled and synthetic datasets used by ``problin compare`` and the examples."""
 import numpy as np
 import pandas as pd
-from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_iris,
+                              load_wine)
 from sklearn.utils import check_random_state
 
-__all__ = ["make_heights", "load_dataset", "DATASETS"]
+__all__ = ["make_heights", "load_dataset", "DATASETS", "DEFAULT_DATASETS"]
 
 
 def make_heights(n_samples=1000, *, random_state=0):
@@ -38,11 +39,26 @@ def _diabetes():
     return X, y.astype("float64").rename("progression")
 
 
+def _named_classes(loader, target):
+    """A scikit-learn classification dataset with its class names as labels."""
+    def load():
+        bunch = loader(as_frame=True)
+        return bunch.data, pd.Series(np.asarray(bunch.target_names)[bunch.target], name=target)
+    load.__doc__ = f"scikit-learn's {loader.__name__[5:]} data, labels by name."
+    return load
+
+
 DATASETS = {
     "breast-cancer": _breast_cancer,
+    "iris": _named_classes(load_iris, "species"),
+    "wine": _named_classes(load_wine, "cultivar"),
     "heights": make_heights,
     "diabetes": _diabetes,
+    "digits": _named_classes(load_digits, "digit"),
 }
+# What ``problin compare`` runs with no arguments (digits, 10 classes x 64 features,
+# takes minutes with every model: ask for it with --datasets digits).
+DEFAULT_DATASETS = ("breast-cancer", "iris", "wine", "heights", "diabetes")
 
 
 def load_dataset(name):

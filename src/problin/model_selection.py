@@ -8,14 +8,17 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
+from .bayesian import BayesianLogisticRegression
 from .discriminant import (FisherDiscriminant, LeastSquaresClassifier,
                            LinearDiscriminantAnalysis, Perceptron, QuadraticDiscriminantAnalysis)
 from .exceptions import ProblinWarning
+from .metrics import brier_score, expected_calibration_error
 from .glm import LogisticRegression, ProbitRegression
 from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
-__all__ = ["CLASSIFIERS", "compare_classifiers", "REGRESSORS", "compare_regressors",
+__all__ = ["CLASSIFIERS", "compare_classifiers", "applicable_classifiers", "REGRESSORS",
+           "compare_regressors",
            "is_continuous_target"]
 
 # Short lowercase names, as the command line spells them.
@@ -24,6 +27,8 @@ CLASSIFIERS = {
     "logistic-l2": lambda: LogisticRegression(alpha=1.0),
     "probit": lambda: ProbitRegression(),
     "probit-l2": lambda: ProbitRegression(alpha=1.0),
+    # Laplace posterior, alpha chosen by the evidence; moderated predictive probabilities
+    "bayes-logistic": lambda: BayesianLogisticRegression(alpha=None),
     "fisher": lambda: FisherDiscriminant(),
     "least-squares": lambda: LeastSquaresClassifier(),
     "perceptron": lambda: Perceptron(random_state=0),
@@ -57,12 +62,30 @@ def _timed_fit(model, X, y, times, notes):
     notes.update(w.category.__name__ for w in caught if issubclass(w.category, ProblinWarning))
 
 
+def applicable_classifiers(y, models=None):
+    """Split classifier names into those that can fit target ``y`` and those that cannot:
+    binary-only models (scikit-learn tag ``multi_class`` False, e.g. probit) for K > 2
+    classes. Returns ``(applicable, left_out)``."""
+    models = list(CLASSIFIERS) if models is None else list(models)
+    if np.unique(np.asarray(y)).size <= 2:
+        return models, []
+
+    def multiclass(name):
+        model = CLASSIFIERS[name]()
+        model = model[-1] if hasattr(model, "steps") else model
+        return model.__sklearn_tags__().classifier_tags.multi_class
+
+    ok = [m for m in models if multiclass(m)]
+    return ok, [m for m in models if m not in ok]
+
+
 def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=None):
     """Cross-validate classifiers on standardised features.
 
-    Returns a DataFrame with one row per model: mean accuracy and log-loss
-    over the folds, mean fit time in milliseconds, and the problin warnings
-    raised during the fits (e.g. separation), sorted by log-loss (NaN, for models
+    Returns a DataFrame with one row per model: mean accuracy, log-loss, Brier
+    score and expected calibration error (top-class confidence, 10 bins) over
+    the folds, mean fit time in milliseconds, and the problin warnings raised
+    during the fits (e.g. separation), sorted by log-loss (NaN, for models
     without probabilities, last).
     """
     models = list(CLASSIFIERS) if models is None else list(models)
@@ -74,15 +97,21 @@ def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=Non
     folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, y))
     rows = []
     for name in models:
-        acc, loss, times, notes = [], [], [], set()
+        acc, loss, brier, ece, times, notes = [], [], [], [], [], set()
         for train, test in folds:
             model = make_pipeline(StandardScaler(), CLASSIFIERS[name]())
             _timed_fit(model, X[train], y[train], times, notes)
             acc.append(float(np.mean(model.predict(X[test]) == y[test])))
             loss.append(_log_loss(model, X[test], y[test]))
+            proba = model.predict_proba(X[test]) if hasattr(model, "predict_proba") else None
+            brier.append(np.nan if proba is None else
+                         brier_score(proba, y[test], model.classes_))
+            ece.append(np.nan if proba is None else
+                       expected_calibration_error(proba, y[test], model.classes_))
             if progress is not None:
                 progress()
         rows.append({"model": name, "accuracy": np.mean(acc), "log_loss": np.mean(loss),
+                     "brier": np.mean(brier), "ece": np.mean(ece),
                      "fit_ms": 1e3 * np.mean(times), "warnings": ", ".join(sorted(notes))})
     return pd.DataFrame(rows).sort_values("log_loss", kind="stable").reset_index(drop=True)
 

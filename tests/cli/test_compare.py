@@ -18,7 +18,8 @@ def test_compare_prints_an_aligned_leaderboard_per_dataset():
     assert "breast-cancer: 569 samples, 30 features, 3-fold" in out
     assert "heights: 1000 samples, 1 features" in out
     header = [line for line in out.splitlines() if line.split()[:3] == ["model", "accuracy", "log_loss"]]
-    assert len(header) == 2
+    assert len(header) == 4  # breast-cancer, iris, wine, heights
+    assert "(left out, binary only: probit, probit-l2; 3 classes)" in out
     for name in ("logistic", "logistic-l2", "probit", "probit-l2"):
         assert out.count(f" {name} ") + out.count(f"\n{name} ") >= 2 or name in out
 
@@ -44,7 +45,9 @@ def test_compare_classifiers_scores_match_a_direct_computation():
     X, y = make_heights(300, random_state=3)
     table = compare_classifiers(X, y, ["logistic", "probit"], cv=3)
     assert isinstance(table, pd.DataFrame)
-    assert list(table.columns) == ["model", "accuracy", "log_loss", "fit_ms", "warnings"]
+    assert list(table.columns) == ["model", "accuracy", "log_loss", "brier", "ece", "fit_ms",
+                                   "warnings"]
+    assert table["brier"].between(0, 2).all() and table["ece"].between(0, 1).all()
     assert table["accuracy"].between(0.7, 1.0).all()
     assert (table["log_loss"] > 0).all() and table["log_loss"].is_monotonic_increasing
 
@@ -54,3 +57,13 @@ def test_python_dash_m_entry_point(args):
     out = subprocess.run([sys.executable, "-m", "problin", *args], capture_output=True, text=True)
     assert out.returncode == 0
     assert "Usage:" in out.stdout
+
+
+def test_binary_only_models_are_left_out_for_more_classes():
+    from problin.datasets import DEFAULT_DATASETS, load_dataset
+    from problin.model_selection import applicable_classifiers
+    ok, left_out = applicable_classifiers(["a", "b", "c", "a"])
+    assert left_out == ["probit", "probit-l2"] and "logistic" in ok
+    assert applicable_classifiers([0, 1, 1], ["probit"]) == (["probit"], [])
+    X, y = load_dataset("digits")
+    assert X.shape == (1797, 64) and y.nunique() == 10 and "digits" not in DEFAULT_DATASETS

@@ -1,55 +1,95 @@
 """Entry point of the ``problin`` command."""
-import sys
-
 import click
+import numpy as np
 
 from .. import __version__
-from ..datasets import DATASETS, load_dataset
-from ..model_selection import (CLASSIFIERS, REGRESSORS, compare_classifiers,
-                               compare_regressors, is_continuous_target)
+from ..datasets import DATASETS, DEFAULT_DATASETS, load_dataset
+from ..io.readers import read_data
+from ..model_selection import (CLASSIFIERS, REGRESSORS, applicable_classifiers,
+                               compare_classifiers, compare_regressors, is_continuous_target)
+from ._common import progress
+from .commands import data_command, fit, predict, report, summary
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="problin")
-def cli():
-    """problin: probabilistic linear models with full inference."""
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.pass_context
+def cli(ctx, debug):
+    """problin: probabilistic linear models with full inference.
+
+    Exit codes: 0 success, 1 data error (unreadable file, missing values, damaged
+    model file), 2 usage error. Progress bars show on a terminal (PROBLIN_PROGRESS=1
+    forces them, e.g. under a pipe); --debug or PROBLIN_DEBUG=1 shows tracebacks.
+
+    \b
+    Examples:
+      problin compare
+      problin fit data.csv --target y --model logistic --out model.problin
+      problin predict model.problin new.csv --proba
+      problin summary model.problin
+      problin report model.problin data.csv --out report.html
+    """
+    ctx.ensure_object(dict)["debug"] = debug
 
 
 @cli.command()
-@click.option("--datasets", "dataset_names", default=",".join(DATASETS), show_default=True,
-              help="Comma-separated bundled datasets.")
+@click.argument("data", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", "-t", default=None, help="Target column of DATA (required with DATA).")
+@click.option("--datasets", "dataset_names", default=",".join(DEFAULT_DATASETS),
+              show_default=", ".join(DEFAULT_DATASETS),
+              help=f"Comma-separated bundled datasets, used when no DATA is given; all: "
+                   f"{', '.join(DATASETS)}.")
 @click.option("--models", default="",
               help="Comma-separated model names [default: every model that applies: "
-                   f"classifiers {','.join(CLASSIFIERS)}; for a continuous target, "
-                   f"regressors {','.join(REGRESSORS)}].")
+                   f"classifiers {', '.join(CLASSIFIERS)}; for a continuous target, "
+                   f"regressors {', '.join(REGRESSORS)}].")
 @click.option("--cv", default=5, show_default=True, type=click.IntRange(2, 100),
               help="Number of cross-validation folds.")
-def compare(dataset_names, models, cv):
-    """Cross-validate every model on bundled data and print a leaderboard.
+@click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False),
+              help="Also write the leaderboards as a self-contained HTML page.")
+@data_command
+def compare(data, target, dataset_names, models, cv, report_path, data_format, drop_missing,
+            header, debug):
+    """Cross-validate every model and print a leaderboard per dataset.
 
-    A dataset whose target is continuous (floats with many distinct values,
-    e.g. diabetes) is compared by regressors (RMSE, negative log predictive
-    density, R^2), any other by classifiers.
+    With DATA (CSV, Parquet, LibSVM or .npz; --target names the target column)
+    the models are compared on it; without, on the bundled datasets. A dataset
+    whose target is continuous (floats with many distinct values, e.g. diabetes)
+    is compared by regressors (RMSE, negative log predictive density, R^2), any
+    other by classifiers (accuracy, log-loss, Brier score, expected calibration
+    error); binary-only models are left out for more than two classes.
 
     \b
-    Example:
+    Examples:
+      problin compare
       problin compare --cv 10 --models logistic,probit
+      problin compare train.csv --target sex --report leaderboard.html
     """
     models = [m.strip() for m in models.split(",") if m.strip()]
     unknown = [m for m in models if m not in CLASSIFIERS and m not in REGRESSORS]
     if unknown:
         raise click.UsageError(f"unknown models {unknown}; choose from "
                                f"{sorted(CLASSIFIERS) + sorted(REGRESSORS)}")
-    names = [d.strip() for d in dataset_names.split(",") if d.strip()]
-    try:
-        data = {name: load_dataset(name) for name in names}
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    if data is not None:
+        if target is None:
+            raise click.UsageError("--target is required with DATA")
+        data = {data: _read_for_compare(data, target, data_format, drop_missing, header)}
+    else:
+        names = [d.strip() for d in dataset_names.split(",") if d.strip()]
+        try:
+            data = {name: load_dataset(name) for name in names}
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+    boards = []
     for name, (X, y) in data.items():
         regression = is_continuous_target(y)
         registry, run = (REGRESSORS, compare_regressors) if regression else \
             (CLASSIFIERS, compare_classifiers)
         chosen = [m for m in models if m in registry] if models else list(registry)
+        left_out = []
+        if not regression:
+            chosen, left_out = applicable_classifiers(y, chosen)
         if not chosen:
             click.echo(f"\n{name}: skipped (no {'regressor' if regression else 'classifier'}"
                        " among --models)")
@@ -60,19 +100,44 @@ def compare(dataset_names, models, cv):
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         kind = ", regression" if regression else ""
-        click.echo(f"\n{name}: {X.shape[0]} samples, {X.shape[1]} features, "
+        heading = (f"{name}: {X.shape[0]} samples, {X.shape[1]} features, "
                    f"{cv}-fold cross-validation{kind} (features standardised)")
+        click.echo(f"\n{heading}")
         click.echo(table.to_string(index=False, na_rep="-",
                                    float_format=lambda v: f"{v:.4f}"))
+        if left_out:
+            click.echo(f"(left out, binary only: {', '.join(left_out)}; "
+                       f"{np.unique(np.asarray(y)).size} classes)")
         click.echo()
+        boards.append((heading, table.set_index("model")))
+    if report_path is not None:
+        from ..report.html import render_page
+        with open(report_path, "w", encoding="utf-8") as fh:
+            fh.write(render_page("problin compare", [f"problin {__version__}"], boards, []))
+        click.echo(f"leaderboards written to {report_path}")
+
+
+def _read_for_compare(path, target, data_format, drop_missing, header):
+    """``(X, y)`` of a data file for compare (dense: the models standardise features)."""
+    ds = read_data(path, target, format=data_format, drop_missing=drop_missing, header=header,
+                   require_target=True)
+    X = ds.X
+    if hasattr(X, "toarray"):
+        if X.shape[0] * X.shape[1] > 50_000_000:
+            raise ValueError(f"{path}: {X.shape[0]} x {X.shape[1]} sparse features are too "
+                             "many to standardise densely for compare; use problin fit")
+        X = X.toarray()
+    return X, ds.y
 
 
 def _with_progress(label, length, work):
-    """Run ``work(step)`` under a progress bar on an interactive terminal."""
-    if not sys.stderr.isatty():
-        return work(lambda: None)
-    with click.progressbar(length=length, label=f"{label:>14}", file=sys.stderr) as bar:
-        return work(lambda: bar.update(1))
+    """Run ``work(step)`` under a progress bar (on a terminal or with PROBLIN_PROGRESS=1)."""
+    with progress(f"{label:>14}", length) as step:
+        return work(step)
+
+
+for _command in (fit, predict, summary, report):
+    cli.add_command(_command)
 
 
 def main():

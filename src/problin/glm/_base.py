@@ -19,7 +19,7 @@ from .._core.newton import newton, sketch_rows
 from .._core.numerics import log_softmax
 from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.quasi_newton import lbfgs
-from .._core.validation import check_label_types, check_sample_weight
+from .._core.validation import check_class_weights, check_label_types, check_sample_weight
 from ._diagnostics import check_fits_in_memory, diagnose, hessian_affordable, set_covariance
 from ._targets import encode_classes
 from .inference import parameter_names, wald_table
@@ -67,24 +67,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        check_label_types(y)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], y_numeric=False)
-        if sp.issparse(X):
-            X = X.tocsr()
-        self.classes_, t = encode_classes(y, self.classes, owner=type(self).__name__)
-        if self.classes_.size > 2 and not self._multiclass:
-            raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
-                             f"got y with {self.classes_.size} classes: "
-                             f"{self.classes_[:10].tolist()}")
-        sw = check_sample_weight(sample_weight, X.shape[0])
-        if sw is not None:
-            totals = np.bincount(t, weights=sw, minlength=self.classes_.size)
-            if np.any(totals <= 0):
-                empty = self.classes_[totals <= 0].tolist()
-                raise ValueError(f"classes {empty} have zero total sample weight: their "
-                                 "parameters would be minus infinity. Drop those samples or "
-                                 "give them positive weight.")
+        X, t, sw = check_classifier_data(self, X, y, sample_weight, self._multiclass)
         design = Design(X, self.fit_intercept)
         objective, theta0 = self._objective(design, t, sw)
         self.solver_ = self._choose_solver(objective)
@@ -102,49 +85,8 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
     # ---------------------------------------------------------- the model
     def _objective(self, design, t, sw):
         """The objective to minimise and its starting point."""
-        if self.classes_.size == 2:
-            y01 = t.astype(np.float64)
-            prior = self._prior(design, 1)
-            objective = GLMObjective(design, self._family, y01, sw, prior,
-                                     information=self._information())
-            theta0 = np.zeros(design.n_params)
-            if design.intercept:
-                mean = float(np.average(y01, weights=sw))
-                theta0[0] = float(self._family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
-            return objective, theta0
-        # Softmax: K-1 contrasts against the first class when unpenalised
-        # (identifiable), all K blocks when alpha > 0.
-        family = CategoricalSoftmax(self.classes_.size, contrast=self.alpha == 0)
-        M, p = family.n_free, design.n_params
-        objective = SoftmaxObjective(design, family, t, sw, self._prior(design, M))
-        theta0 = np.zeros((M, p))
-        if design.intercept:
-            counts = np.bincount(t, weights=sw, minlength=self.classes_.size)
-            log_freq = np.log(counts)
-            theta0[:, 0] = (log_freq[1:] - log_freq[0]) if family.contrast \
-                else log_freq - log_freq.mean()
-        return objective, theta0.ravel()
-
-    def _prior(self, design, n_blocks):
-        """``alpha I`` on the weights of each block; intercepts are never penalised.
-
-        With all K softmax blocks free, adding a constant to every intercept
-        changes no probability; ``c (sum_k b_k)^2 / 2`` pins the intercepts to
-        sum zero (as scikit-learn's solution does) without moving any
-        prediction. ``covariance_`` is corrected for this term.
-        """
-        p = design.n_params
-        if self.alpha == 0:
-            return None
-        diag = np.full(p, float(self.alpha))
-        if design.intercept:
-            diag[0] = 0.0
-        rank_one = []
-        if n_blocks > 1 and design.intercept:
-            v = np.zeros(n_blocks * p)
-            v[::p] = 1.0
-            rank_one.append((v, 1.0))
-        return PriorPrecision(np.tile(diag, n_blocks), rank_one)
+        return classifier_objective(design, self._family, t, sw, self.classes_.size,
+                                    self.alpha, information=self._information())
 
     def _choose_solver(self, objective):
         solver = self.solver
@@ -261,3 +203,78 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = self._multiclass
         return tags
+
+
+def check_classifier_data(est, X, y, sample_weight, multiclass):
+    """Validate a classifier's training data: returns ``(X, t, sw)`` and sets ``classes_``.
+
+    ``t`` holds class indices ``0..K-1`` (the order of ``est.classes_``, fixed
+    by ``est.classes`` where the estimator has that parameter); ``sw`` the
+    validated sample weights or None. K > 2 is an error unless ``multiclass``.
+    """
+    check_label_types(y)
+    X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
+                         dtype=[np.float64, np.float32], y_numeric=False)
+    if sp.issparse(X):
+        X = X.tocsr()
+    name = type(est).__name__
+    est.classes_, t = encode_classes(y, getattr(est, "classes", None), owner=name)
+    if est.classes_.size > 2 and not multiclass:
+        raise ValueError(f"Only binary classification is supported. {name} got y with "
+                         f"{est.classes_.size} classes: {est.classes_[:10].tolist()}")
+    sw = check_sample_weight(sample_weight, X.shape[0])
+    check_class_weights(t, sw, est.classes_, why="their parameters would be minus infinity")
+    return X, t, sw
+
+
+def classifier_objective(design, family, t, sw, n_classes, alpha, *, information="observed",
+                         intercept_alpha=0.0):
+    """The negative log-posterior of a GLM classifier and its starting point.
+
+    Binary: ``family`` on 0/1 targets; K > 2: softmax with the K-1 contrasts
+    against the first class when unpenalised (identifiable), all K blocks
+    when ``alpha > 0``. The prior is :func:`prior_precision`'s.
+    """
+    if n_classes == 2:
+        y01 = t.astype(np.float64)
+        prior = prior_precision(design, 1, alpha, intercept_alpha)
+        objective = GLMObjective(design, family, y01, sw, prior, information=information)
+        theta0 = np.zeros(design.n_params)
+        if design.intercept:
+            mean = float(np.average(y01, weights=sw))
+            theta0[0] = float(family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
+        return objective, theta0
+    softmax = CategoricalSoftmax(n_classes, contrast=alpha == 0)
+    M, p = softmax.n_free, design.n_params
+    objective = SoftmaxObjective(design, softmax, t, sw,
+                                 prior_precision(design, M, alpha, intercept_alpha))
+    theta0 = np.zeros((M, p))
+    if design.intercept:
+        counts = np.bincount(t, weights=sw, minlength=n_classes)
+        log_freq = np.log(counts)
+        theta0[:, 0] = (log_freq[1:] - log_freq[0]) if softmax.contrast \
+            else log_freq - log_freq.mean()
+    return objective, theta0.ravel()
+
+
+def prior_precision(design, n_blocks, alpha, intercept_alpha=0.0):
+    """``alpha I`` on the weights of each block, ``intercept_alpha`` on the intercepts.
+
+    The GLMs leave intercepts unpenalised (``intercept_alpha = 0``). With all
+    K softmax blocks free, adding a constant to every intercept changes no
+    probability; ``c (sum_k b_k)^2 / 2`` pins the intercepts to sum zero (as
+    scikit-learn's solution does) without moving any prediction or the
+    optimum. ``covariance_`` is corrected for this term.
+    """
+    p = design.n_params
+    if alpha == 0 and intercept_alpha == 0:
+        return None
+    diag = np.full(p, float(alpha))
+    if design.intercept:
+        diag[0] = float(intercept_alpha)
+    rank_one = []
+    if n_blocks > 1 and design.intercept:
+        v = np.zeros(n_blocks * p)
+        v[::p] = 1.0
+        rank_one.append((v, 1.0))
+    return PriorPrecision(np.tile(diag, n_blocks), rank_one)

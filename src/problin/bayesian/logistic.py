@@ -1,0 +1,386 @@
+"""Bayesian logistic (and softmax) regression: Laplace, variational Bayes and MCMC."""
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._core.bayes import activation_moments, draw_gaussian, moderated_log_proba, \
+    sampled_log_proba
+from .._core.design import Design
+from ..exceptions import ConvergenceWarning
+from ..glm._base import check_classifier_data
+from ..glm.inference import parameter_names
+from . import _fit
+
+__all__ = ["BayesianLogisticRegression"]
+
+_METHODS = ("moderated", "map", "sample")
+_RHAT_LIMIT = 1.01
+
+
+class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
+    """Bayesian logistic regression; softmax regression for K > 2 classes (Laplace only).
+
+    .. math::
+
+        p(t = 1 | x, w) = \\sigma(b + x^T w), \\quad w \\sim N(0, \\alpha^{-1} I), \\quad
+        b \\sim N(0, \\alpha_b^{-1}), \\quad
+        p(t = 1 | x, D) = \\int \\sigma(b + x^T w) \\, p(b, w | D) \\, db \\, dw
+
+    The posterior ``p(b, w | D)`` has no closed form. ``inference="laplace"``
+    approximates it by ``N(w_MAP, S_N)``, ``S_N^-1 = alpha I + Phi^T V Phi`` (the MAP
+    found by the same Newton/IRLS engine as :class:`~problin.LogisticRegression`,
+    so with ``alpha`` the MAP *is* that model's fit); ``"variational"`` by the
+    Jaakkola-Jordan Gaussian bound; ``"mcmc"`` draws from the exact posterior
+    (adaptive independence Metropolis-Hastings with a multivariate-t proposal
+    built on the Laplace fit: every step costs one row of a batched ``X W``
+    product and it needs no gradients; measured over 5x the effective samples
+    per second of PyMC's NUTS, see the README; Hamiltonian Monte Carlo
+    preconditioned by the Laplace covariance where the posterior is too far
+    from Gaussian for it to mix). For K > 2 each class has its
+    own block ``[b_k, w_k]``; the intercepts, whose common shift no
+    likelihood sees, are reported summing to zero (as in ``LogisticRegression``).
+
+    Parameters
+    ----------
+    alpha : float or None, default=1.0
+        Precision of the Gaussian prior on the weights (must be > 0). None:
+        chosen by maximising the evidence -- the Laplace evidence (bounded
+        Brent search in ``ln alpha`` over ``[1e-8, 1e8]``) for ``"laplace"``
+        and ``"mcmc"``, the variational lower bound for ``"variational"``.
+    fit_intercept : bool, default=True
+    inference : {"laplace", "variational", "mcmc"}, default="laplace"
+    intercept_alpha : float, default=1e-10
+        Precision of the intercept's prior ``N(0, 1 / intercept_alpha)``: broad
+        (sd 1e5 on the log-odds scale) but proper, so that the evidence is a
+        true marginal likelihood (the prior adds ``ln(intercept_alpha) / 2``
+        per intercept to it, the same for every model with an intercept); it
+        moves the MAP intercept from the unpenalised one of
+        ``LogisticRegression`` by about ``intercept_alpha * b * var(b)``
+        (below 1e-8 unless ``b`` and its posterior variance are huge). 0: a
+        flat improper prior (exactly the GLM's intercept); ``log_evidence_``
+        then takes it as of unit density.
+    alpha_prior : (float, float) or None, default=None
+        ``"variational"`` only: shape and rate ``(a0, b0)`` of a Gamma
+        hyperprior on ``alpha``, which then gets the posterior
+        ``q(alpha) = Gamma(a0 + D/2, b0 + E|w|^2 / 2)``; ``alpha`` (1 if None)
+        is the starting value and ``alpha_`` the posterior mean.
+    n_samples : int, default=1000
+        ``"mcmc"``: kept draws per chain (after ``max(100, n_samples // 4)``
+        warm-up steps). Gaussian posteriors: draws for ``method="sample"``.
+    n_chains : int, default=4
+    tol : float, default=1e-8
+        Newton's tolerance (see ``LogisticRegression``); the variational
+        iteration stops when the bound rises by less than ``tol`` nats over a sweep.
+    max_iter : int, default=500
+        Newton iterations, or variational sweeps.
+    random_state : int, RandomState or None, default=None
+        Seeds MCMC and ``method="sample"``: a fixed seed gives bit-identical results.
+    progress : bool, default=True
+        Show a progress bar while sampling, when sampling is expected to take
+        more than a second.
+
+    Attributes
+    ----------
+    posterior_mean_ : ndarray of shape (p,)
+        ``[intercept, coef...]`` per class block (one block for binary targets).
+    posterior_cov_ : ndarray of shape (p, p)
+        Same ordering (the inverse Hessian at the MAP for ``"laplace"``).
+    coef_, intercept_ : ndarrays of shape (1 or K, n_features) and (1 or K,)
+        Posterior means.
+    alpha_ : float
+        The prior precision used (given, chosen, or ``E[alpha]`` with a hyperprior).
+    log_evidence_ : float
+        Laplace approximation of ``ln p(t | alpha_)`` (``"laplace"``, ``"mcmc"``);
+        the variational lower bound for ``"variational"``.
+    history_ : ndarray
+        Newton's objective per iteration; for ``"variational"`` the lower bound
+        per sweep (never decreasing).
+    samples_ : ndarray of shape (n_chains, n_samples, p)
+        ``"mcmc"`` only, as ``rhat_`` (rank-normalised split R-hat), ``ess_``
+        (bulk effective sample size), ``acceptance_rate_`` and ``sampler_``
+        (``"independence-mh"``, or ``"hmc"`` where its warm-up accepted < 30 %).
+    n_iter_, converged_ : int, bool
+    classes_ : ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from problin import BayesianLogisticRegression
+    >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    >>> model = BayesianLogisticRegression(alpha=None).fit(X[["mean radius"]], y)
+    >>> mean, var = model.predict_activation(X[["mean radius"]].iloc[:2])
+    >>> print(round(model.alpha_, 3), mean.round(2), var.round(3))
+    0.92 [-3.32 -5.96] [0.144 0.368]
+    >>> print(model.predict_proba(X[["mean radius"]].iloc[:2]).round(3))
+    [[0.962 0.038]
+     [0.996 0.004]]
+    """
+
+    _parameter_constraints = {
+        "alpha": [Interval(Real, 0, None, closed="neither"), None],
+        "fit_intercept": ["boolean"],
+        "inference": [StrOptions({"laplace", "variational", "mcmc"})],
+        "intercept_alpha": [Interval(Real, 0, None, closed="left")],
+        "alpha_prior": ["array-like", None],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+
+    def __init__(self, alpha=1.0, *, fit_intercept=True, inference="laplace",
+                 intercept_alpha=1e-10, alpha_prior=None, n_samples=1000, n_chains=4, tol=1e-8,
+                 max_iter=500, random_state=None, progress=True):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.inference = inference
+        self.intercept_alpha = intercept_alpha
+        self.alpha_prior = alpha_prior
+        self.n_samples = n_samples
+        self.n_chains = n_chains
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None):
+        """Fit the posterior of the weights.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights multiplying each row's log-likelihood.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, t, sw = check_classifier_data(self, X, y, sample_weight, multiclass=True)
+        K = self.classes_.size
+        if K > 2 and self.inference != "laplace":
+            raise ValueError(f"Only binary classification is supported with inference="
+                             f"{self.inference!r}: y has {K} classes. Use inference='laplace' "
+                             "for softmax regression.")
+        for stale in ("samples_", "rhat_", "ess_", "acceptance_rate_", "sampler_",
+                      "alpha_posterior_"):
+            self.__dict__.pop(stale, None)  # from an earlier fit with other settings
+        design = Design(X, self.fit_intercept)
+        opts = {"tol": self.tol, "max_iter": self.max_iter}
+        if self.alpha is None and self.inference != "variational":
+            post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
+            if not post.extra["evidence_converged"]:
+                warnings.warn("the evidence has its maximum at the edge of [1e-8, 1e8] for "
+                              f"alpha (alpha_ = {post.alpha:.3g}); set alpha explicitly.",
+                              ConvergenceWarning, stacklevel=2)
+        else:
+            start = 1.0 if self.alpha is None else self.alpha
+            post = _fit.laplace(design, t, sw, K, start, self.intercept_alpha, **opts)
+        self._check_converged(post, "the MAP (Newton)")
+        if self.inference == "variational":
+            post = _fit.variational(design, t, sw, post, self.alpha, self.intercept_alpha,
+                                    self.alpha_prior, **opts)
+            self._check_converged(post, "the variational bound")
+        elif self.inference == "mcmc":
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            post = _fit.mcmc(design, t, sw, post, n_chains=self.n_chains,
+                             n_samples=self.n_samples, rng=np.random.default_rng(seed),
+                             progress=self.progress)
+            self._store_samples(post)
+        self._store(post, design)
+        return self
+
+    def _check_params(self):
+        if isinstance(self.alpha, Real) and not isinstance(self.alpha, bool) \
+                and not self.alpha > 0:
+            raise InvalidParameterError(
+                f"The 'alpha' parameter of {type(self).__name__} must be > 0 (the precision "
+                f"of the prior on the weights), or None to choose it by maximising the "
+                f"evidence; got {self.alpha!r}. alpha = 0 would be an improper flat prior: "
+                "use LogisticRegression(alpha=0) for maximum likelihood.")
+        self._validate_params()
+        if self.alpha_prior is not None:
+            a = np.asarray(self.alpha_prior, dtype=np.float64) \
+                if np.ndim(self.alpha_prior) == 1 else np.array([])
+            if a.shape != (2,) or not np.all(np.isfinite(a)) or not np.all(a > 0):
+                raise InvalidParameterError("alpha_prior must be a pair (shape, rate) of "
+                                            f"positive numbers, got {self.alpha_prior!r}")
+            if self.inference != "variational":
+                raise ValueError("alpha_prior (a Gamma hyperprior on alpha) needs "
+                                 f"inference='variational', not {self.inference!r}")
+
+    def _check_converged(self, post, what):
+        if not post.converged:
+            warnings.warn(f"{type(self).__name__}: {what} did not converge in "
+                          f"{post.n_iter} iterations ({post.extra['message']}); increase "
+                          "max_iter or tol.", ConvergenceWarning, stacklevel=3)
+
+    def _store_samples(self, post):
+        self.samples_ = post.samples
+        self.rhat_, self.ess_ = post.extra["rhat"], post.extra["ess"]
+        self.acceptance_rate_ = float(post.extra["acceptance"])
+        self.sampler_ = post.extra["sampler"]
+        worst = np.nanmax(self.rhat_) if np.any(np.isfinite(self.rhat_)) else np.nan
+        if worst > _RHAT_LIMIT:
+            warnings.warn(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
+                          f"{np.nanmin(self.ess_):.0f}): the chains may not have converged; "
+                          "increase n_samples.", ConvergenceWarning, stacklevel=3)
+
+    def _store(self, post, design):
+        p = design.n_params
+        Theta = post.mean.reshape(post.n_blocks, p)
+        off = int(design.intercept)
+        self.posterior_mean_ = post.mean
+        self.posterior_cov_ = post.cov
+        self.coef_ = np.ascontiguousarray(Theta[:, off:])
+        self.intercept_ = Theta[:, 0].copy() if off else np.zeros(Theta.shape[0])
+        self.alpha_ = post.alpha
+        self.log_evidence_ = post.log_evidence
+        self.history_ = post.history
+        self.n_iter_, self.converged_ = post.n_iter, post.converged
+        if post.extra and "gamma_shape" in post.extra:
+            self.alpha_posterior_ = (post.extra["gamma_shape"], post.extra["gamma_rate"])
+        self._theta_map, self._n_blocks, self._n_obs = post.theta_map, post.n_blocks, \
+            design.n_samples
+
+    # ------------------------------------------------------------- predict
+    def _check_X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], reset=False)
+
+    def predict_activation(self, X):
+        """Posterior mean and variance of the activation ``a = b + x^T w`` per sample.
+
+        The variance ``sigma_a^2 = phi^T S_N phi`` is where the model is unsure:
+        it grows away from the data. For K > 2 classes, one column per class
+        logit (each with its own variance).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        mean, var : ndarrays of shape (n_samples,), or (n_samples, K)
+        """
+        X = self._check_X(X)
+        mu, var = activation_moments(X, self.fit_intercept, self.posterior_mean_,
+                                     self.posterior_cov_, self._n_blocks)
+        return (mu[:, 0], var[:, 0]) if self._n_blocks == 1 else (mu, var)
+
+    def decision_function(self, X):
+        """Log-odds ``kappa(sigma_a^2) mu_a`` of the moderated predictive probability
+        (binary, shape (n,)); its log-probabilities for K > 2 (shape (n, K)).
+
+        It ranks samples as ``predict_proba`` does; the posterior mean of the
+        activation itself is ``predict_activation(X)[0]``.
+        """
+        log_p = self.predict_log_proba(X)
+        return log_p[:, 1] - log_p[:, 0] if log_p.shape[1] == 2 else log_p
+
+    def predict_log_proba(self, X, method="moderated"):
+        """Log predictive probabilities ``ln p(C_k | x, D)``, computed in log space.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        method : {"moderated", "map", "sample"}, default="moderated"
+            ``"moderated"``: the probit approximation ``sigma(kappa(sigma_a^2) mu_a)``
+            to the predictive integral; ``"map"``: plug-in ``sigma(w_MAP^T phi)``;
+            ``"sample"``: Monte Carlo average over the posterior draws
+            (``samples_`` for MCMC, else ``n_samples`` draws of the Gaussian
+            posterior seeded by ``random_state``).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+        """
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        X = self._check_X(X)
+        M = self._n_blocks
+        if method == "moderated":
+            mu, var = activation_moments(X, self.fit_intercept, self.posterior_mean_,
+                                         self.posterior_cov_, M, full=M > 1)
+            return moderated_log_proba(mu, var)
+        if method == "map":
+            return sampled_log_proba(X, self.fit_intercept, self._theta_map[None, :], M)
+        if getattr(self, "samples_", None) is not None:
+            draws = self.samples_.reshape(-1, self.samples_.shape[2])
+        else:
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            draws = draw_gaussian(self.posterior_mean_, self.posterior_cov_, self.n_samples,
+                                  np.random.default_rng(seed))
+        return sampled_log_proba(X, self.fit_intercept, draws, M)
+
+    def predict_proba(self, X, method="moderated"):
+        """Predictive class probabilities (columns follow ``classes_``); see
+        :meth:`predict_log_proba` for ``method``."""
+        return np.exp(self.predict_log_proba(X, method))
+
+    def predict(self, X):
+        """The class of highest moderated predictive probability."""
+        log_p = self.predict_log_proba(X)
+        return self.classes_[np.argmax(log_p, axis=1)]
+
+    # ----------------------------------------------------------- inference
+    def summary(self, level=0.95):
+        """Posterior table: ``mean, sd, z, p_opposite, ci_low, ci_high`` per parameter.
+
+        ``z = mean / sd`` is the seeds' relevance of a weight (its magnitude
+        in units of posterior standard deviations); ``p_opposite`` the
+        posterior probability that the parameter's sign is opposite to its
+        mean's; ``[ci_low, ci_high]`` the central credible interval of
+        probability ``level``. Gaussian posteriors use their exact normal
+        quantiles; MCMC the draws. Indexed as ``LogisticRegression.summary()``:
+        by parameter name, or ``(class, parameter)`` for K > 2.
+        """
+        check_is_fitted(self)
+        if not 0.0 < float(level) < 1.0:
+            raise ValueError(f"level must be in (0, 1), got {level!r}")
+        mean = self.posterior_mean_
+        samples = getattr(self, "samples_", None)
+        if samples is not None:
+            flat = samples.reshape(-1, samples.shape[2])
+            sd = flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(mean.size)
+            lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
+            p_opp = np.mean(np.sign(flat) == -np.sign(mean), axis=0)
+        else:
+            sd = np.sqrt(np.clip(np.diag(self.posterior_cov_), 0.0, None))
+            q = stats.norm.isf((1.0 - float(level)) / 2.0)
+            lo, hi = mean - q * sd, mean + q * sd
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p_opp = stats.norm.sf(np.abs(mean / sd))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = mean / sd
+        names = parameter_names(self, self.n_features_in_)
+        index = pd.Index(names, name="parameter")
+        if self._n_blocks > 1:
+            index = pd.MultiIndex.from_product([self.classes_.tolist(), names],
+                                               names=["class", "parameter"])
+        table = pd.DataFrame({"mean": mean, "sd": sd, "z": z, "p_opposite": p_opp,
+                              "ci_low": lo, "ci_high": hi}, index=index)
+        table.attrs.update(model=type(self).__name__, inference=self.inference,
+                           n_obs=self._n_obs, alpha=self.alpha_, level=float(level),
+                           log_evidence=self.log_evidence_)
+        return table
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = self.inference == "laplace"
+        tags.non_deterministic = self.inference == "mcmc" and self.random_state is None
+        return tags

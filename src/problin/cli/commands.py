@@ -1,0 +1,247 @@
+"""``problin fit``, ``problin predict`` and ``problin summary``: parsing and printing only."""
+import inspect
+import json
+import os
+
+import click
+import numpy as np
+import pandas as pd
+from sklearn.base import is_classifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from ..io import read_model_file, save
+from ..io.readers import FORMATS, read_data
+from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
+from ..report.tables import describe_model, final_estimator, format_table, parameter_table
+from ._common import command_errors, debug_option, echo_warnings, progress, spinner
+
+__all__ = ["fit", "predict", "summary", "report", "data_options", "data_command", "MODELS"]
+
+MODELS = {**CLASSIFIERS, **REGRESSORS}  # the single source of model names
+
+
+def _model_listing():
+    """One line per model name for ``problin fit --help``."""
+    lines = ["\b", "Models (classifiers, then regressors):"]
+    for name, make in MODELS.items():
+        est = final_estimator(make())
+        kind = "classifier" if name in CLASSIFIERS else "regressor"
+        lines.append(f"  {name:<15} {kind:<11} {est!r}")
+    return "\n".join(lines)
+
+
+def data_options(func):
+    """Options shared by every subcommand that reads a data file."""
+    func = click.option("--header/--no-header", default=None,
+                        help="CSV: the first row is (not) a header [default: detect].")(func)
+    func = click.option("--drop-missing", is_flag=True,
+                        help="Drop rows with missing values instead of stopping.")(func)
+    return click.option("--format", "data_format", type=click.Choice(FORMATS), default=None,
+                        help="Data format [default: from the file extension: .csv/.tsv/.txt, "
+                             ".parquet/.pq, .svm/.libsvm/.svmlight, .npz].")(func)
+
+
+def data_command(func):
+    """The data options, ``--debug`` and the error handling of a command reading data."""
+    return data_options(debug_option(command_errors(func)))
+
+
+def _parse_value(text):
+    lowered = {"true": True, "false": False, "none": None, "null": None}
+    if text.lower() in lowered:
+        return lowered[text.lower()]
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _configure(name, alpha, settings, standardize, sparse):
+    """The estimator for a model name with the command line's parameters."""
+    est = final_estimator(MODELS[name]())  # fit uses the model itself, on the data as read
+    params = est.get_params(deep=False)
+    chosen = {} if alpha is None else {"alpha": alpha}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--set")
+        chosen[key.strip()] = _parse_value(value.strip())
+    unknown = sorted(set(chosen) - set(params))
+    if unknown:
+        raise click.UsageError(f"model {name!r} ({type(est).__name__}) has no parameter "
+                               f"{', '.join(map(repr, unknown))}; its parameters: "
+                               f"{', '.join(sorted(params))}")
+    est.set_params(**chosen)
+    if not standardize:
+        return est
+    if sparse:
+        return make_pipeline(StandardScaler(with_mean=False), est)
+    return make_pipeline(StandardScaler(), est).set_output(transform="pandas")
+
+
+def _check_target(name, y, target):
+    if name in CLASSIFIERS and is_continuous_target(y):
+        raise ValueError(f"target {target!r} looks continuous ({np.unique(y).size} distinct "
+                         f"values): choose a regressor ({', '.join(REGRESSORS)})")
+    if name in REGRESSORS and np.asarray(y).dtype.kind not in "biuf":
+        raise ValueError(f"target {target!r} is not numeric: choose a classifier "
+                         f"({', '.join(CLASSIFIERS)})")
+
+
+@click.command(epilog=_model_listing())
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", "-t", required=True, help="Name of the target column.")
+@click.option("--model", "-m", "model_name", required=True, type=click.Choice(list(MODELS)),
+              metavar="NAME", help="Model to fit (see the list below).")
+@click.option("--alpha", type=float, default=None,
+              help="Prior precision (L2 penalty) of models with an alpha parameter.")
+@click.option("--set", "-p", "settings", multiple=True, metavar="NAME=VALUE",
+              help="Any model parameter, e.g. -p solver=lbfgs -p max_iter=50 (repeatable).")
+@click.option("--standardize", is_flag=True,
+              help="Standardise the features first (the model file keeps the scaler).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Model file to write (e.g. model.problin).")
+@data_command
+def fit(data, target, model_name, alpha, settings, standardize, out, data_format,
+        drop_missing, header, debug):
+    """Fit a model to DATA, print its parameters and save it to a model file.
+
+    Prints the model's summary() (coefficients, standard errors, z, p-values and
+    intervals) when it has one, else its fitted parameters. String columns are
+    one-hot encoded (the first category is the reference level); the encoding is
+    saved with the model so that predict applies the same one.
+
+    \b
+    Examples:
+      problin fit heights.csv --target sex --model logistic --out sex.problin
+      problin fit train.parquet -t y -m logistic --alpha 1.0 -p solver=lbfgs -o m.problin
+    """
+    ds = read_data(data, target, format=data_format, drop_missing=drop_missing, header=header,
+                   require_target=True)
+    _check_target(model_name, ds.y, ds.target)
+    model = _configure(model_name, alpha, settings, standardize, not hasattr(ds.X, "columns"))
+    n, d = ds.X.shape
+    with echo_warnings(), spinner(f"fitting {model_name} on {n} rows"):
+        model.fit(ds.X, ds.y)
+    save(model, out, feature_names=ds.feature_names, encoding=ds.encoding, target=ds.target,
+         extra={"model_name": model_name, "n_samples": int(n)})
+    dropped = f", {ds.n_dropped} rows with missing values dropped" if ds.n_dropped else ""
+    click.echo(f"{model_name}: {type(final_estimator(model)).__name__} fitted on {n} rows, "
+               f"{d} feature{'s' * (d != 1)}, target {ds.target!r}{dropped}")
+    click.echo(format_table(parameter_table(model, ds.feature_names)))
+    click.echo(f"\nmodel saved to {out}")
+
+
+def _predictions(model, X, proba):
+    """A DataFrame of predictions (and probabilities or predictive std)."""
+    est = final_estimator(model)
+    if is_classifier(est):
+        frame = pd.DataFrame({"predicted": model.predict(X)})
+        if proba:
+            if not hasattr(model, "predict_proba"):
+                raise click.UsageError(f"{type(est).__name__} gives no probabilities; "
+                                       "drop --proba")
+            p = model.predict_proba(X)
+            for k, c in enumerate(est.classes_):
+                frame[f"p_{c}"] = p[:, k]
+        return frame
+    if proba:
+        if "return_std" not in inspect.signature(est.predict).parameters:
+            raise click.UsageError(f"{type(est).__name__} gives no predictive distribution; "
+                                   "drop --proba")
+        mean, std = model.predict(X, return_std=True)
+        return pd.DataFrame({"predicted": mean, "std": std})
+    return pd.DataFrame({"predicted": model.predict(X)})
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--proba", is_flag=True, help="Add class probabilities (classifiers) or the "
+              "predictive standard deviation (Bayesian regression).")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write predictions here (.csv or .parquet) [default: CSV to stdout].")
+@data_command
+def predict(model_file, data, proba, out, data_format, drop_missing, header, debug):
+    """Predict DATA with a saved model; the target column, if present, is ignored.
+
+    The data is encoded exactly as at fit time (same columns, same categories: an
+    unseen category is an error). Output: a column 'predicted', with --proba one
+    column p_<class> per class (or 'std' for Bayesian regression).
+
+    \b
+    Examples:
+      problin predict sex.problin new.csv --proba
+      problin predict sex.problin new.parquet --out predictions.csv
+    """
+    bundle = read_model_file(model_file)
+    ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
+                   header=header)
+    with echo_warnings():
+        frame = _predictions(bundle.model, ds.X, proba)
+    if ds.n_dropped:
+        click.echo(f"{ds.n_dropped} rows with missing values dropped", err=True)
+    if out is None:
+        click.echo(frame.to_csv(index=False), nl=False)
+    elif os.path.splitext(out)[1].lower() in (".parquet", ".pq"):
+        frame.to_parquet(out, index=False)
+    else:
+        frame.to_csv(out, index=False)
+    if out is not None:
+        click.echo(f"{len(frame)} predictions written to {out}", err=True)
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
+@debug_option
+@command_errors
+def summary(model_file, debug):
+    """Describe a saved model: its parameters, data encoding and fitted values.
+
+    \b
+    Example:
+      problin summary sex.problin
+    """
+    bundle = read_model_file(model_file)
+    for line in describe_model(bundle.model, bundle):
+        click.echo(line)
+    click.echo()
+    click.echo(format_table(parameter_table(bundle.model, bundle.feature_names)))
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="HTML file to write.")
+@click.option("--features", default=None, metavar="A,B",
+              help="Two features for the decision-region and uncertainty plots "
+                   "[default: the two with the largest standardised coefficients].")
+@click.option("--title", default=None, help="Page title.")
+@data_command
+def report(model_file, data, out, features, title, data_format, drop_missing, header, debug):
+    """Write a self-contained HTML report of a saved model evaluated on DATA.
+
+    Parameter table and scores; for classifiers the confusion matrix, ROC and
+    calibration curves, decision regions with probability contours; for regression
+    predicted-against-actual and residuals; predictive uncertainty of Bayesian
+    models and the optimiser's trace. Images are embedded: the file needs no
+    network access to view.
+
+    \b
+    Example:
+      problin report sex.problin heights.csv --out report.html
+    """
+    from ..report import build_report
+    bundle = read_model_file(model_file)
+    ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
+                   header=header)
+    chosen = [f.strip() for f in features.split(",") if f.strip()] if features else None
+    with echo_warnings(), progress("report", build_report.n_steps) as step:
+        page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,
+                            bundle=bundle, features=chosen, title=title, source=data,
+                            progress=step)
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(page)
+    click.echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")

@@ -1,0 +1,6 @@
+"""Reading data files and reading/writing safe model files."""
+from .errors import ColumnNotFoundError, DataFileError, ModelFileError
+from .model_file import ModelFile, load, read_model_file, save
+
+__all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
+           "DataFileError", "ColumnNotFoundError"]

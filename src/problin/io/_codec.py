@@ -1,0 +1,193 @@
+"""Encoding estimators as a JSON tree plus ``.npy`` arrays, and decoding them again.
+
+Values: None, bool, int, str and finite floats as themselves; non-finite floats as
+``{"$float": "nan"}``; arrays (object arrays of strings as unicode, flagged) and numpy scalars
+as references to ``.npy`` members; tuples, dicts and ``RandomState`` tagged; estimators as
+``{"$estimator": name, "params": ..., "state": ...}`` and problin's internal dataclasses as
+``{"$record": name, "fields": ...}``, with every name looked up in a fixed whitelist.
+"""
+import io
+import math
+
+import numpy as np
+
+from .errors import ModelFileError
+
+__all__ = ["Encoder", "Decoder", "registries", "name_of"]
+
+
+def registries():
+    """Whitelists: estimator classes and internal state records, by stored name."""
+    import problin
+    from sklearn.base import BaseEstimator
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from .._core.least_squares import Moments
+    from .._core.stats import ClassStats
+    from ..discriminant._gaussian import GaussianModel
+
+    estimators = {f"problin.{name}": getattr(problin, name) for name in problin.__all__
+                  if isinstance(getattr(problin, name), type)
+                  and issubclass(getattr(problin, name), BaseEstimator)}
+    for cls in (Pipeline, StandardScaler, MinMaxScaler):
+        estimators[f"sklearn.{cls.__name__}"] = cls
+    # problin's internal state records (dataclasses held by fitted estimators): a new one
+    # must be listed here to be saved; ``save`` names the attribute it cannot store.
+    records = {f"problin.{cls.__name__}": cls for cls in (ClassStats, GaussianModel, Moments)}
+    return estimators, records
+
+
+def name_of(obj, registry):
+    for name, cls in registry.items():
+        if type(obj) is cls:
+            return name
+    return None
+
+
+class Encoder:
+    """Turns an estimator into a JSON tree plus a dict of ``.npy`` members."""
+
+    def __init__(self):
+        self.estimators, self.records = registries()
+        self.arrays = {}
+
+    def array(self, a):
+        obj = a.dtype == object
+        if obj:
+            if not all(isinstance(v, str) for v in a.flat):
+                raise TypeError("cannot save an object array whose items are not all strings")
+            a = a.astype(str) if a.size else a.astype("<U1")
+        if a.dtype.hasobject or a.dtype.kind == "V":
+            raise TypeError(f"cannot save an array of dtype {a.dtype}")
+        buf = io.BytesIO()
+        np.save(buf, a if a.flags.c_contiguous else a.copy(order="C"), allow_pickle=False)
+        name = f"arrays/{len(self.arrays)}.npy"
+        self.arrays[name] = buf.getvalue()
+        return {"$array": name, "object": bool(obj)}
+
+    def value(self, v, where):
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int) and not isinstance(v, np.integer):
+            return v
+        if isinstance(v, float) and not isinstance(v, np.floating):
+            return v if math.isfinite(v) else {"$float": repr(v)}
+        if isinstance(v, np.generic):
+            return {"$scalar": self.array(np.asarray(v))}
+        if isinstance(v, np.ndarray):
+            return self.array(v)
+        if isinstance(v, list):
+            return [self.value(e, f"{where}[{i}]") for i, e in enumerate(v)]
+        if isinstance(v, tuple) and not hasattr(v, "_fields"):
+            return {"$tuple": [self.value(e, f"{where}[{i}]") for i, e in enumerate(v)]}
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise TypeError(f"cannot save {where}: a dict with non-string keys")
+            return {"$dict": {k: self.value(e, f"{where}[{k!r}]") for k, e in v.items()}}
+        if isinstance(v, np.random.RandomState):
+            return {"$random_state": self.value(v.get_state(), where)}
+        name = name_of(v, self.estimators)
+        if name is not None:
+            return self.estimator(v, name, where)
+        name = name_of(v, self.records)
+        if name is not None:
+            return {"$record": name, "fields": self.value(dict(vars(v)), where)["$dict"]}
+        raise TypeError(f"cannot save {where}: values of type {type(v).__module__}."
+                        f"{type(v).__qualname__} are not supported by problin model files")
+
+    def estimator(self, est, name, where):
+        params = est.get_params(deep=False)
+        state = {k: v for k, v in vars(est).items() if k not in params}
+        return {"$estimator": name,
+                "params": {k: self.value(v, f"{where}.{k}") for k, v in params.items()},
+                "state": {k: self.value(v, f"{where}.{k}") for k, v in state.items()}}
+
+
+class Decoder:
+    """Rebuilds objects from the JSON tree, with every class taken from the whitelists."""
+
+    def __init__(self, members, path):
+        self.members, self.path = members, path
+        self.estimators, self.records = registries()
+
+    def fail(self, where, what):
+        raise ModelFileError(f"{self.path}: {where}: {what}")
+
+    def is_estimator(self, obj):
+        return any(type(obj) is cls for cls in self.estimators.values())
+
+    def array(self, node, where):
+        name = node.get("$array")
+        if name not in self.members or not isinstance(node.get("object", False), bool):
+            self.fail(where, f"reference to unknown array {name!r}")
+        a = self.members[name].copy()
+        if node.get("object"):
+            if a.dtype.kind != "U":
+                self.fail(where, "object array not stored as strings")
+            a = a.astype(object)
+        return a
+
+    def value(self, node, where):
+        if node is None or isinstance(node, (bool, str, int, float)):
+            return node
+        if isinstance(node, list):
+            return [self.value(e, f"{where}[{i}]") for i, e in enumerate(node)]
+        if not isinstance(node, dict) or len(node) == 0:
+            self.fail(where, "malformed value")
+        if "$array" in node:
+            return self.array(node, where)
+        if "$scalar" in node:
+            a = self.array(node["$scalar"] if isinstance(node["$scalar"], dict) else {}, where)
+            if a.ndim != 0:
+                self.fail(where, "scalar stored with a shape")
+            return a[()]
+        if "$float" in node:
+            if node["$float"] not in ("nan", "inf", "-inf"):
+                self.fail(where, f"bad float {node['$float']!r}")
+            return float(node["$float"])
+        if "$tuple" in node:
+            return tuple(self.value(self.check(node["$tuple"], list, where), where))
+        if "$dict" in node:
+            d = self.check(node["$dict"], dict, where)
+            return {k: self.value(e, f"{where}[{k!r}]") for k, e in d.items()}
+        if "$random_state" in node:
+            rs = np.random.RandomState()
+            try:
+                rs.set_state(self.value(node["$random_state"], where))
+            except (TypeError, ValueError, IndexError) as exc:
+                self.fail(where, f"bad random state ({exc})")
+            return rs
+        if "$record" in node:
+            cls = self.records.get(node["$record"]) or self.fail(
+                where, f"unknown record type {node['$record']!r}")
+            obj = cls.__new__(cls)
+            fields = self.check(node.get("fields"), dict, where)
+            obj.__dict__.update({k: self.value(e, f"{where}.{k}") for k, e in fields.items()})
+            return obj
+        if "$estimator" in node:
+            return self.estimator(node, where)
+        self.fail(where, f"unknown value tag {sorted(node)[:3]}")
+
+    def check(self, v, kind, where):
+        if not isinstance(v, kind):
+            self.fail(where, f"expected a {kind.__name__}")
+        return v
+
+    def estimator(self, node, where):
+        name = node["$estimator"]
+        cls = self.estimators.get(name) if isinstance(name, str) else None
+        if cls is None:
+            self.fail(where, f"class {name!r} is not a known problin estimator")
+        params = {k: self.value(v, f"{where}.{k}")
+                  for k, v in self.check(node.get("params"), dict, where).items()}
+        state = {k: self.value(v, f"{where}.{k}")
+                 for k, v in self.check(node.get("state"), dict, where).items()}
+        try:
+            est = cls(**params)
+        except TypeError as exc:
+            self.fail(where, f"parameters do not match {cls.__name__} ({exc})")
+        if set(state) & set(params):
+            self.fail(where, "fitted state overlaps the parameters")
+        est.__dict__.update(state)
+        return est

@@ -1,0 +1,248 @@
+"""Safe, versioned model files: ``problin.save(model, path)`` and ``problin.load(path)``.
+
+A model file is a zip archive holding
+
+- ``metadata.json``: the format name and version, the problin version, the estimator as a
+  tree of JSON values (class name from a whitelist, ``get_params()``, fitted attributes),
+  feature names, classes, the data encoding used to build the features, and the SHA-256
+  and size of every array member;
+- one ``.npy`` file per array, read back with ``np.load(..., allow_pickle=False)``.
+
+The zip comment holds the SHA-256 of ``metadata.json``. Loading executes no code from the
+file: no pickle, no eval; classes are looked up by name in a fixed registry of problin's
+estimators (plus scikit-learn's ``Pipeline``, ``StandardScaler`` and ``MinMaxScaler``) and of
+problin's internal state records. A file that is not a zip, not ours, truncated, tampered with
+(checksum mismatch) or written by a newer format version raises :class:`ModelFileError`.
+"""
+import hashlib
+import io
+import json
+import os
+import struct
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._codec import Decoder, Encoder, name_of
+from .errors import ModelFileError
+
+__all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
+           "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "problin-model"
+FORMAT_VERSION = 1
+_METADATA = "metadata.json"
+_COMMENT_PREFIX = b"problin-model sha256="
+_MAX_METADATA_BYTES = 64 * 2 ** 20
+_DATE = (2020, 1, 1, 0, 0, 0)  # fixed member dates: the same model gives the same bytes
+# Everything the zip and npy layers can raise on damaged input.
+_LOW_LEVEL_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
+                     RuntimeError, ValueError, struct.error, UnicodeDecodeError, KeyError,
+                     IndexError, OverflowError, TypeError, MemoryError)
+
+
+@dataclass
+class ModelFile:
+    """A loaded model file: the estimator and the metadata stored with it.
+
+    Attributes
+    ----------
+    model : estimator
+        The fitted estimator, ready to predict.
+    feature_names : list of str or None
+        Names of the features the model was fitted on.
+    classes : list or None
+        Class labels of a classifier.
+    encoding : dict or None
+        How raw data columns were turned into features (see :mod:`problin.io.readers`).
+    target : str or None
+        Name of the target column at fit time.
+    problin_version : str
+        The problin version that wrote the file.
+    extra : dict
+        Any other JSON metadata given to :func:`save`.
+    """
+
+    model: object
+    feature_names: list = None
+    classes: list = None
+    encoding: dict = None
+    target: str = None
+    problin_version: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _jsonable(v):
+    """Plain JSON values of labels or names (numpy scalars and arrays to Python)."""
+    if v is None:
+        return None
+    out = np.asarray(v)
+    return [x if isinstance(x, (str, bool, int, float)) else str(x) for x in out.tolist()]
+
+
+def save(model, path, *, feature_names=None, encoding=None, target=None, extra=None):
+    """Write a fitted problin estimator to a safe model file.
+
+    Parameters
+    ----------
+    model : estimator
+        A problin estimator, or a scikit-learn ``Pipeline`` of problin estimators and
+        ``StandardScaler``/``MinMaxScaler``.
+    path : str or path-like
+        Destination (conventionally ``*.problin``); written atomically.
+    feature_names : list of str, optional
+        Defaults to the model's ``feature_names_in_`` when it has them.
+    encoding : dict, optional
+        The data encoding of :mod:`problin.io.readers` (applied again at predict time).
+    target : str, optional
+        Name of the target column.
+    extra : dict, optional
+        Further JSON-serialisable metadata.
+
+    Raises
+    ------
+    TypeError
+        If the model (or one of its attributes) cannot be stored safely.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import problin
+    >>> model = problin.LogisticRegression().fit([[0.], [1.], [2.], [3.]], [0, 1, 0, 1])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.problin")
+    >>> problin.save(model, path)
+    >>> problin.load(path).predict([[1.5]]).tolist() == model.predict([[1.5]]).tolist()
+    True
+    """
+    from .. import __version__
+    enc = Encoder()
+    if name_of(model, enc.estimators) is None:
+        raise TypeError(f"cannot save a {type(model).__name__}: not a problin estimator "
+                        "(or a scikit-learn Pipeline of them)")
+    tree = enc.value(model, "model")
+    est = model[-1] if hasattr(model, "steps") else model
+    if feature_names is None:
+        feature_names = getattr(model, "feature_names_in_", None)
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "problin_version": __version__,
+            "estimator": tree, "feature_names": _jsonable(feature_names),
+            "classes": _jsonable(getattr(est, "classes_", None)),
+            "encoding": encoding, "target": target, "extra": dict(extra or {}),
+            "arrays": {name: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+                       for name, data in enc.arrays.items()}}
+    meta_bytes = json.dumps(meta, indent=1, allow_nan=False).encode("utf-8")
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in [(_METADATA, meta_bytes), *enc.arrays.items()]:
+                zf.writestr(zipfile.ZipInfo(name, _DATE), data, zipfile.ZIP_DEFLATED)
+            zf.comment = _COMMENT_PREFIX + hashlib.sha256(meta_bytes).hexdigest().encode()
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(path):
+    """Read a model file written by :func:`save`; returns the fitted estimator.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ModelFileError
+        (a ``ValueError``) if the file is not a problin model file, is truncated or
+        tampered with, or was written by a newer format version.
+    """
+    return read_model_file(path).model
+
+
+def read_model_file(path):
+    """Read a model file with its metadata; returns a :class:`ModelFile`."""
+    path = os.fspath(path)
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        meta, members = _read_archive(raw, path)
+        decoder = Decoder(members, path)
+        model = decoder.value(meta["estimator"], "model")
+    except ModelFileError:
+        raise
+    except _LOW_LEVEL_ERRORS as exc:
+        raise ModelFileError(f"{path}: damaged model file ({type(exc).__name__}: {exc})") from exc
+    if not decoder.is_estimator(model):
+        raise ModelFileError(f"{path}: the stored object is not an estimator")
+    return ModelFile(model=model, feature_names=_opt_list(meta, "feature_names", path),
+                     classes=_opt_list(meta, "classes", path),
+                     encoding=_opt(meta, "encoding", dict, path),
+                     target=_opt(meta, "target", str, path),
+                     problin_version=str(meta.get("problin_version", "")),
+                     extra=_opt(meta, "extra", dict, path) or {})
+
+
+def _opt(meta, key, kind, path):
+    v = meta.get(key)
+    if v is not None and not isinstance(v, kind):
+        raise ModelFileError(f"{path}: metadata field {key!r} is not a {kind.__name__}")
+    return v
+
+
+def _opt_list(meta, key, path):
+    return _opt(meta, key, list, path)
+
+
+def _read_archive(raw, path):
+    if not zipfile.is_zipfile(io.BytesIO(raw)):
+        raise ModelFileError(f"{path}: not a problin model file (not a zip archive; "
+                             "truncated or another format)")
+    zf = zipfile.ZipFile(io.BytesIO(raw))
+    names = zf.namelist()
+    if _METADATA not in names:
+        raise ModelFileError(f"{path}: not a problin model file (no {_METADATA} inside)")
+    info = zf.getinfo(_METADATA)
+    if info.file_size > _MAX_METADATA_BYTES:
+        raise ModelFileError(f"{path}: {_METADATA} is implausibly large ({info.file_size} bytes)")
+    meta_bytes = zf.read(_METADATA)
+    try:
+        meta = json.loads(meta_bytes.decode("utf-8"))
+    except ValueError as exc:
+        raise ModelFileError(f"{path}: {_METADATA} is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ModelFileError(f"{path}: not a problin model file (format is not {FORMAT!r})")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFileError(f"{path}: invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: written by a newer problin ({meta.get('problin_version', '?')}, format "
+            f"version {version}); this problin reads format version {FORMAT_VERSION} and "
+            "older: upgrade problin to load it")
+    expected = _COMMENT_PREFIX + hashlib.sha256(meta_bytes).hexdigest().encode()
+    if zf.comment != expected:
+        raise ModelFileError(f"{path}: checksum mismatch for {_METADATA}: the file was "
+                             "modified after it was written")
+    table = meta.get("arrays")
+    if not isinstance(table, dict) or "estimator" not in meta:
+        raise ModelFileError(f"{path}: metadata lacks the 'arrays' table or the estimator")
+    extra_members = sorted(set(names) - set(table) - {_METADATA})
+    if extra_members:
+        raise ModelFileError(f"{path}: unexpected members {extra_members[:5]} (tampered file)")
+    members = {}
+    for name, entry in table.items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
+                and isinstance(entry.get("bytes"), int)):
+            raise ModelFileError(f"{path}: bad checksum entry for {name!r}")
+        if name not in names:
+            raise ModelFileError(f"{path}: member {name!r} is missing (truncated file)")
+        if zf.getinfo(name).file_size != entry["bytes"]:
+            raise ModelFileError(f"{path}: member {name!r} has the wrong size (tampered file)")
+        data = zf.read(name)
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise ModelFileError(f"{path}: checksum mismatch for member {name!r}: the file was "
+                                 "modified after it was written")
+        members[name] = np.load(io.BytesIO(data), allow_pickle=False)
+    return meta, members

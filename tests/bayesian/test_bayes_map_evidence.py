@@ -1,0 +1,103 @@
+"""MAP = LogisticRegression's fit, and the Laplace evidence (alpha=None, basis comparison)."""
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.datasets import load_iris
+
+from problin import BayesianLogisticRegression, LogisticRegression, PolynomialBasis
+from tests.glm.conftest import breast_cancer_subset, synthetic_logit
+
+
+@pytest.mark.parametrize("alpha", [0.1, 1.0, 30.0])
+def test_map_equals_logistic_regression(alpha):
+    X, y = synthetic_logit(n=1000, d=4, seed=1)
+    bayes = BayesianLogisticRegression(alpha=alpha).fit(X, y)  # default broad intercept prior
+    glm = LogisticRegression(alpha=alpha).fit(X, y)
+    assert_allclose(bayes.coef_, glm.coef_, rtol=0, atol=1e-8)
+    assert_allclose(bayes.intercept_, glm.intercept_, rtol=0, atol=1e-8)
+    assert_allclose(bayes.posterior_cov_, glm.covariance_, rtol=1e-5)
+
+
+def test_flat_intercept_prior_is_exactly_the_glm():
+    X, y = breast_cancer_subset()  # unscaled features: intercept ~ 20 with sd ~ 2
+    bayes = BayesianLogisticRegression(alpha=2.0, intercept_alpha=0.0).fit(X, y)
+    glm = LogisticRegression(alpha=2.0).fit(X, y)
+    assert_allclose(bayes.posterior_mean_, np.r_[glm.intercept_, glm.coef_[0]], rtol=0,
+                    atol=1e-8)
+    assert np.isfinite(bayes.log_evidence_)
+
+
+def test_softmax_map_and_covariance_equal_logistic_regression():
+    X, y = load_iris(return_X_y=True)
+    bayes = BayesianLogisticRegression(alpha=0.5, intercept_alpha=0.0).fit(X, y)
+    glm = LogisticRegression(alpha=0.5).fit(X, y)
+    assert_allclose(bayes.coef_, glm.coef_, rtol=0, atol=1e-8)
+    assert_allclose(bayes.intercept_, glm.intercept_, rtol=0, atol=1e-8)
+    assert_allclose(bayes.posterior_cov_, glm.covariance_, rtol=1e-5, atol=1e-8)
+    assert bayes.posterior_mean_.shape == (15,) and bayes.posterior_cov_.shape == (15, 15)
+    proba = bayes.predict_proba(X)
+    assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.mean(bayes.predict(X) == y) > 0.9
+    table = bayes.summary()
+    assert table.index.names == ["class", "parameter"] and table.shape == (15, 6)
+
+
+def test_softmax_moderated_predictive_matches_sampling():
+    X, y = load_iris(return_X_y=True)
+    model = BayesianLogisticRegression(alpha=0.05, n_samples=20000, random_state=0).fit(X, y)
+    rows = X[::10]
+    assert np.max(np.abs(model.predict_proba(rows) - model.predict_proba(rows, "sample"))) < 0.03
+    mu, var = model.predict_activation(rows)
+    assert mu.shape == var.shape == (rows.shape[0], 3) and np.all(var > 0)
+
+
+def test_evidence_is_maximised_over_alpha():
+    X, y = synthetic_logit(n=300, d=5, seed=4)
+    model = BayesianLogisticRegression(alpha=None).fit(X, y)
+    best = model.log_evidence_
+    for factor in (0.9, 0.99, 1.01, 1.1):
+        other = BayesianLogisticRegression(alpha=model.alpha_ * factor).fit(X, y)
+        assert other.log_evidence_ <= best + 1e-9
+    grid = np.geomspace(model.alpha_ / 100, model.alpha_ * 100, 9)
+    values = [BayesianLogisticRegression(alpha=a).fit(X, y).log_evidence_ for a in grid]
+    assert max(values) <= best + 1e-9
+    again = BayesianLogisticRegression(alpha=model.alpha_).fit(X, y)
+    assert_allclose(again.posterior_mean_, model.posterior_mean_, atol=1e-8)
+
+
+def test_evidence_prefers_the_true_basis():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, size=(400, 1))
+    cubic = PolynomialBasis(degree=3).fit_transform(x)
+    linear_y = (rng.random(400) < 1 / (1 + np.exp(-2 * x[:, 0]))).astype(int)
+    cubic_y = (rng.random(400) < 1 / (1 + np.exp(-(2 * x[:, 0] ** 3 - 3 * x[:, 0])))).astype(int)
+
+    def evidence(features, y):
+        return BayesianLogisticRegression(alpha=None).fit(features, y).log_evidence_
+
+    assert evidence(x, linear_y) > evidence(cubic, linear_y)
+    assert evidence(cubic, cubic_y) > evidence(x, cubic_y) + 10
+
+
+def test_summary_has_the_glm_shape():
+    X, y = breast_cancer_subset()
+    bayes = BayesianLogisticRegression(alpha=1.0).fit(X, y)
+    glm = LogisticRegression(alpha=1.0).fit(X, y)
+    table, glm_table = bayes.summary(level=0.9), glm.summary(level=0.9)
+    assert table.shape == glm_table.shape and list(table.index) == list(glm_table.index)
+    assert list(table.columns) == ["mean", "sd", "z", "p_opposite", "ci_low", "ci_high"]
+    assert_allclose(table["z"], table["mean"] / table["sd"])
+    assert_allclose(table["mean"], glm_table["coef"], atol=1e-8)
+    assert_allclose(table["sd"], glm_table["std_err"], rtol=1e-5)
+    assert_allclose(table["ci_low"], glm_table["ci_low"], rtol=1e-5)
+    assert table.attrs["inference"] == "laplace" and table.attrs["level"] == 0.9
+
+
+def test_sparse_input_gives_the_dense_posterior():
+    import scipy.sparse as sp
+    X, y = synthetic_logit(n=400, d=4, seed=2)
+    X[np.abs(X) < 0.5] = 0.0
+    dense = BayesianLogisticRegression(alpha=None).fit(X, y)
+    sparse = BayesianLogisticRegression(alpha=None).fit(sp.csr_matrix(X), y)
+    assert_allclose(sparse.posterior_mean_, dense.posterior_mean_, atol=1e-8)
+    assert_allclose(sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X), atol=1e-10)
