@@ -140,6 +140,7 @@ def _rewrite(path, edit_meta=None, comment=None, drop=None, replace=None):
     ("extra_member", "unexpected members"),
     ("unknown_class", "not a known problin estimator"),
     ("not_json", "not valid JSON"),
+    ("shadowed_method", "not attributes of LogisticRegression"),
 ])
 def test_bad_files_raise_model_file_error(saved, case, message):
     raw = saved.read_bytes()
@@ -166,6 +167,8 @@ def test_bad_files_raise_model_file_error(saved, case, message):
         _rewrite(saved, lambda m: m["estimator"].update({"$estimator": "os.system"}))
     elif case == "not_json":
         _rewrite(saved, replace={"metadata.json": b"{not json"})
+    elif case == "shadowed_method":  # re-signed, but `predict` would become data
+        _rewrite(saved, lambda m: m["estimator"]["state"].update(predict=1.0))
     with pytest.raises(ModelFileError, match=message):
         problin.load(saved)
     assert issubclass(ModelFileError, ValueError)

@@ -6,6 +6,7 @@ as references to ``.npy`` members; tuples, dicts and ``RandomState`` tagged; est
 ``{"$estimator": name, "params": ..., "state": ...}`` and problin's internal dataclasses as
 ``{"$record": name, "fields": ...}``, with every name looked up in a fixed whitelist.
 """
+import dataclasses
 import io
 import math
 
@@ -163,6 +164,11 @@ class Decoder:
                 where, f"unknown record type {node['$record']!r}")
             obj = cls.__new__(cls)
             fields = self.check(node.get("fields"), dict, where)
+            allowed = {f.name for f in dataclasses.fields(cls)} if \
+                dataclasses.is_dataclass(cls) else set()
+            if any(k not in allowed and (not k.isidentifier() or hasattr(cls, k))
+                   for k in fields):
+                self.fail(where, f"bad field names for {cls.__name__}")
             obj.__dict__.update({k: self.value(e, f"{where}.{k}") for k, e in fields.items()})
             return obj
         if "$estimator" in node:
@@ -189,5 +195,10 @@ class Decoder:
             self.fail(where, f"parameters do not match {cls.__name__} ({exc})")
         if set(state) & set(params):
             self.fail(where, "fitted state overlaps the parameters")
+        # Data only: a name must not shadow a method or property of the class
+        # (a re-signed, edited file could otherwise replace `predict` by an array).
+        bad = [k for k in state if not k.isidentifier() or hasattr(cls, k)]
+        if bad:
+            self.fail(where, f"fitted state names {bad[:3]} are not attributes of {cls.__name__}")
         est.__dict__.update(state)
         return est
