@@ -27,7 +27,7 @@ CLASSIFIERS = {
     "logistic-l2": lambda: LogisticRegression(alpha=1.0),
     "probit": lambda: ProbitRegression(),
     "probit-l2": lambda: ProbitRegression(alpha=1.0),
-    # Laplace posterior, alpha chosen by the evidence; moderated predictive probabilities
+    # Laplace posterior, alpha by the evidence framework (MacKay); moderated predictive
     "bayes-logistic": lambda: BayesianLogisticRegression(alpha=None),
     "fisher": lambda: FisherDiscriminant(),
     "least-squares": lambda: LeastSquaresClassifier(),
@@ -121,7 +121,7 @@ REGRESSORS = {
     "linear": lambda: LinearRegression(),
     "ridge": lambda: LinearRegression(alpha=1.0),
     "lasso": lambda: LinearRegression(alpha=1.0, q=1.0),
-    "bayesian": lambda: BayesianLinearRegression(),
+    "bayes-linear": lambda: BayesianLinearRegression(),
     "lms": lambda: LMSRegressor(random_state=0),
 }
 

@@ -96,7 +96,7 @@ def test_progress_bar_only_when_asked_and_slow(monkeypatch, capsys):
     assert "MCMC" in capsys.readouterr().err
 
 
-def test_alpha_none_samples_at_the_evidence_maximum():
+def test_alpha_none_samples_at_the_evidence_alpha():
     X, y = synthetic_logit(n=300, d=3, seed=10)
     laplace = BayesianLogisticRegression(alpha=None).fit(X, y)
     mcmc = BayesianLogisticRegression(alpha=None, inference="mcmc", n_samples=500,

@@ -31,6 +31,9 @@ def test_fit_help_lists_every_model_name():
     out = invoke("fit", "--help").output
     for name in [*CLASSIFIERS, *REGRESSORS]:
         assert f"  {name} " in out
+    # issue 7's short names for the Bayesian models
+    assert {"bayes-logistic", "bayes-linear"} <= {*CLASSIFIERS, *REGRESSORS}
+    assert "bayesian" not in REGRESSORS
 
 
 @pytest.mark.parametrize("command", ["compare", "fit", "predict", "summary", "report"])
@@ -83,7 +86,7 @@ def test_target_kind_must_suit_the_model(data):
 
 
 def test_predict_proba_std_out_file_and_unseen_category(data):
-    invoke("fit", "d.csv", "-t", "t", "-m", "bayesian", "-o", "b.problin")
+    invoke("fit", "d.csv", "-t", "t", "-m", "bayes-linear", "-o", "b.problin")
     invoke("fit", "d.csv", "-t", "label", "-m", "perceptron", "-o", "p.problin")
     out = invoke("predict", "b.problin", "d.csv", "--proba", "--out", "pred.csv")
     assert out.exit_code == 0 and "80 predictions written to pred.csv" in out.output

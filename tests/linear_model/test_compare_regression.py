@@ -37,9 +37,9 @@ def test_models_are_chosen_by_the_kind_of_target():
 
 def test_nlpd_and_r2_match_a_direct_computation():
     X, y = load_diabetes(return_X_y=True)
-    table = compare_regressors(X, y, ["bayesian", "linear"], cv=3)
+    table = compare_regressors(X, y, ["bayes-linear", "linear"], cv=3)
     assert list(table.columns) == ["model", "rmse", "nlpd", "r2", "fit_ms", "warnings"]
-    row = table.set_index("model").loc["bayesian"]
+    row = table.set_index("model").loc["bayes-linear"]
     nlpd, r2 = [], []
     for train, test in KFold(3, shuffle=True, random_state=0).split(X):
         scaler = StandardScaler().fit(X[train])

@@ -51,9 +51,13 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     ----------
     alpha : float or None, default=1.0
         Precision of the Gaussian prior on the weights (must be > 0). None:
-        chosen by maximising the evidence -- the Laplace evidence (bounded
-        Brent search in ``ln alpha`` over ``[1e-8, 1e8]``) for ``"laplace"``
-        and ``"mcmc"``, the variational lower bound for ``"variational"``.
+        chosen by the evidence framework -- for ``"laplace"`` and ``"mcmc"``
+        MacKay's re-estimation ``alpha = gamma / |w_MAP|^2``, ``gamma = D -
+        alpha tr(S_N)`` over the weights (a few warm-started MAP fits; the
+        stationary point of the Laplace evidence with the data Hessian's
+        change along ``w_MAP`` neglected, which on (nearly) separable classes
+        would send ``alpha`` to 0); for ``"variational"`` the maximum of the
+        variational lower bound.
     fit_intercept : bool, default=True
     inference : {"laplace", "variational", "mcmc"}, default="laplace"
     intercept_alpha : float, default=1e-10
@@ -117,7 +121,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     >>> model = BayesianLogisticRegression(alpha=None).fit(X[["mean radius"]], y)
     >>> mean, var = model.predict_activation(X[["mean radius"]].iloc[:2])
     >>> print(round(model.alpha_, 3), mean.round(2), var.round(3))
-    0.92 [-3.32 -5.96] [0.144 0.368]
+    0.944 [-3.32 -5.96] [0.144 0.367]
     >>> print(model.predict_proba(X[["mean radius"]].iloc[:2]).round(3))
     [[0.962 0.038]
      [0.996 0.004]]
@@ -182,9 +186,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         if self.alpha is None and self.inference != "variational":
             post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
             if not post.extra["evidence_converged"]:
-                warnings.warn("the evidence has its maximum at the edge of [1e-8, 1e8] for "
-                              f"alpha (alpha_ = {post.alpha:.3g}); set alpha explicitly.",
-                              ConvergenceWarning, stacklevel=2)
+                warnings.warn("the evidence re-estimation of alpha found no fixed point in "
+                              f"[1e-8, 1e8] (alpha_ = {post.alpha:.3g}); set alpha "
+                              "explicitly.", ConvergenceWarning, stacklevel=2)
         else:
             start = 1.0 if self.alpha is None else self.alpha
             post = _fit.laplace(design, t, sw, K, start, self.intercept_alpha, **opts)
