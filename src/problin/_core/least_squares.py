@@ -20,6 +20,7 @@ from scipy.linalg import lapack
 
 from .blocks import _default_rows, iter_blocks, reduce_row_ranges
 from .linalg import solve_psd
+from .stats import merge_means
 
 __all__ = ["Moments", "moments", "solve_normal_equations"]
 
@@ -31,7 +32,7 @@ class Moments:
     ``weight`` is the total sample weight and ``scatter`` the centred scatter
     matrix ``sum_n w_n (z_n - mean)(z_n - mean)^T``. The mean is held as
     ``origin + offset``: ``origin`` is a rounded reference point near the data
-    (the mean of their first block) and ``offset`` is accurate to the data's
+    (where their first block was centred) and ``offset`` is accurate to the data's
     spread, not to their magnitude, so that merging statistics (whose exact
     update is first-order in the difference of the means) loses no digits
     when the means are large and the spreads small.
@@ -55,17 +56,11 @@ class Moments:
                              f"{self.n_features} features/{self.offset.size - self.n_features} "
                              f"targets vs {other.n_features}/"
                              f"{other.offset.size - other.n_features}")
-        if other.weight == 0 or self.weight == 0:
-            kept = self if other.weight == 0 else other
-            return Moments(kept.weight, kept.offset.copy(), kept.scatter.copy(),
-                           kept.n_features, kept.origin.copy())
-        n = self.weight + other.weight
-        # origin difference: exact for nearby origins (Sterbenz), then the small part
-        delta = (other.origin - self.origin) + (other.offset - self.offset)
-        offset = self.offset + delta * (other.weight / n)
+        n, origin, offset, delta, c = merge_means(self.weight, self.origin, self.offset,
+                                                  other.weight, other.origin, other.offset)
         scatter = self.scatter + other.scatter
-        scatter += np.outer(delta, delta * (self.weight * other.weight / n))
-        return Moments(n, offset, scatter, self.n_features, self.origin.copy())
+        scatter += np.outer(delta, delta * c)
+        return Moments(float(n), offset, scatter, self.n_features, origin)
 
     __add__ = merge  # reduce_row_ranges merges the threads' statistics with ``+``
 
@@ -124,7 +119,8 @@ _RAW_RATIO = 17.0  # raw sums of squares may exceed the centred ones by at most 
 
 
 class _Running:
-    """Weight, mean offset (from ``origin``) and centred scatter, merged block by block."""
+    """Weight, mean (``origin + offset``) and centred scatter, merged block by block
+    (the first block's centre becomes the origin; ``origin`` is that of no block)."""
 
     def __init__(self, origin, n_features):
         self.origin, self.n_features, self.weight = origin, n_features, 0.0
@@ -134,13 +130,11 @@ class _Running:
     def add(self, n, shift, P, r):
         """Merge a block of weight ``n``, scatter ``P`` about ``shift`` and residual
         sums ``r = sum w (z - shift)``; returns the block's sums of squares about its mean."""
-        total = self.weight + n
-        delta = ((shift - self.origin) + r / n) - self.offset
+        self.weight, self.origin, self.offset, delta, c = merge_means(
+            self.weight, self.origin, self.offset, n, shift, r / n)
         self.scatter += P
         self.scatter -= np.outer(r, r / n)
-        self.scatter += np.outer(delta, delta * (self.weight * n / total))
-        self.offset += delta * (n / total)
-        self.weight = total
+        self.scatter += np.outer(delta, delta * c)
         return np.diagonal(P) - r * r / n
 
     def moments(self):

@@ -3,16 +3,19 @@
 Every generative classifier needs, per class ``k``, the weighted count
 ``n_k = sum_{t_n = k} w_n``, the mean ``mu_k`` and the centred scatter
 ``sum_{t_n = k} w_n (x_n - mu_k)(x_n - mu_k)^T`` (or just its diagonal).
-They are computed block by block over the rows: each block is centred on its
-own class means (no raw second moments, so no catastrophic cancellation when
-the data sit far from the origin) and the blocks are merged with the exact
-pairwise update of Chan, Golub and LeVeque::
+They are computed block by block over the rows: each block is centred near
+its own class means (no raw second moments, so no catastrophic cancellation
+when the data sit far from the origin) and the blocks are merged with the exact
+pairwise update of Chan, Golub and LeVeque (:func:`merge_means`)::
 
     n = n_a + n_b,   delta = mu_b - mu_a,   mu = mu_a + (n_b / n) delta,
     M = M_a + M_b + (n_a n_b / n) delta delta^T.
 
-So a one-pass fit, a chunked ``partial_fit`` and (later) a Dask tree
-reduction all give the same statistics to rounding (~1e-12 relative).
+Means are held as ``origin + offset`` (a float near the data plus a small
+part accurate to the data's spread), so that ``delta`` keeps every digit of
+the spread even when the data sit at 1e8. A one-pass fit, a chunked
+``partial_fit`` and (later) a Dask tree reduction thus all give the same
+statistics to rounding (~1e-12 relative), however the data drift along the rows.
 
 >>> import numpy as np
 >>> X = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 3.0], [6.0, 5.0]])
@@ -34,12 +37,62 @@ import scipy.sparse as sp
 
 from .blocks import block_rows, iter_blocks, reduce_row_ranges
 
-__all__ = ["ClassStats", "empty_stats", "class_stats", "pooled_scatter", "between_scatter"]
+__all__ = ["ClassStats", "empty_stats", "class_stats", "merge_means", "pooled_scatter",
+           "between_scatter"]
 
 KINDS = ("full", "tied", "diag")
 # Blocks of ~4 MiB: few enough Python steps per pass, long enough for syrk to
 # run near peak, still a sliver of any X worth blocking.
 _STATS_BLOCK_BYTES = 4 << 20
+
+
+def merge_means(n_a, origin_a, offset_a, n_b, origin_b, offset_b):
+    """Chan, Golub & LeVeque's update of the weights and means of two samples.
+
+    Each mean is held as ``origin + offset``: ``origin`` a float near the data
+    (where a block was centred), ``offset`` small and accurate to the data's
+    spread. The update is first order in the difference of the means, formed
+    here as ``delta = (origin_b - origin_a) + (offset_b - offset_a)``: one
+    rounding of the origins' difference (none when they are within a factor
+    of two of each other), so ``delta`` is accurate to the spread of the
+    data, not to their distance from zero. The merged scatter is
+    ``S_a + S_b + c delta delta^T``; the caller adds it (per class, pooled or
+    just its diagonal).
+
+    Parameters
+    ----------
+    n_a, n_b : float or ndarray of shape (...)
+        Weights of the two samples (one per class, say).
+    origin_a, offset_a, origin_b, offset_b : ndarray of shape (..., D)
+        Their means, as ``origin + offset``.
+
+    Returns
+    -------
+    n : ndarray of shape (...)
+        ``n_a + n_b``.
+    origin, offset : ndarray of shape (..., D)
+        The merged mean: about ``origin_a`` where ``n_a > 0``, else ``b``'s.
+    delta : ndarray of shape (..., D)
+        ``mean_b - mean_a``.
+    c : ndarray of shape (...)
+        ``n_a n_b / n`` (zero where either sample has no weight).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n, origin, offset, delta, c = merge_means(1.0, np.array([1e8]), np.array([0.25]),
+    ...                                           3.0, np.array([1e8 + 1]), np.array([0.25]))
+    >>> float(n), float(offset[0]), float(delta[0]), float(c)
+    (4.0, 1.0, 1.0, 0.75)
+    """
+    n_a, n_b = np.asarray(n_a, dtype=np.float64), np.asarray(n_b, dtype=np.float64)
+    n = n_a + n_b
+    safe = np.where(n > 0, n, 1.0)
+    delta = (origin_b - origin_a) + (offset_b - offset_a)
+    keep = (n_a > 0)[..., None]
+    origin = np.where(keep, origin_a, origin_b)
+    offset = np.where(keep, offset_a + delta * (n_b / safe)[..., None], offset_b)
+    return n, origin, offset, delta, n_a * n_b / safe
 
 
 @dataclass
@@ -50,8 +103,12 @@ class ClassStats:
     ----------
     counts : ndarray of shape (K,)
         Weighted counts ``n_k`` (sums of sample weights; plain counts without).
+    origin, offset : ndarray of shape (K, D)
+        The class means as ``origin + offset`` (see :func:`merge_means`):
+        ``origin`` a float near the class's data, ``offset`` small and accurate.
     means : ndarray of shape (K, D)
-        Class means ``mu_k`` (zero for a class with no weight yet).
+        Class means ``mu_k = origin + offset`` (zero for a class with no
+        weight yet); a property.
     sq : ndarray of shape (K, D)
         Centred sums of squares ``sum w_n (x_nj - mu_kj)^2`` (the scatter's diagonal).
     scatter : ndarray or None
@@ -62,10 +119,16 @@ class ClassStats:
     """
 
     counts: np.ndarray
-    means: np.ndarray
+    origin: np.ndarray
+    offset: np.ndarray
     sq: np.ndarray
     scatter: np.ndarray | None
     kind: str
+
+    @property
+    def means(self):
+        """Class means ``origin + offset``, shape (K, D)."""
+        return self.origin + self.offset
 
     @property
     def n_classes(self):
@@ -73,7 +136,7 @@ class ClassStats:
 
     @property
     def n_features(self):
-        return self.means.shape[1]
+        return self.origin.shape[1]
 
     def var(self):
         """Per-class maximum-likelihood variances ``sq / n_k``, shape (K, D) (0 if empty)."""
@@ -89,33 +152,36 @@ class ClassStats:
             return self.scatter / max(float(self.counts.sum()), np.finfo(float).tiny)
         return self.var()
 
+    def centred_means(self):
+        """Class means minus the overall weighted mean, shape (K, D), formed from
+        the offsets (accurate however far the data sit from zero)."""
+        n = float(self.counts.sum())
+        rel = (self.origin - self.origin[int(np.argmax(self.counts))]) + self.offset
+        return rel - self.counts @ rel / n
+
     def total_var(self):
         """Variance of every feature over all classes (law of total variance), shape (D,)."""
         n = float(self.counts.sum())
         if n <= 0:
             return np.zeros(self.n_features)
-        mu = self.counts @ self.means / n
-        dev = self.means - mu
+        dev = self.centred_means()
         return (self.sq.sum(axis=0) + self.counts @ (dev * dev)) / n
 
     def merge(self, other):
         """The statistics of the union of both samples (exact pairwise update); new object."""
-        if self.kind != other.kind or self.means.shape != other.means.shape:
-            raise ValueError(f"cannot merge {self.kind} statistics of shape {self.means.shape} "
-                             f"with {other.kind} statistics of shape {other.means.shape}")
-        na, nb = self.counts, other.counts
-        n = na + nb
-        safe = np.where(n > 0, n, 1.0)
-        delta = other.means - self.means
-        means = self.means + (nb / safe)[:, None] * delta
-        c = na * nb / safe  # zero whenever either side is empty
-        sq = self.sq + other.sq + c[:, None] * delta * delta
+        if self.kind != other.kind or self.origin.shape != other.origin.shape:
+            raise ValueError(f"cannot merge {self.kind} statistics of shape {self.origin.shape} "
+                             f"with {other.kind} statistics of shape {other.origin.shape}")
+        n, origin, offset, delta, c = merge_means(self.counts, self.origin, self.offset,
+                                                  other.counts, other.origin, other.offset)
+        cd = c[:, None] * delta
+        sq = self.sq + other.sq + cd * delta
         scatter = None
         if self.kind == "full":
-            scatter = self.scatter + other.scatter + np.einsum("k,ki,kj->kij", c, delta, delta)
+            scatter = self.scatter + other.scatter + cd[:, :, None] * delta[:, None, :]
         elif self.kind == "tied":
-            scatter = self.scatter + other.scatter + (delta.T * c) @ delta
-        return ClassStats(n, means, sq, scatter, self.kind)
+            scatter = self.scatter + other.scatter + cd.T @ delta
+        return ClassStats(n, origin, offset, sq, scatter, self.kind)
 
     __add__ = merge
 
@@ -126,13 +192,33 @@ def empty_stats(n_classes, n_features, kind="full"):
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     k, d = int(n_classes), int(n_features)
     scatter = {"full": np.zeros((k, d, d)), "tied": np.zeros((d, d)), "diag": None}[kind]
-    return ClassStats(np.zeros(k), np.zeros((k, d)), np.zeros((k, d)), scatter, kind)
+    return ClassStats(np.zeros(k), np.zeros((k, d)), np.zeros((k, d)), np.zeros((k, d)),
+                      scatter, kind)
+
+
+# The rows of a class in a block are centred on the mean of their first few
+# rows (a shift near the data, at no cost) and their residual mean ``u`` --
+# the offset -- is read by the GEMV that would otherwise give the mean.
+# Products about the shift exceed those about the mean by ``n u u^T``; while
+# they exceed them by at most the factor R (``|u|`` <= 4 standard deviations)
+# subtracting it loses at most 4 bits; otherwise the rows are centred again.
+_SHIFT_ROWS = 32
+_SHIFT_RATIO = 17.0
+
+
+def _products(Rk, kind):
+    """``(R^T R, its diagonal)`` by BLAS syrk, or ``(None, column sums of R * R)``."""
+    if kind == "diag":
+        return None, np.einsum("ij,ij->j", Rk, Rk)
+    P = Rk.T @ Rk
+    return P, np.diagonal(P).copy()
 
 
 def _block_stats(Xb, codes, w, n_classes, kind):
     """Statistics of one block: rows grouped by class (one gather), each class
-    centred on its own mean in place, then ``R_k^T R_k`` by BLAS syrk (whose
-    diagonal is ``sq``) or, for "diag", just the column sums of ``R_k * R_k``."""
+    centred in place (see ``_SHIFT_RATIO``), then ``R_k^T R_k`` by BLAS syrk
+    (whose diagonal is ``sq``) or, for "diag", just the column sums of
+    ``R_k * R_k``, both less ``n_k u u^T`` (about the exact mean)."""
     if sp.issparse(Xb):
         Xb = Xb.toarray()
     stats = empty_stats(n_classes, Xb.shape[1], kind)
@@ -149,22 +235,33 @@ def _block_stats(Xb, codes, w, n_classes, kind):
     for k, rows in bounds.items():
         Rk = R[rows]
         wk = np.ones(Rk.shape[0]) if w is None else w[rows]
+        sw = None if w is None else np.sqrt(wk)
         n_k = float(Rk.shape[0]) if w is None else float(wk.sum())
+        origin = Rk[:_SHIFT_ROWS].sum(axis=0) / min(Rk.shape[0], _SHIFT_ROWS)
+        Rk -= origin
+        # (Rows of zero weight add nothing, or NaN from a non-finite value.)
+        u = (wk @ Rk) / n_k if n_k > 0 else np.zeros_like(origin)  # GEMV
+        if sw is not None:
+            Rk *= sw[:, None]
+        P, sq = _products(Rk, kind)
+        c = u  # the residual mean of Rk
+        if n_k > 0 and not (n_k * u * u <= (1.0 - 1.0 / _SHIFT_RATIO) * sq).all():
+            Rk -= u if sw is None else sw[:, None] * u  # a poor shift: centre on origin + u
+            c = ((wk if sw is None else sw) @ Rk) / n_k
+            u = u + c
+            P, sq = _products(Rk, kind)
         if n_k > 0:
-            stats.counts[k] = n_k
-            stats.means[k] = (wk @ Rk) / n_k  # GEMV: faster than sum(axis=0)
-        Rk -= stats.means[k]
-        if w is not None:
-            Rk *= np.sqrt(wk)[:, None]
-        if kind == "diag":
-            stats.sq[k] = np.einsum("ij,ij->j", Rk, Rk)
+            stats.counts[k], stats.origin[k], stats.offset[k] = n_k, origin, u
+        # >= 0: identical rows give 0, not rounding noise
+        stats.sq[k] = np.maximum(sq - n_k * c * c, 0.0)
+        if P is None:
             continue
-        S = Rk.T @ Rk  # syrk
-        stats.sq[k] = np.diagonal(S)
+        P -= np.outer(n_k * c, c)
+        P.flat[::P.shape[0] + 1] = stats.sq[k]
         if kind == "full":
-            stats.scatter[k] = S
+            stats.scatter[k] = P
         else:
-            stats.scatter += S
+            stats.scatter += P
     return stats
 
 
@@ -224,7 +321,5 @@ def pooled_scatter(stats):
 
 def between_scatter(stats):
     """Between-class scatter ``S_B = sum_k n_k (mu_k - mu)(mu_k - mu)^T``, (D, D)."""
-    n = float(stats.counts.sum())
-    mu = stats.counts @ stats.means / n
-    dev = stats.means - mu
+    dev = stats.centred_means()
     return (dev.T * stats.counts) @ dev

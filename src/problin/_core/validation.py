@@ -91,3 +91,33 @@ def check_priors(priors, n_classes, *, name="priors"):
     if abs(float(p.sum()) - 1.0) > 1e-6:
         raise ValueError(f"{name} must sum to 1, but they sum to {float(p.sum()):.6g}")
     return p
+
+
+def check_all_finite(X, name="X"):
+    """Raise ``ValueError`` if ``X`` (dense or sparse) holds NaN or infinity.
+
+    The same test as scikit-learn's (a sum is finite only if every term is),
+    but as a blocked sum over row ranges in parallel threads: one read of X
+    at the speed of both cores instead of one.
+    """
+    import scipy.sparse as sp
+
+    from .blocks import _default_rows, reduce_row_ranges
+    values = X.data if sp.issparse(X) else X
+    if values.dtype.kind != "f" or values.size == 0:
+        return
+    if values.ndim == 2 and values.flags.c_contiguous:
+        rows = 8 * _default_rows(values)
+        total = reduce_row_ranges(lambda lo, hi: float(np.sum(values[lo:hi])),
+                                  values.shape[0], rows)
+    else:
+        total = float(np.sum(values))
+    if np.isfinite(total):
+        return
+    with np.errstate(invalid="ignore", over="ignore"):
+        if np.isnan(values).any():
+            raise ValueError(f"Input {name} contains NaN.")
+        if not np.isfinite(values).all():
+            raise ValueError(f"Input {name} contains infinity or a value too large for "
+                             f"{values.dtype!r}.")
+    # the sum overflowed although every value is finite: nothing wrong

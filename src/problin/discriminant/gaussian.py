@@ -109,7 +109,10 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         reg = self._reg(stats)
         if strict and reg == 0 and kind in ("full", "diag"):
             # (While streaming, a class may get more samples: regularised, with a warning.)
-            flat = np.flatnonzero((stats.counts > 0) & np.all(stats.sq == 0, axis=1))
+            # Identical samples of more weight (weight 2 = a duplicated row) have an
+            # exactly zero scatter too: a singular covariance, regularised with a warning.
+            flat = np.flatnonzero((stats.counts > 0) & (stats.counts <= 1)
+                                  & np.all(stats.sq == 0, axis=1))
             if flat.size:
                 raise ValueError(
                     f"classes {self.classes_[flat].tolist()} have a single sample (or only "

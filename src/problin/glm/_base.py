@@ -19,7 +19,8 @@ from .._core.newton import newton, sketch_rows
 from .._core.numerics import log_softmax
 from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.quasi_newton import lbfgs
-from .._core.validation import check_class_weights, check_label_types, check_sample_weight
+from .._core.validation import (check_all_finite, check_class_weights, check_label_types,
+                                check_sample_weight)
 from ._diagnostics import check_fits_in_memory, diagnose, hessian_affordable, set_covariance
 from ._targets import encode_classes
 from .inference import parameter_names, wald_table
@@ -213,10 +214,14 @@ def check_classifier_data(est, X, y, sample_weight, multiclass):
     validated sample weights or None. K > 2 is an error unless ``multiclass``.
     """
     check_label_types(y)
+    # X's finiteness is checked below, on both cores (scikit-learn's check
+    # reads it on one: ~14 ms per 400 MB); y's by validate_data.
     X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
-                         dtype=[np.float64, np.float32], y_numeric=False)
+                         dtype=[np.float64, np.float32], y_numeric=False,
+                         ensure_all_finite=False)
     if sp.issparse(X):
         X = X.tocsr()
+    check_all_finite(X)
     name = type(est).__name__
     est.classes_, t = encode_classes(y, getattr(est, "classes", None), owner=name)
     if est.classes_.size > 2 and not multiclass:
