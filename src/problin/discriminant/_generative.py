@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.numerics import log_softmax, logsumexp
 from .._core.validation import (check_class_weights, check_label_types, check_priors,
                                 check_sample_weight)
@@ -52,16 +53,19 @@ class SoftmaxPosteriorMixin:
     (n_samples, n_classes), columns in the order of ``classes_``.
     """
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X):
         """Log posteriors ``log p(C_k | x) = a_k - logsumexp_j a_j`` (never ``log(p)``)."""
         return log_softmax(self._jll(X), axis=1)
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X):
         """Posterior class probabilities ``p(C_k | x)``; columns follow ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
-        """The class of largest posterior probability."""
+        """The class of largest posterior probability (lazy Dask output for Dask ``X``)."""
         best = np.argmax(self._jll(X), axis=1)
         return self.classes_[best]
 
@@ -121,6 +125,10 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         -------
         self
         """
+        if is_dask(X):
+            raise TypeError(f"{type(self).__name__}.partial_fit does not take Dask input yet; "
+                            "fit() takes the whole Dask array in one pass, or call "
+                            "partial_fit on computed chunks")
         first = not hasattr(self, "_stats")
         if first:
             self._validate_params()

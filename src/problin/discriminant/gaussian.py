@@ -6,6 +6,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.dask_blocks import is_dask
 from .._core.stats import class_stats
 from ._gaussian import draw, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
@@ -15,6 +16,14 @@ __all__ = ["GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis",
 
 # Which sufficient statistics each covariance type needs.
 _STATS_KIND = {"full": "full", "tied": "tied", "diag": "diag", "spherical": "diag"}
+
+
+def _finite(stats):
+    """``stats``, or an error if NaN or infinity reached them (every value of X does)."""
+    if not (np.all(np.isfinite(stats.means)) and np.all(np.isfinite(stats.sq))):
+        raise ValueError("Input X contains NaN or infinity (or values so large that "
+                         "their squares overflow).")
+    return stats
 
 
 class GaussianDiscriminantAnalysis(GenerativeClassifier):
@@ -87,13 +96,25 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     # --------------------------------------------------- hooks of the base
     _check_finite_X = False  # checked on the statistics: NaN or inf reach a class sum
 
+    def fit(self, X, y, sample_weight=None):
+        if not is_dask(X):
+            return super().fit(X, y, sample_weight)
+        from .._core.dask_blocks import dask_class_stats  # one pass, chunk by chunk
+        self._validate_params()
+        stats = dask_class_stats(self, X, y, sample_weight, _STATS_KIND[self._kind()])
+        self._stats = _finite(stats)
+        self._set_model(strict=True)
+        return self
+
+    fit.__doc__ = GenerativeClassifier.fit.__doc__.replace(
+        "X : array-like of shape (n_samples, n_features)\n",
+        "X : array-like of shape (n_samples, n_features)\n            Or a Dask array/DataFrame: "
+        "the class statistics are then reduced\n            chunk by chunk on the active Dask "
+        "scheduler.\n", 1)
+
     def _accumulate(self, X, codes, sample_weight):
-        stats = class_stats(X, codes, self.classes_.size, sample_weight,
-                            _STATS_KIND[self._kind()])
-        if not (np.all(np.isfinite(stats.means)) and np.all(np.isfinite(stats.sq))):
-            raise ValueError("Input X contains NaN or infinity (or values so large that "
-                             "their squares overflow).")
-        return stats
+        return _finite(class_stats(X, codes, self.classes_.size, sample_weight,
+                                   _STATS_KIND[self._kind()]))
 
     def _merge(self, a, b):
         return a + b

@@ -3,6 +3,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.least_squares import moments
 from .._core.validation import check_sample_weight
 
@@ -36,6 +37,8 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: the statistics are then reduced chunk
+            by chunk on the active Dask scheduler.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; weight 2 is the same as a duplicated row.
@@ -67,8 +70,12 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
 
     def _statistics(self, X, y, sample_weight, merge):
         """Sufficient statistics of this data, merged with those seen before if ``merge``."""
-        X, T, sw = self._check_data(X, y, sample_weight, reset=not merge, finite_x=False)
-        stats = moments(X, T, sw)
+        if is_dask(X):  # one pass chunk by chunk on Dask (problin._core.dask_blocks)
+            from .._core.dask_blocks import dask_moments
+            stats = dask_moments(self, X, y, sample_weight, reset=not merge)
+        else:
+            X, T, sw = self._check_data(X, y, sample_weight, reset=not merge, finite_x=False)
+            stats = moments(X, T, sw)
         if not (np.all(np.isfinite(stats.scatter)) and np.all(np.isfinite(stats.mean))):
             raise ValueError("Input X contains NaN or infinity (or values so large that "
                              "their squares overflow).")
@@ -87,12 +94,14 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         self.coef_ = W[:, 0].copy() if self._single_output else W.T.copy()
         self.intercept_ = float(b[0]) if self._single_output else b
 
+    @lazy_on_dask(columns=lambda self: None if self._single_output else self.coef_.shape[0])
     def predict(self, X):
         """Predicted targets ``X coef_^T + intercept_``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            A Dask array gives a lazy Dask array, chunk by chunk.
 
         Returns
         -------

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes_linear import general_prior_posterior, linear_gaussian_posterior
 from .._core.blocks import iter_blocks
+from .._core.dask_blocks import is_dask, lazy_rows
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
 
@@ -169,6 +170,12 @@ class BayesianLinearRegression(LinearRegressorBase):
         mean : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         std : ndarray of the same shape, only with ``return_std``
         """
+        if is_dask(X):  # lazy, chunk by chunk
+            check_is_fitted(self)
+            cols = None if self._single_output else self.coef_.shape[0]
+            mean = lazy_rows(self, "predict", X, cols)
+            return (mean, lazy_rows(self, "predict", X, cols, index=1, return_std=True)) \
+                if return_std else mean
         mean = super().predict(X)
         if not return_std:
             return mean
