@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
 from ._core.blocks import iter_blocks
+from ._core.dask_blocks import is_dask
 from .discriminant._generative import GenerativeClassifier, log_class_priors
 from .discriminant.gaussian import GaussianDiscriminantAnalysis
 
@@ -118,6 +119,24 @@ class _DiscreteNB(GenerativeClassifier):
             block = sp.csr_matrix((X.data[a:b], X.indices[a:b], indptr[lo:hi + 1] - a),
                                   shape=(hi - lo, X.shape[1]), copy=False)
             yield lo, hi, self._features(block)
+
+    def fit(self, X, y, sample_weight=None):
+        if not is_dask(X):
+            return super().fit(X, y, sample_weight)
+        from ._core.dask_blocks import dask_class_reduce  # one pass, chunk by chunk
+        self._validate_params()
+        stats = dask_class_reduce(self, X, y, sample_weight, self._chunk_counts,
+                                  accept_sparse=True)
+        self._stats = stats.counts, stats.sums[0]
+        self._set_model(strict=True)
+        return self
+
+    fit.__doc__ = GaussianDiscriminantAnalysis.fit.__doc__
+
+    def _chunk_counts(self, X, codes, sample_weight, n_classes):
+        """The counts of one Dask chunk (dense, or CSR), to be summed over the chunks."""
+        from ._core.dask_blocks import ClassSums
+        return ClassSums(*self._accumulate(self._check_input(X), codes, sample_weight))
 
     def _accumulate(self, X, codes, sample_weight):
         """``(n_k, sum_{t_n = k} w_n f(x_n))``: class counts and feature counts."""

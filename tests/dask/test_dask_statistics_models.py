@@ -25,14 +25,6 @@ FITTED = ["coef_", "intercept_", "alpha_", "beta_", "posterior_cov_", "noise_pre
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(8)
     X = rng.normal(size=(N, D)) * np.linspace(0.5, 3.0, D) + 10.0

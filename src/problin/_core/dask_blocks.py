@@ -17,8 +17,10 @@ import functools
 import numpy as np
 
 __all__ = [
+    "ClassSums",
     "align_rows",
     "as_dask_rows",
+    "dask_class_reduce",
     "dask_class_stats",
     "dask_features",
     "dask_moments",
@@ -193,21 +195,71 @@ def dask_moments(estimator, X, y, sample_weight, reset):
     return stats
 
 
-def _class_stats_chunk(k, lo, Xb, yb, wb, classes, kind):
-    from .stats import class_stats
+class ClassSums:
+    """Per-class sums that merge by addition: ``counts`` (the class weights
+    ``n_k``) and further arrays ``sums`` (e.g. naive Bayes' feature counts)."""
+
+    def __init__(self, counts, *sums):
+        self.counts, self.sums = counts, sums
+
+    def merge(self, other):
+        return ClassSums(self.counts + other.counts,
+                         *(a + b for a, b in zip(self.sums, other.sums)))
+
+
+def _sparse_chunk(k, lo, Xb):
+    """A scipy.sparse chunk as float CSR; NaN or infinity named by chunk and row."""
+    Xb = Xb.tocsr()
+    if Xb.dtype not in (np.float64, np.float32):
+        Xb = Xb.astype(np.float64)
+    if not np.isfinite(Xb.data).all():
+        row = int(np.searchsorted(Xb.indptr, np.flatnonzero(~np.isfinite(Xb.data))[0],
+                                  side="right")) - 1
+        raise ValueError(f"Input X contains NaN or infinity in chunk {k} (row {lo + row}; "
+                         f"the chunk holds rows {lo} to {lo + Xb.shape[0] - 1}).")
+    return Xb
+
+
+def _class_chunk(k, lo, Xb, yb, wb, classes, reduce, accept_sparse):
+    import scipy.sparse as sp
     if Xb.shape[0] == 0:
         return None
-    Xb = _float_rows(Xb)
-    _check_chunk(k, lo, "X", Xb)
+    if sp.issparse(Xb):
+        if not accept_sparse:
+            raise TypeError(f"chunk {k} of X is a scipy.sparse matrix, which this estimator "
+                            "does not take; pass dense chunks (X.map_blocks(lambda b: "
+                            "b.toarray()))")
+        Xb = _sparse_chunk(k, lo, Xb)
+    else:
+        Xb = _float_rows(Xb)
+        _check_chunk(k, lo, "X", Xb)
     codes = np.searchsorted(classes, np.asarray(yb))
-    return class_stats(Xb, codes, classes.size, _chunk_weights(k, lo, wb), kind)
+    return reduce(Xb, codes, _chunk_weights(k, lo, wb), classes.size)
 
 
-def dask_class_stats(estimator, X, y, sample_weight, kind):
+def _class_stats_of(Xb, codes, w, n_classes, kind):
+    from .stats import class_stats
+    return class_stats(Xb, codes, n_classes, w, kind)
+
+
+def dask_class_stats(estimator, X, y, sample_weight, kind, *, accept_sparse=False):
     """Per-class :class:`~problin._core.stats.ClassStats` from Dask input.
 
     Sets ``classes_`` (the sorted labels of ``y``, found by one pass over
     ``y`` only) and ``n_features_in_``; then one pass over ``X``.
+    """
+    return dask_class_reduce(estimator, X, y, sample_weight,
+                             functools.partial(_class_stats_of, kind=kind),
+                             accept_sparse=accept_sparse)
+
+
+def dask_class_reduce(estimator, X, y, sample_weight, reduce, *, accept_sparse=False):
+    """``merge(reduce(X_k, codes_k, w_k, n_classes))`` over the row chunks of Dask input.
+
+    As :func:`dask_class_stats` for any per-chunk class statistic: ``reduce``
+    (picklable) returns an object with ``counts`` (the class weights) and an
+    exact ``merge`` (e.g. :class:`ClassSums`); ``codes_k`` index ``classes_``.
+    ``accept_sparse``: whether chunks may be scipy.sparse matrices (as CSR).
     """
     import dask.array as da
 
@@ -221,8 +273,9 @@ def dask_class_stats(estimator, X, y, sample_weight, kind):
         raise ValueError("Input y contains NaN or infinity.")
     estimator.classes_, _ = encode_classes(present, owner=type(estimator).__name__)
     w = align_rows(sample_weight, X, "sample_weight")
-    stats = reduce_chunks(functools.partial(_class_stats_chunk, classes=estimator.classes_,
-                                            kind=kind), X, y, w)
+    stats = reduce_chunks(functools.partial(_class_chunk, classes=estimator.classes_,
+                                            reduce=reduce, accept_sparse=accept_sparse),
+                          X, y, w)
     empty = stats.counts <= 0
     if empty.any():
         raise ValueError(f"classes {estimator.classes_[empty].tolist()} have zero total "

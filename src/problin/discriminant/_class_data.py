@@ -4,6 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core.dask_blocks import is_dask
 from .._core.stats import class_stats
 from .._core.validation import check_class_weights, check_label_types, check_sample_weight
 from ..glm._targets import encode_classes
@@ -17,8 +18,13 @@ def fit_class_stats(estimator, X, y, sample_weight):
     Sets ``classes_`` (and ``n_features_in_``/``feature_names_in_``) on the
     estimator; returns ``(X, stats)`` with ``stats`` a ``kind="tied"``
     :class:`~problin._core.stats.ClassStats` (weighted counts, class means,
-    within-class scatter ``S_W``), read in one blocked pass.
+    within-class scatter ``S_W``), read in one blocked pass. Dask ``X``: chunk by
+    chunk on the active Dask scheduler (chunks may be scipy.sparse), ``(None, stats)``.
     """
+    if is_dask(X):
+        from .._core.dask_blocks import dask_class_stats
+        return None, dask_class_stats(estimator, X, y, sample_weight, "tied",
+                                      accept_sparse=True)
     check_label_types(y)
     X, y = validate_data(estimator, X, y, accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32])

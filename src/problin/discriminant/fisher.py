@@ -8,6 +8,7 @@ from sklearn.base import (BaseEstimator, ClassifierMixin, ClassNamePrefixFeature
                           TransformerMixin)
 from sklearn.utils._param_validation import Interval
 
+from .._core.dask_blocks import lazy_on_dask
 from .._core.linalg import symmetrize
 from .._core.stats import between_scatter, pooled_scatter
 from ..exceptions import CollinearityWarning
@@ -118,6 +119,8 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: the class statistics are then reduced
+            chunk by chunk on the active Dask scheduler.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; weight 2 equals a duplicated row.
@@ -170,6 +173,7 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def _n_features_out(self):
         return self.components_.shape[0]
 
+    @lazy_on_dask(columns=lambda self: self.components_.shape[0])
     def transform(self, X):
         """Project onto the Fisher directions: ``X @ components_.T``, shape (n, n_components)."""
         return np.asarray(validated_X(self, X) @ self.components_.T, dtype=np.float64)
@@ -182,6 +186,7 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         log-prior shift)."""
         return linear_scores(self, X)
 
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """Log posterior odds ``log p(C_2|x)/p(C_1|x)`` (two classes, shape (n,)), else the
         K class scores ``mu_k^T z - |mu_k|^2 / 2 + log pi_k`` (shape (n, K))."""

@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .._core.dask_blocks import lazy_on_dask
 from .._core.least_squares import solve_normal_equations
 from .._core.stats import between_scatter, pooled_scatter
 from ..exceptions import CollinearityWarning
@@ -74,6 +75,8 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: the class statistics are then reduced
+            chunk by chunk on the active Dask scheduler.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights of the squared errors; weight 2 equals a duplicated row.
@@ -105,12 +108,14 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     def _discriminants(self, X):
         return linear_scores(self, X)
 
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """The K discriminants ``y_k(x) = w_k^T x + w_k0``, shape (n_samples, K); for two
         classes ``y_2(x) - y_1(x)``, shape (n_samples,) (positive: ``classes_[1]``)."""
         scores = self._discriminants(X)
         return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """The class with the largest discriminant ``y_k(x)``."""
         k = np.argmax(self._discriminants(X), axis=1)
