@@ -133,6 +133,9 @@ class _DiscreteNB(GenerativeClassifier):
 
     fit.__doc__ = GaussianDiscriminantAnalysis.fit.__doc__
 
+    def _dask_reduce(self):
+        return self._chunk_counts, True, lambda stats: (stats.counts, stats.sums[0])
+
     def _chunk_counts(self, X, codes, sample_weight, n_classes):
         """The counts of one Dask chunk (dense, or CSR), to be summed over the chunks."""
         from ._core.dask_blocks import ClassSums

@@ -23,6 +23,7 @@ __all__ = [
     "dask_class_reduce",
     "dask_class_stats",
     "dask_features",
+    "dask_labels",
     "dask_moments",
     "is_dask",
     "lazy_on_dask",
@@ -261,16 +262,8 @@ def dask_class_reduce(estimator, X, y, sample_weight, reduce, *, accept_sparse=F
     exact ``merge`` (e.g. :class:`ClassSums`); ``codes_k`` index ``classes_``.
     ``accept_sparse``: whether chunks may be scipy.sparse matrices (as CSR).
     """
-    import dask.array as da
-
     from ..glm._targets import encode_classes
-    X = dask_features(estimator, X, reset=True)
-    y = align_rows(y, X, "y")
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
-    present = da.unique(y).compute()
-    if present.dtype.kind == "f" and not np.isfinite(present).all():
-        raise ValueError("Input y contains NaN or infinity.")
+    X, y, present = dask_labels(estimator, X, y, reset=True)
     estimator.classes_, _ = encode_classes(present, owner=type(estimator).__name__)
     w = align_rows(sample_weight, X, "sample_weight")
     stats = reduce_chunks(functools.partial(_class_chunk, classes=estimator.classes_,
@@ -282,6 +275,20 @@ def dask_class_reduce(estimator, X, y, sample_weight, reduce, *, accept_sparse=F
                          "sample weight: their parameters are undefined. Drop those samples "
                          "or give them positive weight.")
     return stats
+
+
+def dask_labels(estimator, X, y, reset):
+    """``(X, y, labels)``: Dask ``X`` (see :func:`dask_features`), ``y`` aligned to its
+    row chunks, and the sorted distinct labels of ``y`` (one pass over ``y`` only)."""
+    import dask.array as da
+    X = dask_features(estimator, X, reset)
+    y = align_rows(y, X, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
+    present = da.unique(y).compute()
+    if present.dtype.kind == "f" and not np.isfinite(present).all():
+        raise ValueError("Input y contains NaN or infinity.")
+    return X, y, present
 
 
 def _string_columns(X):

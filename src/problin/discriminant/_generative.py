@@ -114,6 +114,8 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: the batch's statistics are then reduced
+            chunk by chunk on the active Dask scheduler.
         y : array-like of shape (n_samples,)
         classes : array-like of shape (n_classes,), optional
             Every label the stream will hold. Needed on the first call unless
@@ -125,13 +127,17 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         -------
         self
         """
-        if is_dask(X):
-            raise TypeError(f"{type(self).__name__}.partial_fit does not take Dask input yet; "
-                            "fit() takes the whole Dask array in one pass, or call "
-                            "partial_fit on computed chunks")
         first = not hasattr(self, "_stats")
         if first:
             self._validate_params()
+        if is_dask(X):  # the batch's statistics, reduced chunk by chunk
+            from .._core.dask_stream import dask_stream_batch
+            reduce, accept_sparse, finish = self._dask_reduce()
+            batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
+                                             accept_sparse=accept_sparse))
+            self._stats = batch if first else self._merge(self._stats, batch)
+            self._set_model(strict=False)
+            return self
         check_label_types(y)
         X, y = self._validate_Xy(X, y, reset=first)
         check_classification_targets(y)
@@ -148,6 +154,13 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         self._stats = batch if first else self._merge(self._stats, batch)
         self._set_model(strict=False)
         return self
+
+    def _dask_reduce(self):
+        """``(reduce, accept_sparse, finish)`` for a Dask batch: the per-chunk statistic
+        (see :func:`~problin._core.dask_blocks.dask_class_reduce`) and what turns
+        their merge into this estimator's statistics."""
+        raise TypeError(f"{type(self).__name__}.partial_fit does not take Dask input; call "
+                        "it on computed chunks")
 
     def _stream_classes(self, y, classes):
         if classes is None:
@@ -202,9 +215,11 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         check_is_fitted(self)
         return self._joint_log_likelihood(self._validate_X(X, reset=False))
 
+    @lazy_on_dask()
     def score_samples(self, X):
         """Log marginal density ``log p(x) = logsumexp_k (log pi_k + log p(x | C_k))``.
 
-        Low values flag points the fitted model finds unlikely (outliers).
+        Low values flag points the fitted model finds unlikely (outliers). Lazy
+        Dask output for Dask ``X``.
         """
         return logsumexp(self._jll(X), axis=1)

@@ -1,4 +1,5 @@
 """Gaussian discriminant analysis: LDA, QDA and the diagonal and spherical cases."""
+import functools
 from numbers import Integral, Real
 
 import numpy as np
@@ -6,7 +7,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.dask_blocks import is_dask
+from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.stats import class_stats
 from ._gaussian import draw, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
@@ -112,6 +113,10 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         "the class statistics are then reduced\n            chunk by chunk on the active Dask "
         "scheduler.\n", 1)
 
+    def _dask_reduce(self):
+        from .._core.dask_blocks import _class_stats_of
+        return functools.partial(_class_stats_of, kind=_STATS_KIND[self._kind()]), False, _finite
+
     def _accumulate(self, X, codes, sample_weight):
         return _finite(class_stats(X, codes, self.classes_.size, sample_weight,
                                    _STATS_KIND[self._kind()]))
@@ -165,9 +170,11 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         return joint_log_likelihood(X, self._model)
 
     # ------------------------------------------------------------- public
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """``a_k(x) = log p(x, C_k)``, shape (n_samples, n_classes); for two classes
-        the log-odds ``a_1(x) - a_0(x)``, shape (n_samples,)."""
+        the log-odds ``a_1(x) - a_0(x)``, shape (n_samples,). Lazy Dask output for
+        Dask ``X``."""
         a = self._jll(X)
         return a[:, 1] - a[:, 0] if self.classes_.size == 2 else a
 
