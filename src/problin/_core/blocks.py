@@ -168,7 +168,7 @@ def reduce_row_ranges(func, n_rows, rows, workers=None):
 
 # Element-wise row kernels (a family's derivatives: a dozen ufuncs per row)
 # run on chunks this long, so that their temporaries stay in cache.
-ELEMENTWISE_ROWS = 32768
+ELEMENTWISE_ROWS = 16384
 
 
 def map_rows(func, n_rows, outputs, rows=ELEMENTWISE_ROWS):

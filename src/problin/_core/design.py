@@ -7,10 +7,12 @@ are ordered ``[intercept, coef...]`` throughout problin.
 import numpy as np
 import scipy.sparse as sp
 
-from .blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
+from .blocks import ELEMENTWISE_ROWS, _default_rows, block_rows, iter_blocks, reduce_row_ranges
 from .linalg import add_weighted_gram, symmetrize
 
 __all__ = ["Design"]
+
+_FUSED_ROWS = 8192  # measured: 5 % faster fits than 2621 or 16384
 
 
 class Design:
@@ -143,23 +145,12 @@ class Design:
         d, p = self.n_features, self.n_params
         rows = self.rows or _default_rows(self.X)
         dtype = np.float32 if single else np.float64
-        root = np.sqrt(h) if np.all(h >= 0) else None
-        off = int(self.intercept)
 
         def accumulate(lo, hi):
             grad, G, buffer = np.zeros(d), np.zeros((p, p)), None
             for start, stop, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo,
                                                        stop=hi):
-                if sp.issparse(Xb) or root is None:
-                    _add_bordered_gram(G, Xb, hb, self.intercept)
-                else:
-                    if buffer is None:
-                        buffer = np.empty((Xb.shape[0], p), dtype=dtype)
-                    B, rb = buffer[:stop - start], root[start:stop]
-                    if off:
-                        B[:, 0] = rb
-                    np.multiply(Xb, rb[:, None], out=B[:, off:], casting="unsafe")
-                    G += B.T @ B
+                buffer = _add_block_gram(G, Xb, hb, self.intercept, dtype, buffer)
                 grad += np.asarray(gb @ Xb, dtype=np.float64).ravel()
             return grad, G
 
@@ -168,6 +159,63 @@ class Design:
         if self.intercept:
             grad = np.concatenate(([g.sum()], grad))
         return grad, H
+
+    def advance(self, eta, step, derivatives, gram=None, out=None):
+        """One pass for a Newton step: ``eta + [1,X] step``, the per-row
+        derivatives there, ``[1,X]^T g`` and (``gram``: "single" or "double")
+        ``[1,X]^T diag(h) [1,X]``, reading each block of X once, from cache.
+
+        Separate passes would read X twice per step (``X d`` for the line
+        search, then ``X^T g`` at the new point); in Newton's regime the full
+        step is nearly always the accepted one, so its gradient comes with it.
+        ``eta`` is the current linear predictor (None: zero, so that
+        ``eta_new = [1,X] step``); ``derivatives(lo, hi, eta_b)`` returns
+        ``(loss, g_b, h_b)`` for rows ``lo:hi``; ``out`` optional n-vectors
+        ``(g, h)`` to write them into. Dense X only.
+
+        Returns ``(eta_new, loss, g, h, grad, H)`` (``H`` None without ``gram``).
+        """
+        if sp.issparse(self.X):
+            raise TypeError("advance needs dense X (sparse blocks are copies)")
+        n, d, p = self.n_samples, self.n_features, self.n_params
+        b, w = self._split(np.asarray(step, dtype=np.float64))
+        eta_new = np.empty(n)
+        g, h = (np.empty(n), np.empty(n)) if out is None else out
+        dtype = np.float32 if gram == "single" else np.float64
+        # Blocks for the products and derivatives: large enough that the
+        # derivatives' per-call overhead is small, small enough that their
+        # temporaries stay in L2 (~16k rows: 2-4x faster per row than 32k);
+        # the Gram runs on sub-blocks that stay in L2 while syrk reads them.
+        sub = self.rows or _default_rows(self.X)
+        rows = self.rows or max(sub, (_FUSED_ROWS // sub) * sub)
+
+        def accumulate(lo, hi):
+            loss, grad, buffer = 0.0, np.zeros(d), None
+            G = np.zeros((p, p)) if gram else None
+            for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
+                if Xb.dtype != np.float64:
+                    Xb = Xb.astype(np.float64)
+                eta_b = eta_new[start:stop]
+                np.matmul(Xb, w, out=eta_b)
+                if b != 0.0:
+                    eta_b += b
+                if eta is not None:
+                    eta_b += eta[start:stop]
+                lb, g[start:stop], h[start:stop] = derivatives(start, stop, eta_b)
+                loss += lb
+                grad += g[start:stop] @ Xb
+                for lo_s in range(0, stop - start, sub) if gram else ():
+                    hi_s = min(stop - start, lo_s + sub)
+                    buffer = _add_block_gram(G, Xb[lo_s:hi_s], h[start + lo_s:start + hi_s],
+                                             self.intercept, dtype, buffer)
+            return loss, grad, G
+
+        loss, grad, H = reduce_row_ranges(accumulate, n, rows)
+        if H is not None:
+            symmetrize(H)
+        if self.intercept:
+            grad = np.concatenate(([g.sum()], grad))
+        return eta_new, loss, g, h, grad, H
 
     def matmat(self, Theta):
         """Linear predictors ``[1, X] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
@@ -291,6 +339,26 @@ class Design:
         # Only a preconditioner: the one-pass variance's rounding is harmless.
         var = np.maximum(s2 / n - mean**2, 0.0)
         return mean, np.sqrt(var)
+
+
+def _add_block_gram(G, Xb, hb, intercept, dtype, buffer):
+    """``G += [1, X_b]^T diag(h_b) [1, X_b]``; returns the weighted-copy buffer for reuse.
+
+    Non-negative weights (every convex family): ``B = sqrt(h_b) [1, X_b]`` and
+    ``B^T B``, one ``syrk`` including the intercept's row, in ``dtype``.
+    """
+    if sp.issparse(Xb) or not np.all(hb >= 0):
+        _add_bordered_gram(G, Xb, hb, intercept)
+        return buffer
+    off = int(intercept)
+    if buffer is None or buffer.shape[0] < Xb.shape[0]:
+        buffer = np.empty((Xb.shape[0], Xb.shape[1] + off), dtype=dtype)
+    B, root = buffer[:Xb.shape[0]], np.sqrt(hb)
+    if off:
+        B[:, 0] = root
+    np.multiply(Xb, root[:, None], out=B[:, off:], casting="unsafe")
+    G += B.T @ B
+    return buffer
 
 
 def _add_bordered_gram(G, Xb, hb, intercept):

@@ -3,12 +3,14 @@
 Each iteration reads like the algorithm (the seeds' IRLS update
 ``w <- w - (Phi^T R Phi + P)^-1 (Phi^T (y - t) + P w)``):
 
-    build gradient and Hessian (one fused pass) -> Cholesky solve (the
-    solve within the span of the data where the Hessian is singular) ->
-    Newton decrement test -> backtracking line search on the cached eta.
+    Cholesky solve (within the span of the data where the Hessian is
+    singular) -> Newton decrement test -> full step, fused with the next
+    gradient and Hessian (one pass over X) -> backtracking on the cached
+    eta if the full step does not decrease f enough.
 
-The line search costs one ``X d`` product per iteration and no further
-pass: trial points move ``eta`` along ``X d``. Convergence is declared when
+An iteration reads X once where the objective fuses the step (see
+``steps.take_step``); backtracking trial points move ``eta`` along ``X d``
+without further passes. Convergence is declared when
 half the squared Newton decrement ``lambda^2 / 2 = -g^T d / 2`` (an
 affine-invariant estimate of ``f - f*``, i.e. of the distance to the optimum
 in standard-error units) falls below ``tol``; the final Newton step is then
@@ -27,26 +29,23 @@ is already converged, to confirm convergence and for the covariance; where
 even one full Hessian is too costly (``exact_final=False``) the engine stops
 there.
 """
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from .blocks import ELEMENTWISE_ROWS, reduce_row_ranges, small_blas
 from .linalg import solve_psd
+from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step
+from .truncated_newton import truncated_newton
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
 
-_ARMIJO = 1e-4
-_MAX_HALVINGS = 50
 # The warm start's error is statistical: at the sketch's optimum the full
 # data's lambda^2 / 2 is about (n/m - 1) p / 2 (measured: 7752 predicted
 # 6700 for softmax, n/m = 30, p = 459). Solving the sketch beyond a fraction
 # _WARM_FRACTION of that (and beyond _WARM_TOL) buys nothing.
 _WARM_TOL = 10.0
 _WARM_FRACTION = 0.01
-_MAX_CG = 50
 # Sketched steps before full Hessians: each costs a gradient and shrinks
 # lambda^2 ~1000-fold; two leave one float32 Newton step before the last.
 _SKETCH_STEPS = 2
@@ -56,25 +55,6 @@ _LAST_STEP_DECREMENT = 0.5
 # The Hessian returned (for the covariance) is the one at the answer to this
 # relative accuracy in its own metric (standard errors to half of it).
 _HESSIAN_RTOL = 1e-6
-
-
-@dataclass
-class SolverResult:
-    """What a solver returns: the optimum and how it got there."""
-
-    theta: np.ndarray
-    eta: np.ndarray
-    value: float
-    n_iter: int
-    converged: bool
-    history: list = field(default_factory=list)
-    message: str = ""
-    grad: np.ndarray | None = None
-    hessian: np.ndarray | None = None
-    rank_deficient: bool = False
-    direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
-    direction_eta: np.ndarray | None = None  # its change of eta, X direction
-    last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
 
 
 def _hessian_change(objective, eta_old, eta_new, H):
@@ -116,27 +96,16 @@ def _hessian_change(objective, eta_old, eta_new, H):
     return cut + float(change @ leverage)
 
 
-def _rounding_level(f):
-    """Objective changes below this are lost to floating-point rounding."""
-    return 64 * np.finfo(float).eps * max(1.0, abs(f))
-
-
-def backtrack(objective, theta, eta, f, slope, d, Xd, step=1.0):
-    """Armijo backtracking along ``theta + t d`` using ``eta + t X d``.
-
-    Returns ``(t, f_new, eta_new)`` or ``(None, f, eta)`` when no step in
-    ``_MAX_HALVINGS`` halvings decreases ``f`` (a descent direction that is
-    lost in rounding, or a broken objective).
-    """
-    t = step
-    for _ in range(_MAX_HALVINGS):
-        eta_t = t * Xd
-        eta_t += eta  # one new array per trial, not two
-        f_t = objective.value(theta + t * d, eta_t)
-        if np.isfinite(f_t) and f_t <= f + _ARMIJO * t * slope:
-            return t, f_t, eta_t
-        t *= 0.5
-    return None, f, eta
+def _step_without_search(objective, theta, eta, d):
+    """The full step ``theta + d`` with the double-precision Hessian there:
+    ``(f, g, H, theta, eta, Xd)`` (one fused pass where the objective has one)."""
+    if hasattr(objective, "advance"):
+        eta, f, g, H = objective.advance(theta, eta, d, "double")
+        return f, g, H, theta + d, eta, None
+    Xd = objective.linear_predictor(d)
+    theta, eta = theta + d, eta + Xd
+    f, g, H = objective.value_grad_hess(theta, eta)
+    return f, g, H, theta, eta, Xd
 
 
 def sketch_rows(n_samples, n_params, random_state=0):
@@ -155,116 +124,33 @@ def sketch_rows(n_samples, n_params, random_state=0):
     return np.sort(rng.choice(n_samples, size=m, replace=False))
 
 
-def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
-    """Approximately solve ``H d = -g`` by conjugate gradients preconditioned with ``M^-1``.
-
-    The first iterate is the preconditioner's step ``-M^-1 g`` (the sketched
-    Newton step) scaled optimally in the ``H`` metric; iteration stops when
-    the residual, in the ``M^-1`` norm, is below ``rtol`` times the gradient's.
-    """
-    d = np.zeros_like(g)
-    r = -g
-    z = precondition(r)
-    rz = float(r @ z)
-    limit = rtol * rtol * rz
-    direction = z
-    for _ in range(max(1, max_iter)):
-        Hp = hessp(direction)
-        curvature = float(direction @ Hp)
-        if curvature <= 0:
-            break
-        step = rz / curvature
-        d = d + step * direction
-        r = r - step * Hp
-        z = precondition(r)
-        rz, rz_old = float(r @ z), rz
-        if rz <= limit:
-            break
-        direction = z + (rz / rz_old) * direction
-    return d
-
-
 def _sketched_phase(objective, sketch, theta, n_steps):
     """Newton steps with exact gradients and the sketch's Hessian (float32).
 
     Each contracts the error by about the sketch's relative error
-    (``~ sqrt(p / m)``) for the price of a gradient; returns the point after
-    the last step (no gradient evaluated there).
+    (``~ sqrt(p / m)``) for the price of a gradient. Returns
+    ``(theta, eta, f, g, H, history)``: the point after the last step with
+    its gradient and the full float32 Hessian that the exact phase starts
+    from (formed in the last step's pass).
     """
-    eta = objective.linear_predictor(theta)
-    f, g = objective.value_grad(theta, eta)
+    eta, f, g, H = evaluate(objective, theta, "single" if n_steps == 0 else None)
     history = [f]
     for step_no in range(n_steps):
-        if step_no:
-            f, g = objective.value_grad(theta, eta)
-        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
-        step, rank = solve_psd(H, g)
-        if rank < H.shape[0]:
+        Hs = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
+        step, rank = solve_psd(Hs, g)
+        if rank < Hs.shape[0]:
             break  # singular: leave it to the exact phase and its data-span solve
         d = -step
-        t, f_new, eta_new = backtrack(objective, theta, eta, f, float(g @ d), d,
-                                      objective.linear_predictor(d))
+        gram = "single" if step_no == n_steps - 1 else None
+        t, theta, eta, f, g, H, _ = take_step(objective, theta, eta, f, float(g @ d), d, gram)
         if t is None:
             break
-        theta, eta = theta + t * d, eta_new
-        history.append(f_new)
-    return theta, eta, history
-
-
-def _truncated_newton(objective, sketch, theta, tol, max_iter, H=None):
-    """Newton with conjugate-gradient solves: exact gradients and Hessian-vector
-    products (two passes each), the sketch's Hessian as preconditioner.
-
-    For models whose full Hessian is too costly to build even once. Each
-    Newton system is solved to a relative accuracy (the forcing term) of at
-    most 0.1, tightened as the decrement shrinks; once ``lambda^2 / 2 <= tol``
-    the last system is solved accurately enough that the final step leaves
-    ``lambda`` below ``sqrt(2) tol`` (relative residual ``eta`` leaves
-    ``lambda_new ~ eta lambda``), as the exact engine's final step does
-    (``lambda_new ~ lambda^2 <= 2 tol``).
-    """
-    eta = objective.linear_predictor(theta)
-    f, g = objective.value_grad(theta, eta)
+        history.append(f)
+        if g is None:
+            f, g = objective.value_grad(theta, eta)
     if H is None:
-        H = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
-    try:
-        with small_blas(H.shape[0]):
-            chol = cho_factor(H, check_finite=False)
-    except np.linalg.LinAlgError:
-        return None  # singular sketch: the exact engine's data-span solve takes over
-    if not np.all(np.isfinite(chol[0])):
-        return None
-
-    def precondition(r):
-        with small_blas(H.shape[0]):
-            return cho_solve(chol, r, check_finite=False)
-
-    history, converged, forcing, n_iter = [f], False, 0.03, 0
-    for n_iter in range(1, max_iter + 1):
-        lam2 = float(g @ precondition(g))  # the sketched decrement: ~ the exact one
-        final = lam2 / 2 <= tol
-        if final:
-            forcing = min(0.1, np.sqrt(2.0) * tol / np.sqrt(max(lam2, 1e-300)))
-        d = _preconditioned_cg(lambda v: objective.hessp(theta, eta, v), g, precondition,
-                               forcing, _MAX_CG)
-        decrement2 = float(-g @ d)
-        Xd = objective.linear_predictor(d)
-        if final or decrement2 / 2 <= tol * tol:
-            theta, eta = theta + d, eta + Xd
-            history.append(objective.value(theta, eta))
-            converged = True
-            break
-        t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
-        if t is None:
-            converged = decrement2 / 2 <= _rounding_level(f)
-            break
-        theta, eta = theta + t * d, eta_new
-        history.append(f_new)
-        forcing = min(0.03, np.sqrt(decrement2))
-        f, g = objective.value_grad(theta, eta)
-    return SolverResult(theta=theta, eta=eta, value=history[-1], n_iter=n_iter,
-                        converged=converged, history=history,
-                        message="converged" if converged else "truncated Newton stopped")
+        f, g, H = objective.value_grad_hess(theta, eta, single=True)
+    return theta, eta, f, g, H, history
 
 
 def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, sketch=None,
@@ -309,20 +195,20 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         # 2. Where even one full Hessian is too costly: truncated Newton.
         if not exact_final:
             # The warm start's last sketch Hessian (one step back) preconditions.
-            result = _truncated_newton(objective, sub, theta, tol, max_iter, warm.last_hessian)
+            result = truncated_newton(objective, sub, theta, tol, max_iter, warm.last_hessian)
             if result is not None:
                 return result
         # 2'. Else two steps with the sketched Hessian, which remove most of
         #     the warm start's statistical error (~1e-3 of lambda^2 each), then
-        theta, eta, history = _sketched_phase(objective, sub, theta, _SKETCH_STEPS)
+        theta, eta, f, g, H, history = _sketched_phase(objective, sub, theta, _SKETCH_STEPS)
         n_sketched = len(history) - 1
         # 3. full Hessians, in float32 until Newton's next step is the last,
         #    reused for a step where that costs less than building one anew.
         single = reuse = True
+        history = history[:-1] + [f]
     else:
-        eta = objective.linear_predictor(theta)
-    f, g, H = objective.value_grad_hess(theta, eta, single=single)
-    history = history[:-1] + [f] if history else [f]
+        eta, f, g, H = evaluate(objective, theta, "single" if single else "double")
+        history = [f]
     threshold = tol if getattr(objective, "exact_hessian", True) else tol * tol
     converged, message, rank_deficient = False, "maximum number of iterations reached", False
     # fresh: H was built at theta; h_single: H is a float32 product.
@@ -343,17 +229,16 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         if not np.isfinite(decrement2):
             message, Xd = "non-finite Newton step", None
             break
-        Xd = objective.linear_predictor(d)  # the change of eta per unit step
         if decrement2 / 2 <= threshold:
             # Converged: the last, full Newton step squares the remaining error.
             # No line search: f would change below its own rounding error.
-            eta_old = eta
-            theta, eta = theta + d, eta + Xd
             if (fresh and not h_single) or always_single or not final_hessian:
                 # The Hessian in hand (if built in double precision) is the one
                 # at the answer, to _HESSIAN_RTOL in its own metric, unless the
                 # step changed the curvature by more than that. (Checked before
                 # f: the row derivatives at eta_old are still cached.)
+                eta_old, Xd = eta, objective.linear_predictor(d)
+                theta, eta = theta + d, eta + Xd
                 fresh = not h_single and (
                     decrement2 / 2 <= tol * tol or
                     _hessian_change(objective, eta_old, eta, H) <= _HESSIAN_RTOL)
@@ -361,36 +246,39 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
                 history.append(f)
                 converged, message = True, "converged"
                 break
-            f = objective.value(theta, eta)
-            history.append(f)
             # A float32 or reused Hessian got us here: the double-precision one
-            # is built at this point, already converged, so that the last step
-            # from it is tiny and it is the Hessian of the answer (no rebuild).
-            f, g, H = objective.value_grad_hess(theta, eta)
+            # is built at the point after this step, already converged, so that
+            # the last step from it is tiny and it is the Hessian of the answer.
+            f, g, H, theta, eta, Xd = _step_without_search(objective, theta, eta, d)
+            history.append(f)
             fresh, h_single = True, False
             continue
-        t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
+        # What the next point needs if the full step is taken: the same Hessian
+        # again (a chord step, for the price of a gradient: in the quadratic
+        # regime the Hessian moves little over a step) or a new one, in double
+        # precision once the next step will be the last (its decrement ~ the
+        # square of this one).
+        chord = reuse and fresh and decrement2 / 2 <= _LAST_STEP_DECREMENT
+        next_single = always_single or (single and decrement2 / 2 > _LAST_STEP_DECREMENT)
+        gram = None if chord else ("single" if next_single else "double")
+        t, theta, eta, f, g, H_new, Xd = take_step(objective, theta, eta, f, -decrement2, d,
+                                                   gram)
         if t is None:
             # No decrease left to find: converged if the predicted decrease
             # is itself at the level of rounding in f.
             converged = decrement2 / 2 <= _rounding_level(f)
             message = "converged" if converged else "line search failed"
             break
-        theta = theta + t * d
-        eta, f = eta_new, f_new
         history.append(f)
-        if reuse and fresh and t == 1.0 and decrement2 / 2 <= _LAST_STEP_DECREMENT:
-            # Quadratic regime: the Hessian moved little over this step, so
-            # the next step reuses it (a chord step, for the price of a
-            # gradient); it lands about as close as a fresh Newton step would.
-            f, g = objective.value_grad(theta, eta)
+        if chord and t == 1.0:
+            if g is None:
+                f, g = objective.value_grad(theta, eta)
             fresh = False
             continue
-        # Near the answer (quadratic convergence: the next decrement will be
-        # ~ its square) the next Hessian is the final one: double precision.
-        single = always_single or (single and decrement2 / 2 > _LAST_STEP_DECREMENT)
-        f, g, H = objective.value_grad_hess(theta, eta, single=single)
-        fresh, h_single = True, single
+        single = next_single
+        if H_new is None:
+            f, g, H_new = objective.value_grad_hess(theta, eta, single=single)
+        H, fresh, h_single = H_new, True, single
     at_theta = fresh and not h_single
     last_hessian = H
     if not at_theta:

@@ -29,14 +29,19 @@ def encode_classes(y, classes=None, *, owner="classifier"):
         low = int(as_int.min())
         span = int(as_int.max()) - low + 1
         if span <= 4 * y.size + 1024:
-            shifted = (as_int - low).astype(np.intp)
+            # Labels 0..K-1 (the common case) are their own codes: no copies.
+            shifted = as_int if low == 0 else as_int - low
+            shifted = shifted.astype(np.intp, copy=False)
             counts = np.bincount(shifted, minlength=span)
-            codes = np.cumsum(counts > 0) - 1
             present = (np.flatnonzero(counts) + low).astype(y.dtype)
             if present.size < 2:
                 raise ValueError(f"{owner} needs samples of at least 2 classes, but the data "
                                  f"contain only one class: {_label_list(present)}")
-            return present, codes[shifted].astype(np.intp)
+            if present.size == span:
+                # Never hand back the caller's own array as the codes.
+                return present, shifted.copy() if np.shares_memory(shifted, y) else shifted
+            codes = (np.cumsum(counts > 0) - 1).astype(np.intp)
+            return present, codes[shifted]
     check_classification_targets(y)
     present = np.unique(y)
     if classes is None:
