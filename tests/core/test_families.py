@@ -271,3 +271,33 @@ def test_registry():
     assert FAMILIES["logit"] is BernoulliLogit
     assert FAMILIES["probit"] is BernoulliProbit
     assert BernoulliLogit.name == "logit" and BernoulliProbit.name == "probit"
+
+
+@pytest.mark.parametrize("contrast", [True, False])
+def test_softmax_exact_complements_found_from_the_normaliser(contrast):
+    # Rows with some p > 1/2 are found from total < 2 (p_max = 1 / total); the
+    # exact complements must be those of a full argmax over every row.
+    from problin._core.families import CategoricalSoftmax, SoftmaxState
+    rng = np.random.default_rng(3)
+    family = CategoricalSoftmax(6, contrast=contrast)
+    eta = rng.normal(0.0, 1.0, (4000, family.n_free)) * rng.choice([0.1, 3.0, 40.0], (4000, 1))
+    t = rng.integers(0, 6, 4000)
+    _, state = family.derivatives(t, eta)
+    p0 = None
+    if contrast:
+        p0 = 1.0 - state.P.sum(axis=1)  # only for the reference; compare rows/cols below
+    full = SoftmaxState(state.P, p0, state.free_t, None)
+    for fast, slow in zip(state.fix[:2], full.fix[:2]):
+        np.testing.assert_array_equal(fast, slow)
+    assert state.fix[0].size > 100  # the test exercises the confident rows
+    # and the complements are exact: 1 - p summed from the other classes in
+    # long double from the logits
+    rows, cols, q = state.fix
+    logits = family.logits(eta[rows]).astype(np.longdouble)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    chosen = cols + int(contrast)
+    mask = np.ones(e.shape, dtype=bool)
+    mask[np.arange(rows.size), chosen] = False
+    others = np.where(mask, e, 0.0).sum(axis=1)  # no cancellation
+    exact = others / e.sum(axis=1)
+    np.testing.assert_allclose(q, exact.astype(float), rtol=1e-13, atol=0)

@@ -205,7 +205,7 @@ class CategoricalSoftmax:
         if sample_weight is not None:
             loglik = loglik * sample_weight
         free_t = t - 1 if self.contrast else t
-        return -float(np.sum(loglik)), SoftmaxState(E, p0, free_t, sample_weight)
+        return -float(np.sum(loglik)), SoftmaxState(E, p0, free_t, sample_weight, total=total)
 
 
 class SoftmaxState:
@@ -218,13 +218,18 @@ class SoftmaxState:
     gradient) and ``p (1 - p)`` (the curvature).
     """
 
-    def __init__(self, P, p0, free_t, sample_weight, fix=None):
+    def __init__(self, P, p0, free_t, sample_weight, fix=None, total=None):
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
         if fix is None:
-            top = P.argmax(axis=1)
-            rows = np.flatnonzero(P[np.arange(P.shape[0]), top] > 0.5)
-            cols = top[rows]
-            others = P[rows]
+            # The largest probability of a row is 1 / total (total: the sum of
+            # exp(a - max a) over all K classes), so only rows with total < 2
+            # can have p > 1/2: an argmax over those rows alone (numpy's
+            # argmax along short rows is slow).
+            rows = np.arange(P.shape[0]) if total is None else np.flatnonzero(total < 2.0)
+            candidates = P[rows]
+            top = candidates.argmax(axis=1)
+            keep = np.flatnonzero(candidates[np.arange(rows.size), top] > 0.5)
+            rows, cols, others = rows[keep], top[keep], candidates[keep]
             others[np.arange(rows.size), cols] = 0.0
             q = others @ np.ones(P.shape[1]) + (0.0 if p0 is None else p0[rows])
             fix = (rows, cols, q)

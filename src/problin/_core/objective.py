@@ -274,7 +274,7 @@ class SoftmaxObjective(_GaussianPrior):
             parts.append((lo, state))
             return (loss,)
 
-        loss = map_rows(chunk, eta.shape[0], (), rows=max(1024, ELEMENTWISE_ROWS // P.shape[1]))
+        loss = map_rows(chunk, eta.shape[0], (), rows=max(1024, 2 * ELEMENTWISE_ROWS // P.shape[1]))
         parts.sort(key=lambda part: part[0])
         free_t = t - 1 if self.family.contrast else t
         out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw))
