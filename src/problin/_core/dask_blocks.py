@@ -25,6 +25,7 @@ __all__ = [
     "dask_features",
     "dask_labels",
     "dask_moments",
+    "dask_regression_data",
     "is_dask",
     "lazy_on_dask",
     "lazy_rows",
@@ -175,8 +176,8 @@ def _moments_chunk(k, lo, Xb, Tb, wb):
     return moments(Xb, Tb, _chunk_weights(k, lo, wb))
 
 
-def dask_moments(estimator, X, y, sample_weight, reset):
-    """:class:`~problin._core.least_squares.Moments` of ``[X, y]`` from Dask input, one pass.
+def dask_regression_data(estimator, X, y, reset):
+    """``(X, y)`` of a regressor as Dask arrays with aligned row chunks; numeric y.
 
     Sets ``n_features_in_`` and the estimator's ``_single_output`` flag (``reset``)
     or checks them against an earlier fit.
@@ -189,6 +190,16 @@ def dask_moments(estimator, X, y, sample_weight, reset):
         estimator._single_output = y.ndim == 1
     elif (y.ndim == 1) != estimator._single_output:
         raise ValueError("y has a different number of outputs than in the previous fit")
+    return X, y
+
+
+def dask_moments(estimator, X, y, sample_weight, reset):
+    """:class:`~problin._core.least_squares.Moments` of ``[X, y]`` from Dask input, one pass.
+
+    Sets ``n_features_in_`` and the estimator's ``_single_output`` flag (``reset``)
+    or checks them against an earlier fit.
+    """
+    X, y = dask_regression_data(estimator, X, y, reset)
     w = align_rows(sample_weight, X, "sample_weight")
     stats = reduce_chunks(_moments_chunk, X, y, w)
     if not stats.weight > 0:
@@ -346,11 +357,15 @@ def lazy_on_dask(columns=None, dtype=None):
     """
     def wrap(method):
         @functools.wraps(method)
-        def wrapper(self, X, **kwargs):
+        def wrapper(self, X, *args, **kwargs):
             if not is_dask(X):
-                return method(self, X, **kwargs)
+                return method(self, X, *args, **kwargs)
             from sklearn.utils.validation import check_is_fitted
             check_is_fitted(self)
+            if args:  # further positional arguments go to the chunks by name
+                import inspect
+                names = list(inspect.signature(method).parameters)[2:]
+                kwargs.update(zip(names, args))
             return lazy_rows(self, method.__name__, X,
                              None if columns is None else columns(self),
                              np.float64 if dtype is None else dtype(self), **kwargs)

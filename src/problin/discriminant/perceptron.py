@@ -1,4 +1,5 @@
 """The perceptron: a linear discriminant fitted by the perceptron criterion."""
+import functools
 import warnings
 from numbers import Integral, Real
 
@@ -8,6 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.validation import check_label_types
 from ..exceptions import ConvergenceWarning
 from ..glm._targets import encode_classes
@@ -70,6 +72,39 @@ def _multiclass_block(Phi, t, W, eta):
         mistakes += 1
         start += i + 1
     return mistakes
+
+
+def _blocks(first, n):
+    """``(a, b)`` row ranges of ``n`` rows whose sequence position starts at ``first``,
+    cut where the in-memory epoch cuts its blocks (at multiples of ``_BLOCK``)."""
+    a = 0
+    while a < n:
+        b = min(n, a + _BLOCK - (first + a) % _BLOCK)
+        yield a, b
+        a = b
+
+
+def _rows_step(state, first, X, t, eta, fit_intercept):
+    """Perceptron updates over rows ``first, first + 1, ...`` of an epoch's sequence.
+
+    ``state`` is ``(weights, mistakes so far)``; returns a new one (the input
+    is not modified: a Dask task must not change its arguments).
+    """
+    Theta, mistakes = state
+    Theta = Theta.copy()
+    update = _binary_block if Theta.ndim == 1 else _multiclass_block
+    for a, b in _blocks(first, X.shape[0]):
+        mistakes += update(_augment(X[a:b], fit_intercept), t[a:b], Theta, eta)
+    return Theta, mistakes
+
+
+def _dask_rows(k, lo, Xb, yb, classes, binary):
+    """Chunk ``k`` of Dask input as the in-memory fit sees it: float rows and targets."""
+    from .._core.dask_blocks import _check_chunk
+    Xb = np.asarray(Xb, dtype=np.float64)
+    _check_chunk(k, lo, "X", Xb)
+    codes = np.searchsorted(classes, np.asarray(yb))
+    return Xb, (2.0 * codes - 1.0 if binary else codes.astype(np.intp))
 
 
 class Perceptron(ClassifierMixin, BaseEstimator):
@@ -164,33 +199,27 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: every epoch then runs as a chain of
+            tasks over its row chunks, in storage order on the workers that
+            hold them (``shuffle=False``), or in the same random row order as
+            for numpy input (``shuffle=True``, which moves every row once per
+            epoch). Either way the weights equal those of the numpy fit.
         y : array-like of shape (n_samples,)
+            Numpy or Dask, aligned row by row with ``X``.
 
         Returns
         -------
         self
         """
         self._validate_params()
-        check_label_types(y)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, t = encode_classes(y, owner=type(self).__name__)
+        epoch, n = self._dask_epoch(X, y) if is_dask(X) else self._numpy_epoch(X, y)
         binary = self.classes_.size == 2
-        if binary:
-            t = 2.0 * t - 1.0  # classes_[1] is t = +1
-            Theta = np.zeros(X.shape[1] + int(self.fit_intercept))
-            update = _binary_block
-        else:
-            Theta = np.zeros((self.classes_.size, X.shape[1] + int(self.fit_intercept)))
-            update = _multiclass_block
+        p = self.n_features_in_ + int(self.fit_intercept)
+        Theta = np.zeros(p) if binary else np.zeros((self.classes_.size, p))
         rng = check_random_state(self.random_state)
-        eta, n = float(self.eta0), X.shape[0]
         history, converged = [], False
         for _ in range(self.max_iter):
-            order = rng.permutation(n) if self.shuffle else np.arange(n)
-            mistakes = 0
-            for lo in range(0, n, _BLOCK):
-                rows = order[lo:lo + _BLOCK]
-                mistakes += update(_augment(X[rows], self.fit_intercept), t[rows], Theta, eta)
+            Theta, mistakes = epoch(Theta, rng.permutation(n) if self.shuffle else None)
             history.append(mistakes)
             if mistakes == 0:
                 converged = True
@@ -208,6 +237,47 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                           "probabilistic classifier.", ConvergenceWarning, stacklevel=2)
         return self
 
+    def _numpy_epoch(self, X, y):
+        """``(epoch, n)``: ``epoch(Theta, order)`` runs one pass over in-memory rows."""
+        check_label_types(y)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_, t = encode_classes(y, owner=type(self).__name__)
+        if self.classes_.size == 2:
+            t = 2.0 * t - 1.0  # classes_[1] is t = +1
+        step = functools.partial(_rows_step, eta=float(self.eta0),
+                                 fit_intercept=self.fit_intercept)
+
+        def epoch(Theta, order):
+            state = (Theta, 0)
+            for lo in range(0, X.shape[0], _BLOCK):  # gather one block of rows at a time
+                rows = slice(lo, lo + _BLOCK) if order is None else order[lo:lo + _BLOCK]
+                state = step(state, lo, X[rows], t[rows])
+            return state
+        return epoch, X.shape[0]
+
+    def _dask_epoch(self, X, y):
+        """``(epoch, n)`` for Dask input: each epoch is a chain of chunk tasks.
+
+        Without shuffling each chunk's updates run on the worker holding it and
+        only the weights travel; with shuffling the rows are visited in the very
+        permutation the in-memory fit draws (see :mod:`problin._core.dask_online`),
+        so both give the same weights.
+        """
+        from .._core.dask_blocks import dask_labels
+        from .._core.dask_online import sequential_epoch
+        X, y, present = dask_labels(self, X, y, reset=True)
+        check_label_types(present)
+        self.classes_, _ = encode_classes(present, owner=type(self).__name__)
+        prepare = functools.partial(_dask_rows, classes=self.classes_,
+                                    binary=self.classes_.size == 2)
+        step = functools.partial(_rows_step, eta=float(self.eta0),
+                                 fit_intercept=self.fit_intercept)
+
+        def epoch(Theta, order):
+            return sequential_epoch(step, (Theta, 0), prepare, X, y, order=order)
+        return epoch, X.shape[0]
+
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """``w^T phi(x)``: shape (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
         check_is_fitted(self)
@@ -215,6 +285,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         scores = X @ self.coef_.T + self.intercept_
         return scores.ravel() if self.classes_.size == 2 else scores
 
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """``classes_[1]`` where ``w^T phi > 0`` (two classes), else the argmax class."""
         scores = self.decision_function(X)

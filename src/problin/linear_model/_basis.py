@@ -5,6 +5,14 @@ its own functions ``phi_i(x_j)``), except :class:`GaussianBasis` with centres
 given as full input vectors, which is radial: ``exp(-|x - mu_i|^2 / (2 s^2))``.
 The constant ``phi_0 = 1`` is left to the model's intercept (``include_bias``
 adds it explicitly, e.g. for a model with ``fit_intercept=False``).
+
+Dask input: ``fit`` reads no rows where nothing is learnt (the polynomial
+basis, given centres) and otherwise places the centres from exact reductions
+over the chunks: each feature's range for ``spacing="grid"``, exact quantiles
+by a few counting passes for ``spacing="quantile"``; the centres equal those
+of the numpy fit. ``transform`` of a Dask array is a lazy Dask array (each
+chunk transformed by the numpy code). Without a pass, NaN in a chunk is then
+reported when that chunk's transform is computed.
 """
 from numbers import Integral, Real
 
@@ -13,14 +21,20 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
+from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.numerics import sigmoid
 
 __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
 
 
 class _Basis(TransformerMixin, BaseEstimator):
+    """Shared by the bases: names, and the output width that lazy Dask transforms need."""
+
     def _names(self, input_features):
         raise NotImplementedError
+
+    def _n_out(self):
+        return len(self._names([f"x{j}" for j in range(self.n_features_in_)]))
 
     def get_feature_names_out(self, input_features=None):
         """Names of the basis functions, e.g. ``x0^2`` or ``x0_g3``."""
@@ -58,9 +72,14 @@ class PolynomialBasis(_Basis):
     def fit(self, X, y=None):
         """Record the number of features (nothing is learnt)."""
         self._validate_params()
-        validate_data(self, X)
+        if is_dask(X):  # nothing to learn: no pass over the chunks
+            from .._core.dask_blocks import dask_features
+            dask_features(self, X, reset=True)
+        else:
+            validate_data(self, X)
         return self
 
+    @lazy_on_dask(columns=lambda self: self._n_out())
     def transform(self, X):
         """``[1?, x_0, x_0^2, ..., x_0^degree, x_1, ...]`` of shape (n, bias + D degree)."""
         check_is_fitted(self)
@@ -83,6 +102,40 @@ def _place_centers(X, n_centers, spacing):
     return np.quantile(X, (np.arange(n_centers) + 0.5) / n_centers, axis=0)
 
 
+class _Range:
+    """Per-feature minimum and maximum of some rows; merges exactly."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def merge(self, other):
+        return _Range(np.minimum(self.lo, other.lo), np.maximum(self.hi, other.hi))
+
+
+def _range_chunk(k, lo, Xb):
+    from .._core.dask_blocks import _check_chunk
+    if Xb.shape[0] == 0:
+        return None
+    Xb = np.asarray(Xb, dtype=np.float64)
+    _check_chunk(k, lo, "X", Xb)
+    return _Range(Xb.min(axis=0), Xb.max(axis=0))
+
+
+def _dask_centers(X, n_centers, spacing):
+    """Placed centres from Dask rows, equal to :func:`_place_centers` on numpy rows.
+
+    The grid needs only each feature's range (one exact tree reduction); the
+    quantiles are found exactly by a few counting passes
+    (:func:`~problin._core.dask_quantile.dask_quantiles`), rows never travel.
+    """
+    if spacing == "quantile":
+        from .._core.dask_quantile import dask_quantiles
+        return dask_quantiles(X, (np.arange(n_centers) + 0.5) / n_centers)
+    from .._core.dask_blocks import reduce_chunks
+    span = reduce_chunks(_range_chunk, X)
+    return np.linspace(span.lo, span.hi, n_centers)
+
+
 def _spacing_width(centers):
     """Per-feature distance between neighbouring centres (1 where it is zero)."""
     if centers.shape[0] < 2:
@@ -102,9 +155,15 @@ class _CenteredBasis(_Basis):
     _suffix = "b"
 
     def _fit_centers(self, X, width):
-        X = validate_data(self, X, dtype=np.float64)
+        if is_dask(X):
+            from .._core.dask_blocks import dask_features
+            X = dask_features(self, X, reset=True)
+        else:
+            X = validate_data(self, X, dtype=np.float64)
         D = X.shape[1]
-        if self.centers is None:
+        if self.centers is None and is_dask(X):
+            C = _dask_centers(X, self.n_centers, self.spacing)
+        elif self.centers is None:
             C = _place_centers(X, self.n_centers, self.spacing)
         else:
             C = np.asarray(self.centers, dtype=np.float64)
@@ -182,6 +241,7 @@ class GaussianBasis(_CenteredBasis):
             self.width_ = np.full_like(self.width_, float(np.max(self.width_)))
         return self
 
+    @lazy_on_dask(columns=lambda self: self._n_out())
     def transform(self, X):
         """Basis-function values: (n, n_features * n_centers), or (n, n_centers) if radial."""
         Z = self._scaled(X)
@@ -230,6 +290,7 @@ class SigmoidalBasis(_CenteredBasis):
         self._validate_params()
         return self._fit_centers(X, self.scale)
 
+    @lazy_on_dask(columns=lambda self: self._n_out())
     def transform(self, X):
         """Basis-function values, (n, n_features * n_centers)."""
         Z = self._scaled(X)

@@ -1,4 +1,5 @@
 """Sequential least mean squares (the seeds' LMS algorithm)."""
+import functools
 import warnings
 from numbers import Integral, Real
 
@@ -6,6 +7,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._core.dask_blocks import is_dask
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
 
@@ -90,6 +92,11 @@ class LMSRegressor(LinearRegressorBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: each epoch then runs as a chain of
+            chunk tasks carrying the weights (in storage order on the
+            workers holding the chunks, or, with ``shuffle``, in the same
+            permutation of all rows as for numpy input); the weights equal
+            those of the numpy fit.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
 
         Returns
@@ -97,7 +104,7 @@ class LMSRegressor(LinearRegressorBase):
         self
         """
         self._validate_params()
-        X, T, _ = self._check_data(X, y, None, reset=True)
+        X, T = self._data(X, y, reset=True)
         self._start(X, T)
         for epoch in range(1, self.max_iter + 1):
             change = self._epoch(X, T)
@@ -110,10 +117,41 @@ class LMSRegressor(LinearRegressorBase):
         return self
 
     def partial_fit(self, X, y):
-        """One epoch of LMS over ``(X, y)``, continuing from the current weights."""
+        """One epoch of LMS over the batch ``(X, y)``, continuing from the current weights.
+
+        Streaming semantics (see docs/streaming.md):
+
+        * State kept between calls: the weights, the step ``eta`` (measured
+          on the *first* batch: ``eta0 / (mean |x|^2 + 1)``), the
+          learning-rate clock ``t_`` and the shuffling random generator
+          (seeded by ``random_state`` on the first call).
+        * Every call is one epoch over its own batch and advances ``t_`` by
+          one: with ``learning_rate="invscaling"`` call ``i`` uses
+          ``eta / i^power_t``, so the step decays per *call*, not per row.
+          With ``shuffle`` the batch's rows are visited in the next
+          permutation drawn from the generator, within the batch only.
+        * Hence a loop over chunks is *not* one ``fit`` (nor one call on all
+          rows): it is exactly the sequential pass over the rows, chunk by
+          chunk, with that per-call schedule; both tend to the least-squares
+          solution, they agree only in distribution. One call on all rows
+          equals ``fit`` with ``max_iter=1``.
+        * No ``sample_weight``. The number of outputs is fixed by the first
+          call. ``fit`` afterwards discards all of this and starts from zero.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: the epoch runs chunk by chunk on the
+            workers, with the same result as the computed batch.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
         self._validate_params()
         first = not hasattr(self, "t_")
-        X, T, _ = self._check_data(X, y, None, reset=first)
+        X, T = self._data(X, y, reset=first)
         if first:
             self._start(X, T)
         elif T.shape[1] != self._W.shape[0]:
@@ -122,33 +160,73 @@ class LMSRegressor(LinearRegressorBase):
         self.n_iter_ = 1
         return self
 
+    def _data(self, X, y, reset):
+        """``(X, T)``: validated rows and 2-D targets, numpy or (for Dask ``X``) Dask."""
+        if not is_dask(X):
+            X, T, _ = self._check_data(X, y, None, reset=reset)
+            return X, T
+        from .._core.dask_blocks import dask_regression_data
+        X, y = dask_regression_data(self, X, y, reset)
+        return X, (y[:, None] if y.ndim == 1 else y)
+
     def _start(self, X, T):
         self._rng = check_random_state(self.random_state)
         self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
-        square_norm = float(np.mean(np.einsum("ij,ij->i", X, X, dtype=np.float64)))
+        if is_dask(X):  # one reduction pass over the chunks
+            square_norm = float((X.astype(np.float64) ** 2).sum(axis=1).mean().compute())
+        else:
+            square_norm = float(np.mean(np.einsum("ij,ij->i", X, X, dtype=np.float64)))
         self._step = self.eta0 / max(square_norm + int(self.fit_intercept), 1e-300)
         self.t_ = 0
 
     def _epoch(self, X, T):
-        """One pass of ``w <- w + eta (t_n - w^T phi_n) phi_n``; returns the largest move."""
+        """One pass of ``w <- w + eta (t_n - w^T phi_n) phi_n``; returns the largest move.
+
+        Dask input runs the same per-row updates as a chain of chunk tasks
+        (:func:`~problin._core.dask_online.sequential_epoch`), in storage
+        order or in the same permutation as numpy input: the weights agree.
+        """
         self.t_ += 1
         eta = self._step
         if self.learning_rate == "invscaling":
             eta /= self.t_ ** self.power_t
-        order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-        W = self._W
-        before = W.copy()
+        order = self._rng.permutation(X.shape[0]) if self.shuffle else None
         off = int(self.fit_intercept)
-        for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
-            idx = order[lo:lo + 4096]
-            Xb, Tb = np.asarray(X[idx], dtype=np.float64), T[idx]
-            for k in range(W.shape[0]):  # the outputs' updates are independent
-                W[k] = _lms_pass(W[k], Xb, Tb[:, k], eta, off)
+        step = functools.partial(_rows_step, eta=eta, off=off)
+        before = self._W
+        if is_dask(X):
+            from .._core.dask_online import sequential_epoch
+            W = sequential_epoch(step, before, _dask_rows, X, T, order=order)
+        else:
+            W = before
+            for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
+                idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
+                W = step(W, lo, X[idx], T[idx])
+        self._W = W
         Wx = W[:, off:]
         self.coef_ = Wx[0].copy() if self._single_output else Wx.copy()
         self.intercept_ = (float(W[0, 0]) if self._single_output else W[:, 0].copy()) \
             if off else (0.0 if self._single_output else np.zeros(W.shape[0]))
         return float(np.max(np.abs(W - before)))
+
+
+def _rows_step(W, first, X, T, eta, off):
+    """LMS over consecutive rows of an epoch: a new weight matrix (``W`` is not changed)."""
+    W = W.copy()
+    X = np.asarray(X, dtype=np.float64)
+    for k in range(W.shape[0]):  # the outputs' updates are independent
+        W[k] = _lms_pass(W[k], X, T[:, k], eta, off)
+    return W
+
+
+def _dask_rows(k, lo, Xb, Tb):
+    """Chunk ``k`` of Dask input as float rows and targets; NaN or inf named by chunk."""
+    from .._core.dask_blocks import _check_chunk
+    Xb = np.asarray(Xb, dtype=np.float64)
+    _check_chunk(k, lo, "X", Xb)
+    Tb = np.asarray(Tb, dtype=np.float64)  # 2-D: ``_data`` gives every target a column
+    _check_chunk(k, lo, "y", Tb)
+    return Xb, Tb
 
 
 def _lms_pass(w, X, t, eta, off):
