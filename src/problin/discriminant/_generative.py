@@ -109,7 +109,13 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         """Update the fit with one more batch of samples (streaming, exact).
 
         Fitting batch after batch gives the same model as one ``fit`` on all
-        of them (to rounding).
+        of them (to rounding): the per-class weights, means and scatters (or
+        counts) merge by exact pairwise updates and the parameters are
+        recomputed after every call, so the model predicts between calls. One
+        difference while streaming: a class whose covariance is still zero (a
+        single sample, ``reg_covar=0``) is regularised with a warning where
+        ``fit`` would refuse it. ``fit`` after ``partial_fit`` starts over.
+        See docs/streaming.md.
 
         Parameters
         ----------

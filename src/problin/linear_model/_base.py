@@ -53,7 +53,15 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
     def partial_fit(self, X, y, sample_weight=None):
         """Add a batch of rows: the sufficient statistics merge, then the model is re-solved.
 
-        Fitting in several ``partial_fit`` calls equals one ``fit`` on all the rows.
+        Fitting in several ``partial_fit`` calls equals one ``fit`` on all the rows
+        (the moments merge by exact pairwise updates; tested to 1e-10 over random
+        chunkings). Each call re-solves from the merged ``moments_`` from scratch,
+        so the iterative solvers see what ``fit`` would; ``moments_`` is replaced
+        only if that solve succeeds (a bad batch leaves the model as it was). The
+        first call fixes the features and the number of outputs; ``sample_weight``
+        is per batch (weight 2 is a duplicated row, across batches too); ``fit``
+        after ``partial_fit`` starts over. Batches may be numpy or Dask arrays, mixed.
+        See docs/streaming.md.
         """
         self._validate_params()
         merge = hasattr(self, "moments_")
