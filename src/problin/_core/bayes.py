@@ -263,6 +263,30 @@ def _row_quadratics(design, mean, cov):
     return mu[:, 0], var[:, 0] + mu[:, 0] ** 2
 
 
+class JJTerms:
+    """What :func:`jaakkola_jordan` reads from the rows: ``Phi^T (s (t - 1/2))``, and
+    at each ``q(w) = N(m, S)`` the tight ``xi_n = sqrt(phi_n^T (S + m m^T) phi_n)``
+    (the bound's ``lambda(xi)(E a^2 - xi^2)`` term is then 0), from which the
+    curvature ``2 Phi^T diag(s lambda(xi)) Phi`` and the bound's data term
+    ``sum_n s_n (ln sigma(xi_n) - xi_n / 2)`` follow."""
+
+    def __init__(self, design, y, sample_weight):
+        self.design, self.y = design, np.asarray(y, dtype=np.float64)
+        self.sw = np.ones_like(self.y) if sample_weight is None else sample_weight
+
+    def linear(self):
+        return self.design.rmatvec(self.sw * (self.y - 0.5))
+
+    def at(self, mean, cov):
+        return np.sqrt(_row_quadratics(self.design, mean, cov)[1])
+
+    def curvature(self, xi):
+        return self.design.gram(2.0 * self.sw * jj_lambda(xi))
+
+    def bound(self, xi):
+        return float(self.sw @ (log_sigmoid(xi) - xi / 2))
+
+
 def _gamma_terms(shape, rate, a0, b0):
     """``E[ln p(alpha)] - E[ln q(alpha)]``, ``q = Gamma(shape, rate)``, prior ``Gamma(a0, b0)``."""
     e_log = special.digamma(shape) - np.log(rate)
@@ -293,24 +317,24 @@ def jaakkola_jordan(design, y, sample_weight, prior_diag, weight_mask, *, mean0,
     stops when ``L`` rises by less than ``tol`` nats over a sweep (or by less
     than its rounding error), a scale-free test like Newton's decrement.
     """
-    y = np.asarray(y, dtype=np.float64)
-    sw = np.ones_like(y) if sample_weight is None else sample_weight
-    b = design.rmatvec(sw * (y - 0.5))
+    if y is None:  # Dask input: one distributed pass per sweep (problin._core.dask_bayes)
+        from .dask_bayes import DaskJJTerms
+        terms = DaskJJTerms(design)
+    else:
+        terms = JJTerms(design, y, sample_weight)
+    b = terms.linear()
     d = float(weight_mask.sum())
     P = np.asarray(prior_diag, dtype=np.float64).copy()
     mean, cov = np.asarray(mean0, dtype=np.float64), np.asarray(cov0, dtype=np.float64)
     proper = P > 0  # zero: a flat prior (no term in the bound)
     e_log_p = np.log(np.where(proper, P, 1.0))
     shape = rate = None
-    _, Ea2 = _row_quadratics(design, mean, cov)
-    xi = np.sqrt(Ea2)
+    xi = terms.at(mean, cov)
     history, converged, n_iter = [], False, 0
     for n_iter in range(1, max_iter + 1):
-        lam = jj_lambda(xi)
-        cov, logdet_h = gaussian_from_precision(_diag_plus(design.gram(2.0 * sw * lam), P))
+        cov, logdet_h = gaussian_from_precision(_diag_plus(terms.curvature(xi), P))
         mean = cov @ b
-        Ea, Ea2 = _row_quadratics(design, mean, cov)
-        xi = np.sqrt(Ea2)  # the bound is tight in xi: its lambda(xi)(E a^2 - xi^2) term is 0
+        xi = terms.at(mean, cov)
         Ew2 = mean ** 2 + np.diag(cov)
         if hyperprior is not None:
             a0, b0 = hyperprior
@@ -320,7 +344,7 @@ def jaakkola_jordan(design, y, sample_weight, prior_diag, weight_mask, *, mean0,
         elif estimate_alpha:
             P[weight_mask] = d / float(Ew2[weight_mask].sum())
             e_log_p[weight_mask] = np.log(P[weight_mask])
-        data = float(sw @ (log_sigmoid(xi) - xi / 2)) + float(b @ mean)
+        data = terms.bound(xi) + float(b @ mean)
         prior = 0.5 * float(np.sum(e_log_p[proper])) - 0.5 * float(P @ Ew2) \
             - 0.5 * float(proper.sum()) * _LOG_2PI
         entropy = -0.5 * logdet_h + 0.5 * P.size * (1.0 + _LOG_2PI)

@@ -49,36 +49,7 @@ class LogitLogPosterior:
         self.linear = design.rmatvec(self.sw * y)
 
     def _data_terms(self, W, grad):
-        """``sum_n s_n softplus(a_n)`` for each row of ``W`` and, with ``grad``,
-        ``Phi^T (s sigma(a))`` (rows): one pass over X by row blocks, in threads."""
-        off = int(self.design.intercept)
-        Wt = np.ascontiguousarray(W[:, off:].T)
-        shift = W[:, 0] if off else 0.0
-        X, sw = self.design.X, self.sw
-        rows = max(64, _BLOCK_BYTES // (8 * W.shape[0]))
-
-        def work(lo, hi):
-            acc, G = np.zeros(W.shape[0]), np.zeros(W.shape) if grad else None
-            for _, _, Xb, sb in iter_blocks(X, sw, rows=rows, start=lo, stop=hi):
-                Xb = Xb if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
-                A = np.asarray(Xb @ Wt)
-                A += shift
-                if grad:
-                    R = special.expit(A) * sb[:, None]
-                    G[:, off:] += np.asarray(Xb.T @ R).T
-                    if off:
-                        G[:, 0] += R.sum(axis=0)
-                # softplus(a) = max(a, 0) + log1p(exp(-|a|)), in place
-                pos = np.maximum(A, 0.0)
-                np.abs(A, out=A)
-                np.negative(A, out=A)
-                np.exp(A, out=A)
-                np.log1p(A, out=A)
-                A += pos
-                acc += sb @ A
-            return (acc, G) if grad else acc
-
-        return reduce_row_ranges(work, X.shape[0], rows)
+        return softplus_terms(self.design, self.sw, W, grad)
 
     def _prior_terms(self, W):
         """``(w^T P w, P w)`` for each row of ``W``."""
@@ -103,6 +74,39 @@ class LogitLogPosterior:
         quad, PW = self._prior_terms(W)
         total, G = self._data_terms(W, True)
         return W @ self.linear - total - 0.5 * quad, self.linear - G - PW
+
+
+def softplus_terms(design, sw, W, grad):
+    """``sum_n s_n softplus(a_n)`` for each row of ``W`` and, with ``grad``,
+    ``Phi^T (s sigma(a))`` (rows): one pass over X by row blocks, in threads."""
+    off = int(design.intercept)
+    Wt = np.ascontiguousarray(W[:, off:].T)
+    shift = W[:, 0] if off else 0.0
+    X = design.X
+    rows = max(64, _BLOCK_BYTES // (8 * W.shape[0]))
+
+    def work(lo, hi):
+        acc, G = np.zeros(W.shape[0]), np.zeros(W.shape) if grad else None
+        for _, _, Xb, sb in iter_blocks(X, sw, rows=rows, start=lo, stop=hi):
+            Xb = Xb if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
+            A = np.asarray(Xb @ Wt)
+            A += shift
+            if grad:
+                R = special.expit(A) * sb[:, None]
+                G[:, off:] += np.asarray(Xb.T @ R).T
+                if off:
+                    G[:, 0] += R.sum(axis=0)
+            # softplus(a) = max(a, 0) + log1p(exp(-|a|)), in place
+            pos = np.maximum(A, 0.0)
+            np.abs(A, out=A)
+            np.negative(A, out=A)
+            np.exp(A, out=A)
+            np.log1p(A, out=A)
+            A += pos
+            acc += sb @ A
+        return (acc, G) if grad else acc
+
+    return reduce_row_ranges(work, X.shape[0], rows)
 
 
 def _t_draws(loc, U, nu, n, rng):

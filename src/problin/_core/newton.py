@@ -69,6 +69,8 @@ def _hessian_change(objective, eta_old, eta_new, H):
     and ``|h' / h|`` large, by relatively much more than that of the others:
     the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
     """
+    if hasattr(objective, "hessian_change"):  # Dask: the same bound, one distributed pass
+        return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4)
     if np.ndim(eta_old) != 1 or not hasattr(objective, "row_derivatives"):
         return np.inf
     h_old = objective.row_derivatives(eta_old)[2]

@@ -188,7 +188,11 @@ def mcmc(design, t, sw, start, *, n_chains, n_samples, rng, progress):
     preconditioned by the Laplace covariance (``_core.hmc``) instead.
     """
     objective = start.extra["objective"]
-    log_target = LogitLogPosterior(design, t, sw, objective.P)
+    if t is None:  # Dask input: each batch of log posteriors is a distributed pass
+        from .._core.dask_bayes import DaskLogitLogPosterior
+        log_target = DaskLogitLogPosterior(design, objective.P)
+    else:
+        log_target = LogitLogPosterior(design, t, sw, objective.P)
     n_warmup = max(100, n_samples // 4)
     U = upper_factor(start.cov)
     bar = LazyProgress(n_chains * (n_samples + n_warmup + 1), progress, "MCMC")

@@ -12,9 +12,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes import activation_moments, draw_gaussian, moderated_log_proba, \
     sampled_log_proba
-from .._core.design import Design
+from .._core.dask_blocks import is_dask, lazy_on_dask, lazy_rows
 from ..exceptions import ConvergenceWarning
-from ..glm._base import check_classifier_data
+from ..glm._base import classifier_design
 from ..glm.inference import parameter_names
 from . import _fit
 
@@ -158,7 +158,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
-        """Fit the posterior of the weights.
+        """Fit the posterior of the weights (Dask input: by distributed passes, as the GLMs).
 
         Parameters
         ----------
@@ -172,7 +172,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self
         """
         self._check_params()
-        X, t, sw = check_classifier_data(self, X, y, sample_weight, multiclass=True)
+        design, t, sw = classifier_design(self, X, y, sample_weight, True, self.fit_intercept)
         K = self.classes_.size
         if K > 2 and self.inference != "laplace":
             raise ValueError(f"Only binary classification is supported with inference="
@@ -181,7 +181,6 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         for stale in ("samples_", "rhat_", "ess_", "acceptance_rate_", "sampler_",
                       "alpha_posterior_"):
             self.__dict__.pop(stale, None)  # from an earlier fit with other settings
-        design = Design(X, self.fit_intercept)
         opts = {"tol": self.tol, "max_iter": self.max_iter}
         if self.alpha is None and self.inference != "variational":
             post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
@@ -279,12 +278,19 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         Returns
         -------
         mean, var : ndarrays of shape (n_samples,), or (n_samples, K)
+            Lazy Dask arrays for Dask ``X``.
         """
+        if is_dask(X):
+            check_is_fitted(self)
+            columns = None if self._n_blocks == 1 else self._n_blocks
+            return tuple(lazy_rows(self, "predict_activation", X, columns, index=i)
+                         for i in (0, 1))
         X = self._check_X(X)
         mu, var = activation_moments(X, self.fit_intercept, self.posterior_mean_,
                                      self.posterior_cov_, self._n_blocks)
         return (mu[:, 0], var[:, 0]) if self._n_blocks == 1 else (mu, var)
 
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """Log-odds ``kappa(sigma_a^2) mu_a`` of the moderated predictive probability
         (binary, shape (n,)); its log-probabilities for K > 2 (shape (n, K)).
@@ -295,6 +301,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         log_p = self.predict_log_proba(X)
         return log_p[:, 1] - log_p[:, 0] if log_p.shape[1] == 2 else log_p
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X, method="moderated"):
         """Log predictive probabilities ``ln p(C_k | x, D)``, computed in log space.
 
@@ -330,11 +337,13 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                                   np.random.default_rng(seed))
         return sampled_log_proba(X, self.fit_intercept, draws, M)
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X, method="moderated"):
         """Predictive class probabilities (columns follow ``classes_``); see
         :meth:`predict_log_proba` for ``method``."""
-        return np.exp(self.predict_log_proba(X, method))
+        return np.exp(self.predict_log_proba(X, method=method))
 
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """The class of highest moderated predictive probability."""
         log_p = self.predict_log_proba(X)

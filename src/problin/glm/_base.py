@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ascent import coordinate_descent, gradient_descent
+from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.design import Design
 from .._core.families import CategoricalSoftmax
 from .._core.newton import newton, sketch_rows
@@ -56,6 +57,10 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit by maximising the (penalised) log-likelihood.
 
+        Dask arrays or DataFrames are fitted where their chunks live: one
+        distributed pass per Newton iteration (``problin._core.dask_glm``),
+        equal to the in-memory fit to rounding; predictions on them are lazy.
+
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
@@ -68,15 +73,18 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, t, sw = check_classifier_data(self, X, y, sample_weight, self._multiclass)
-        design = Design(X, self.fit_intercept)
+        design, t, sw = classifier_design(self, X, y, sample_weight, self._multiclass,
+                                          self.fit_intercept)
         objective, theta0 = self._objective(design, t, sw)
         self.solver_ = self._choose_solver(objective)
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver_]
         options = {}
         if self.solver_ == "newton":
+            # On Dask the Hessian is one chunk-parallel pass, where truncated
+            # Newton's Hessian-vector products would each be a pass: always exact.
             options = {"sketch": sketch_rows(design.n_samples, objective.n_params),
-                       "exact_final": hessian_affordable(design.n_samples, objective.n_params)}
+                       "exact_final": t is None or hessian_affordable(design.n_samples,
+                                                                      objective.n_params)}
         result = SOLVERS[self.solver_](objective, theta0, max_iter=max_iter, tol=self.tol,
                                        **options)
         self._store(objective, result)
@@ -93,6 +101,11 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         solver = self.solver
         if solver == "auto":
             solver = "newton" if objective.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
+        if getattr(objective.design, "distributed", False) and \
+                solver not in ("newton", "lbfgs"):
+            raise ValueError(f"solver={solver!r} updates an n-vector per coefficient, which "
+                             "Dask input never collects: use solver='newton' or 'lbfgs' (or "
+                             "'auto') for Dask arrays and DataFrames")
         return solver
 
     def _information(self):
@@ -114,6 +127,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
                           "theta": result.theta.copy()}
 
     # ------------------------------------------------------------- predict
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """Linear predictors: the log-odds ``b + x^T w`` (binary, shape (n,)) or
         the K class logits (shape (n, K); the reference class's are 0 for
@@ -126,6 +140,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             return design.matvec(np.concatenate([self.intercept_, self.coef_.ravel()]))
         return design.matmat(np.column_stack([self.intercept_, self.coef_]))
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X):
         """Log class probabilities, computed in log space (no ``log(p)``)."""
         eta = self.decision_function(X)
@@ -133,10 +148,12 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             return self._family.log_proba(eta)
         return log_softmax(eta, axis=1)
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X):
-        """Class probabilities; columns follow ``classes_``."""
+        """Class probabilities; columns follow ``classes_`` (lazy for Dask ``X``)."""
         return np.exp(self.predict_log_proba(X))
 
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """The most probable class."""
         eta = self.decision_function(X)
@@ -186,13 +203,20 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         the memory available, and raises ``MemoryError`` otherwise.
         """
         check_is_fitted(self)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], reset=False)
-        if sp.issparse(X):
-            X = X.tocsr()
-        _, t = encode_classes(y, self.classes_, owner=type(self).__name__)
-        sw = check_sample_weight(sample_weight, X.shape[0])
-        objective, _ = self._objective(Design(X, self.fit_intercept), t, sw)
+        if is_dask(X):  # a distributed pass (problin._core.dask_glm)
+            from .._core.dask_design import dask_classifier_data
+            design = dask_classifier_data(self, X, y, sample_weight, True, self.fit_intercept,
+                                          reset=False)
+            t = sw = None
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                                 dtype=[np.float64, np.float32], reset=False)
+            if sp.issparse(X):
+                X = X.tocsr()
+            _, t = encode_classes(y, self.classes_, owner=type(self).__name__)
+            sw = check_sample_weight(sample_weight, X.shape[0])
+            design = Design(X, self.fit_intercept)
+        objective, _ = self._objective(design, t, sw)
         check_fits_in_memory(objective.n_params)
         theta = self._fit_info["theta"]
         eta = objective.linear_predictor(theta)
@@ -204,6 +228,21 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = self._multiclass
         return tags
+
+
+def classifier_design(est, X, y, sample_weight, multiclass, intercept):
+    """``(design, t, sw)`` of validated training data (see :func:`check_classifier_data`).
+
+    Dask input gives a :class:`~problin._core.dask_design.DaskDesign`, which
+    carries its labels and weights (``t`` and ``sw`` are None): the rows stay
+    in their chunks, and the objectives of :func:`classifier_objective` on it
+    read them by distributed passes.
+    """
+    if is_dask(X):
+        from .._core.dask_design import dask_classifier_data
+        return dask_classifier_data(est, X, y, sample_weight, multiclass, intercept), None, None
+    X, t, sw = check_classifier_data(est, X, y, sample_weight, multiclass)
+    return Design(X, intercept), t, sw
 
 
 def check_classifier_data(est, X, y, sample_weight, multiclass):
@@ -238,24 +277,33 @@ def classifier_objective(design, family, t, sw, n_classes, alpha, *, information
 
     Binary: ``family`` on 0/1 targets; K > 2: softmax with the K-1 contrasts
     against the first class when unpenalised (identifiable), all K blocks
-    when ``alpha > 0``. The prior is :func:`prior_precision`'s.
+    when ``alpha > 0``. The prior is :func:`prior_precision`'s. ``t`` None:
+    a Dask design (:func:`classifier_design`), whose objectives run by passes.
     """
+    if t is None:
+        from .._core.dask_glm import DaskGLMObjective, DaskSoftmaxObjective
     if n_classes == 2:
-        y01 = t.astype(np.float64)
         prior = prior_precision(design, 1, alpha, intercept_alpha)
-        objective = GLMObjective(design, family, y01, sw, prior, information=information)
+        if t is None:
+            objective = DaskGLMObjective(design, family, prior, information=information)
+        else:
+            y01 = t.astype(np.float64)
+            objective = GLMObjective(design, family, y01, sw, prior, information=information)
         theta0 = np.zeros(design.n_params)
         if design.intercept:
-            mean = float(np.average(y01, weights=sw))
+            mean = float(np.average(y01, weights=sw)) if t is not None else \
+                float(design.class_weights[1] / design.total_weight)
             theta0[0] = float(family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
         return objective, theta0
     softmax = CategoricalSoftmax(n_classes, contrast=alpha == 0)
     M, p = softmax.n_free, design.n_params
-    objective = SoftmaxObjective(design, softmax, t, sw,
-                                 prior_precision(design, M, alpha, intercept_alpha))
+    prior = prior_precision(design, M, alpha, intercept_alpha)
+    objective = SoftmaxObjective(design, softmax, t, sw, prior) if t is not None else \
+        DaskSoftmaxObjective(design, softmax, prior)
     theta0 = np.zeros((M, p))
     if design.intercept:
-        counts = np.bincount(t, weights=sw, minlength=n_classes)
+        counts = np.bincount(t, weights=sw, minlength=n_classes) if t is not None else \
+            design.class_weights
         log_freq = np.log(counts)
         theta0[:, 0] = (log_freq[1:] - log_freq[0]) if softmax.contrast \
             else log_freq - log_freq.mean()

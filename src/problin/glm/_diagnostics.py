@@ -104,8 +104,11 @@ def _fitted_with_certainty(objective, eta):
     Read off the derivatives at the fit (already computed there): for a
     binary GLM ``|g_i| / s_i`` is ``1 - p_i`` (logit) or the inverse Mills
     ratio (probit), both ~0 exactly when ``p_i ~ 1``; for softmax the exact
-    complement of the observed class's probability.
+    complement of the observed class's probability. On Dask, the same test
+    on every chunk, in one distributed pass.
     """
+    if hasattr(objective, "count_rows"):
+        return objective.count_rows(_fitted_with_certainty, eta) > 0
     if objective.n_blocks == 1:
         _, g, _ = objective.row_derivatives(eta)
         scale = np.abs(g) if objective.sample_weight is None else \
@@ -124,6 +127,13 @@ def _check_separation(est, objective, result):
         return False
     if result.converged and not _fitted_with_certainty(objective, result.eta):
         return False
+    if hasattr(objective, "separation"):  # Dask: certificates only (see DaskGLMObjective)
+        found = objective.separation(result)
+        if found is None:
+            return False
+        rows, n_sep, n_used = found
+        _warn_separation(est, rows, n_sep, n_used, [None])
+        return True
     sw = objective.sample_weight
     if objective.n_blocks == 1:
         targets = {None: objective.y}
@@ -140,6 +150,12 @@ def _check_separation(est, objective, result):
     if n_sep == 0:
         return False
     n_used = rows.size if sw is None else int(np.count_nonzero(sw))
+    _warn_separation(est, rows, n_sep, n_used, which)
+    return True
+
+
+def _warn_separation(est, rows, n_sep, n_used, which):
+    """The separation warning; ``separated_`` marks the rows fitted with certainty."""
     kind = "completely" if n_sep == n_used else "quasi-completely"
     if which == [None]:
         what = (f"the classes are {kind} separated: {n_sep} of {n_used} samples are fitted "
@@ -151,9 +167,8 @@ def _check_separation(est, objective, result):
     warnings.warn(f"{what}, and the maximum-likelihood coefficients do "
                   "not exist (they diverge). The returned coefficients are finite because the "
                   "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning,
-                  stacklevel=4)
+                  stacklevel=5)
     est.separated_ = rows
-    return True
 
 
 def _separated(objective, result, y01, label):
