@@ -2,8 +2,6 @@
 input format and the error paths: exit codes (0 ok, 1 data error, 2 usage error) and
 messages without tracebacks. Independent commands run concurrently (each process spends
 most of its time importing scipy/scikit-learn)."""
-import subprocess
-import sys
 import zipfile
 
 import numpy as np
@@ -32,19 +30,6 @@ def _write_data(d):
     frame.assign(shoe="huge").to_csv(d / "unseen.csv", index=False)
 
 
-def _run_all(commands, cwd):
-    """Run ``{key: argv}`` concurrently; returns ``{key: CompletedProcess-like}``."""
-    procs = {key: subprocess.Popen([sys.executable, "-m", "problin", *map(str, argv)],
-                                   cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
-             for key, argv in commands.items()}
-    out = {}
-    for key, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=240)
-        out[key] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    return out
-
-
 def _tamper(src, dst):
     """Copy a model file with its metadata edited (alpha changed), as an attacker would."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
@@ -57,7 +42,7 @@ def _tamper(src, dst):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, run_all):
     d = tmp_path_factory.mktemp("e2e")
     _write_data(d)
     target = {"csv": "sex", "parquet": "sex", "libsvm": "label", "npz": "y"}
@@ -71,7 +56,7 @@ def runs(tmp_path_factory):
         "nan": ["fit", "nan.csv", "-t", "sex", "-m", "logistic", "-o", "x.problin"],
         "compare": ["compare", "--datasets", "heights", "--models", "logistic,lda", "--cv", "2"],
     })
-    results = _run_all(first, d)
+    results = run_all(first, d)
     _tamper(d / "csv.problin", d / "tampered.problin")
     second = {
         "predict": ["predict", "parquet.problin", "train.csv", "--proba"],
@@ -79,7 +64,7 @@ def runs(tmp_path_factory):
         "report": ["report", "libsvm.problin", "train.svm", "-o", "svm.html"],
         "tampered": ["predict", "tampered.problin", "train.csv"],
     }
-    results.update(_run_all(second, d))
+    results.update(run_all(second, d))
     return d, results
 
 

@@ -1,4 +1,5 @@
 """``problin fit``, ``problin predict`` and ``problin summary``: parsing and printing only."""
+import contextlib
 import inspect
 import json
 import os
@@ -11,12 +12,14 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ..io import read_model_file, save
+from ..io.dask_readers import DEFAULT_BLOCKSIZE, read_dask
 from ..io.readers import FORMATS, read_data
 from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
 from ..report.tables import describe_model, final_estimator, format_table, parameter_table
 from ._common import command_errors, debug_option, echo_warnings, progress, spinner
 
-__all__ = ["fit", "predict", "summary", "report", "data_options", "data_command", "MODELS"]
+__all__ = ["fit", "predict", "summary", "report", "data_options", "data_command", "MODELS",
+           "engine_options"]
 
 MODELS = {**CLASSIFIERS, **REGRESSORS}  # the single source of model names
 
@@ -89,8 +92,64 @@ def _check_target(name, y, target):
                          f"({', '.join(CLASSIFIERS)})")
 
 
+def engine_options(func):
+    """``--engine`` and the options of the Dask engine (``--blocksize``, ``--scheduler``)."""
+    func = click.option("--scheduler", default=None, metavar="ADDRESS",
+                        help="--engine dask: run on the dask.distributed scheduler at ADDRESS "
+                             "(e.g. tcp://10.0.0.5:8786; its workers must see DATA) "
+                             "[default: threads in this process].")(func)
+    func = click.option("--blocksize", default=None, metavar="SIZE",
+                        help="--engine dask: bytes per partition, e.g. 16MiB (Parquet: whole "
+                             f"row groups) [default: {DEFAULT_BLOCKSIZE // 2 ** 20}MiB].")(func)
+    return click.option("--engine", type=click.Choice(["memory", "dask"]), default="memory",
+                        show_default=True,
+                        help="memory: read DATA whole. dask: read it lazily and fit "
+                             "partition by partition, in bounded memory (CSV or Parquet; "
+                             "DATA may be a directory of such files).")(func)
+
+
+@contextlib.contextmanager
+def _dask_scheduler(address):
+    """Threads in this process, or a ``dask.distributed`` Client connected to ``address``."""
+    import dask
+    if address is None:
+        with dask.config.set(scheduler="threads"):
+            yield
+        return
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise click.UsageError("--scheduler needs dask.distributed: pip install distributed"
+                               ) from None
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, ValueError) as exc:  # unreachable address (timeouts are OSErrors too)
+        raise OSError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
+    with client:
+        yield
+
+
+def _read_lazily(data, target, data_format, drop_missing, header, blocksize):
+    """The Dask engine's reader, and what ``_check_target`` needs of the lazy target: its
+    distinct values (one pass over that column) for float labels, else only its dtype."""
+    from dask.utils import parse_bytes
+    try:
+        size = DEFAULT_BLOCKSIZE if blocksize is None else parse_bytes(blocksize)
+    except (ValueError, TypeError):
+        raise click.BadParameter(f"not a size: {blocksize!r} (e.g. 16MiB)",
+                                 param_hint="--blocksize") from None
+    if data_format not in (None, "csv", "parquet"):
+        raise click.UsageError(f"--engine dask reads CSV and Parquet, not {data_format}")
+    ds = read_dask(data, target, format=data_format, blocksize=size,
+                   drop_missing=drop_missing, header=header)
+    if ds.y.dtype.kind == "f":
+        import dask.array as da
+        return ds, da.unique(ds.y).compute()
+    return ds, np.empty(0, dtype=ds.y.dtype)
+
+
 @click.command(epilog=_model_listing())
-@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", type=click.Path(exists=True))
 @click.option("--target", "-t", required=True, help="Name of the target column.")
 @click.option("--model", "-m", "model_name", required=True, type=click.Choice(list(MODELS)),
               metavar="NAME", help="Model to fit (see the list below).")
@@ -102,9 +161,10 @@ def _check_target(name, y, target):
               help="Standardise the features first (the model file keeps the scaler).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               help="Model file to write (e.g. model.problin).")
+@engine_options
 @data_command
-def fit(data, target, model_name, alpha, settings, standardize, out, data_format,
-        drop_missing, header, debug):
+def fit(data, target, model_name, alpha, settings, standardize, out, engine, blocksize,
+        scheduler, data_format, drop_missing, header, debug):
     """Fit a model to DATA, print its parameters and save it to a model file.
 
     Prints the model's summary() (coefficients, standard errors, z, p-values and
@@ -112,18 +172,49 @@ def fit(data, target, model_name, alpha, settings, standardize, out, data_format
     one-hot encoded (the first category is the reference level); the encoding is
     saved with the model so that predict applies the same one.
 
+    With --engine dask the file (or directory of files) is read lazily and the
+    model fitted partition by partition, so data larger than memory fits; the
+    model file is the same as after an in-memory fit.
+
     \b
     Examples:
       problin fit heights.csv --target sex --model logistic --out sex.problin
       problin fit train.parquet -t y -m logistic --alpha 1.0 -p solver=lbfgs -o m.problin
+      problin fit big_dataset/ -t y -m lda --engine dask --blocksize 16MiB -o m.problin
     """
-    ds = read_data(data, target, format=data_format, drop_missing=drop_missing, header=header,
-                   require_target=True)
-    _check_target(model_name, ds.y, ds.target)
+    if engine == "memory":
+        if blocksize is not None or scheduler is not None:
+            raise click.UsageError("--blocksize and --scheduler apply to --engine dask")
+        if os.path.isdir(data):
+            raise click.UsageError(f"{data} is a directory: read a directory of Parquet or "
+                                   "CSV files with --engine dask")
+        _fit(data, target, model_name, alpha, settings, standardize, out, data_format,
+             drop_missing, header)
+        return
+    if standardize:
+        raise click.UsageError("--standardize needs the data in memory; drop it with "
+                               "--engine dask (or scale the columns beforehand)")
+    with _dask_scheduler(scheduler):
+        _fit(data, target, model_name, alpha, settings, False, out, data_format,
+             drop_missing, header, blocksize=blocksize, lazy=True)
+
+
+def _fit(data, target, model_name, alpha, settings, standardize, out, data_format,
+         drop_missing, header, blocksize=None, lazy=False):
+    """Read, fit, save and print (``lazy``: on Dask arrays, see :func:`_read_lazily`)."""
+    if lazy:
+        ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize)
+    else:
+        ds = read_data(data, target, format=data_format, drop_missing=drop_missing,
+                       header=header, require_target=True)
+        labels = ds.y
+    _check_target(model_name, labels, ds.target)
     model = _configure(model_name, alpha, settings, standardize, not hasattr(ds.X, "columns"))
     n, d = ds.X.shape
     with echo_warnings(), spinner(f"fitting {model_name} on {n} rows"):
         model.fit(ds.X, ds.y)
+    if lazy:  # as a fit on a DataFrame records them: predict then reads DataFrames quietly
+        model.feature_names_in_ = np.asarray(ds.feature_names, dtype=object)
     save(model, out, feature_names=ds.feature_names, encoding=ds.encoding, target=ds.target,
          extra={"model_name": model_name, "n_samples": int(n)})
     dropped = f", {ds.n_dropped} rows with missing values dropped" if ds.n_dropped else ""

@@ -150,6 +150,28 @@ def _is_number(text):
     return True
 
 
+def csv_dialect(path, sample, truncated, header):
+    """``(delimiter, header)`` of a CSV file from the text of its first bytes.
+
+    The delimiter (``, ; tab |``) is sniffed from up to 50 lines; the first
+    row is a header unless all of its fields are numbers (or ``header`` says).
+    ``truncated``: the sample was cut, so its last line may be partial.
+    """
+    lines = [line for line in sample.splitlines() if line.strip()]
+    if truncated and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    if not lines:
+        raise DataFileError(f"{path}: the file is empty")
+    try:
+        delimiter = csv.Sniffer().sniff("\n".join(lines[:50]), delimiters=",;\t|").delimiter
+    except csv.Error:
+        delimiter = ","
+    if header is None:
+        first = next(csv.reader([lines[0]], delimiter=delimiter))
+        header = not all(_is_number(f) for f in first if f.strip()) or len(lines) == 1
+    return delimiter, header
+
+
 def _read_csv(path, header):
     with open(path, "rb") as fh:
         raw = fh.read(_SAMPLE_BYTES)
@@ -162,18 +184,7 @@ def _read_csv(path, header):
             raise DataFileError(f"{path}: not UTF-8 text ({exc.reason} at byte "
                                 f"{exc.start})") from None
         sample = raw[:exc.start].decode("utf-8-sig")
-    lines = [line for line in sample.splitlines() if line.strip()]
-    if len(sample) == _SAMPLE_BYTES and len(lines) > 1:
-        lines = lines[:-1]  # the last line may be cut
-    if not lines:
-        raise DataFileError(f"{path}: the file is empty")
-    try:
-        delimiter = csv.Sniffer().sniff("\n".join(lines[:50]), delimiters=",;\t|").delimiter
-    except csv.Error:
-        delimiter = ","
-    if header is None:
-        first = next(csv.reader([lines[0]], delimiter=delimiter))
-        header = not all(_is_number(f) for f in first if f.strip()) or len(lines) == 1
+    delimiter, header = csv_dialect(path, sample, len(sample) == _SAMPLE_BYTES, header)
     try:
         frame = pd.read_csv(path, sep=delimiter, header=0 if header else None,
                             skipinitialspace=True, encoding="utf-8-sig")

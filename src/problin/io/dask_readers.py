@@ -1,0 +1,364 @@
+"""Lazy (out-of-core) reading of Parquet and CSV data for fits on Dask.
+
+:func:`read_dask` returns the features and the target of a file, or of a directory of
+files, as Dask arrays with known row chunks: the row blocks of DESIGN.md's row-block
+principle. Nothing is read until an estimator reduces the chunks, and then one chunk at a
+time per worker thread, so memory is bounded by the partition size, not the data size.
+
+Why arrays built chunk by chunk rather than ``dask.dataframe.read_parquet``: the estimators
+need known chunk sizes (``to_dask_array(lengths=True)`` costs a pass over all the data),
+and a Parquet file's metadata already holds the row count of every row group. A partition
+here is a run of whole row groups of one file (up to ``blocksize`` bytes uncompressed), so
+the lengths are free. The features and the target are read by separate tasks, the target
+with only its own column (Parquet reads columns independently): a fit that reduces
+``X`` and ``y`` together never holds a partition twice. CSV is split by bytes with
+``dask.dataframe.read_csv``; its lengths cost one pass, which also checks the data.
+
+The columns are encoded by the in-memory rules (:mod:`problin.io._table`), so a model
+fitted here has the same features, names and model-file encoding as one fitted on the
+whole file in memory, and ``problin predict`` reads new data with either reader:
+
+- numeric and boolean columns: one float64 feature each;
+- string and categorical columns: encoded (treatment coding, first category the
+  reference level), with the categories found by one extra pass over those columns only
+  (for Parquet only they are read); their distinct values must fit in memory;
+- missing or infinite values raise :class:`~problin.io.errors.DataFileError` naming the
+  columns and the partition, when the partition is read (during the fit for Parquet,
+  during :func:`read_dask` for CSV), unless ``drop_missing=True``, which drops those rows
+  at the cost of a first pass to count them.
+
+Dask is an optional dependency, imported only when this reader is used.
+"""
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._table import _apply, _as_text, _is_categorical, check_missing
+from .errors import ColumnNotFoundError, DataFileError
+from .readers import csv_dialect, detect_format
+
+__all__ = ["DaskDataset", "read_dask", "DEFAULT_BLOCKSIZE"]
+
+DEFAULT_BLOCKSIZE = 32 * 2 ** 20  # bytes per partition: two threads stay well under 1 GB
+_SAMPLE_BYTES = 64 * 1024
+
+
+@dataclass
+class DaskDataset:
+    """Lazy features and target of a file or directory (see :func:`read_dask`).
+
+    Attributes
+    ----------
+    X : dask.array.Array of float64, shape (n_rows, n_features), one column chunk
+    y : dask.array.Array, chunked like the rows of ``X``
+    feature_names : list of str
+    target : str
+    encoding : dict
+        The same ``{"format": "table", ...}`` encoding as the in-memory reader's.
+    n_dropped : int
+        Rows dropped for missing values (``drop_missing=True``).
+    """
+
+    X: object
+    y: object
+    feature_names: list
+    target: str
+    encoding: dict
+    n_dropped: int = 0
+
+
+def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns=None,
+              drop_missing=False, header=None):
+    """Read a Parquet or CSV file, or a directory of them, lazily for a Dask fit.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file, or a directory whose files (names not starting with ``.`` or ``_``)
+        all have one format, e.g. a Parquet dataset written in pieces.
+    target : str
+        Name of the target column.
+    format : {"csv", "parquet"}, optional
+        Defaults to the one implied by the file extensions.
+    blocksize : int
+        Bytes per partition (uncompressed for Parquet; a partition holds whole row
+        groups, so a row group larger than this is one partition).
+    columns : list of str, optional
+        Feature columns to use [default: every column but the target].
+    drop_missing : bool, default False
+        Drop rows with missing values instead of raising.
+    header : bool, optional
+        CSV only: force or deny a header row [default: detect, as the in-memory reader].
+
+    Returns
+    -------
+    DaskDataset
+
+    Raises
+    ------
+    DataFileError
+        A missing path, an unreadable or empty file, another format, no feature
+        columns; :class:`~problin.io.errors.ColumnNotFoundError` for an absent column.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from problin import LinearDiscriminantAnalysis
+    >>> from problin.io import read_dask
+    >>> path = os.path.join(tempfile.mkdtemp(), "pets.parquet")
+    >>> pd.DataFrame({"weight": [3.5, 20.0, 4.0, 30.0], "kind": ["cat", "dog", "cat", "dog"],
+    ...               "big": [0, 1, 0, 1]}).to_parquet(path)
+    >>> data = read_dask(path, "big")
+    >>> data.feature_names, data.X.chunks
+    (['weight', 'kind=dog'], ((4,), (2,)))
+    >>> LinearDiscriminantAnalysis().fit(data.X, data.y).predict([[25.0, 1.0]])
+    array([1])
+    """
+    path = os.fspath(path)
+    files, fmt = _list_files(path, format)
+    files = [os.path.abspath(f) for f in files]  # workers of a cluster have their own cwd
+    if fmt == "parquet":
+        source = _ParquetSource(path, files, blocksize)
+    else:
+        source = _CsvSource(path, files, blocksize, header)
+    names = source.column_names
+    if target not in names:
+        raise ColumnNotFoundError(f"{path}: no column named {target!r}; columns are {names}")
+    used = [c for c in names if c != target] if columns is None else list(columns)
+    absent = [c for c in used if c not in names]
+    if absent:
+        raise ColumnNotFoundError(f"{path}: no columns named {absent}; columns are {names}")
+    if not used or target in used:
+        raise DataFileError(f"{path}: no feature columns besides the target {target!r}"
+                            if not used else f"{path}: the target {target!r} is not a feature")
+    meta = source.meta
+    texts = [c for c in used if _is_categorical(meta[c])]
+    lengths, n_dropped, categories = source.lengths, 0, {}
+    if texts or drop_missing or lengths is None:
+        lengths, n_dropped, categories = _survey(source, used + [target], texts,
+                                                 drop_missing)
+    if sum(lengths) == 0:
+        raise DataFileError(f"{path}: no data rows")
+    encoding = {"format": "table", "target": target,
+                "columns": [{"name": c, "kind": "categorical", "categories": categories[c]}
+                            if c in texts else {"name": c, "kind": "numeric"} for c in used]}
+    _, feature_names = _apply(meta[used].iloc[:0], encoding["columns"], path)
+    every = used + [target] if drop_missing else None
+    X = _lazy(source, lengths, every or used,
+              _Features(encoding["columns"], every or used, path, drop_missing),
+              (len(feature_names),), np.float64)
+    y_dtype = meta[target].to_numpy().dtype
+    y = _lazy(source, lengths, every or [target],
+              _Target(target, every or [target], path, drop_missing, y_dtype), (), y_dtype)
+    return DaskDataset(X, y, feature_names, target, encoding, int(n_dropped))
+
+
+def _list_files(path, format):
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, f) for f in os.listdir(path)
+                       if not f.startswith((".", "_"))
+                       and os.path.isfile(os.path.join(path, f)))
+        if not files:
+            raise DataFileError(f"{path}: the directory holds no data files")
+        formats = {detect_format(f, format) for f in files}
+        if len(formats) > 1:
+            raise DataFileError(f"{path}: the directory mixes formats {sorted(formats)}; "
+                                "keep one format per directory")
+        fmt = formats.pop()
+    elif os.path.isfile(path):
+        files, fmt = [path], detect_format(path, format)
+    else:
+        raise DataFileError(f"no such data file or directory: {path}")
+    if fmt not in ("csv", "parquet"):
+        raise DataFileError(f"{path}: the Dask engine reads CSV and Parquet, not {fmt}; "
+                            "read it in memory (problin.io.readers.read_data)")
+    return files, fmt
+
+
+class _ParquetSource:
+    """Partitions of whole row groups; their row counts come from the file metadata."""
+
+    def __init__(self, path, files, blocksize):
+        import pyarrow.parquet as pq
+        self.name, self.pieces, self.lengths, schema = path, [], [], None
+        for f in files:
+            try:
+                pf = pq.ParquetFile(f)
+            except Exception as exc:  # ArrowInvalid, OSError, ...
+                raise DataFileError(f"{f}: cannot read as Parquet "
+                                    f"({type(exc).__name__}: {exc})") from None
+            if schema is None:
+                schema = pf.schema_arrow
+            elif pf.schema_arrow.names != schema.names:
+                raise DataFileError(f"{f}: columns {pf.schema_arrow.names} differ from "
+                                    f"those of {files[0]}: {schema.names}")
+            groups, rows, size = [], 0, 0
+            for g in range(pf.metadata.num_row_groups):
+                meta = pf.metadata.row_group(g)
+                if groups and size + meta.total_byte_size > blocksize:
+                    self._add(f, groups, rows)
+                    groups, rows, size = [], 0, 0
+                groups.append(g)
+                rows += meta.num_rows
+                size += meta.total_byte_size
+            if groups:
+                self._add(f, groups, rows)
+        self.meta = schema.empty_table().to_pandas()
+        self.meta.columns = [str(c) for c in self.meta.columns]
+        self.column_names = list(self.meta.columns)
+
+    def _add(self, f, groups, rows):
+        self.pieces.append((f, tuple(groups)))
+        self.lengths.append(rows)
+
+    def partitions(self, columns):
+        import dask
+        return [dask.delayed(_read_parquet_piece, pure=True)(piece, tuple(columns))
+                for piece in self.pieces]
+
+
+def _read_parquet_piece(piece, columns):
+    import pyarrow.parquet as pq
+    path, groups = piece
+    try:
+        frame = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
+    except Exception as exc:
+        raise DataFileError(f"{path}: cannot read row groups {list(groups)} "
+                            f"({type(exc).__name__}: {exc})") from None
+    return frame.to_pandas()
+
+
+class _CsvSource:
+    """Byte ranges split by ``dask.dataframe.read_csv``; lengths need a pass."""
+
+    lengths = None
+
+    def __init__(self, path, files, blocksize, header):
+        import dask.dataframe as dd
+        self.name = path
+        delimiter, header = _sniff_csv(files[0], header)
+        try:
+            self.frame = dd.read_csv(files, sep=delimiter, header=0 if header else None,
+                                     skipinitialspace=True, blocksize=blocksize,
+                                     encoding="utf-8-sig", sample=_SAMPLE_BYTES)
+        except Exception as exc:  # pandas' parser errors have no common base class
+            raise DataFileError(f"{path}: cannot parse as CSV with delimiter {delimiter!r} "
+                                f"({type(exc).__name__}: {exc})") from None
+        if header:
+            self.frame.columns = [str(c).strip() for c in self.frame.columns]
+        else:
+            self.frame.columns = [f"x{j}" for j in range(len(self.frame.columns))]
+        self.meta = self.frame._meta
+        self.column_names = list(self.meta.columns)
+
+    def partitions(self, columns):
+        return list(self.frame[list(columns)].to_delayed())
+
+
+def _sniff_csv(path, header):
+    """Delimiter and header of a CSV file, by the in-memory reader's rules."""
+    with open(path, "rb") as fh:
+        raw = fh.read(_SAMPLE_BYTES)
+    if b"\0" in raw:
+        raise DataFileError(f"{path}: not a text file (contains NUL bytes)")
+    sample = raw.decode("utf-8-sig", errors="ignore")
+    return csv_dialect(path, sample, len(raw) == _SAMPLE_BYTES, header)
+
+
+def _where(source, k):
+    return f"{source} (partition {k})"
+
+
+def _checked(frame, where, drop_missing):
+    """:func:`check_missing` on one partition. Dropping may empty a partition, which is
+    no error here (others may have rows): :func:`_survey` checks the total."""
+    try:
+        return check_missing(frame, where, drop_missing)[0]
+    except DataFileError:
+        if drop_missing:  # every row of this partition has a missing value
+            return frame.iloc[:0]
+        raise
+
+
+def _survey_part(frame, k, source, texts, drop_missing):
+    """Rows before and after dropping missing values, and the text values of ``texts``."""
+    kept = _checked(frame, _where(source, k), drop_missing)
+    return len(frame), len(kept), {c: set(_as_text(kept[c])) for c in texts}
+
+
+def _survey(source, every, texts, drop_missing):
+    """One pass: partition lengths (after dropping), rows dropped, sorted categories."""
+    import dask
+    columns = every if drop_missing or source.lengths is None else texts
+    parts = source.partitions(columns)
+    tasks = [dask.delayed(_survey_part, pure=True)(p, k, source.name, texts, drop_missing)
+             for k, p in enumerate(parts)]
+    try:
+        results = dask.compute(*tasks)
+    except DataFileError:
+        raise
+    except Exception as exc:  # CSV dtype mismatches, unreadable blocks
+        raise DataFileError(f"{source.name}: cannot read the data "
+                            f"({type(exc).__name__}: {exc})") from None
+    lengths = [kept for _, kept, _ in results]
+    dropped = sum(n for n, _, _ in results) - sum(lengths)
+    if drop_missing and not sum(lengths) and dropped:
+        raise DataFileError(f"{source.name}: every row has a missing value; "
+                            "nothing left to use")
+    categories = {c: sorted(set().union(*(cats[c] for _, _, cats in results)))
+                  for c in texts}
+    return lengths, dropped, categories
+
+
+class _Features:
+    """Partition -> float64 feature rows, by the in-memory encoder (picklable)."""
+
+    def __init__(self, columns, used, source, drop_missing):
+        self.columns, self.used, self.source = columns, used, source
+        self.drop_missing = drop_missing
+        self.numeric = (used == [c["name"] for c in columns]
+                        and all(c["kind"] == "numeric" for c in columns))
+
+    def __call__(self, frame, k):
+        where, frame = _where(self.source, k), frame[self.used]
+        if self.numeric and not any(_is_categorical(frame[c]) for c in self.used):
+            # All numeric (the common case): what _apply computes, with one copy instead
+            # of three, and check_missing's passes only if a value is missing: this
+            # conversion runs on every chunk in every pass of a fit.
+            X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
+            if np.isfinite(X).all():
+                return X
+        frame = _checked(frame, where, self.drop_missing)
+        X, _ = _apply(frame, self.columns, where)
+        return X.to_numpy(dtype=np.float64)
+
+
+class _Target:
+    """Partition -> target values (rows with missing values dropped as for the features).
+
+    An integer Parquet column with nulls arrives as floats; once they are dropped the
+    values are the column's integers again (as the in-memory reader makes them)."""
+
+    def __init__(self, target, used, source, drop_missing, dtype):
+        self.target, self.used, self.source = target, used, source
+        self.drop_missing, self.dtype = drop_missing, dtype
+
+    def __call__(self, frame, k):
+        frame = _checked(frame[self.used], _where(self.source, k), self.drop_missing)
+        y = frame[self.target].to_numpy()
+        if y.dtype.kind == "f" and self.dtype.kind in "iu":
+            y = y.astype(self.dtype)
+        return y
+
+
+def _lazy(source, lengths, columns, convert, tail, dtype):
+    """A Dask array of ``convert(partition_k, k)`` with the known row ``lengths``."""
+    import dask
+    import dask.array as da
+    parts = source.partitions(columns)
+    chunks = [da.from_delayed(dask.delayed(convert, pure=True)(p, k), shape=(n,) + tail,
+                              dtype=dtype)
+              for k, (p, n) in enumerate(zip(parts, lengths))]
+    return da.concatenate(chunks, axis=0)
