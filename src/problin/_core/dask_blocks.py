@@ -95,6 +95,14 @@ def _merge_parts(*parts):
     return functools.reduce(lambda a, b: a.merge(b), parts) if parts else None
 
 
+def _chunk_call(func, *args):
+    """One chunk's reduction, its block passes on this task's thread only: the
+    scheduler runs the other chunks on the other cores."""
+    from .blocks import serial_blocks
+    with serial_blocks():
+        return func(*args)
+
+
 def reduce_chunks(func, X, *arrays):
     """``merge(func(k, first_row, X_k, *arrays_k))`` over the row chunks ``k`` of ``X``.
 
@@ -107,8 +115,8 @@ def reduce_chunks(func, X, *arrays):
     xs = X.to_delayed().ravel()
     parts = [None if a is None else a.to_delayed().ravel() for a in arrays]
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-    nodes = [dask.delayed(func, pure=True)(k, int(starts[k]), xs[k],
-                                           *(None if p is None else p[k] for p in parts))
+    nodes = [dask.delayed(_chunk_call, pure=True)(func, k, int(starts[k]), xs[k],
+                                                  *(None if p is None else p[k] for p in parts))
              for k in range(len(xs))]
     while len(nodes) > 1:
         nodes = [dask.delayed(_merge_parts, pure=True)(*nodes[i:i + _FAN_IN])

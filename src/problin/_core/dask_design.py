@@ -71,8 +71,26 @@ def _label_chunk(k, lo, yb, wb):
     if yb.dtype.kind in "fc":
         _check_chunk(k, lo, "y", yb)
     w = _chunk_weights(k, lo, wb)
+    small = _small_integer_labels(yb)
+    if small is not None:  # counting, not sorting (labels 0..K-1, the common case)
+        present = np.flatnonzero(np.bincount(small))
+        weights = np.bincount(small, w, minlength=present[-1] + 1)[present]
+        return _LabelWeights(present.astype(yb.dtype), weights)
     labels, inverse = np.unique(yb, return_inverse=True)
     return _LabelWeights(labels, np.bincount(inverse.ravel(), w, minlength=labels.size))
+
+
+def _small_integer_labels(yb, limit=1024):
+    """``yb`` as intp when its labels are integers in ``[0, limit)``, else None."""
+    if yb.ndim != 1 or yb.dtype.kind not in "biuf" or yb.dtype == np.bool_:
+        return None
+    low, high = yb.min(), yb.max()
+    if not (0 <= low and high < limit):  # also false for nan
+        return None
+    codes = yb.astype(np.intp)
+    if yb.dtype.kind == "f" and not np.array_equal(codes, yb):
+        return None
+    return codes
 
 
 class _ChunkReader:
@@ -82,6 +100,9 @@ class _ChunkReader:
         self.order = np.argsort(classes, kind="stable")
         self.sorted = np.asarray(classes)[self.order]
         self.intercept = intercept
+        self.identity = (self.sorted.dtype.kind in "biuf" and
+                         np.array_equal(self.sorted, np.arange(self.sorted.size)) and
+                         np.array_equal(self.order, np.arange(self.order.size)))
 
     def __call__(self, k, lo, Xb, yb, wb, check):
         if sp.issparse(Xb):
@@ -90,7 +111,12 @@ class _ChunkReader:
             Xb = _float_rows(Xb)
             if check:
                 _check_chunk(k, lo, "X", Xb)
-        t = self.order[np.searchsorted(self.sorted, np.asarray(yb))].astype(np.intp)
+        yb = np.asarray(yb)
+        if self.identity and yb.dtype.kind in "biuf":
+            # Labels 0..K-1 are their own codes (validated by the labels' pass)
+            t = yb.astype(np.intp)
+        else:
+            t = self.order[np.searchsorted(self.sorted, yb)].astype(np.intp)
         w = None if wb is None else np.asarray(wb, dtype=np.float64)
         return Design(Xb, self.intercept), t, w
 

@@ -40,6 +40,7 @@ class LazyEta:
     def __init__(self, v, loss=None):
         self.v = np.asarray(v, dtype=np.float64)
         self.loss = loss
+        self.counts = {}  # count_rows results found by a pass at this point
 
     def __mul__(self, t):
         return LazyEta(float(t) * self.v)
@@ -62,12 +63,16 @@ def _softmax_model(design, t, w, *, family):
     return SoftmaxObjective(design, family, t, w)
 
 
-def _loss_op(obj, *, v):
-    return Sums(obj.value(v, obj.linear_predictor(v)))
+def _loss_op(obj, *, v, watched=()):
+    eta = obj.linear_predictor(v)
+    return Sums(obj.value(v, eta), *(int(func(obj, eta)) for func in watched))
 
 
 def _evaluate_op(obj, *, v, gram):
-    _, loss, grad, H = evaluate(obj, v, gram)  # the chunk's fused pass (no prior on chunks)
+    # the chunk's fused pass (no prior on chunks), keeping no n-vector where it can
+    if hasattr(obj, "summed_derivatives"):
+        return Sums(*obj.summed_derivatives(v, gram))
+    _, loss, grad, H = evaluate(obj, v, gram)
     return Sums(loss, grad, H)
 
 
@@ -79,17 +84,21 @@ def _count_op(obj, *, v, func):
     return Sums(int(func(obj, obj.linear_predictor(v))))
 
 
-def _change_op(obj, *, v_old, v_new, cut, factor, limit):
-    """The chunk's share of ``newton._hessian_change``'s bound (same formula)."""
+def _change_op(obj, *, v_old, v_new, cut, factor, limit, watched=()):
+    """The chunk's share of ``newton._hessian_change``'s bound (same formula),
+    with the watched row counts at ``v_new`` (the diagnostics' next question)."""
     h_old = obj.row_derivatives(obj.linear_predictor(v_old))[2]
-    loss, _, h_new = obj.row_derivatives(obj.linear_predictor(v_new))
+    eta_new = obj.linear_predictor(v_new)
+    loss, _, h_new = obj.row_derivatives(eta_new)
+    counts = [int(func(obj, eta_new)) for func in watched]
     change = np.abs(h_new - h_old)
     above = np.flatnonzero(~(change <= cut * h_old))
     if above.size == 0 or above.size > limit or factor is None:
-        return Sums(loss, above.size, 0.0)
+        return Sums(loss, above.size, 0.0, *counts)
     Z = solve_triangular(factor, obj.design.dense_rows(above).T, lower=True,
                          check_finite=False)
-    return Sums(loss, above.size, float(change[above] @ np.einsum("ij,ij->j", Z, Z)))
+    return Sums(loss, above.size, float(change[above] @ np.einsum("ij,ij->j", Z, Z)),
+                *counts)
 
 
 def _signed_margins(obj, v):
@@ -124,6 +133,7 @@ class _DaskObjective(_GaussianPrior):
         self.design, self._model, self.n_blocks = design, model, n_blocks
         self.sample_weight = design.sample_weight
         self.n_params = n_blocks * design.n_params
+        self._watched = ()
         self._init_prior(prior_precision, prior_mean)
 
     @property
@@ -139,8 +149,9 @@ class _DaskObjective(_GaussianPrior):
 
     def value(self, theta, eta):
         """``f(theta)``: one pass, unless an earlier pass found the loss at ``eta``."""
-        if eta.loss is None:
-            (eta.loss,) = self._pass(_loss_op, v=eta.v)
+        if eta.loss is None:  # (the watched counts come with it: see watch_rows)
+            eta.loss, *counts = self._pass(_loss_op, v=eta.v, watched=self._watched)
+            eta.counts.update(zip(self._watched, counts))
         return eta.loss + self.penalty(theta)
 
     def value_grad(self, theta, eta):
@@ -182,8 +193,17 @@ class _DaskObjective(_GaussianPrior):
 
     def count_rows(self, func, eta):
         """``sum_k func(chunk objective k, its eta)`` (``func`` picklable): e.g. how
-        many chunks have a row fitted with certainty (separation diagnostics)."""
-        return self._pass(_count_op, v=eta.v, func=func)[0]
+        many chunks have a row fitted with certainty (separation diagnostics).
+        No pass when a pass at ``eta`` already counted it (see :meth:`watch_rows`)."""
+        if func not in eta.counts:
+            eta.counts[func] = self._pass(_count_op, v=eta.v, func=func)[0]
+        return eta.counts[func]
+
+    def watch_rows(self, func):
+        """Count ``func`` (as :meth:`count_rows`) in the final pass of the solver
+        too, so that asking at the answer costs no pass of its own."""
+        if func not in self._watched:
+            self._watched += (func,)
 
 
 class DaskGLMObjective(_DaskObjective):
@@ -209,8 +229,10 @@ class DaskGLMObjective(_DaskObjective):
         except np.linalg.LinAlgError:
             factor = None
         limit = max(1000, self.design.n_samples // 16)
-        eta_new.loss, count, total = self._pass(_change_op, v_old=eta_old.v, v_new=eta_new.v,
-                                                cut=cut, factor=factor, limit=limit)
+        eta_new.loss, count, total, *counts = self._pass(
+            _change_op, v_old=eta_old.v, v_new=eta_new.v, cut=cut, factor=factor, limit=limit,
+            watched=self._watched)
+        eta_new.counts.update(zip(self._watched, counts))
         if count == 0:
             return cut
         if count > limit or factor is None:

@@ -7,7 +7,7 @@ are ordered ``[intercept, coef...]`` throughout problin.
 import numpy as np
 import scipy.sparse as sp
 
-from .blocks import ELEMENTWISE_ROWS, _default_rows, block_rows, iter_blocks, reduce_row_ranges
+from .blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
 from .linalg import add_weighted_gram, symmetrize
 
 __all__ = ["Design"]
@@ -160,7 +160,7 @@ class Design:
             grad = np.concatenate(([g.sum()], grad))
         return grad, H
 
-    def advance(self, eta, step, derivatives, gram=None, out=None):
+    def advance(self, eta, step, derivatives, gram=None, out=None, keep=True):
         """One pass for a Newton step: ``eta + [1,X] step``, the per-row
         derivatives there, ``[1,X]^T g`` and (``gram``: "single" or "double")
         ``[1,X]^T diag(h) [1,X]``, reading each block of X once, from cache.
@@ -171,7 +171,9 @@ class Design:
         ``eta`` is the current linear predictor (None: zero, so that
         ``eta_new = [1,X] step``); ``derivatives(lo, hi, eta_b)`` returns
         ``(loss, g_b, h_b)`` for rows ``lo:hi``; ``out`` optional n-vectors
-        ``(g, h)`` to write them into. Dense X only.
+        ``(g, h)`` to write them into. Dense X only. ``keep=False``: the
+        n-vectors are not needed (a Dask chunk's reduction): they live block
+        by block in reused buffers and ``eta_new, g, h`` are returned as None.
 
         Returns ``(eta_new, loss, g, h, grad, H)`` (``H`` None without ``gram``).
         """
@@ -179,8 +181,6 @@ class Design:
             raise TypeError("advance needs dense X (sparse blocks are copies)")
         n, d, p = self.n_samples, self.n_features, self.n_params
         b, w = self._split(np.asarray(step, dtype=np.float64))
-        eta_new = np.empty(n)
-        g, h = (np.empty(n), np.empty(n)) if out is None else out
         dtype = np.float32 if gram == "single" else np.float64
         # Blocks for the products and derivatives: large enough that the
         # derivatives' per-call overhead is small, small enough that their
@@ -188,33 +188,43 @@ class Design:
         # the Gram runs on sub-blocks that stay in L2 while syrk reads them.
         sub = self.rows or _default_rows(self.X)
         rows = self.rows or max(sub, (_FUSED_ROWS // sub) * sub)
+        if keep:
+            eta_new = np.empty(n)
+            g, h = (np.empty(n), np.empty(n)) if out is None else out
+        else:
+            eta_new = g = h = None
 
         def accumulate(lo, hi):
-            loss, grad, buffer = 0.0, np.zeros(d), None
+            loss, grad, buffer, gsum = 0.0, np.zeros(d), None, 0.0
             G = np.zeros((p, p)) if gram else None
+            scratch = None if keep else (np.empty(rows), np.empty(rows), np.empty(rows))
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 if Xb.dtype != np.float64:
                     Xb = Xb.astype(np.float64)
-                eta_b = eta_new[start:stop]
+                if keep:
+                    eta_b, g_b, h_b = eta_new[start:stop], g[start:stop], h[start:stop]
+                else:
+                    eta_b, g_b, h_b = (a[:stop - start] for a in scratch)
                 np.matmul(Xb, w, out=eta_b)
                 if b != 0.0:
                     eta_b += b
                 if eta is not None:
                     eta_b += eta[start:stop]
-                lb, g[start:stop], h[start:stop] = derivatives(start, stop, eta_b)
+                lb, g_b[:], h_b[:] = derivatives(start, stop, eta_b)
                 loss += lb
-                grad += g[start:stop] @ Xb
+                gsum += g_b.sum()
+                grad += g_b @ Xb
                 for lo_s in range(0, stop - start, sub) if gram else ():
                     hi_s = min(stop - start, lo_s + sub)
-                    buffer = _add_block_gram(G, Xb[lo_s:hi_s], h[start + lo_s:start + hi_s],
+                    buffer = _add_block_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
                                              self.intercept, dtype, buffer)
-            return loss, grad, G
+            return loss, grad, G, gsum
 
-        loss, grad, H = reduce_row_ranges(accumulate, n, rows)
+        loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)
         if H is not None:
             symmetrize(H)
         if self.intercept:
-            grad = np.concatenate(([g.sum()], grad))
+            grad = np.concatenate(([g.sum() if keep else gsum], grad))
         return eta_new, loss, g, h, grad, H
 
     def matmat(self, Theta):

@@ -173,19 +173,28 @@ class GLMObjective(_GaussianPrior):
             else:
                 grad, hess = self.design.grad_and_gram(g, h, gram == "single")
         else:
-            y, sw, info = self.y, self.sample_weight, self.information
-
-            def derivatives(lo, hi, eta_b):
-                return self.family.derivatives(y[lo:hi], eta_b,
-                                               None if sw is None else sw[lo:hi], info)
-
             # The previous advance's derivative arrays (nobody else's) are reused.
             reuse = cached[1][1:] if cached is not None and len(cached) == 3 else None
-            eta_new, loss, g, h, grad, hess = self.design.advance(eta, d, derivatives, gram,
-                                                                  out=reuse)
+            eta_new, loss, g, h, grad, hess = self.design.advance(
+                eta, d, self._block_derivatives, gram, out=reuse)
             self._cached = (eta_new, (loss, g, h), "advance")
         f, grad, hess = self._add_prior(theta + d, loss, grad, hess)
         return eta_new, f, grad, hess
+
+    def _block_derivatives(self, lo, hi, eta_b):
+        """``(loss, g, h)`` of rows ``lo:hi`` at their linear predictor ``eta_b``."""
+        sw = self.sample_weight
+        return self.family.derivatives(self.y[lo:hi], eta_b,
+                                       None if sw is None else sw[lo:hi], self.information)
+
+    def summed_derivatives(self, theta, gram=None):
+        """``(f, gradient, Hessian)`` at ``theta`` in one pass that keeps no
+        n-vector (for a chunk's share of a distributed pass; dense X)."""
+        if sp.issparse(self.design.X):
+            return self.advance(np.zeros_like(theta), None, theta, gram)[1:]
+        _, loss, _, _, grad, hess = self.design.advance(None, theta, self._block_derivatives,
+                                                        gram, keep=False)
+        return self._add_prior(theta, loss, grad, hess)
 
     def value_grad(self, theta, eta):
         """``(f, gradient)`` at ``theta``: one ``X^T v`` pass."""
@@ -359,3 +368,4 @@ def _scaled_weights(objective, rows):
     """Sample weights of ``rows``, scaled so that they sum to the full total weight."""
     sw = np.ones(rows.size) if objective.sample_weight is None else objective.sample_weight[rows]
     return sw * (objective.total_weight / max(float(sw.sum()), 1e-300))
+

@@ -22,7 +22,8 @@ from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.quasi_newton import lbfgs
 from .._core.validation import (check_all_finite, check_class_weights, check_label_types,
                                 check_sample_weight)
-from ._diagnostics import check_fits_in_memory, diagnose, hessian_affordable, set_covariance
+from ._diagnostics import (check_fits_in_memory, diagnose, hessian_affordable, set_covariance,
+                           watch_fit)
 from ._targets import encode_classes
 from .inference import parameter_names, wald_table
 
@@ -85,6 +86,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             options = {"sketch": sketch_rows(design.n_samples, objective.n_params),
                        "exact_final": t is None or hessian_affordable(design.n_samples,
                                                                       objective.n_params)}
+        watch_fit(objective)
         result = SOLVERS[self.solver_](objective, theta0, max_iter=max_iter, tol=self.tol,
                                        **options)
         self._store(objective, result)

@@ -98,6 +98,13 @@ def _flat_names(est, objective):
     return [f"{c}:{n}" for c in free.tolist() for n in names]
 
 
+def watch_fit(objective):
+    """Let a Dask objective count the rows fitted with certainty in its final
+    pass, where it reads every row anyway (saves the diagnostics a pass)."""
+    if hasattr(objective, "watch_rows"):
+        objective.watch_rows(_fitted_with_certainty)
+
+
 def _fitted_with_certainty(objective, eta):
     """Whether some row's observed class is fitted with probability ~1.
 
