@@ -6,10 +6,22 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (check_array, check_is_fitted, column_or_1d,
                                       validate_data)
 
+from ._core.dask_blocks import is_dask, lazy_on_dask
 from ._core.numerics import log_softmax
 from ._core.validation import check_label_types, check_priors, check_sample_weight
 
 __all__ = ["BayesDecision"]
+
+
+def _dask_class_counts(X, y, sample_weight, classes, order):
+    """Weighted class counts of Dask labels ``y``: one pass over ``y`` (and weights)."""
+    import dask.array as da
+    from ._core.dask_blocks import align_rows, as_dask_rows
+    y = align_rows(y, as_dask_rows(X, "X"), "y")
+    codes = y.map_blocks(lambda b: order[np.searchsorted(classes[order], b)], dtype=np.intp)
+    w = None if sample_weight is None else align_rows(sample_weight, y, "sample_weight")
+    return np.asarray(da.bincount(codes, weights=w, minlength=classes.size).compute(),
+                      dtype=np.float64)
 
 
 def _log(p):
@@ -96,16 +108,24 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        check_label_types(y)
-        X, y = validate_data(self, X, y, skip_check_array=True)
-        y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None,
-                        input_name="y")  # rejects NaN/inf labels
-        check_classification_targets(y)
         fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
-        self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        if is_dask(X) or is_dask(y):
+            # Dask input: the estimator validates it chunk by chunk; nothing is
+            # collected here (the class frequencies, if needed, are one pass over y).
+            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+            self.n_features_in_ = self.estimator_.n_features_in_
+            if hasattr(self.estimator_, "feature_names_in_"):
+                self.feature_names_in_ = self.estimator_.feature_names_in_
+        else:
+            check_label_types(y)
+            X, y = validate_data(self, X, y, skip_check_array=True)
+            y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None,
+                            input_name="y")  # rejects NaN/inf labels
+            check_classification_targets(y)
+            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         self.classes_ = np.asarray(self.estimator_.classes_)
         K = self.classes_.size
-        self.training_priors_ = self._training_priors(y, sample_weight)
+        self.training_priors_ = self._training_priors(X, y, sample_weight)
         self._log_ratio = None
         if self.priors is not None:
             deploy = check_priors(self.priors, K)
@@ -130,7 +150,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._cost = cost
         return self
 
-    def _training_priors(self, y, sample_weight):
+    def _training_priors(self, X, y, sample_weight):
         est = self.estimator_
         for name, is_log in (("class_log_prior_", True), ("priors_", False),
                              ("class_prior_", False)):
@@ -139,11 +159,15 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 value = np.asarray(value, dtype=np.float64)
                 return np.exp(value) if is_log else value
         order = np.argsort(self.classes_, kind="stable")
-        codes = order[np.searchsorted(self.classes_[order], y)]
-        sw = check_sample_weight(sample_weight, y.shape[0])
-        counts = np.bincount(codes, weights=sw, minlength=self.classes_.size)
+        if is_dask(X) or is_dask(y):
+            counts = _dask_class_counts(X, y, sample_weight, self.classes_, order)
+        else:
+            codes = order[np.searchsorted(self.classes_[order], y)]
+            sw = check_sample_weight(sample_weight, y.shape[0])
+            counts = np.bincount(codes, weights=sw, minlength=self.classes_.size)
         return counts / counts.sum()
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X):
         """Log posteriors under the deployment priors, ``log p'(C_k | x)``, all in log space."""
         check_is_fitted(self)
@@ -152,16 +176,19 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return log_p
         return log_softmax(log_p + self._log_ratio, axis=1)
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X):
         """Posteriors under the deployment priors; rows sum to 1, columns follow ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
+    @lazy_on_dask(columns=lambda self: self.classes_.size)
     def expected_cost(self, X):
         """Risk of each decision, ``R_j(x) = sum_k p'(C_k | x) cost[k, j]``: shape (n, K)."""
         P = self.predict_proba(X)
         cost = self._cost if self._cost is not None else 1.0 - np.eye(self.classes_.size)
         return P @ cost
 
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """The decision of least expected cost (with no ``cost``: the most probable class)."""
         check_is_fitted(self)
