@@ -197,20 +197,23 @@ class Design:
         def accumulate(lo, hi):
             loss, grad, buffer, gsum = 0.0, np.zeros(d), None, 0.0
             G = np.zeros((p, p)) if gram else None
-            scratch = None if keep else (np.empty(rows), np.empty(rows), np.empty(rows))
+            scratch = None if keep else np.empty(rows)
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 if Xb.dtype != np.float64:
                     Xb = Xb.astype(np.float64)
                 if keep:
                     eta_b, g_b, h_b = eta_new[start:stop], g[start:stop], h[start:stop]
                 else:
-                    eta_b, g_b, h_b = (a[:stop - start] for a in scratch)
+                    eta_b = scratch[:stop - start]
                 np.matmul(Xb, w, out=eta_b)
                 if b != 0.0:
                     eta_b += b
                 if eta is not None:
                     eta_b += eta[start:stop]
-                lb, g_b[:], h_b[:] = derivatives(start, stop, eta_b)
+                if keep:
+                    lb, g_b[:], h_b[:] = derivatives(start, stop, eta_b)
+                else:  # the block's own arrays: nothing to keep, nothing to copy
+                    lb, g_b, h_b = derivatives(start, stop, eta_b)
                 loss += lb
                 gsum += g_b.sum()
                 grad += g_b @ Xb
