@@ -29,13 +29,34 @@ def _counts(seed, n=120, d=8, k=3):
 # ------------------------------------------------------------------ parity
 @pytest.mark.parametrize("name", DATASETS)
 def test_gaussian_nb_equals_sklearn(name):
+    # Our variance floor is var_smoothing times each feature's own variance,
+    # sklearn's that times the largest one. They agree where every feature has
+    # the same variance: give sklearn the standardised features (constant ones,
+    # of no variance, as they are) and map its parameters back.
     X, y = _data(name)
-    ours, ref = GaussianNB().fit(X, y), sknb.GaussianNB().fit(X, y)
-    assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0, atol=1e-8)
-    assert_allclose(ours.predict_log_proba(X), ref.predict_log_proba(X), rtol=1e-8, atol=1e-8)
-    assert_allclose(ours.var_, ref.var_, rtol=1e-10)
-    assert_allclose(ours.theta_, ref.theta_, rtol=1e-12, atol=1e-12)
-    assert_allclose(ours.epsilon_, ref.epsilon_, rtol=1e-10)
+    sd = np.std(X, axis=0)
+    varies = sd > 0
+    unit = np.where(varies, sd, 1.0)
+    ours, ref = GaussianNB().fit(X, y), sknb.GaussianNB().fit(X / unit, y)
+    assert_allclose(ours.predict_proba(X), ref.predict_proba(X / unit), rtol=0, atol=1e-8)
+    assert_allclose(ours.predict_log_proba(X), ref.predict_log_proba(X / unit), rtol=1e-8,
+                    atol=1e-8)
+    assert_allclose(ours.var_[:, varies], ref.var_[:, varies] * unit[varies] ** 2, rtol=1e-10)
+    assert_allclose(ours.theta_, ref.theta_ * unit, rtol=1e-12, atol=1e-12)
+    assert_allclose(ours.epsilon_[varies], ref.epsilon_ * unit[varies] ** 2, rtol=1e-10)
+    # A feature constant over all the data has no units: the mean of the others' floor.
+    assert_allclose(ours.epsilon_[~varies], 1e-9 * np.mean(sd[varies] ** 2), rtol=1e-10)
+
+
+def test_gaussian_nb_smooths_each_feature_in_its_own_units():
+    # sklearn's floor 1e-9 max_j var_j swamps a feature in small units; ours does not.
+    X, y = _data("iris")
+    tiny = X * np.array([1e6, 1.0, 1.0, 1e-6])
+    ours, ref = GaussianNB().fit(tiny, y), sknb.GaussianNB().fit(tiny, y)
+    assert_allclose(ours.predict_proba(tiny), GaussianNB().fit(X, y).predict_proba(X),
+                    atol=1e-12)
+    assert_allclose(ours.epsilon_, 1e-9 * np.var(tiny, axis=0), rtol=1e-10)
+    assert np.max(np.abs(ref.predict_proba(tiny) - ours.predict_proba(tiny))) > 0.1
 
 
 @pytest.mark.parametrize("name", DATASETS)

@@ -97,20 +97,25 @@ def test_fit_after_partial_fit_starts_over(model):
 
 
 def reference_lms(X, t, cuts, eta0, learning_rate, power_t, shuffle, seed):
-    """LMS written out: the step is measured on the first batch; call ``i`` (from 1)
-    uses ``eta / i^power_t`` (invscaling) and visits its rows in the ``i``-th
-    permutation of ``RandomState(seed)`` (shuffle) or in order."""
+    """LMS written out: the columns are standardised by the first batch's means and
+    standard deviations, the step is ``eta0 / (1 + D)`` (the mean ``|phi|^2`` of the
+    standardised features); call ``i`` (from 1) uses ``eta / i^power_t``
+    (invscaling) and visits its rows in the ``i``-th permutation of
+    ``RandomState(seed)`` (shuffle) or in order. Returns raw ``(w, b)``."""
     rng = np.random.RandomState(seed)
     first = X[cuts[0]:cuts[1]]
-    eta = eta0 / (np.mean(np.sum(first * first, axis=1)) + 1.0)
-    w, b = np.zeros(X.shape[1]), 0.0
+    mean, std = first.mean(axis=0), first.std(axis=0)
+    Z = (X - mean) / std
+    eta = eta0 / (X.shape[1] + 1.0)
+    v, b = np.zeros(X.shape[1]), 0.0
     for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]), start=1):
         step = eta / i ** power_t if learning_rate == "invscaling" else eta
         order = rng.permutation(hi - lo) if shuffle else np.arange(hi - lo)
         for n in lo + order:
-            err = step * (t[n] - w @ X[n] - b)
-            w, b = w + err * X[n], b + err
-    return w, b
+            err = step * (t[n] - v @ Z[n] - b)
+            v, b = v + err * Z[n], b + err
+    w = v / std
+    return w, b - w @ mean
 
 
 @settings(max_examples=25, deadline=None)

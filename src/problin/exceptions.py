@@ -28,7 +28,9 @@ class ConvergenceWarning(ProblinWarning, _SklearnConvergenceWarning):
 
 
 class NumericalWarning(ProblinWarning):
-    """A matrix was numerically singular and needed regularising jitter."""
+    """Numerical trouble: a matrix was numerically singular and needed regularising
+    jitter, or a least-squares problem is so ill-conditioned (the estimated condition
+    number is in the message) that fewer than 6 significant digits can be guaranteed."""
 
 
 class SingularCovarianceWarning(NumericalWarning):

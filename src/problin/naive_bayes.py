@@ -15,7 +15,9 @@ from sklearn.utils._param_validation import Interval
 
 from ._core.blocks import iter_blocks
 from ._core.dask_blocks import is_dask
+from ._core.extreme import fix_linear_rows
 from .discriminant._generative import GenerativeClassifier, log_class_priors
+from .discriminant._gaussian import feature_variances
 from .discriminant.gaussian import GaussianDiscriminantAnalysis
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB"]
@@ -26,18 +28,26 @@ class GaussianNB(GaussianDiscriminantAnalysis):
 
     ``x_j | C_k ~ N(theta_kj, var_kj)`` independently, ``p(C_k) = pi_k``;
     ``a_k(x) = log pi_k - sum_j [log(2 pi var_kj) + (x_j - theta_kj)^2 / var_kj] / 2``;
-    ML ``theta``, ``var`` per class, plus ``epsilon = var_smoothing * max_j var(x_j)``.
+    ML ``theta``, ``var`` per class, plus ``epsilon_j = var_smoothing * var(x_j)``
+    (a feature constant over all the data: the mean variance of the others).
 
-    The "diag" case of :class:`~problin.GaussianDiscriminantAnalysis` with
-    scikit-learn's smoothing (the largest feature variance of all the data
-    seen so far; with ``partial_fit`` that is the same as one ``fit``).
+    The "diag" case of :class:`~problin.GaussianDiscriminantAnalysis` with a
+    variance floor like scikit-learn's, but per feature: each feature's
+    variances get ``var_smoothing`` times *its own* variance over all the
+    data seen so far (with ``partial_fit`` the same as one ``fit``).
+    scikit-learn adds ``var_smoothing * max_j var(x_j)`` to every feature,
+    so that a feature measured in small units (a column in metres next to one
+    in nanometres) is smoothed by the other's variance and its information is
+    wiped out; per feature, scaling or shifting a column changes nothing but
+    that column's parameters. On data whose features all have the same
+    variance the two agree.
 
     Parameters
     ----------
     priors : array-like of shape (n_classes,), optional
         Class priors to use instead of the class frequencies.
     var_smoothing : float, default=1e-9
-        Fraction of the largest feature variance added to every variance.
+        Fraction of each feature's variance added to that feature's variances.
 
     Attributes
     ----------
@@ -46,8 +56,8 @@ class GaussianNB(GaussianDiscriminantAnalysis):
         (n_classes, n_features), the variances).
     theta_, var_, class_prior_ : ndarray
         scikit-learn's names for ``means_``, ``covariances_`` and ``priors_``.
-    epsilon_ : float
-        The variance added to every variance.
+    epsilon_ : ndarray of shape (n_features,)
+        The variance added to each feature's variances.
 
     Examples
     --------
@@ -72,7 +82,7 @@ class GaussianNB(GaussianDiscriminantAnalysis):
         return "diag"
 
     def _reg(self, stats):
-        self.epsilon_ = float(self.var_smoothing * np.max(stats.total_var(), initial=0.0))
+        self.epsilon_ = float(self.var_smoothing) * feature_variances(stats)
         return self.epsilon_
 
     def _set_model(self, strict):
@@ -160,14 +170,26 @@ class _DiscreteNB(GenerativeClassifier):
         self.priors_ = pi
         self._set_feature_probs()
 
-    def _linear(self, X, W, b):
-        """``f(X) @ W.T + b`` by row blocks (sparse: one sparse product)."""
-        if sp.issparse(X) and not self._transforms():
-            return np.asarray(X @ W.T) + b
-        out = np.empty((X.shape[0], W.shape[0]))
-        for lo, hi, F in self._feature_blocks(X):
-            out[lo:hi] = F @ W.T
-        return out + b
+    def _linear(self, X, W, b, relative=False):
+        """``f(X) @ W.T + b`` by row blocks (sparse: one sparse product). Counts so
+        large that the products overflow (1e308) are recomputed scaled, never NaN
+        (see :mod:`problin._core.extreme`; ``relative``: for the posterior)."""
+        with np.errstate(over="ignore", invalid="ignore"):  # such rows are fixed below
+            if sp.issparse(X) and not self._transforms():
+                out = np.asarray(X @ W.T) + b
+            else:
+                out = np.empty((X.shape[0], W.shape[0]))
+                for lo, hi, F in self._feature_blocks(X):
+                    out[lo:hi] = F @ W.T
+                out += b
+        # Binarised features are 0 or 1: only counts as they are can overflow.
+        return out if self._transforms() else fix_linear_rows(out, X, W, b, relative)
+
+    def _joint_log_likelihood(self, X):
+        return self._linear(X, *self._linear_form())
+
+    def _relative_log_likelihood(self, X):
+        return self._linear(X, *self._linear_form(), relative=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -254,9 +276,10 @@ class BernoulliNB(_DiscreteNB):
         absent = np.maximum(self.class_count_[:, None] - self.feature_count_, 0.0)
         self._log_absent = np.log(absent + self.alpha) - np.log(n)
 
-    def _joint_log_likelihood(self, X):
+    def _linear_form(self):
+        """``(W, b)`` with ``a_k(x) = x^T w_k + b_k``."""
         W = self.feature_log_prob_ - self._log_absent
-        return self._linear(X, W, self.class_log_prior_ + self._log_absent.sum(axis=1))
+        return W, self.class_log_prior_ + self._log_absent.sum(axis=1)
 
 
 class MultinomialNB(_DiscreteNB):
@@ -312,8 +335,8 @@ class MultinomialNB(_DiscreteNB):
         self.feature_log_prob_ = (np.log(smoothed)
                                   - np.log(smoothed.sum(axis=1, keepdims=True)))
 
-    def _joint_log_likelihood(self, X):
-        return self._linear(X, self.feature_log_prob_, self.class_log_prior_)
+    def _linear_form(self):
+        return self.feature_log_prob_, self.class_log_prior_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -28,8 +28,14 @@ def _softmax_problem(n=40, seed=3):
 def _brute_force_log_evidence(X, y, alpha, intercept_alpha):
     """``ln p(t | w) + ln N(w | 0, P^-1) + (P/2) ln 2 pi - ln|H| / 2`` at the MAP, from
     scratch: all K blocks with their own (proper) prior, the MAP by BFGS, ``H`` by
-    central differences of the analytic gradient."""
-    K, Phi = 3, np.column_stack([np.ones(len(X)), X])
+    central differences of the analytic gradient.
+
+    The intercepts' prior is on the intercepts at the centre of the data (the
+    column means: the model's sample is every row here), so the problem is
+    solved on centred columns and the MAP mapped back (``b = b_c - mean^T w``;
+    the map has unit determinant, so the evidence is the same)."""
+    mean = X.mean(axis=0)
+    K, Phi = 3, np.column_stack([np.ones(len(X)), X - mean])
     p = Phi.shape[1]
     prec = np.tile(np.r_[intercept_alpha, np.full(p - 1, alpha)], K)
     T = np.eye(K)[y]
@@ -50,7 +56,9 @@ def _brute_force_log_evidence(X, y, alpha, intercept_alpha):
     log_lik = np.sum(T * log_softmax(A, axis=1))
     log_prior = 0.5 * np.sum(np.log(prec / (2 * np.pi))) - 0.5 * prec @ theta ** 2
     logdet = np.linalg.slogdet(H)[1]
-    return log_lik + log_prior + 0.5 * K * p * np.log(2 * np.pi) - 0.5 * logdet, theta
+    Theta = theta.reshape(K, p).copy()
+    Theta[:, 0] -= Theta[:, 1:] @ mean
+    return log_lik + log_prior + 0.5 * K * p * np.log(2 * np.pi) - 0.5 * logdet, Theta.ravel()
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.3, 1.0, 10.0])
@@ -133,7 +141,10 @@ def test_uninformative_features_send_alpha_to_the_bound_with_a_warning():
     X, y = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)  # noise: no fixed point
     with pytest.warns(ConvergenceWarning, match="no fixed point"):
         model = BayesianLogisticRegression(alpha=None).fit(X, y)
-    assert model.alpha_ == pytest.approx(1e8)
+    # the bound, 1e8 as the precision of weights on unit-spread columns: alpha_
+    # times the geometric mean of 1 / s_j^2 (every row is the sample here)
+    unit = np.exp(np.mean(np.log(1.0 / X.std(axis=0) ** 2)))
+    assert model.alpha_ == pytest.approx(1e8 / unit)
     X[:] = 1.0  # constant columns: w_MAP = 0 exactly, the re-estimate is undefined
     with pytest.warns(ConvergenceWarning, match="no fixed point"):
         model = BayesianLogisticRegression(alpha=None).fit(X, np.tile([0, 1], 100))

@@ -28,7 +28,8 @@ def _closed_form_log_joint(X, priors, means, covs):
 
 
 class RidgeCovariance(EmpiricalCovariance):
-    """The ML covariance plus ``reg`` on the diagonal (to give sklearn's QDA our reg_covar)."""
+    """The ML covariance plus ``diag(reg)`` (to give sklearn's QDA our reg_covar, which
+    is a fraction of each feature's variance over all the data)."""
 
     def __init__(self, reg=0.0):
         super().__init__()
@@ -36,7 +37,7 @@ class RidgeCovariance(EmpiricalCovariance):
 
     def fit(self, X, y=None):
         super().fit(X)
-        self.covariance_ = self.covariance_ + self.reg * np.eye(X.shape[1])
+        self.covariance_ = self.covariance_ + np.diag(np.broadcast_to(self.reg, X.shape[1]))
         return self
 
 
@@ -57,8 +58,14 @@ def test_lda_equals_sklearn_lsqr(name):
             assert_allclose(ours.coef_[1] - ours.coef_[0], ref.coef_[0], rtol=1e-8,
                             atol=1e-9 * np.abs(ref.coef_).max())  # cond(Sigma) ~ 1e9
         else:
-            assert_allclose(ours.coef_, ref.coef_, rtol=1e-8, atol=1e-10 * np.abs(ref.coef_).max())
-            assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-8)
+            # sklearn's w_k = Sigma^-1 mu_k; ours take the means about the overall
+            # mean (shift-invariant weights): they differ by a term shared by all
+            # classes, so the contrasts against the first class agree.
+            ours_w, ref_w = ours.coef_ - ours.coef_[0], ref.coef_ - ref.coef_[0]
+            assert_allclose(ours_w, ref_w, rtol=1e-8, atol=1e-10 * np.abs(ref.coef_).max())
+            assert_allclose(ours.intercept_ - ours.intercept_[0],
+                            ref.intercept_ - ref.intercept_[0], rtol=1e-8,
+                            atol=1e-10 * np.abs(ref.intercept_).max())
 
 
 @pytest.mark.parametrize("name", ["iris", "wine", "breast-cancer"])
@@ -77,8 +84,10 @@ def test_qda_equals_sklearn(name):
 def test_regularised_qda_equals_sklearn_with_the_same_covariance(name, reg):
     X, y = _data(name)
     ours = QuadraticDiscriminantAnalysis(reg_covar=reg).fit(X, y)
+    v = np.var(X, axis=0)
+    v[v == 0] = np.mean(v[v > 0])  # a constant feature (digits): the others' mean variance
     ref = skda.QuadraticDiscriminantAnalysis(
-        solver="eigen", covariance_estimator=RidgeCovariance(reg)).fit(X, y)
+        solver="eigen", covariance_estimator=RidgeCovariance(reg * v)).fit(X, y)
     assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=0, atol=1e-8)
 
 
@@ -92,10 +101,11 @@ def test_every_covariance_type_equals_the_closed_form(name, kind):
     n_k = np.bincount(y)
     S = [np.cov(X[y == k].T, bias=True) for k in range(K)]
     tied = sum(n_k[k] / len(y) * S[k] for k in range(K))
-    covs = {"full": [S[k] + 1e-3 * np.eye(D) for k in range(K)],
-            "tied": [tied + 1e-3 * np.eye(D)] * K,
-            "diag": [np.diag(np.diag(S[k]) + 1e-3) for k in range(K)],
-            "spherical": [(np.trace(tied) / D + 1e-3) * np.eye(D)] * K}[kind]
+    reg = 1e-3 * np.var(X, axis=0)  # reg_covar: a fraction of each feature's variance
+    covs = {"full": [S[k] + np.diag(reg) for k in range(K)],
+            "tied": [tied + np.diag(reg)] * K,
+            "diag": [np.diag(np.diag(S[k]) + reg) for k in range(K)],
+            "spherical": [(np.trace(tied) / D + np.mean(reg)) * np.eye(D)] * K}[kind]
     a = _closed_form_log_joint(X, n_k / len(y), model.means_, covs)
     assert_allclose(model.predict_log_proba(X), log_softmax(a, axis=1), rtol=1e-9, atol=1e-9)
     assert_allclose(model.score_samples(X), logsumexp(a, axis=1), rtol=1e-10)
@@ -112,9 +122,11 @@ def test_coef_and_intercept_are_the_seeds_linear_discriminants(kind):
     # a_k(x) = w_k^T x + w_k0 differs from log p(x, C_k) by a term common to all classes.
     assert_allclose(log_softmax(a, axis=1), model.predict_log_proba(X), atol=1e-9)
     cov = model.covariances_ * np.eye(X.shape[1]) if kind == "spherical" else model.covariances_
-    w = np.linalg.solve(cov, model.means_.T).T
+    # The seeds' discriminants with the class means about the overall mean m.
+    m = X.mean(axis=0)
+    w = np.linalg.solve(cov, (model.means_ - m).T).T
     assert_allclose(model.coef_, w, rtol=1e-8)
-    w0 = -0.5 * np.sum(model.means_ * w, axis=1) + np.log([0.5, 0.3, 0.2])
+    w0 = -0.5 * np.sum((model.means_ - m) * w, axis=1) + np.log([0.5, 0.3, 0.2]) - w @ m
     assert_allclose(model.intercept_, w0, rtol=1e-8)
 
 

@@ -162,7 +162,8 @@ def test_one_sample_class_under_full_is_an_error_unless_regularised():
     with pytest.raises(ValueError, match=r"classes \[7\] have a single sample.*reg_covar"):
         QuadraticDiscriminantAnalysis().fit(X, y)
     model = QuadraticDiscriminantAnalysis(reg_covar=0.1).fit(X, y)
-    assert_allclose(model.covariances_[-1], 0.1 * np.eye(3))
+    # reg_covar is a fraction of each feature's variance over all the data.
+    assert_allclose(model.covariances_[-1], 0.1 * np.diag(np.var(X, axis=0)), rtol=1e-12)
     LinearDiscriminantAnalysis().fit(X, y)  # the shared covariance is fine
 
 
@@ -281,7 +282,21 @@ def test_constant_feature_gets_a_fixed_fraction_of_the_mean_variance():
         model = LinearDiscriminantAnalysis().fit(X, y, sample_weight=np.full(len(y), 3.0))
     ref = LinearDiscriminantAnalysis().fit(X[:, [0, 1, 3]], y)
     cov = model.covariances_
-    assert cov[2, 2] == pytest.approx(1e-6 * np.mean(np.diag(ref.covariances_)), rel=1e-12)
+    # No units of its own: the mean variance of the others over all the data.
+    assert cov[2, 2] == pytest.approx(1e-6 * np.mean(np.var(X[:, [0, 1, 3]], axis=0)),
+                                      rel=1e-12)
     assert np.all(cov[2, [0, 1, 3]] == 0) and np.all(cov[[0, 1, 3], 2] == 0)
     assert_allclose(cov[np.ix_([0, 1, 3], [0, 1, 3])], ref.covariances_, rtol=1e-12)
     assert_allclose(model.predict_proba(X), ref.predict_proba(X[:, [0, 1, 3]]), atol=1e-12)
+
+
+def test_feature_constant_within_a_class_gets_a_fraction_of_its_own_variance():
+    # The jitter is in the feature's own units (its variance over all the data),
+    # never another feature's: scaling the other features changes nothing here.
+    X, y = _data(10, d=3)
+    X[y == 1, 2] = 4.0
+    for scale in (1.0, 1e6):
+        Xs = X * np.array([scale, 1.0 / scale, 1.0])
+        with pytest.warns(SingularCovarianceWarning, match="class 1 is singular"):
+            model = QuadraticDiscriminantAnalysis().fit(Xs, y)
+        assert model.covariances_[1][2, 2] == pytest.approx(1e-6 * np.var(X[:, 2]), rel=1e-12)

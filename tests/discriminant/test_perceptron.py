@@ -10,7 +10,20 @@ from problin import ConvergenceWarning, Perceptron
 
 
 def naive_perceptron(X, y, *, max_iter=1000, shuffle=True, random_state=None, eta0=1.0):
-    """The seeds' algorithm, one sample at a time in plain Python (the reference)."""
+    """The seeds' algorithm, one sample at a time in plain Python, on the standardised
+    columns ``(x - mean) / std``; the weights ``[b, w]`` mapped back to raw units (the
+    reference)."""
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    W, epochs, converged = _naive_perceptron((X - mean) / std, y, max_iter=max_iter,
+                                             shuffle=shuffle, random_state=random_state,
+                                             eta0=eta0)
+    W = np.atleast_2d(W)
+    coef = W[:, 1:] / std
+    Theta = np.column_stack([W[:, 0] - coef @ mean, coef])
+    return Theta, epochs, converged
+
+
+def _naive_perceptron(X, y, *, max_iter, shuffle, random_state, eta0):
     classes = np.unique(y)
     t = np.searchsorted(classes, y)
     Phi = np.column_stack([np.ones(len(y)), X])
@@ -64,7 +77,7 @@ def test_blocked_updates_equal_the_per_sample_loop(k, shuffle):
         model.fit(X, y)
     W, n_iter, converged = naive_perceptron(X, y, shuffle=shuffle, random_state=3, max_iter=50)
     Theta = np.column_stack([model.intercept_, model.coef_])
-    np.testing.assert_allclose(Theta, W.reshape(Theta.shape), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Theta, W, rtol=1e-12, atol=1e-12 * np.abs(W).max())
     assert (model.n_iter_, model.converged_) == (n_iter, converged)
 
 
@@ -151,3 +164,18 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+def test_weights_transform_with_the_units_of_the_columns():
+    # Standardised updates: scaling a column by c divides its weight by c and a
+    # shift moves only the intercept; the mistakes made are the same.
+    X, y = separable(n=300, k=3, margin=0.05, seed=12)
+    c, s = np.array([1e-6, 1.0, 1e9]), np.array([3.0, -1e5, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = Perceptron(random_state=2, max_iter=20).fit(X, y)
+        b = Perceptron(random_state=2, max_iter=20).fit(c * (X + s), y)
+    np.testing.assert_array_equal(a.history_, b.history_)
+    np.testing.assert_allclose(b.coef_ * c, a.coef_, rtol=1e-9)
+    np.testing.assert_allclose(b.intercept_, a.intercept_ - a.coef_ @ s, rtol=1e-9,
+                               atol=1e-9 * np.abs(a.coef_ @ s).max())

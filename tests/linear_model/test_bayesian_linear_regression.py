@@ -140,7 +140,8 @@ def test_evidence_over_polynomial_degree_peaks_in_the_middle(n, params):
     t = np.sin(2 * np.pi * x[:, 0]) + rng.normal(scale=0.3, size=n)
     evidence, train_error = [], []
     for degree in range(10):
-        basis = PolynomialBasis(degree, include_bias=True)
+        # the book's raw powers x^j: a fixed alpha is a prior on their weights
+        basis = PolynomialBasis(degree, include_bias=True, standardize=False)
         bayes = BayesianLinearRegression(fit_intercept=False, **params)
         evidence.append(make_pipeline(basis, bayes).fit(x, t)[-1].log_evidence_)
         with warnings.catch_warnings():  # degree 9 on 10 points: Phi^T Phi near singular

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
 
-from problin import (BayesianLinearRegression, GaussianBasis, LinearRegression, LMSRegressor,
-                     LogisticRegression, PolynomialBasis, SigmoidalBasis)
+from problin import (BayesianLinearRegression, ConvergenceWarning, GaussianBasis,
+                     LinearRegression, LMSRegressor, LogisticRegression, PolynomialBasis,
+                     SigmoidalBasis)
 
 
 def well_conditioned(n=800, d=3, k=None, seed=0):
@@ -40,17 +41,57 @@ def test_lms_without_shuffle_visits_rows_in_order():
     X, t = well_conditioned(n=3, d=2)
     model = LMSRegressor(shuffle=False, learning_rate="constant", fit_intercept=False,
                          eta0=0.5).partial_fit(X, t)
-    eta, w = 0.5 / np.mean(np.sum(X ** 2, axis=1)), np.zeros(2)
-    for x, tn in zip(X, t):
-        w = w + eta * (tn - w @ x) * x
-    np.testing.assert_allclose(model.coef_, w, rtol=1e-12)
+    # Without an intercept the columns are divided by their root mean square
+    # (mean |z|^2 = 2); the weights come back in raw units.
+    rms = np.sqrt(np.mean(X ** 2, axis=0))
+    eta, v = 0.5 / 2, np.zeros(2)
+    for z, tn in zip(X / rms, t):
+        v = v + eta * (tn - v @ z) * z
+    np.testing.assert_allclose(model.coef_, v / rms, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_lms_runs_on_standardised_columns(fit_intercept):
+    # The same epochs on data in other units (and, with an intercept, other
+    # offsets) give the same fit in those units: coef_ / c, intercept_ - coef_ @ s.
+    X, t = well_conditioned(n=200, d=3)
+    c = np.array([1e-9, 1.0, 1e7])
+    s = np.array([1e6, -3.0, 0.0]) if fit_intercept else np.zeros(3)
+    a = LMSRegressor(random_state=4, max_iter=3, tol=0, fit_intercept=fit_intercept)
+    b = LMSRegressor(random_state=4, max_iter=3, tol=0, fit_intercept=fit_intercept)
+    with pytest.warns(ConvergenceWarning):
+        a.fit(X, t)
+    with pytest.warns(ConvergenceWarning):
+        b.fit(c * (X + s), t)
+    np.testing.assert_allclose(b.coef_ * c, a.coef_, rtol=1e-10)
+    np.testing.assert_allclose(b.intercept_, a.intercept_ - a.coef_ @ s, rtol=1e-10,
+                               atol=1e-10 * np.abs(a.coef_ * s).max())
+    np.testing.assert_allclose(b.predict(c * (X + s)), a.predict(X), atol=1e-9)
 
 
 def test_polynomial_basis_values_and_names():
     X = np.array([[2.0, -1.0]])
-    basis = PolynomialBasis(degree=2, include_bias=True).fit(X)
+    basis = PolynomialBasis(degree=2, include_bias=True, standardize=False).fit(X)
     np.testing.assert_array_equal(basis.transform(X), [[1.0, 2.0, 4.0, -1.0, 1.0]])
     assert list(basis.get_feature_names_out()) == ["1", "x0", "x0^2", "x1", "x1^2"]
+
+
+def test_polynomial_basis_standardises_each_feature():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 2)) * [1e-9, 1e4] + [0.0, 1e8]
+    basis = PolynomialBasis(degree=3).fit(X)
+    np.testing.assert_allclose(basis.mean_, X.mean(axis=0), rtol=1e-15, atol=1e-25)
+    np.testing.assert_allclose(basis.scale_, X.std(axis=0), rtol=1e-12)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    np.testing.assert_allclose(basis.transform(X), np.column_stack(
+        [Z[:, 0], Z[:, 0] ** 2, Z[:, 0] ** 3, Z[:, 1], Z[:, 1] ** 2, Z[:, 1] ** 3]),
+        rtol=1e-8, atol=1e-8)
+    # The same span as the raw powers: with an intercept, the same least-squares fit.
+    t = 1.0 + 2.0 * Z[:, 0] - Z[:, 1] ** 3 + 0.1 * rng.normal(size=50)
+    small = X[:, :1] * 1e9
+    ours = make_pipeline(PolynomialBasis(3), LinearRegression()).fit(small, t)
+    raw = make_pipeline(PolynomialBasis(3, standardize=False), LinearRegression()).fit(small, t)
+    np.testing.assert_allclose(ours.predict(small), raw.predict(small), atol=1e-9)
 
 
 def test_gaussian_and_sigmoidal_basis_follow_the_seeds():

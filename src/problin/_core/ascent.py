@@ -84,6 +84,9 @@ def _gradient_small(objective, T, grad, tol):
     return float(np.max(np.abs(gu), initial=0.0)) <= tol * np.sqrt(objective.total_weight)
 
 
+# A sweep decreasing f by less than this (relative) is at rounding level:
+# the incrementally updated eta then carries more error than the step removes.
+_ROUNDING = 1e-15
 # The exact decrement check builds one Hessian: only for models this small.
 _CHECK_MAX_PARAMS = 500
 
@@ -194,11 +197,17 @@ def coordinate_descent(objective, theta0, *, max_iter=1000, tol=1e-8):
             if t is not None:
                 theta, eta, f = theta + t * delta * v, eta_new, f_new
         centred = objective.recentre(theta)
-        if centred is not theta:
+        stalled = not history[-1] - f > _ROUNDING * abs(f)
+        if centred is not theta or stalled:
             theta = centred
-            eta = objective.linear_predictor(theta)
+            eta = objective.linear_predictor(theta)  # drops the updates' drift
         f, grad = objective.value_grad(theta, eta)
         history.append(f)
+        if stalled:  # a sweep changed nothing: the gradient is at its rounding floor
+            done.gradient_tol = np.sqrt(tol)
+            converged = done(theta, eta, grad)
+            message = "converged at rounding level" if converged else "no decrease left"
+            break
     if done.correction is not None:
         theta = done.finish(theta)
         eta = objective.linear_predictor(theta)

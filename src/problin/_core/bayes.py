@@ -70,14 +70,15 @@ def _dense_design_block(Xb, intercept):
     return np.column_stack([np.ones(Xb.shape[0]), Xb]) if intercept else Xb
 
 
-def activation_moments(X, intercept, mean, cov, n_blocks=1, full=False):
+def activation_moments(X, intercept, mean, cov, n_blocks=1, full=False, block=None):
     """Mean and covariance of the activations ``a_k = [1, x]^T w_k`` under ``N(mean, cov)``.
 
     ``mean`` stacks ``n_blocks`` parameter blocks ``[intercept, coef...]``
     (class-major) and ``cov`` is their joint covariance. Returns the means
     ``(n, n_blocks)`` and the variances ``(n, n_blocks)`` -- with ``full``,
     the covariances ``(n, n_blocks, n_blocks)``, ``phi^T S_kj phi`` -- computed
-    by row blocks (no n x n matrix; no temporary beyond a block).
+    by row blocks (no n x n matrix; no temporary beyond a block). ``block``
+    maps each row block of ``X`` first (a design's standardisation).
     """
     p = mean.size // n_blocks
     M = mean.reshape(n_blocks, p)
@@ -85,7 +86,7 @@ def activation_moments(X, intercept, mean, cov, n_blocks=1, full=False):
     mu = np.empty((n, n_blocks))
     var = np.empty((n, n_blocks, n_blocks) if full else (n, n_blocks))
     for start, stop, Xb in iter_blocks(X, rows=block_rows(n_blocks * p)):
-        Phi = _dense_design_block(Xb, intercept)
+        Phi = _dense_design_block(Xb if block is None else block(Xb), intercept)
         mu[start:stop] = Phi @ M.T
         for k in range(n_blocks):
             PS = Phi @ cov[k * p:(k + 1) * p]  # rows x (n_blocks p): phi^T S_k.
@@ -145,14 +146,15 @@ def _draw_proba_sums(A):
     return special.softmax(A, axis=2).sum(axis=1)
 
 
-def sampled_log_proba(X, intercept, draws, n_blocks=1, batch=256):
+def sampled_log_proba(X, intercept, draws, n_blocks=1, batch=256, block=None):
     """Monte Carlo predictive ``ln (1/S sum_s p(C | x, w_s))`` over posterior draws.
 
     ``draws`` is ``(S, n_blocks * p)``. The sum of the draws' probabilities
     (each class's from its own ``sigma`` or softmax, never ``1 - p``) has full
     relative precision, so its logarithm is exact; only where that sum
     underflows (activations beyond ~700) are those rows averaged in log space
-    (``logsumexp``). By row blocks and batches of draws.
+    (``logsumexp``). By row blocks and batches of draws; ``block`` maps each
+    row block of ``X`` first (centring, for draws at the centre of the data).
     """
     S = draws.shape[0]
     K = 2 if n_blocks == 1 else n_blocks
@@ -161,7 +163,7 @@ def sampled_log_proba(X, intercept, draws, n_blocks=1, batch=256):
 
     def work(lo, hi):  # row ranges in parallel threads (the ufuncs release the GIL)
         for start, stop, Xb in iter_blocks(X, rows=rows, start=lo, stop=hi):
-            Phi = _dense_design_block(Xb, intercept)
+            Phi = _dense_design_block(Xb if block is None else block(Xb), intercept)
             total = np.zeros((stop - start, K))
             for b in range(0, S, batch):
                 total += _draw_proba_sums(_activations(Phi, draws[b:b + batch], n_blocks))
@@ -259,7 +261,9 @@ class VariationalPosterior:
 
 def _row_quadratics(design, mean, cov):
     """``E[a_n] = phi_n^T m`` and ``E[a_n^2] = phi_n^T (S + m m^T) phi_n``."""
-    mu, var = activation_moments(design.X, design.intercept, mean, cov)
+    block, params = design.kernel()  # the design's (standardised) coordinates
+    mu, var = activation_moments(design.X, design.intercept, params(mean),
+                                 params(cov, cov=True), block=block)
     return mu[:, 0], var[:, 0] + mu[:, 0] ** 2
 
 
@@ -297,7 +301,8 @@ def _gamma_terms(shape, rate, a0, b0):
 
 
 def jaakkola_jordan(design, y, sample_weight, prior_diag, weight_mask, *, mean0, cov0,
-                    estimate_alpha=False, hyperprior=None, tol=1e-10, max_iter=500):
+                    estimate_alpha=False, hyperprior=None, tol=1e-10, max_iter=500,
+                    prior_shape=None):
     """Variational Bayes for binary logistic regression with the Jaakkola-Jordan bound.
 
     Coordinate ascent on ``L(q, xi, alpha)``; each step maximises ``L`` in one
@@ -316,6 +321,11 @@ def jaakkola_jordan(design, y, sample_weight, prior_diag, weight_mask, *, mean0,
     xi_n^2)] + E ln N(w | 0, P^-1) + H[q(w)]`` (+ the Gamma terms). Iteration
     stops when ``L`` rises by less than ``tol`` nats over a sweep (or by less
     than its rounding error), a scale-free test like Newton's decrement.
+
+    ``prior_shape``: the precision on the weights is ``alpha * prior_shape``
+    (standardised coordinates: ``1 / s_j^2``, so that ``alpha`` is the
+    precision of the raw weights and ``E|w|^2`` is theirs); ``prior_diag``'s
+    weight entries are then ``alpha * prior_shape`` too.
     """
     if y is None:  # Dask input: one distributed pass per sweep (problin._core.dask_bayes)
         from .dask_bayes import DaskJJTerms
@@ -324,6 +334,8 @@ def jaakkola_jordan(design, y, sample_weight, prior_diag, weight_mask, *, mean0,
         terms = JJTerms(design, y, sample_weight)
     b = terms.linear()
     d = float(weight_mask.sum())
+    shape_w = np.ones(len(prior_diag)) if prior_shape is None else \
+        np.asarray(prior_shape, dtype=np.float64)
     P = np.asarray(prior_diag, dtype=np.float64).copy()
     mean, cov = np.asarray(mean0, dtype=np.float64), np.asarray(cov0, dtype=np.float64)
     proper = P > 0  # zero: a flat prior (no term in the bound)
@@ -336,13 +348,15 @@ def jaakkola_jordan(design, y, sample_weight, prior_diag, weight_mask, *, mean0,
         mean = cov @ b
         xi = terms.at(mean, cov)
         Ew2 = mean ** 2 + np.diag(cov)
+        raw_w2 = float((shape_w * Ew2)[weight_mask].sum())  # E|w|^2 of the raw weights
         if hyperprior is not None:
             a0, b0 = hyperprior
-            shape, rate = a0 + d / 2, b0 + float(Ew2[weight_mask].sum()) / 2
-            P[weight_mask] = shape / rate
-            e_log_p[weight_mask] = special.digamma(shape) - np.log(rate)
+            shape, rate = a0 + d / 2, b0 + raw_w2 / 2
+            P[weight_mask] = shape / rate * shape_w[weight_mask]
+            e_log_p[weight_mask] = special.digamma(shape) - np.log(rate) + \
+                np.log(shape_w[weight_mask])
         elif estimate_alpha:
-            P[weight_mask] = d / float(Ew2[weight_mask].sum())
+            P[weight_mask] = d / raw_w2 * shape_w[weight_mask]
             e_log_p[weight_mask] = np.log(P[weight_mask])
         data = terms.bound(xi) + float(b @ mean)
         prior = 0.5 * float(np.sum(e_log_p[proper])) - 0.5 * float(P @ Ew2) \

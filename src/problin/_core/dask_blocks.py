@@ -16,6 +16,8 @@ import functools
 
 import numpy as np
 
+from .validation import MAX_MAGNITUDE, chunk_magnitude_error, within_magnitude
+
 __all__ = [
     "ClassSums",
     "align_rows",
@@ -153,13 +155,20 @@ def _float_rows(a):
     return a if a.dtype in (np.float64, np.float32) else a.astype(np.float64)
 
 
-def _check_chunk(k, lo, name, a):
-    """A clear error naming chunk ``k`` if ``a`` holds NaN or infinity."""
+def _check_chunk(k, lo, name, a, bounded=None):
+    """A clear error naming chunk ``k`` if ``a`` holds NaN or infinity, or (``bounded``;
+    default: for X) values beyond :data:`~problin._core.validation.MAX_MAGNITUDE`."""
+    bounded = name == "X" if bounded is None else bounded
+    if a.dtype.kind == "f" and a.size and within_magnitude(
+            a, MAX_MAGNITUDE if bounded else np.finfo(a.dtype).max):
+        return  # the common case: one pass over the chunk, no mask
     if a.dtype.kind in "fc" and not np.isfinite(a).all():
         bad = np.flatnonzero(~np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1))
         raise ValueError(f"Input {name} contains NaN or infinity in chunk {k} (row "
                          f"{lo + int(bad[0])}; the chunk holds rows {lo} to "
                          f"{lo + a.shape[0] - 1}).")
+    if bounded and a.dtype.kind == "f" and a.size:
+        raise chunk_magnitude_error(k, lo, name, a)
 
 
 def _chunk_weights(k, lo, w):
@@ -180,7 +189,7 @@ def _moments_chunk(k, lo, Xb, Tb, wb):
     Xb = _float_rows(Xb)
     _check_chunk(k, lo, "X", Xb)
     Tb = np.asarray(Tb, dtype=np.float64).reshape(Xb.shape[0], -1)
-    _check_chunk(k, lo, "y", Tb)
+    _check_chunk(k, lo, "y", Tb, bounded=True)  # a regression target: squared too
     return moments(Xb, Tb, _chunk_weights(k, lo, wb))
 
 
@@ -228,7 +237,8 @@ class ClassSums:
 
 
 def _sparse_chunk(k, lo, Xb):
-    """A scipy.sparse chunk as float CSR; NaN or infinity named by chunk and row."""
+    """A scipy.sparse chunk as float CSR; NaN, infinity or values beyond the bound of
+    :func:`~problin._core.validation.check_finite_magnitude` named by chunk and row."""
     Xb = Xb.tocsr()
     if Xb.dtype not in (np.float64, np.float32):
         Xb = Xb.astype(np.float64)
@@ -237,6 +247,8 @@ def _sparse_chunk(k, lo, Xb):
                                   side="right")) - 1
         raise ValueError(f"Input X contains NaN or infinity in chunk {k} (row {lo + row}; "
                          f"the chunk holds rows {lo} to {lo + Xb.shape[0] - 1}).")
+    if Xb.nnz and not within_magnitude(Xb.data):
+        raise chunk_magnitude_error(k, lo, "X", Xb)
     return Xb
 
 

@@ -27,6 +27,7 @@ from .dask_blocks import (
     dask_features,
     reduce_chunks,
 )
+from .basis import ColumnBasis, sample_rows
 from .design import Design
 from .validation import check_label_types
 
@@ -96,7 +97,8 @@ def _small_integer_labels(yb, limit=1024):
 class _ChunkReader:
     """Turns a row chunk into in-memory ``(Design, class indices, weights)``."""
 
-    def __init__(self, classes, intercept):
+    def __init__(self, classes, intercept, basis=None):
+        self.basis = basis
         self.order = np.argsort(classes, kind="stable")
         self.sorted = np.asarray(classes)[self.order]
         self.intercept = intercept
@@ -118,7 +120,10 @@ class _ChunkReader:
         else:
             t = self.order[np.searchsorted(self.sorted, yb)].astype(np.intp)
         w = None if wb is None else np.asarray(wb, dtype=np.float64)
-        return Design(Xb, self.intercept), t, w
+        basis = self.basis
+        if basis is not None and basis.center is not None and sp.issparse(Xb):
+            basis = None  # (never: sparse Dask designs get uncentred bases)
+        return Design(Xb, self.intercept, basis=basis), t, w
 
 
 def _chunk_task(k, lo, Xb, yb, wb, *, reader, model, op, check):
@@ -138,15 +143,23 @@ class DaskDesign:
 
     distributed = True
 
-    def __init__(self, X, y, sample_weight, classes, class_weights, intercept=True):
+    def __init__(self, X, y, sample_weight, classes, class_weights, intercept=True,
+                 basis=None):
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
         self.n_samples, self.n_features = (int(s) for s in X.shape)
         self.n_params = self.n_features + int(self.intercept)
         self.total_weight = float(self.class_weights.sum())
-        self._reader = _ChunkReader(classes, self.intercept)
         self._checked = False  # X's chunks are checked for NaN by the first pass
+        self.basis = None
+        self._reader = _ChunkReader(classes, self.intercept)
+        if isinstance(basis, str):  # the in-memory rule, on the same evenly spaced rows
+            rows = sample_rows(self.n_samples)
+            Xs, _, ws = self.gather(rows)
+            basis = ColumnBasis.from_sample(Xs.X, self.intercept, ws, centre=basis)
+        self.basis = basis
+        self._reader = _ChunkReader(classes, self.intercept, basis)
 
     def reduce(self, op, model=None):
         """``merge(op(...))`` over the row chunks: ``op(model(design, t, w))``, or
@@ -200,10 +213,13 @@ def _used_gram(design, t, w):
     return Sums(design.gram(used))
 
 
-def dask_classifier_data(est, X, y, sample_weight, multiclass, intercept, reset=True):
+def dask_classifier_data(est, X, y, sample_weight, multiclass, intercept, reset=True,
+                         standardise=False, basis=None):
     """As ``glm._base.check_classifier_data`` for Dask input: returns a
     :class:`DaskDesign` and sets (``reset``; else checks against them)
-    ``classes_`` and ``n_features_in_``.
+    ``classes_`` and ``n_features_in_``. ``standardise``: the design's basis
+    from the same evenly spaced rows as in memory (one small gather);
+    ``basis``: a given one (a fitted model's).
 
     One pass over ``y`` and the weights (not X): the labels, each class's
     total weight, and every check that the in-memory validation makes of them.
@@ -234,4 +250,6 @@ def dask_classifier_data(est, X, y, sample_weight, multiclass, intercept, reset=
         raise ValueError(f"classes {est.classes_[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
-    return DaskDesign(X, y, w, est.classes_, weights, intercept)
+    if standardise and basis is None:
+        basis = "always" if standardise == "centred" else "auto"
+    return DaskDesign(X, y, w, est.classes_, weights, intercept, basis=basis)

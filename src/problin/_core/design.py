@@ -3,11 +3,19 @@
 The intercept is an implicit column of ones: prepending it to ``X`` would
 copy the whole data set, so every product treats it separately. Parameters
 are ordered ``[intercept, coef...]`` throughout problin.
+
+With a :class:`~problin._core.basis.ColumnBasis` the operator is
+``[1, (X - c) / s]``: every product, gradient and Hessian is then in the
+standardised coordinates (the solvers never see raw units), computed either
+on standardised copies of the blocks (centred bases) or on the raw blocks
+with rescaled parameters and results (exact: a diagonal change of variables).
 """
 import numpy as np
 import scipy.sparse as sp
 
+from .basis import ColumnBasis
 from .blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
+from .design_softmax import SoftmaxProducts
 from .linalg import add_weighted_gram, symmetrize
 
 __all__ = ["Design"]
@@ -15,7 +23,7 @@ __all__ = ["Design"]
 _FUSED_ROWS = 8192  # measured: 5 % faster fits than 2621 or 16384
 
 
-class Design:
+class Design(SoftmaxProducts):
     """Linear operator ``theta -> [1, X] theta`` with blocked reductions.
 
     Parameters
@@ -25,29 +33,83 @@ class Design:
         Whether an implicit leading column of ones is part of the design.
     rows : int, optional
         Rows per block (default: sized to the cache by ``blocks``).
+    basis : ColumnBasis, optional
+        Standardised coordinates (see the module docstring); None: raw ``X``.
     """
 
-    def __init__(self, X, intercept=True, rows=None):
+    def __init__(self, X, intercept=True, rows=None, basis=None):
         self.X = X
         self.intercept = bool(intercept)
         self.rows = rows
         self.n_samples, self.n_features = X.shape
         self.n_params = self.n_features + int(self.intercept)
+        self.basis = basis
+        centred = basis is not None and basis.center is not None
+        if centred and sp.issparse(X):
+            raise ValueError("a centred basis would densify sparse X")
+        # Centred: blocks are standardised copies, parameters used as they are.
+        # Uncentred: raw blocks, parameters and results scaled by ``_m``.
+        self._standardise = basis.standardise if centred else None
+        self._m = basis.multipliers() if basis is not None and not centred else None
+        self._single_ok = basis is None or basis.single_safe
+
+    @classmethod
+    def standardised(cls, X, intercept=True, rows=None, sample_weight=None, centre="auto"):
+        """The design of ``X`` in the coordinates of :meth:`ColumnBasis.of`."""
+        return cls(X, intercept, rows, ColumnBasis.of(X, intercept, sample_weight, centre))
 
     def subsample(self, rows):
-        """The design restricted to ``rows`` (a copy of those rows only)."""
+        """The design restricted to ``rows`` (a copy of those rows only), same basis."""
         X = self.X[rows]
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
-        return Design(X, self.intercept, self.rows)
+        return Design(X, self.intercept, self.rows, self.basis)
+
+    def _block(self, Xb):
+        """A block as the kernels read it: float64 (dense), standardised if centred."""
+        if self._standardise is not None:
+            return self._standardise(Xb)
+        if not sp.issparse(Xb) and Xb.dtype != np.float64:
+            return Xb.astype(np.float64)
+        return Xb
+
+    def _in(self, theta):
+        """Standardised parameters (p-vector, or class rows M x p) -> kernel ones."""
+        theta = np.asarray(theta, dtype=np.float64)
+        return theta if self._m is None else theta * self._m
+
+    _out = _in  # the map is diagonal: gradients scale as parameters do
+
+    def kernel(self):
+        """``(block, params)``: how a kernel reading ``X`` by row blocks sees this
+        design. ``block(X_b)`` is what it multiplies (standardised if centred)
+        and ``params(theta)`` maps standardised parameters (or gradients, rows
+        of class blocks) to the ones that go with it; ``params`` also maps a
+        covariance when called with ``cov=True``."""
+        def params(theta, cov=False):
+            theta = np.asarray(theta, dtype=np.float64)
+            if self._m is None:
+                return theta
+            return theta * self._m[:, None] * self._m[None, :] if cov else theta * self._m
+
+        return self._block, params
+
+    def _out_gram(self, H, n_blocks=1):
+        if self._m is None:
+            return H
+        m = np.tile(self._m, n_blocks)
+        H *= m[:, None]
+        H *= m[None, :]
+        return H
 
     def dense_rows(self, rows):
-        """The rows ``[1, X][rows]`` as a dense float64 array (for a few rows only)."""
+        """The rows ``[1, Z][rows]`` as a dense float64 array (for a few rows only)."""
         Xr = self.X[rows]
-        Xr = Xr.toarray() if sp.issparse(Xr) else np.asarray(Xr, dtype=np.float64)
+        Xr = Xr.toarray() if sp.issparse(Xr) else self._block(np.asarray(Xr))
+        Xr = np.asarray(Xr, dtype=np.float64)
         if self.intercept:
             Xr = np.hstack([np.ones((Xr.shape[0], 1)), Xr])
-        return Xr
+        return Xr if self._m is None else Xr * self._m
 
     def _split(self, theta):
         if self.intercept:
@@ -76,9 +138,7 @@ class Design:
 
         def work(lo, hi):
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
-                if not sp.issparse(Xb) and Xb.dtype != np.float64:
-                    Xb = Xb.astype(np.float64)  # one block, never all of X
-                out[start:stop] = Xb @ W
+                out[start:stop] = self._block(Xb) @ W  # one block, never all of X
 
         reduce_row_ranges(work, self.n_samples, rows)
         return out
@@ -107,8 +167,7 @@ class Design:
         def work(lo, hi):
             acc = np.zeros((k, off + self.n_features))
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
-                if Xb.dtype != np.float64:
-                    Xb = Xb.astype(np.float64)
+                Xb = self._block(Xb)
                 Gb = make(start, stop)
                 acc[:, off:] += Gb.T @ Xb
                 if with_sums:
@@ -118,8 +177,8 @@ class Design:
         return reduce_row_ranges(work, self.n_samples, rows).T
 
     def matvec(self, theta):
-        """Linear predictor ``eta = b + X w`` (an n-vector, float64)."""
-        b, w = self._split(np.asarray(theta, dtype=np.float64))
+        """Linear predictor ``eta = b + Z w`` (an n-vector, float64)."""
+        b, w = self._split(self._in(theta))
         eta = self._forward(w.reshape(-1, 1)).ravel()
         if b != 0.0:
             eta += b
@@ -130,8 +189,8 @@ class Design:
         v = np.asarray(v, dtype=np.float64)
         Xtv = self._backward(v.reshape(-1, 1)).ravel()
         if self.intercept:
-            return np.concatenate(([v.sum()], Xtv))
-        return Xtv
+            Xtv = np.concatenate(([v.sum()], Xtv))
+        return self._out(Xtv)
 
     def grad_and_gram(self, g, h, single=False):
         """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once.
@@ -144,12 +203,13 @@ class Design:
         """
         d, p = self.n_features, self.n_params
         rows = self.rows or _default_rows(self.X)
-        dtype = np.float32 if single else np.float64
+        dtype = np.float32 if single and self._single_ok else np.float64
 
         def accumulate(lo, hi):
             grad, G, buffer = np.zeros(d), np.zeros((p, p)), None
             for start, stop, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo,
                                                        stop=hi):
+                Xb = self._block(Xb)
                 buffer = _add_block_gram(G, Xb, hb, self.intercept, dtype, buffer)
                 grad += np.asarray(gb @ Xb, dtype=np.float64).ravel()
             return grad, G
@@ -158,7 +218,7 @@ class Design:
         symmetrize(H)  # exact symmetry also for signed weights and sparse blocks
         if self.intercept:
             grad = np.concatenate(([g.sum()], grad))
-        return grad, H
+        return self._out(grad), self._out_gram(H)
 
     def advance(self, eta, step, derivatives, gram=None, out=None, keep=True):
         """One pass for a Newton step: ``eta + [1,X] step``, the per-row
@@ -180,8 +240,8 @@ class Design:
         if sp.issparse(self.X):
             raise TypeError("advance needs dense X (sparse blocks are copies)")
         n, d, p = self.n_samples, self.n_features, self.n_params
-        b, w = self._split(np.asarray(step, dtype=np.float64))
-        dtype = np.float32 if gram == "single" else np.float64
+        b, w = self._split(self._in(step))
+        dtype = np.float32 if gram == "single" and self._single_ok else np.float64
         # Blocks for the products and derivatives: large enough that the
         # derivatives' per-call overhead is small, small enough that their
         # temporaries stay in L2 (~16k rows: 2-4x faster per row than 32k);
@@ -199,8 +259,7 @@ class Design:
             G = np.zeros((p, p)) if gram else None
             scratch = None if keep else np.empty(rows)
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
-                if Xb.dtype != np.float64:
-                    Xb = Xb.astype(np.float64)
+                Xb = self._block(Xb)
                 if keep:
                     eta_b, g_b, h_b = eta_new[start:stop], g[start:stop], h[start:stop]
                 else:
@@ -225,14 +284,14 @@ class Design:
 
         loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)
         if H is not None:
-            symmetrize(H)
+            H = self._out_gram(symmetrize(H))
         if self.intercept:
             grad = np.concatenate(([g.sum() if keep else gsum], grad))
-        return eta_new, loss, g, h, grad, H
+        return eta_new, loss, g, h, self._out(grad), H
 
     def matmat(self, Theta):
-        """Linear predictors ``[1, X] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
-        Theta = np.asarray(Theta, dtype=np.float64)
+        """Linear predictors ``[1, Z] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
+        Theta = self._in(Theta)
         b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
         eta = self._forward(np.ascontiguousarray(W.T))
         eta += b
@@ -244,87 +303,14 @@ class Design:
         ``G`` may be a function of a row range (see :meth:`_backward`)."""
         if not callable(G):
             G = np.asarray(G, dtype=np.float64)
-        return self._backward(G, n_columns, with_sums=self.intercept).T
-
-    def softmax_hessp(self, P, sample_weight, Theta):
-        """Fused ``H v`` of softmax: ``[1,X]^T (s (P o U - P (P . U)))``, ``U = [1,X] Theta^T``.
-
-        One pass over X by row blocks (in parallel threads); the n x M
-        intermediate exists only block by block, in cache.
-        """
-        Theta = np.asarray(Theta, dtype=np.float64)
-        b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
-        Wt = np.ascontiguousarray(W.T)
-
-        # Cache-sized blocks: each block of X is used twice (U, then U^T X).
-        rows = self._thin_gemm_rows()
-        ones = np.ones(Theta.shape[0])
-
-        def work(lo, hi):
-            acc = np.zeros(Theta.shape)
-            for _, _, Xb, Pb, sb in iter_blocks(self.X, P, sample_weight, rows=rows,
-                                                start=lo, stop=hi):
-                if not sp.issparse(Xb) and Xb.dtype != np.float64:
-                    Xb = Xb.astype(np.float64)
-                U = np.asarray(Xb @ Wt)
-                U += b
-                U *= Pb
-                U -= Pb * (U @ ones)[:, None]  # row sums by gemv: ~5x numpy's short-row sum
-                if sb is not None:
-                    U *= sb[:, None]
-                if self.intercept:
-                    acc[:, 0] += U.sum(axis=0)
-                acc[:, int(self.intercept):] += np.asarray(U.T @ Xb)
-            return acc
-
-        return reduce_row_ranges(work, self.n_samples, rows)
-
-    def softmax_gram(self, curvature, sample_weight=None, single=False):
-        """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).
-
-        ``curvature``: a :class:`~problin._core.families.SoftmaxState` (the
-        free-class probabilities P and their exact complements Q).
-        ``x_n`` is the row of ``[1, X]``; blocks are ordered class-major. Per
-        row block the off-diagonal blocks ``-X^T diag(p_k p_j) X`` come from
-        one large ``syrk`` of ``V = [p_1 x, ..., p_M x]`` (BLAS near peak speed);
-        the diagonal blocks are then replaced by ``X^T diag(p_k q_k) X`` with
-        the exact complements ``q_k``, avoiding the cancellation of
-        ``p_k - p_k^2`` for rows fitted with probability near 1. ``single``
-        forms the products in float32 (for Newton directions only).
-        """
-        P = curvature.P
-        M, p = P.shape[1], self.n_params
-        rows = self.rows or _default_rows(np.empty((1, M * p)))
-        sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
-        dtype = np.float32 if single else np.float64
-
-        def accumulate(lo, hi):
-            H = np.zeros((M * p, M * p))
-            diag = np.zeros((M, p, p))
-            for start, stop, Xb, Pb, sb in iter_blocks(self.X, P, sw, rows=rows, start=lo,
-                                                       stop=hi):
-                Qb = curvature.complements(start, stop)
-                Xt = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
-                if self.intercept:
-                    Xt = np.column_stack([np.ones(Xt.shape[0]), Xt])
-                Xs = (Xt * np.sqrt(sb)[:, None]).astype(dtype, copy=False)
-                V = (Pb.astype(dtype)[:, :, None] * Xs[:, None, :]).reshape(-1, M * p)
-                H -= V.T @ V
-                for k in range(M):
-                    Bk = Xs * np.sqrt(Pb[:, k] * Qb[:, k]).astype(dtype)[:, None]
-                    diag[k] += Bk.T @ Bk
-            for k in range(M):
-                H[k * p:(k + 1) * p, k * p:(k + 1) * p] = diag[k]
-            return H
-
-        return symmetrize(reduce_row_ranges(accumulate, self.n_samples, rows))
+        return self._out(self._backward(G, n_columns, with_sums=self.intercept).T)
 
     def gram(self, h):
         """``[1,X]^T diag(h) [1,X]`` alone."""
         return self.grad_and_gram(np.zeros(self.n_samples), h)[1]
 
     def column(self, j):
-        """Column ``j`` of ``[1, X]`` as a dense float64 n-vector."""
+        """Column ``j`` of ``[1, Z]`` as a dense float64 n-vector."""
         if self.intercept:
             if j == 0:
                 return np.ones(self.n_samples)
@@ -332,10 +318,15 @@ class Design:
         col = self.X[:, j]
         if sp.issparse(col):
             col = col.toarray()
-        return np.asarray(col, dtype=np.float64).ravel()
+        col = np.asarray(col, dtype=np.float64).ravel()
+        if self.basis is None:
+            return col
+        if self._standardise is not None:
+            return (col - self.basis.center[j]) / self.basis.scale[j]
+        return col / self.basis.scale[j]
 
     def column_moments(self):
-        """Per-column mean and standard deviation of ``X`` (two blocked sums)."""
+        """Per-column mean and standard deviation of ``Z`` (two blocked sums)."""
         n = self.n_samples
         s1 = np.zeros(self.n_features)
         s2 = np.zeros(self.n_features)
@@ -345,13 +336,17 @@ class Design:
                 s1 += np.asarray(Xb.sum(axis=0)).ravel()
                 s2 += np.asarray(Xb.multiply(Xb).sum(axis=0)).ravel()
             else:
-                Xb = np.asarray(Xb, dtype=np.float64)
+                Xb = self._block(np.asarray(Xb))
                 s1 += Xb.sum(axis=0)
                 s2 += np.einsum("ij,ij->j", Xb, Xb)
         mean = s1 / n
         # Only a preconditioner: the one-pass variance's rounding is harmless.
         var = np.maximum(s2 / n - mean**2, 0.0)
-        return mean, np.sqrt(var)
+        std = np.sqrt(var)
+        if self._m is not None:
+            inv = self._m[int(self.intercept):]
+            mean, std = mean * inv, std * inv
+        return mean, std
 
 
 def _add_block_gram(G, Xb, hb, intercept, dtype, buffer):

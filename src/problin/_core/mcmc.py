@@ -22,7 +22,6 @@ bulk effective sample size (Geyer's initial monotone sequence on the
 combined-chain autocorrelations of the split, rank-normalised draws).
 """
 import numpy as np
-import scipy.sparse as sp
 from scipy import special, stats
 
 from .blocks import iter_blocks, reduce_row_ranges
@@ -80,6 +79,8 @@ def softplus_terms(design, sw, W, grad):
     """``sum_n s_n softplus(a_n)`` for each row of ``W`` and, with ``grad``,
     ``Phi^T (s sigma(a))`` (rows): one pass over X by row blocks, in threads."""
     off = int(design.intercept)
+    block, params = design.kernel()  # W in the design's (standardised) coordinates
+    W = params(W)
     Wt = np.ascontiguousarray(W[:, off:].T)
     shift = W[:, 0] if off else 0.0
     X = design.X
@@ -88,7 +89,7 @@ def softplus_terms(design, sw, W, grad):
     def work(lo, hi):
         acc, G = np.zeros(W.shape[0]), np.zeros(W.shape) if grad else None
         for _, _, Xb, sb in iter_blocks(X, sw, rows=rows, start=lo, stop=hi):
-            Xb = Xb if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
+            Xb = block(Xb)
             A = np.asarray(Xb @ Wt)
             A += shift
             if grad:
@@ -106,7 +107,8 @@ def softplus_terms(design, sw, W, grad):
             acc += sb @ A
         return (acc, G) if grad else acc
 
-    return reduce_row_ranges(work, X.shape[0], rows)
+    out = reduce_row_ranges(work, X.shape[0], rows)
+    return (out[0], params(out[1])) if grad else out  # (the map is diagonal)
 
 
 def _t_draws(loc, U, nu, n, rng):

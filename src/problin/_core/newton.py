@@ -255,6 +255,15 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
             history.append(f)
             fresh, h_single = True, False
             continue
+        if decrement2 / 2 <= _rounding_level(f):
+            # (Only with a non-exact Hessian, converging linearly.) The decrease
+            # the step promises is below f's rounding: a line search would judge
+            # rounding noise (and so depend on the order of summation, e.g. on
+            # chunking). In this regime the full step is the right one.
+            f, g, H, theta, eta, Xd = _step_without_search(objective, theta, eta, d)
+            history.append(f)
+            fresh, h_single = True, False
+            continue
         # What the next point needs if the full step is taken: the same Hessian
         # again (a chord step, for the price of a gradient: in the quadratic
         # regime the Hessian moves little over a step) or a new one, in double

@@ -25,7 +25,7 @@ solve costs nothing next to the pass that built ``G``.
 """
 import numpy as np
 
-from .least_squares import solve_normal_equations
+from .lstsq import solve_normal_equations
 
 __all__ = ["lq_objective", "lasso_gram", "lq_gram"]
 

@@ -61,10 +61,12 @@ def separated_rows(design, y, sample_weight=None, max_rounds=20):
     """
     keep = np.ones(design.n_samples, dtype=bool) if sample_weight is None else sample_weight > 0
     s = (2.0 * np.asarray(y, dtype=np.float64) - 1.0)[keep]
-    X = design.X[keep] if sp.issparse(design.X) else np.asarray(design.X, dtype=np.float64)[keep]
-    if design.intercept:
-        X = sp.hstack([np.ones((X.shape[0], 1)), X], format="csr") if sp.issparse(X) \
-            else np.column_stack([np.ones(X.shape[0]), X])
+    if sp.issparse(design.X):
+        X = design.X[keep]
+        if design.intercept:
+            X = sp.hstack([np.ones((X.shape[0], 1)), X], format="csr")
+    else:  # the design's own (standardised) rows: the LP's tolerances are unit-free
+        X = design.dense_rows(np.flatnonzero(keep))
     A = sp.csr_matrix(sp.diags(s) @ X) if sp.issparse(X) else X * s[:, None]
     found = np.zeros(A.shape[0], dtype=bool)
     for _ in range(max_rounds):

@@ -3,7 +3,22 @@ from numbers import Number
 
 import numpy as np
 
-__all__ = ["check_sample_weight", "check_class_weights", "check_label_types", "check_priors"]
+__all__ = ["check_sample_weight", "check_class_weights", "check_label_types", "check_priors",
+           "check_finite_magnitude", "within_magnitude",
+           "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE"]
+
+# The largest magnitude a training value may have. A square overflows float64
+# beyond 1.3e154, but the models need more than squares: sums over rows (and,
+# for row norms, over columns) of squares and products of centred values --
+# scatter and Gram matrices, Newton Hessians X^T W X (weights W <= 1),
+# gradients X^T r. With |x| <= 1e144 a centred square is at most
+# (2e144)^2 = 4e288, so such a sum stays below float64's largest value,
+# 1.8e308, over up to 4e19 terms (rows times columns, or total sample weight):
+# more than any data set holds. The bound is far above any measured quantity
+# (the observable universe holds ~1e80 atoms): a value beyond it is a sentinel
+# or a corrupt cell, and a fit that went on would return zero coefficients,
+# NaN or a wrong diagnosis.
+MAX_MAGNITUDE = 1e144
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -93,31 +108,109 @@ def check_priors(priors, n_classes, *, name="priors"):
     return p
 
 
-def check_all_finite(X, name="X"):
-    """Raise ``ValueError`` if ``X`` (dense or sparse) holds NaN or infinity.
+def within_magnitude(values, limit=MAX_MAGNITUDE):
+    """Whether every value is finite and ``|value| <= limit``: one pass (max and min of
+    cache-sized blocks, both cores on a large C-contiguous array). NaN fails the
+    comparisons, so it is caught too."""
+    from .blocks import _default_rows, reduce_row_ranges
 
-    The same test as scikit-learn's (a sum is finite only if every term is),
-    but as a blocked sum over row ranges in parallel threads: one read of X
-    at the speed of both cores instead of one.
+    def bad_blocks(lo, hi, step):
+        bad = 0
+        for start in range(lo, hi, step):
+            block = values[start:min(hi, start + step)]
+            if not (float(block.max()) <= limit and float(block.min()) >= -limit):
+                bad += 1
+        return bad
+
+    if values.ndim == 2 and values.flags.c_contiguous:
+        step = _default_rows(values)
+        return reduce_row_ranges(lambda lo, hi: bad_blocks(lo, hi, step),
+                                 values.shape[0], 8 * step) == 0
+    return bad_blocks(0, values.shape[0], max(1, values.shape[0])) == 0
+
+
+def extreme_entries(X, limit=MAX_MAGNITUDE, test=None):
+    """``(rows, columns, largest)`` of the entries of X beyond ``limit`` (or where
+    ``test(block)`` is True): sorted row and column indices and the largest
+    magnitude among them. Block by block: no N x D mask."""
+    import scipy.sparse as sp
+    test = test or (lambda a: np.abs(a) > limit)
+    if sp.issparse(X):
+        X = X if X.format in ("csr", "csc") else X.tocsr()
+        hit = np.flatnonzero(test(X.data))
+        major = np.searchsorted(X.indptr, hit, side="right") - 1
+        rows, cols = (major, X.indices[hit]) if X.format == "csr" else (X.indices[hit], major)
+        return np.unique(rows), np.unique(cols), float(np.max(np.abs(X.data[hit])))
+    X = X.reshape(X.shape[0], -1)
+    rows, cols, largest = [], np.zeros(X.shape[1], dtype=bool), 0.0
+    for lo in range(0, X.shape[0], 4096):
+        block = X[lo:lo + 4096]
+        over = test(block)
+        if over.any():
+            rows.append(lo + np.flatnonzero(over.any(axis=1)))
+            cols |= over.any(axis=0)
+            largest = max(largest, float(np.max(np.abs(block[over]))))
+    return np.concatenate(rows), np.flatnonzero(cols), largest
+
+
+def _column_names(cols, feature_names):
+    if feature_names is not None and len(feature_names) > int(np.max(cols)):
+        cols = [str(feature_names[j]) for j in cols]
+    else:
+        cols = [int(j) for j in cols]
+    shown = cols[:10] + (["..."] if len(cols) > 10 else [])
+    return f"column{'s' * (len(cols) != 1)} {shown}"
+
+
+def _row_count(rows):
+    n = len(rows)
+    return f"in {n} row{'s' * (n != 1)} (first: row {int(rows[0])})"
+
+
+def magnitude_message(name, rows, cols, largest, feature_names=None, where=None):
+    """The error for values beyond :data:`MAX_MAGNITUDE` (see :func:`check_finite_magnitude`).
+
+    ``where``: how to say which rows (default: their count and the first one);
+    the Dask chunk checks name the chunk there.
+    """
+    return (f"Input {name} holds values too large for the model's arithmetic (|value| > "
+            f"{MAX_MAGNITUDE:.0e}, up to {largest:.3g}) {where or _row_count(rows)}, in "
+            f"{_column_names(cols, feature_names)}: sums of their squares and products "
+            "could overflow float64. Rescale those columns (e.g. change their units) or "
+            "remove those rows.")
+
+
+def chunk_magnitude_error(k, lo, name, a):
+    """The ``ValueError`` for row chunk ``k`` of a Dask input (its first row ``lo``; ``a``
+    dense or sparse) holding values beyond :data:`MAX_MAGNITUDE`, named as the
+    chunk checks of :mod:`problin._core.dask_blocks` name NaN."""
+    rows, cols, largest = extreme_entries(a)
+    n = len(rows)
+    return ValueError(magnitude_message(
+        name, rows, cols, largest, where=f"in chunk {k} (row {lo + int(rows[0])}, {n} "
+        f"row{'s' * (n != 1)} of the chunk; the chunk holds rows {lo} to {lo + a.shape[0] - 1})"))
+
+
+def check_finite_magnitude(X, estimator=None, name="X"):
+    """Raise ``ValueError`` if ``X`` holds NaN, infinity or values beyond :data:`MAX_MAGNITUDE`.
+
+    ``X`` is a validated numpy array (1-D or 2-D) or scipy.sparse matrix (only
+    its stored values are read). NaN, infinity and values beyond
+    :data:`MAX_MAGNITUDE` (see there for why) are each an error naming the
+    columns (by ``estimator.feature_names_in_`` where set, else by index) and
+    the number of rows. One pass over X on both cores when nothing is wrong (a
+    max and a min per cache-sized block): it replaces the finiteness check
+    where it is called.
     """
     import scipy.sparse as sp
-
-    from .blocks import _default_rows, reduce_row_ranges
-    values = X.data if sp.issparse(X) else X
-    if values.dtype.kind != "f" or values.size == 0:
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.dtype.kind != "f" or values.size == 0 or within_magnitude(values):
         return
-    if values.ndim == 2 and values.flags.c_contiguous:
-        rows = 8 * _default_rows(values)
-        total = reduce_row_ranges(lambda lo, hi: float(np.sum(values[lo:hi])),
-                                  values.shape[0], rows)
-    else:
-        total = float(np.sum(values))
-    if np.isfinite(total):
-        return
-    with np.errstate(invalid="ignore", over="ignore"):
-        if np.isnan(values).any():
-            raise ValueError(f"Input {name} contains NaN.")
-        if not np.isfinite(values).all():
-            raise ValueError(f"Input {name} contains infinity or a value too large for "
-                             f"{values.dtype!r}.")
-    # the sum overflowed although every value is finite: nothing wrong
+    names = getattr(estimator, "feature_names_in_", None)
+    for what, test in (("NaN", np.isnan), ("infinity", np.isinf)):
+        rows, cols, _ = extreme_entries(X, test=test) if test(values).any() else ((),) * 3
+        if len(rows):
+            raise ValueError(f"Input {name} contains NaN or infinity: {what} "
+                             f"{_row_count(rows)}, in {_column_names(cols, names)}.")
+    rows, cols, largest = extreme_entries(X)
+    raise ValueError(magnitude_message(name, rows, cols, largest, names))

@@ -107,6 +107,7 @@ def laplace_evidence_alpha(design, t, sw, n_classes, intercept_alpha, *, tol, ma
     """
     weights = np.ones(design.n_params, dtype=bool)
     weights[0] = not design.intercept
+    raw = _raw_multipliers(design)  # w = m w_z on the weights (any basis)
     state = {"post": None}
 
     def reestimate(alpha):
@@ -115,12 +116,20 @@ def laplace_evidence_alpha(design, t, sw, n_classes, intercept_alpha, *, tol, ma
                        max_iter=max_iter, theta0=None if prev is None else prev.theta_map)
         state["post"] = post
         mask = np.tile(weights, post.n_blocks)
-        w = post.mean[mask]
-        gamma = float(mask.sum()) - alpha * float(np.trace(post.cov[np.ix_(mask, mask)]))
+        m = np.tile(raw, post.n_blocks)[mask]
+        w = post.mean[mask] * m
+        gamma = float(mask.sum()) - alpha * float(np.diag(post.cov)[mask] @ m ** 2)
         w2 = float(w @ w)
         return gamma / w2 if w2 > 0 else np.inf
 
-    alpha, converged = mackay_alpha(reestimate, bounds=_ALPHA_BOUNDS)
+    # The search (its start, bounds and steps) runs on alpha as the precision
+    # of weights on unit-spread columns, alpha * unit with unit the geometric
+    # mean of 1 / s^2: scaling every column by a then scales alpha_ by a^2
+    # exactly, as the model does (the weights scale by 1 / a).
+    unit = float(np.exp(np.mean(np.log(raw[weights] ** 2)))) if weights.any() else 1.0
+    alpha, converged = mackay_alpha(lambda a: reestimate(a / unit) * unit,
+                                    bounds=_ALPHA_BOUNDS)
+    alpha /= unit
     post = state["post"]
     if post.alpha != alpha:  # (the search ended on a point it had not fitted)
         post = laplace(design, t, sw, n_classes, alpha, intercept_alpha, tol=tol,
@@ -137,20 +146,29 @@ def variational(design, t, sw, start, alpha, intercept_alpha, alpha_prior, *, to
     """
     p = design.n_params
     mask = np.ones(p, dtype=bool)
-    diag = np.full(p, float(start.alpha))
+    shape = _raw_multipliers(design) ** 2  # alpha on raw weights: alpha m^2 on w_z
+    diag = float(start.alpha) * shape
     if design.intercept:
         mask[0] = False
         diag[0] = intercept_alpha
     vb = jaakkola_jordan(design, t, sw, diag, mask, mean0=start.mean, cov0=start.cov,
                          estimate_alpha=alpha is None, hyperprior=alpha_prior, tol=tol,
-                         max_iter=max_iter)
-    alpha_used = float(vb.prior_diag[mask][0]) if mask.any() else float(start.alpha)
+                         max_iter=max_iter, prior_shape=shape)
+    alpha_used = float(vb.prior_diag[mask][0] / shape[mask][0]) if mask.any() \
+        else float(start.alpha)
     extra = {"message": "converged" if vb.converged else "maximum number of iterations reached"}
     if vb.gamma_shape is not None:
         extra.update(gamma_shape=vb.gamma_shape, gamma_rate=vb.gamma_rate)
     return Posterior(alpha=alpha_used, mean=vb.mean, cov=vb.cov, theta_map=start.theta_map,
                      log_evidence=vb.elbo, n_iter=vb.n_iter, converged=vb.converged,
                      history=np.asarray(vb.history), extra=extra)
+
+
+def _raw_multipliers(design):
+    """``m`` with raw parameters ``m * theta_z`` on the weights: ``1 / s`` in a
+    standardised basis (the intercept's entry is 1 and not used)."""
+    basis = getattr(design, "basis", None)
+    return np.ones(design.n_params) if basis is None else basis.multipliers()
 
 
 class LazyProgress:
@@ -214,11 +232,12 @@ def mcmc(design, t, sw, start, *, n_chains, n_samples, rng, progress):
     cov = np.atleast_2d(np.cov(flat, rowvar=False)) if flat.shape[0] > 1 else \
         np.zeros((flat.shape[1],) * 2)
     if n_samples >= 4:
-        r_hat, ess = rhat(samples), ess_bulk(samples)
+        raw = samples if design.basis is None else design.basis.to_raw(samples)
+        r_hat, ess = rhat(raw), ess_bulk(raw)  # of the reported (raw) parameters
     else:
         r_hat = ess = np.full(flat.shape[1], np.nan)
     extra = {"rhat": r_hat, "ess": ess, "acceptance": acceptance, "message": "sampled",
-             "sampler": sampler}
+             "sampler": sampler, "basis": design.basis}
     return Posterior(alpha=start.alpha, mean=flat.mean(axis=0), cov=cov,
                      theta_map=start.theta_map, log_evidence=start.log_evidence,
                      n_iter=start.n_iter, converged=start.converged, history=start.history,

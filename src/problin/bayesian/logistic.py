@@ -4,15 +4,16 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.bayes import activation_moments, draw_gaussian, moderated_log_proba, \
-    sampled_log_proba
+from .._core.bayes import activation_moments, draw_gaussian
 from .._core.dask_blocks import is_dask, lazy_on_dask, lazy_rows
+from .._core.extreme import moderated_predict, sampled_predict
 from ..exceptions import ConvergenceWarning
 from ..glm._base import classifier_design
 from ..glm.inference import parameter_names
@@ -69,7 +70,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         ``LogisticRegression`` by about ``intercept_alpha * b * var(b)``
         (below 1e-8 unless ``b`` and its posterior variance are huge). 0: a
         flat improper prior (exactly the GLM's intercept); ``log_evidence_``
-        then takes it as of unit density.
+        then takes it as of unit density. On dense data the prior is on the
+        intercept at the centre of the data (``b + c^T w``, ``c`` the weighted
+        column means of an evenly spaced sample of rows, as rstanarm centres
+        its predictors), so that shifting a column moves only the intercept
+        and leaves the posterior of the slopes unchanged; on sparse data (which
+        is never centred) it is on the raw intercept.
     alpha_prior : (float, float) or None, default=None
         ``"variational"`` only: shape and rate ``(a0, b0)`` of a Gamma
         hyperprior on ``alpha``, which then gets the posterior
@@ -172,7 +178,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self
         """
         self._check_params()
-        design, t, sw = classifier_design(self, X, y, sample_weight, True, self.fit_intercept)
+        # Solved in the equilibrated basis, centred whenever X is dense: the
+        # intercept's prior is then on the intercept at the centre of the data,
+        # so that shifting a column changes only the intercept.
+        design, t, sw = classifier_design(self, X, y, sample_weight, True, self.fit_intercept,
+                                          standardise="centred")
         K = self.classes_.size
         if K > 2 and self.inference != "laplace":
             raise ValueError(f"Only binary classification is supported with inference="
@@ -185,8 +195,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         if self.alpha is None and self.inference != "variational":
             post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
             if not post.extra["evidence_converged"]:
-                warnings.warn("the evidence re-estimation of alpha found no fixed point in "
-                              f"[1e-8, 1e8] (alpha_ = {post.alpha:.3g}); set alpha "
+                warnings.warn("the evidence re-estimation of alpha found no fixed point "
+                              "within 1e-8 to 1e8 times the precision of weights on "
+                              f"unit-spread columns (alpha_ = {post.alpha:.3g}); set alpha "
                               "explicitly.", ConvergenceWarning, stacklevel=2)
         else:
             start = 1.0 if self.alpha is None else self.alpha
@@ -231,7 +242,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                           "max_iter or tol.", ConvergenceWarning, stacklevel=3)
 
     def _store_samples(self, post):
-        self.samples_ = post.samples
+        basis = post.extra.get("basis")
+        self.samples_ = post.samples if basis is None else basis.to_raw(post.samples)
+        self._samples_at_centre = _at_centre(basis, post.samples)
         self.rhat_, self.ess_ = post.extra["rhat"], post.extra["ess"]
         self.acceptance_rate_ = float(post.extra["acceptance"])
         self.sampler_ = post.extra["sampler"]
@@ -242,7 +255,22 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                           "increase n_samples.", ConvergenceWarning, stacklevel=3)
 
     def _store(self, post, design):
-        p = design.n_params
+        p, basis = design.n_params, design.basis
+        self._centred = None
+        if basis is not None and basis.center is not None:
+            m = np.tile(basis.multipliers(), post.n_blocks)
+            self._centred = {"centre": basis.center, "mean": post.mean * m,
+                             "cov": post.cov * m[:, None] * m[None, :],
+                             "theta_map": post.theta_map * m,
+                             "samples": getattr(self, "_samples_at_centre", None)}
+        self.__dict__.pop("_samples_at_centre", None)
+        if basis is not None:  # back to raw units (exact: a linear map)
+            post.mean, post.theta_map = basis.to_raw(post.mean), basis.to_raw(post.theta_map)
+            # (Softmax with a flat intercept prior: the common shift of the
+            # intercepts is seen by nothing, and the covariance is reported on
+            # the constraint that the intercepts at the centre sum to zero, a
+            # convention that moves with the data, unlike one on raw intercepts.)
+            post.cov = basis.covariance_to_raw(post.cov, post.n_blocks)
         Theta = post.mean.reshape(post.n_blocks, p)
         off = int(design.intercept)
         self.posterior_mean_ = post.mean
@@ -286,8 +314,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             return tuple(lazy_rows(self, "predict_activation", X, columns, index=i)
                          for i in (0, 1))
         X = self._check_X(X)
-        mu, var = activation_moments(X, self.fit_intercept, self.posterior_mean_,
-                                     self.posterior_cov_, self._n_blocks)
+        at = self._at_centre(X)
+        mu, var = activation_moments(X, self.fit_intercept, at["mean"], at["cov"],
+                                     self._n_blocks, block=at["block"])
         return (mu[:, 0], var[:, 0]) if self._n_blocks == 1 else (mu, var)
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
@@ -322,20 +351,33 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         if method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
         X = self._check_X(X)
-        M = self._n_blocks
-        if method == "moderated":
-            mu, var = activation_moments(X, self.fit_intercept, self.posterior_mean_,
-                                         self.posterior_cov_, M, full=M > 1)
-            return moderated_log_proba(mu, var)
+        M, at = self._n_blocks, self._at_centre(X)
+        if method == "moderated":  # rows far from the data (1e200) scaled, never NaN
+            return moderated_predict(X, self.fit_intercept, at["mean"], at["cov"], M,
+                                     block=at["block"])
         if method == "map":
-            return sampled_log_proba(X, self.fit_intercept, self._theta_map[None, :], M)
-        if getattr(self, "samples_", None) is not None:
-            draws = self.samples_.reshape(-1, self.samples_.shape[2])
+            draws = at["theta_map"][None, :]
+        elif at["samples"] is not None:
+            draws = at["samples"].reshape(-1, at["samples"].shape[2])
         else:
             seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-            draws = draw_gaussian(self.posterior_mean_, self.posterior_cov_, self.n_samples,
+            draws = draw_gaussian(at["mean"], at["cov"], self.n_samples,
                                   np.random.default_rng(seed))
-        return sampled_log_proba(X, self.fit_intercept, draws, M)
+        return sampled_predict(X, self.fit_intercept, draws, M,  # rows at 1e308 scaled
+                               block=at["block"])
+
+    def _at_centre(self, X):
+        """The posterior as the predictive functions read it: with its intercepts at
+        the centre ``c`` of the training data (``b + c^T w``) and the row blocks
+        centred, where the fit was centred and ``X`` is dense (so that no digits
+        cancel in ``b + x^T w`` far from the origin); else the raw posterior."""
+        centred = getattr(self, "_centred", None)
+        if centred is None or sp.issparse(X):
+            return {"mean": self.posterior_mean_, "cov": self.posterior_cov_,
+                    "theta_map": self._theta_map, "samples": getattr(self, "samples_", None),
+                    "block": None}
+        c = centred["centre"]
+        return dict(centred, block=lambda Xb: np.subtract(Xb, c, dtype=np.float64))
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X, method="moderated"):
@@ -397,3 +439,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = self.inference == "laplace"
         tags.non_deterministic = self.inference == "mcmc" and self.random_state is None
         return tags
+
+
+def _at_centre(basis, samples):
+    """Standardised draws as parameters at the centre of the data (``b_z`` is the
+    intercept there; the slopes in raw units): ``m theta_z``. None without a centre."""
+    if basis is None or basis.center is None or samples is None:
+        return None
+    return samples * np.tile(basis.multipliers(), samples.shape[-1] // basis.multipliers().size)

@@ -2,8 +2,12 @@
 
 Exit codes: 0 success; 2 usage error (unknown option or model, missing file, a column
 that is not in the data: click's ``UsageError``); 1 data error (a file that cannot be
-read or encoded, missing values, a damaged model file, a fit that fails). Messages are
-one line without a traceback unless ``--debug`` (or ``PROBLIN_DEBUG=1``) is given.
+read or encoded, missing values, a damaged model file, a fit that fails) or a missing
+optional dependency. Messages are one line without a traceback unless ``--debug`` (or
+``PROBLIN_DEBUG=1``) is given.
+
+Progress (bars and spinners on stderr) shows on a terminal; ``PROBLIN_PROGRESS=1`` forces
+it anywhere (a pipe, a CI log), ``PROBLIN_PROGRESS=0`` turns it off.
 """
 import contextlib
 import functools
@@ -11,6 +15,7 @@ import itertools
 import os
 import sys
 import threading
+import time
 import warnings
 
 import click
@@ -18,7 +23,8 @@ import click
 from ..exceptions import ProblinWarning
 from ..io.errors import ColumnNotFoundError
 
-__all__ = ["command_errors", "debug_option", "progress", "spinner", "echo_warnings"]
+__all__ = ["command_errors", "debug_option", "progress", "spinner", "echo_warnings",
+           "require_dask"]
 
 _DATA_ERRORS = (ValueError, TypeError, OSError, MemoryError, ArithmeticError,
                 NotImplementedError, KeyError, IndexError)
@@ -69,20 +75,66 @@ def command_errors(func):
     return wrapper
 
 
+def require_dask():
+    """Stop with one line naming the extra to install if Dask (with its DataFrame part,
+    which the Dask engine reads files with) is not importable."""
+    try:
+        import dask.array  # noqa: F401
+        import dask.dataframe  # noqa: F401
+    except ImportError as exc:
+        raise click.ClickException(f"--engine dask needs Dask, which is not installed "
+                                   f"({exc}): pip install \"problin[dask]\"") from None
+
+
 def _show_progress():
-    forced = os.environ.get("PROBLIN_PROGRESS", "")
-    return forced not in ("", "0") or sys.stderr.isatty()
+    forced = os.environ.get("PROBLIN_PROGRESS", "").strip()
+    if forced:
+        return forced != "0"
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
+
+
+class _Bar:
+    """``label [#####     ] 3/10  30%  0:04`` redrawn in place with a carriage return.
+
+    Not click's bar: click draws only on a terminal (it prints the bare label when
+    stderr is a pipe), and a forced bar must draw there too."""
+
+    width = 30
+
+    def __init__(self, label, length):
+        self.label, self.length, self.done = label, max(int(length), 1), 0
+        self.start = time.monotonic()
+        self.draw()
+
+    def step(self):
+        self.done = min(self.done + 1, self.length)
+        self.draw()
+
+    def draw(self):
+        filled = self.width * self.done // self.length
+        seconds = int(time.monotonic() - self.start)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{' ' * (self.width - filled)}] "
+                         f"{self.done}/{self.length} {100 * self.done // self.length:3d}%  "
+                         f"{seconds // 60}:{seconds % 60:02d}")
+        sys.stderr.flush()
 
 
 @contextlib.contextmanager
 def progress(label, length):
-    """A click progress bar on stderr (on a terminal, or with ``PROBLIN_PROGRESS=1``);
+    """A progress bar on stderr (see the module docstring for when it shows);
     yields a function that advances it by one step."""
     if not _show_progress():
         yield lambda: None
         return
-    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
-        yield lambda: bar.update(1)
+    bar = _Bar(label, length)
+    try:
+        yield bar.step
+    finally:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 @contextlib.contextmanager

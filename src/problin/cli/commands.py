@@ -16,7 +16,8 @@ from ..io.dask_readers import DEFAULT_BLOCKSIZE, read_dask
 from ..io.readers import FORMATS, read_data
 from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
 from ..report.tables import describe_model, final_estimator, format_table, parameter_table
-from ._common import command_errors, debug_option, echo_warnings, progress, spinner
+from ._common import command_errors, debug_option, echo_warnings, progress, require_dask, \
+    spinner
 
 __all__ = ["fit", "predict", "summary", "report", "data_options", "data_command", "MODELS",
            "engine_options"]
@@ -36,6 +37,15 @@ def _model_listing():
 
 def data_options(func):
     """Options shared by every subcommand that reads a data file."""
+    func = click.option("--n-features", type=click.IntRange(min=1), default=None,
+                        metavar="N",
+                        help="LibSVM: the number of features (needed at fit time when an "
+                             "index exceeds max(2**20, number of values in the file)) "
+                             "[default: the largest index; predict: the model's].")(func)
+    func = click.option("--categorical", "categorical", multiple=True, metavar="COL",
+                        help="Encode column COL as categories even if its values are "
+                             "numbers (repeatable). Without it, a CSV column of numbers "
+                             "with a few text cells is an error naming them.")(func)
     func = click.option("--header/--no-header", default=None,
                         help="CSV: the first row is (not) a header [default: detect].")(func)
     func = click.option("--drop-missing", is_flag=True,
@@ -129,10 +139,14 @@ def _dask_scheduler(address):
         yield
 
 
-def _read_lazily(data, target, data_format, drop_missing, header, blocksize):
+def _read_lazily(data, target, data_format, drop_missing, header, blocksize, categorical,
+                 n_features):
     """The Dask engine's reader, and what ``_check_target`` needs of the lazy target: its
     distinct values (one pass over that column) for float labels, else only its dtype."""
     from dask.utils import parse_bytes
+    if n_features is not None:
+        raise click.UsageError("--n-features applies to LibSVM data, which --engine dask "
+                               "does not read")
     try:
         size = DEFAULT_BLOCKSIZE if blocksize is None else parse_bytes(blocksize)
     except (ValueError, TypeError):
@@ -141,7 +155,7 @@ def _read_lazily(data, target, data_format, drop_missing, header, blocksize):
     if data_format not in (None, "csv", "parquet"):
         raise click.UsageError(f"--engine dask reads CSV and Parquet, not {data_format}")
     ds = read_dask(data, target, format=data_format, blocksize=size,
-                   drop_missing=drop_missing, header=header)
+                   drop_missing=drop_missing, header=header, categorical=list(categorical))
     if ds.y.dtype.kind == "f":
         import dask.array as da
         return ds, da.unique(ds.y).compute()
@@ -164,7 +178,7 @@ def _read_lazily(data, target, data_format, drop_missing, header, blocksize):
 @engine_options
 @data_command
 def fit(data, target, model_name, alpha, settings, standardize, out, engine, blocksize,
-        scheduler, data_format, drop_missing, header, debug):
+        scheduler, data_format, drop_missing, header, categorical, n_features, debug):
     """Fit a model to DATA, print its parameters and save it to a model file.
 
     Prints the model's summary() (coefficients, standard errors, z, p-values and
@@ -189,24 +203,27 @@ def fit(data, target, model_name, alpha, settings, standardize, out, engine, blo
             raise click.UsageError(f"{data} is a directory: read a directory of Parquet or "
                                    "CSV files with --engine dask")
         _fit(data, target, model_name, alpha, settings, standardize, out, data_format,
-             drop_missing, header)
+             drop_missing, header, categorical, n_features)
         return
     if standardize:
         raise click.UsageError("--standardize needs the data in memory; drop it with "
                                "--engine dask (or scale the columns beforehand)")
+    require_dask()
     with _dask_scheduler(scheduler):
         _fit(data, target, model_name, alpha, settings, False, out, data_format,
-             drop_missing, header, blocksize=blocksize, lazy=True)
+             drop_missing, header, categorical, n_features, blocksize=blocksize, lazy=True)
 
 
 def _fit(data, target, model_name, alpha, settings, standardize, out, data_format,
-         drop_missing, header, blocksize=None, lazy=False):
+         drop_missing, header, categorical, n_features, blocksize=None, lazy=False):
     """Read, fit, save and print (``lazy``: on Dask arrays, see :func:`_read_lazily`)."""
     if lazy:
-        ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize)
+        ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize,
+                                  categorical, n_features)
     else:
         ds = read_data(data, target, format=data_format, drop_missing=drop_missing,
-                       header=header, require_target=True)
+                       header=header, require_target=True, categorical=list(categorical),
+                       n_features=n_features)
         labels = ds.y
     _check_target(model_name, labels, ds.target)
     model = _configure(model_name, alpha, settings, standardize, not hasattr(ds.X, "columns"))
@@ -254,7 +271,8 @@ def _predictions(model, X, proba):
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write predictions here (.csv or .parquet) [default: CSV to stdout].")
 @data_command
-def predict(model_file, data, proba, out, data_format, drop_missing, header, debug):
+def predict(model_file, data, proba, out, data_format, drop_missing, header, categorical,
+            n_features, debug):
     """Predict DATA with a saved model; the target column, if present, is ignored.
 
     The data is encoded exactly as at fit time (same columns, same categories: an
@@ -268,7 +286,7 @@ def predict(model_file, data, proba, out, data_format, drop_missing, header, deb
     """
     bundle = read_model_file(model_file)
     ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
-                   header=header)
+                   header=header, categorical=list(categorical), n_features=n_features)
     with echo_warnings():
         frame = _predictions(bundle.model, ds.X, proba)
     if ds.n_dropped:
@@ -311,7 +329,8 @@ def summary(model_file, debug):
                    "[default: the two with the largest standardised coefficients].")
 @click.option("--title", default=None, help="Page title.")
 @data_command
-def report(model_file, data, out, features, title, data_format, drop_missing, header, debug):
+def report(model_file, data, out, features, title, data_format, drop_missing, header,
+           categorical, n_features, debug):
     """Write a self-contained HTML report of a saved model evaluated on DATA.
 
     Parameter table and scores; for classifiers the confusion matrix, ROC and
@@ -327,7 +346,7 @@ def report(model_file, data, out, features, title, data_format, drop_missing, he
     from ..report import build_report
     bundle = read_model_file(model_file)
     ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
-                   header=header)
+                   header=header, categorical=list(categorical), n_features=n_features)
     chosen = [f.strip() for f in features.split(",") if f.strip()] if features else None
     with echo_warnings(), progress("report", build_report.n_steps) as step:
         page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,

@@ -20,7 +20,8 @@ def cli(ctx, debug):
 
     Exit codes: 0 success, 1 data error (unreadable file, missing values, damaged
     model file), 2 usage error. Progress bars show on a terminal (PROBLIN_PROGRESS=1
-    forces them, e.g. under a pipe); --debug or PROBLIN_DEBUG=1 shows tracebacks.
+    forces them, e.g. under a pipe; PROBLIN_PROGRESS=0 turns them off); --debug or
+    PROBLIN_DEBUG=1 shows tracebacks.
 
     \b
     Examples:
@@ -50,7 +51,7 @@ def cli(ctx, debug):
               help="Also write the leaderboards as a self-contained HTML page.")
 @data_command
 def compare(data, target, dataset_names, models, cv, report_path, data_format, drop_missing,
-            header, debug):
+            header, categorical, n_features, debug):
     """Cross-validate every model and print a leaderboard per dataset.
 
     With DATA (CSV, Parquet, LibSVM or .npz; --target names the target column)
@@ -74,7 +75,8 @@ def compare(data, target, dataset_names, models, cv, report_path, data_format, d
     if data is not None:
         if target is None:
             raise click.UsageError("--target is required with DATA")
-        data = {data: _read_for_compare(data, target, data_format, drop_missing, header)}
+        data = {data: _read_for_compare(data, target, data_format, drop_missing, header,
+                                        categorical, n_features)}
     else:
         names = [d.strip() for d in dataset_names.split(",") if d.strip()]
         try:
@@ -117,10 +119,11 @@ def compare(data, target, dataset_names, models, cv, report_path, data_format, d
         click.echo(f"leaderboards written to {report_path}")
 
 
-def _read_for_compare(path, target, data_format, drop_missing, header):
+def _read_for_compare(path, target, data_format, drop_missing, header, categorical,
+                      n_features):
     """``(X, y)`` of a data file for compare (dense: the models standardise features)."""
     ds = read_data(path, target, format=data_format, drop_missing=drop_missing, header=header,
-                   require_target=True)
+                   require_target=True, categorical=list(categorical), n_features=n_features)
     X = ds.X
     if hasattr(X, "toarray"):
         if X.shape[0] * X.shape[1] > 50_000_000:

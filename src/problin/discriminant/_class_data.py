@@ -4,15 +4,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core import extreme
 from .._core.dask_blocks import is_dask
 from .._core.stats import class_stats
-from .._core.validation import check_class_weights, check_label_types, check_sample_weight
+from .._core.validation import (check_class_weights, check_finite_magnitude, check_label_types,
+                                check_sample_weight)
 from ..glm._targets import encode_classes
 
 __all__ = ["fit_class_stats", "validated_X", "linear_scores"]
 
 
-def fit_class_stats(estimator, X, y, sample_weight):
+def fit_class_stats(estimator, X, y, sample_weight, reduce=None):
     """Validate ``(X, y, sample_weight)`` for ``estimator`` and read the tied class statistics.
 
     Sets ``classes_`` (and ``n_features_in_``/``feature_names_in_``) on the
@@ -20,19 +22,27 @@ def fit_class_stats(estimator, X, y, sample_weight):
     :class:`~problin._core.stats.ClassStats` (weighted counts, class means,
     within-class scatter ``S_W``), read in one blocked pass. Dask ``X``: chunk by
     chunk on the active Dask scheduler (chunks may be scipy.sparse), ``(None, stats)``.
+    ``reduce(X, codes, w, n_classes)`` (picklable; its result has ``counts`` and an
+    exact ``merge``) reads other per-class statistics in that pass instead.
     """
     if is_dask(X):
-        from .._core.dask_blocks import dask_class_stats
+        from .._core.dask_blocks import dask_class_reduce, dask_class_stats
+        if reduce is not None:
+            return None, dask_class_reduce(estimator, X, y, sample_weight, reduce,
+                                           accept_sparse=True)
         return None, dask_class_stats(estimator, X, y, sample_weight, "tied",
                                       accept_sparse=True)
     check_label_types(y)
     X, y = validate_data(estimator, X, y, accept_sparse=["csr", "csc"],
-                         dtype=[np.float64, np.float32])
+                         dtype=[np.float64, np.float32], ensure_all_finite=False)
     if sp.issparse(X):
         X = X.tocsr()
+    check_finite_magnitude(X, estimator)  # NaN, infinity, or values whose squares overflow
     estimator.classes_, t = encode_classes(y, owner=type(estimator).__name__)
     sw = check_sample_weight(sample_weight, X.shape[0])
     check_class_weights(t, sw, estimator.classes_)
+    if reduce is not None:
+        return X, reduce(X, t, sw, estimator.classes_.size)
     return X, class_stats(X, t, estimator.classes_.size, sw, kind="tied")
 
 
@@ -43,7 +53,13 @@ def validated_X(estimator, X):
                          dtype=[np.float64, np.float32], reset=False)
 
 
-def linear_scores(estimator, X):
-    """The class scores ``X @ coef_.T + intercept_`` (dense float64), shape (n_samples, K)."""
+def linear_scores(estimator, X, relative=False):
+    """The class scores ``X @ coef_.T + intercept_`` (dense float64), shape (n_samples, K).
+
+    Never NaN: rows so large that the products overflow (1e308) are recomputed
+    scaled, their scores ``+-inf`` where they lie beyond the float range or,
+    ``relative``, shifted per row to stay finite with the same argmax and
+    softmax (see :mod:`problin._core.extreme`).
+    """
     X = validated_X(estimator, X)
-    return np.asarray(X @ estimator.coef_.T, dtype=np.float64) + estimator.intercept_
+    return extreme.linear_scores(X, estimator.coef_, estimator.intercept_, relative)

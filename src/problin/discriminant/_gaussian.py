@@ -20,7 +20,8 @@ from scipy.linalg import lapack
 from .._core.blocks import iter_blocks, small_blas
 from ..exceptions import SingularCovarianceWarning
 
-__all__ = ["GaussianModel", "gaussian_model", "joint_log_likelihood", "draw"]
+__all__ = ["GaussianModel", "gaussian_model", "feature_variances", "joint_log_likelihood",
+           "draw"]
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -29,10 +30,12 @@ _LOG_2PI = np.log(2.0 * np.pi)
 # the magnitude of its mean (its spread is then rounding, or exactly zero); the
 # rest of a covariance is numerically singular when its correlation matrix has
 # a squared Cholesky pivot below _SINGULAR. Either way the jitter is _JITTER
-# times a variance: large enough that rounding-level (1e-16 relative) changes
-# of the scatter move log-densities by ~1e-10 relative, so weighted and
-# duplicated rows, row order or chunking give the same model; small enough to
-# leave every direction the data do determine as it is.
+# times a variance of the feature itself (never of another feature, so that the
+# rule transforms with the units of each column): large enough that
+# rounding-level (1e-16 relative) changes of the scatter move log-densities by
+# ~1e-10 relative, so weighted and duplicated rows, row order or chunking give
+# the same model; small enough to leave every direction the data do determine
+# as it is.
 _CONSTANT = 1e3 * np.finfo(np.float64).eps
 _SINGULAR = 1e-10
 _JITTER = 1e-6
@@ -68,7 +71,7 @@ def _warn_singular(what, n_constant, correlated):
     causes = []
     if n_constant:
         causes.append(f"{n_constant} feature(s) are constant, given variance {_JITTER:g} "
-                      "times the mean variance of the others")
+                      "times their variance over all the data")
     if correlated:
         causes.append(f"the features are collinear (or fewer samples than features), "
                       f"{_JITTER:g} times each variance added to the diagonal")
@@ -81,22 +84,23 @@ def _constant_features(var, mean):
     return var <= (_CONSTANT * np.abs(mean)) ** 2
 
 
-def _regularise(S, mean, fallback):
+def _regularise(S, mean, base):
     """The rule for a singular covariance ``S`` (features with means ``mean``).
 
     1. A numerically constant feature ``j`` (:func:`_constant_features`) is cut
        loose: its row and column are set to zero (they are, up to rounding) and
-       its variance to ``_JITTER`` times the mean variance of the other features
-       (of all the data, ``fallback``, if no feature varies).
+       its variance to ``_JITTER * base_j``, ``base_j`` its variance over all
+       the data (see :func:`feature_variances`).
     2. The covariance is scaled to its correlation matrix ``R = S / (s s^T)``,
        ``s_j = sqrt(S_jj)``. If ``R`` cannot be factored, or a squared pivot of its
        Cholesky factor is below ``_SINGULAR``, ``R + _JITTER I`` is factored
        instead: ``_JITTER`` times each (non-constant) variance is added to the
        diagonal of ``S``.
 
-    The rule looks at ``S`` only through scale-free quantities, so it does not
-    depend on the units of the features, and it leaves a well-conditioned
-    ``S`` untouched. Returns ``(U, S_reg, n_constant, correlated)``: the
+    The rule looks at ``S`` only through scale-free quantities and gives each
+    feature a variance in its own units, so scaling or shifting a feature
+    transforms the result with it; it leaves a well-conditioned ``S``
+    untouched. Returns ``(U, S_reg, n_constant, correlated)``: the
     regularised covariance, its upper Cholesky factor (``S_reg = U^T U``), and
     what was done.
     """
@@ -104,10 +108,9 @@ def _regularise(S, mean, fallback):
     var = np.diag(S).copy()
     const = _constant_features(var, mean)
     if np.any(const):
-        base = float(np.mean(var[~const])) if np.any(~const) else fallback
         S[const, :] = 0.0
         S[:, const] = 0.0
-        S[const, const] = _JITTER * base
+        S[const, const] = _JITTER * base[const]
     s = np.sqrt(np.diag(S))
     R = S / np.outer(s, s)
     U, info = lapack.dpotrf(R, lower=0, clean=1)
@@ -122,22 +125,21 @@ def _regularise(S, mean, fallback):
     return U * s, S, int(np.sum(const)), bool(correlated)
 
 
-def _factor(S, mean, fallback, what):
+def _factor(S, mean, base, what):
     """``(U, S_reg)``: ``S`` regularised by :func:`_regularise` where singular (with a
     warning naming ``what``) and its upper Cholesky factor, ``S_reg = U^T U``."""
     with small_blas(S.shape[0]):
-        U, S_reg, n_constant, correlated = _regularise(S, mean, fallback)
+        U, S_reg, n_constant, correlated = _regularise(S, mean, base)
     if n_constant or correlated:
         _warn_singular(what, n_constant, correlated)
     return U, S_reg
 
 
-def _positive(v, mean, fallback, what):
+def _positive(v, mean, base, what):
     """Variances ``v``, with a constant feature's set by step 1 of :func:`_regularise`."""
     const = _constant_features(v, mean)
     if not np.any(const):
         return v
-    base = float(np.mean(v[~const])) if np.any(~const) else fallback
     _warn_singular(what, int(np.sum(const)), False)
     return np.where(const, _JITTER * base, v)
 
@@ -151,63 +153,98 @@ def _triangular_inverse(U):
     return P
 
 
-def gaussian_model(stats, kind, log_priors, reg_covar, labels):
-    """ML parameters from :class:`~problin._core.stats.ClassStats`, plus ``reg_covar``.
+def feature_variances(stats):
+    """Each feature's variance over all the data: the unit in which it is
+    regularised (``reg_covar``, ``var_smoothing`` and the jitter of the rule in
+    :func:`_regularise`), so that scaling or shifting a feature transforms its
+    regularisation with it, shape (D,).
+
+    A feature constant over all the data has no units of its own; it gets the
+    mean of the others' (or 1 if nothing varies), the same in every class (so
+    it adds the same to every class's log-density).
+    """
+    total = stats.total_var()
+    n = float(stats.counts.sum())
+    mean = stats.counts @ stats.means / n if n > 0 else np.zeros(stats.n_features)
+    flat = _constant_features(total, mean)
+    if np.all(flat):
+        return np.ones_like(total)
+    return np.where(flat, float(np.mean(total[~flat])), total)
+
+
+def gaussian_model(stats, kind, log_priors, reg, labels):
+    """ML parameters from :class:`~problin._core.stats.ClassStats`, plus ``reg``.
 
     ``Sigma_k = S_k / n_k`` ("full"), ``Sigma = sum_k (n_k / n) S_k`` ("tied"),
     the diagonals of ``S_k / n_k`` ("diag"), or ``lambda I`` with ``lambda =
-    tr(Sigma) / D`` of the tied estimate ("spherical"); ``reg_covar`` is added
-    to every diagonal. A singular covariance is regularised by the one rule of
-    :func:`_regularise` (with a :class:`~problin.SingularCovarianceWarning`).
-    Classes with no samples (``log_priors = -inf``) get a unit covariance that
-    is never used. Returns ``(model, covariances)`` where ``covariances``
-    includes ``reg_covar`` and any regularisation.
+    tr(Sigma) / D`` of the tied estimate ("spherical"); ``reg`` (per-feature
+    variances, shape (D,), in each feature's own units; their mean for
+    "spherical") is added to every diagonal. A singular covariance is
+    regularised by the one rule of :func:`_regularise` (with a
+    :class:`~problin.SingularCovarianceWarning`). Classes with no samples
+    (``log_priors = -inf``) get a unit covariance that is never used. Returns
+    ``(model, covariances)`` where ``covariances`` includes ``reg`` and any
+    regularisation.
     """
     K, D = stats.means.shape
+    reg = np.broadcast_to(np.asarray(reg, dtype=np.float64), (D,))
     seen = stats.counts > 0
     shift = stats.counts @ stats.means / stats.counts.sum()
     # How large each feature is: the yardstick of "numerically constant"; and
-    # the mean variance of all the data, for a covariance where nothing varies.
+    # each feature's variance over all the data, the unit of its jitter.
     size = np.max(np.abs(stats.means[seen]), axis=0, initial=0.0)
-    fallback = float(np.mean(stats.total_var())) + reg_covar
-    fallback = fallback if fallback > _CONSTANT ** 2 * float(np.mean(size ** 2)) else 1.0
-    eye = np.eye(D)
+    base = feature_variances(stats)
     if kind == "full":
-        covs = stats.covariances() + reg_covar * eye
-        covs[~seen] = eye
+        covs = stats.covariances() + np.diag(reg)
+        covs[~seen] = np.eye(D)
         chol = np.empty_like(covs)
         for k in range(K):
-            chol[k], covs[k] = _factor(covs[k], stats.means[k], fallback,
+            chol[k], covs[k] = _factor(covs[k], stats.means[k], base,
                                        f"the covariance of class {labels[k]!r}")
         prec = np.stack([_triangular_inverse(U) for U in chol])
         return GaussianModel(kind, log_priors, stats.means, chol, prec, shift), covs
     if kind == "tied":
-        U, cov = _factor(stats.covariances() + reg_covar * eye, size, fallback,
+        U, cov = _factor(stats.covariances() + np.diag(reg), size, base,
                          "the shared (tied) covariance")
         prec = _triangular_inverse(U)
         return GaussianModel(kind, log_priors, stats.means, U, prec, shift), cov
     if kind == "diag":
-        var = stats.var() + reg_covar
+        var = stats.var() + reg
         var[~seen] = 1.0
         for k in range(K):
-            var[k] = _positive(var[k], stats.means[k], fallback,
+            var[k] = _positive(var[k], stats.means[k], base,
                                f"the (diagonal) covariance of class {labels[k]!r}")
         std = np.sqrt(var)
         return GaussianModel(kind, log_priors, stats.means, std, 1.0 / std, shift), var
     if kind == "spherical":
-        lam = float(np.sum(stats.sq) / stats.counts.sum()) / D + reg_covar
+        lam = float(np.sum(stats.sq) / stats.counts.sum()) / D + float(np.mean(reg))
         lam = float(_positive(np.array([lam]), np.sqrt(np.mean(size ** 2, keepdims=True)),
-                              fallback, "the spherical covariance lambda I")[0])
+                              np.array([np.mean(base)]),
+                              "the spherical covariance lambda I")[0])
         std = np.full((K, D), np.sqrt(lam))
         return GaussianModel(kind, log_priors, stats.means, std, 1.0 / std, shift), lam
     raise ValueError(f"unknown covariance type {kind!r}")
 
 
-def joint_log_likelihood(X, model):
+def joint_log_likelihood(X, model, relative=False):
     """``a_k(x) = log pi_k + log N(x | mu_k, Sigma_k)`` for every row, shape (N, K).
 
-    One pass over row blocks; temporaries are block-sized.
+    One pass over row blocks; temporaries are block-sized. Never NaN: rows far
+    from every class, where the quadratic forms overflow, are recomputed by
+    per-row scaling (:mod:`._far_rows`), their ``a_k`` then ``-inf`` where they lie
+    below the float range. ``relative``: ``a_k`` minus a per-row term, finite
+    for the most probable class, so that their softmax is the posterior the
+    model implies even there (linear scores for a shared covariance).
     """
+    from ._far_rows import fix_far_rows, linear_posterior_scores
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: the rows fixed below
+        if relative and model.kind in ("tied", "spherical"):
+            return linear_posterior_scores(X, model)
+        return fix_far_rows(_plain_joint_log_likelihood(X, model), X, model, relative)
+
+
+def _plain_joint_log_likelihood(X, model):
+    """:func:`joint_log_likelihood` by the quadratic forms as they are (may overflow)."""
     K, D = model.means.shape
     const = model.log_priors + model.half_logdet_precision() - 0.5 * D * _LOG_2PI
     M = model.means - model.shift  # centred means

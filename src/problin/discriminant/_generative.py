@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.numerics import log_softmax, logsumexp
-from .._core.validation import (check_class_weights, check_label_types, check_priors,
-                                check_sample_weight)
+from .._core.validation import (check_class_weights, check_finite_magnitude, check_label_types,
+                                check_priors, check_sample_weight)
 from ..glm._targets import encode_classes
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
@@ -50,13 +50,21 @@ class SoftmaxPosteriorMixin:
     shared by all classes (the generative classifiers, and Fisher's
     discriminant in its projected space). The class supplies ``_jll(X)``: the
     ``a_k`` of raw ``X`` (checks that it is fitted and validates ``X``), shape
-    (n_samples, n_classes), columns in the order of ``classes_``.
+    (n_samples, n_classes), columns in the order of ``classes_``; and may
+    supply ``_posterior_scores(X)``: the ``a_k`` minus any per-row term, formed
+    so that rows far from the data (1e200) keep the posterior the model
+    implies where the ``a_k`` themselves overflow to ``-inf``.
     """
+
+    def _posterior_scores(self, X):
+        return self._jll(X)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X):
         """Log posteriors ``log p(C_k | x) = a_k - logsumexp_j a_j`` (never ``log(p)``)."""
-        return log_softmax(self._jll(X), axis=1)
+        scores = self._posterior_scores(X)
+        with np.errstate(over="ignore"):  # a_k - max_j a_j below the float range: -inf
+            return log_softmax(scores, axis=1)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X):
@@ -66,7 +74,7 @@ class SoftmaxPosteriorMixin:
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """The class of largest posterior probability (lazy Dask output for Dask ``X``)."""
-        best = np.argmax(self._jll(X), axis=1)
+        best = np.argmax(self._posterior_scores(X), axis=1)
         return self.classes_[best]
 
 
@@ -205,12 +213,9 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
 
     def _validate_Xy(self, X, y, reset):
         X, y = validate_data(self, X, y, reset=reset, **self._input_spec,
-                             ensure_all_finite=self._check_finite_X)
+                             ensure_all_finite=False)
+        check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         return self._check_input(X), y
-
-    # False where the statistics reveal NaN or infinity themselves (every value
-    # of X reaches a class sum), saving a pass over X.
-    _check_finite_X = True
 
     def _check_input(self, X):
         """Model-specific checks of validated X (e.g. non-negative counts)."""
@@ -220,6 +225,16 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
     def _jll(self, X):
         check_is_fitted(self)
         return self._joint_log_likelihood(self._validate_X(X, reset=False))
+
+    def _posterior_scores(self, X):
+        check_is_fitted(self)
+        return self._relative_log_likelihood(self._validate_X(X, reset=False))
+
+    def _relative_log_likelihood(self, X):
+        """``a_k(x)`` minus any per-row term, on validated ``X`` (see
+        :class:`SoftmaxPosteriorMixin`); subclasses whose ``a_k`` can overflow
+        form it by per-row scaling. Default: the ``a_k`` themselves."""
+        return self._joint_log_likelihood(X)
 
     @lazy_on_dask()
     def score_samples(self, X):

@@ -67,6 +67,9 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     i.e. the nearest projected class mean, shifted by the log priors. For two
     classes this is the threshold rule ``w^T x > threshold_``. With the full
     K-1 components (and K-1 <= D) it is exactly linear discriminant analysis.
+    The scores are formed with the means taken about the overall mean ``m``
+    (``mu_k = W^T (m_k - m)``, the same up to a term shared by all classes),
+    so that shifting a feature changes only ``intercept_`` and ``threshold_``.
 
     Parameters
     ----------
@@ -87,7 +90,8 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Class means ``m_k``.
     priors_ : ndarray of shape (K,)
     coef_, intercept_ : ndarray of shape (K, n_features), (K,)
-        The classifier's log posterior (up to a shared term) is ``coef_ @ x + intercept_``.
+        The classifier's log posterior (up to a shared term) is ``coef_ @ x + intercept_``:
+        ``coef_[k] = W mu_k``, ``intercept_[k] = -|mu_k|^2 / 2 + log pi_k - coef_[k] @ m``.
     threshold_ : float
         Two classes only: predict ``classes_[1]`` where ``transform(x) > threshold_``.
     classes_ : ndarray of shape (K,)
@@ -153,20 +157,35 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         r = min(r, W.shape[1])
         W = W[:, :r]
         self.means_ = stats.means.copy()
-        shift = (self.means_[-1] - self.means_[0]) @ W
-        scale = np.sqrt(np.sum(W * W, axis=0)) * np.linalg.norm(self.means_[-1] - self.means_[0])
-        largest = W[np.argmax(np.abs(W), axis=0), np.arange(r)]
+        # The class means about the overall mean m, from the statistics' offsets:
+        # every digit of their spread survives however far the data sit from zero.
+        dev = stats.centred_means()
+        centre = stats.counts @ self.means_ / n
+        gap = dev[-1] - dev[0]
+        # Orientation: the sign of gap^T w, trusted where it exceeds the rounding of
+        # its terms (a unit-free test); else (no gap along w) the sign of w's
+        # largest effect w_j sd_j. Either way scaling a column keeps the sign.
+        shift = gap @ W
+        scale = np.abs(gap) @ np.abs(W)
+        effect = W * np.sqrt(stats.total_var())[:, None]
+        largest = W[np.argmax(np.abs(effect), axis=0), np.arange(r)]
         sign = np.where(np.abs(shift) > 1e-12 * scale, np.sign(shift), np.sign(largest))
         self.components_ = np.ascontiguousarray((W * sign).T)
         positive = np.clip(lambdas, 0.0, None)
         total = positive.sum()
         self.explained_variance_ratio_ = positive[:r] / total if total > 0 else np.zeros(r)
-        mu = self.means_ @ self.components_.T  # projected class means, K x r
+        # Projected class means about the projected overall mean, K x r. The
+        # scores mu_k^T (z - z_m) - |mu_k|^2 / 2 + log pi_k differ from the
+        # uncentred ones by a term shared by all classes; centred, a shift of a
+        # feature changes only the intercepts (and no |mu_k|^2 of size |m|^2
+        # cancels against x^T w_k).
+        mu = dev @ self.components_.T
         self.coef_ = mu @ self.components_
-        self.intercept_ = -0.5 * np.sum(mu * mu, axis=1) + log_pi
+        self.intercept_ = -0.5 * np.sum(mu * mu, axis=1) + log_pi - self.coef_ @ centre
         if K == 2:
-            gap = mu[1, 0] - mu[0, 0]
-            self.threshold_ = float(0.5 * (mu[0, 0] + mu[1, 0]) - (log_pi[1] - log_pi[0]) / gap)
+            step = mu[1, 0] - mu[0, 0]
+            self.threshold_ = float(centre @ self.components_[0] + 0.5 * (mu[0, 0] + mu[1, 0])
+                                    - (log_pi[1] - log_pi[0]) / step)
         return self
 
     @property
@@ -183,8 +202,8 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         term: ``mu_k^T z - |mu_k|^2 / 2 + log pi_k = coef_ @ x + intercept_``. From
         them :class:`SoftmaxPosteriorMixin` gives ``predict_proba``,
         ``predict_log_proba`` and ``predict`` (the nearest projected mean after the
-        log-prior shift)."""
-        return linear_scores(self, X)
+        log-prior shift). Shifted per row where they overflow (rows at 1e308)."""
+        return linear_scores(self, X, relative=True)
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.stats import class_stats
-from ._gaussian import draw, gaussian_model, joint_log_likelihood
+from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
 __all__ = ["GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis",
@@ -46,10 +46,15 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         Class priors ``pi`` to use instead of the class frequencies (e.g. the
         prevalence of a rare disease where the training data were balanced).
     reg_covar : float, default=0.0
-        Added to the diagonal of every covariance. Otherwise a singular
-        covariance is regularised by one fixed rule, with a
+        A fraction of each feature's variance (over all the data) added to
+        the diagonal of every covariance: ``Sigma_k + reg_covar diag(v)``,
+        ``v_j = var(x_j)`` (for a feature constant over all the data, the mean
+        variance of the others); relative, so that the model transforms with the
+        units of each feature (scikit-learn's ``GaussianMixture.reg_covar`` is
+        an absolute variance instead). Without it a singular covariance is
+        regularised by one fixed rule, with a
         :class:`~problin.SingularCovarianceWarning` naming the class: a feature
-        constant within it gets ``1e-6`` times the mean variance of the others,
+        constant within it gets ``1e-6`` times its variance over all the data,
         and collinear features (or fewer samples than features) get ``1e-6``
         times each variance added to the diagonal. A well-conditioned
         covariance is left as it is.
@@ -66,9 +71,14 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         for "tied", (n_classes, n_features) for "diag", a float ``lambda`` for
         "spherical"; ``reg_covar`` (and any regularisation) included.
     coef_, intercept_ : ndarray of shape (n_classes, n_features), (n_classes,)
-        For the linear cases ("tied", "spherical") only: ``w_k = Sigma^{-1} mu_k``
-        and ``w_k0 = -mu_k^T Sigma^{-1} mu_k / 2 + log pi_k``, so that
-        ``a_k(x) = w_k^T x + w_k0`` plus a term shared by all classes.
+        For the linear cases ("tied", "spherical") only: with the class means
+        taken about the overall mean ``mu`` (``d_k = mu_k - mu``),
+        ``w_k = Sigma^{-1} d_k`` and ``w_k0 = log pi_k - d_k^T Sigma^{-1} d_k / 2 -
+        w_k^T mu``, so that ``a_k(x) = w_k^T x + w_k0`` plus a term shared by all
+        classes. (The seeds' ``Sigma^{-1} mu_k`` differ from these by a term
+        shared by all classes; centred, a shift of a feature changes only the
+        intercepts, and the weights keep every digit however far the data
+        sit from zero.)
 
     Examples
     --------
@@ -95,8 +105,6 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         self.reg_covar = reg_covar
 
     # --------------------------------------------------- hooks of the base
-    _check_finite_X = False  # checked on the statistics: NaN or inf reach a class sum
-
     def fit(self, X, y, sample_weight=None):
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
@@ -128,12 +136,14 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         return self.covariance_type
 
     def _reg(self, stats):
-        return float(self.reg_covar)
+        """The variance added to each feature's diagonal: ``reg_covar`` times its
+        variance over all the data (relative, so it transforms with the feature)."""
+        return float(self.reg_covar) * feature_variances(stats)
 
     def _set_model(self, strict):
         stats, kind = self._stats, self._kind()
         reg = self._reg(stats)
-        if strict and reg == 0 and kind in ("full", "diag"):
+        if strict and not np.any(reg > 0) and kind in ("full", "diag"):
             # (While streaming, a class may get more samples: regularised, with a warning.)
             # Identical samples of more weight (weight 2 = a duplicated row) have an
             # exactly zero scatter too: a singular covariance, regularised with a warning.
@@ -156,18 +166,25 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
             self.__dict__.pop("intercept_", None)
 
     def _set_linear(self, log_pi):
-        """``w_k = Sigma^{-1} mu_k = P P^T mu_k`` and ``w_k0 = -|P^T mu_k|^2 / 2 + log pi_k``."""
+        """``w_k = Sigma^{-1} d_k = P P^T d_k`` and ``w_k0 = log pi_k - |P^T d_k|^2 / 2 -
+        w_k^T mu``, with ``d_k = mu_k - mu`` the class means about the overall mean
+        (formed from the statistics' offsets: accurate however far the data sit
+        from zero)."""
         m = self._model
+        dev = self._stats.centred_means()
         if m.kind == "tied":
-            MP = self.means_ @ m.prec_chol
+            MP = dev @ m.prec_chol
             self.coef_ = MP @ m.prec_chol.T
         else:
-            MP = self.means_ * m.prec_chol
+            MP = dev * m.prec_chol
             self.coef_ = MP * m.prec_chol
-        self.intercept_ = log_pi - 0.5 * np.sum(MP * MP, axis=1)
+        self.intercept_ = log_pi - 0.5 * np.sum(MP * MP, axis=1) - self.coef_ @ m.shift
 
     def _joint_log_likelihood(self, X):
         return joint_log_likelihood(X, self._model)
+
+    def _relative_log_likelihood(self, X):
+        return joint_log_likelihood(X, self._model, relative=True)
 
     # ------------------------------------------------------------- public
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
@@ -175,8 +192,11 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         """``a_k(x) = log p(x, C_k)``, shape (n_samples, n_classes); for two classes
         the log-odds ``a_1(x) - a_0(x)``, shape (n_samples,). Lazy Dask output for
         Dask ``X``."""
-        a = self._jll(X)
-        return a[:, 1] - a[:, 0] if self.classes_.size == 2 else a
+        check_is_fitted(self)
+        if self.classes_.size > 2:
+            return self._jll(X)
+        a = self._posterior_scores(X)  # finite where both a_k overflow (far rows)
+        return a[:, 1] - a[:, 0]
 
     def sample(self, n_samples=1, random_state=None):
         """Draw from the fitted generative model: classes from ``priors_``, then

@@ -1,13 +1,12 @@
 """Least squares for classification: regress 1-of-K targets on the features."""
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .._core.blocks import small_blas
 from .._core.dask_blocks import lazy_on_dask
-from .._core.least_squares import solve_normal_equations
-from .._core.stats import between_scatter, pooled_scatter
-from ..exceptions import CollinearityWarning
+from .._core.least_squares import class_moments
+from .._core.lstsq import solve_factors
+from ..linear_model._base import warn_least_squares
 from ._class_data import fit_class_stats, linear_scores
 
 __all__ = ["LeastSquaresClassifier"]
@@ -22,16 +21,18 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         \\tilde W = \\arg\\min \\tfrac12 \\| \\tilde X \\tilde W - T \\|_F^2
         = \\tilde X^{+} T, \\quad \\hat{C}(x) = \\arg\\max_k y_k(x)
 
-    ``T`` has a 1 in the column of each row's class and 0 elsewhere. The
-    normal equations are formed from one blocked pass of per-class
-    sufficient statistics: with an intercept, in centred form,
-    ``S_T W = [n_k (m_k - m)]_k`` (``S_T = S_W + S_B`` the total scatter,
-    ``m_k`` the class means, ``m`` the overall mean) and ``w_k0 = n_k / n - m^T w_k``;
-    they are solved by Cholesky, or, when ``S_T`` is numerically singular
-    (collinear or constant features, more features than rows), by the
-    minimum-norm solution from an eigendecomposition (pseudo-inverse; the
-    intercept is then not part of the norm, as it is never penalised in
-    problin). For a full-rank design this is exactly ``pinv(X~) T``.
+    ``T`` has a 1 in the column of each row's class and 0 elsewhere. One
+    blocked pass reduces ``[x, T]`` to its weighted means and the triangular
+    factor ``R`` of the centred rows (the regression's sufficient statistics,
+    :func:`~problin._core.least_squares.moments`; ``x`` centred when the
+    intercept is fitted): the weights solve ``R W = Q^T T`` by back
+    substitution, as accurately as QR of the rows (not the normal equations,
+    which square the condition number), and ``w_k0 = n_k / n - m^T w_k`` (``m``
+    the mean of ``x``). When the features are numerically collinear (or
+    constant, or fewer than the rows) the minimum-norm solution comes from an
+    SVD of ``R`` (pseudo-inverse; the intercept is then not part of the norm,
+    as it is never penalised in problin). For a full-rank design this is
+    exactly ``pinv(X~) T``.
 
     The outputs ``y_k(x)`` sum to 1 over ``k`` but are *not* probabilities:
     they can be negative or exceed 1, and least squares is sensitive to
@@ -86,23 +87,19 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        _, stats = fit_class_stats(self, X, y, sample_weight)
-        n_k, m_k = stats.counts, stats.means
-        n = float(n_k.sum())
-        m = n_k @ m_k / n
-        S = pooled_scatter(stats) + between_scatter(stats)  # S_T, centred
-        if self.fit_intercept:
-            C = ((m_k - m) * n_k[:, None]).T  # centred X^T T
-        else:
-            S += n * np.outer(m, m)  # raw X^T X
-            C = (m_k * n_k[:, None]).T  # raw X^T T
-        W, self.rank_ = solve_normal_equations(S, C)
-        self.coef_ = np.ascontiguousarray(W.T)
-        self.intercept_ = n_k / n - self.coef_ @ m if self.fit_intercept else np.zeros(n_k.size)
-        if self.rank_ < S.shape[0]:
-            warnings.warn(f"The features are collinear (rank {self.rank_} of {S.shape[0]}): "
-                          "the minimum-norm least-squares weights are used.",
-                          CollinearityWarning, stacklevel=2)
+        _, stats = fit_class_stats(self, X, y, sample_weight, reduce=class_moments)
+        moments = stats.moments  # of [x, 1-of-K code]
+        with small_blas(moments.factor.shape[0]):  # D x D work: threads only cost here
+            F = moments.factors(centred=self.fit_intercept)
+            solution = solve_factors(F)
+        self.rank_ = solution.rank
+        self.coef_ = np.ascontiguousarray(solution.coef.T)
+        # w_k0 = n_k / n - m^T w_k: the mean of the codes less the features' part
+        self.intercept_ = moments.t_mean - self.coef_ @ moments.x_mean if self.fit_intercept \
+            else np.zeros(self.classes_.size)
+        warn_least_squares(solution, F.xx.shape[0], "The features are collinear (rank {rank} "
+                           "of {d}): the minimum-norm least-squares weights are used.",
+                           stacklevel=3)
         return self
 
     def _discriminants(self, X):
@@ -118,7 +115,7 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """The class with the largest discriminant ``y_k(x)``."""
-        k = np.argmax(self._discriminants(X), axis=1)
+        k = np.argmax(linear_scores(self, X, relative=True), axis=1)  # no ties at +inf
         return self.classes_[k]
 
     def __sklearn_tags__(self):

@@ -10,7 +10,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.dask_blocks import is_dask, lazy_on_dask
-from .._core.validation import check_label_types
+from .._core.extreme import linear_scores
+from .._core.standardize import column_scaling, column_stats, column_stats_chunk
+from .._core.validation import check_finite_magnitude, check_label_types
 from ..exceptions import ConvergenceWarning
 from ..glm._targets import encode_classes
 
@@ -98,13 +100,14 @@ def _rows_step(state, first, X, t, eta, fit_intercept):
     return Theta, mistakes
 
 
-def _dask_rows(k, lo, Xb, yb, classes, binary):
-    """Chunk ``k`` of Dask input as the in-memory fit sees it: float rows and targets."""
+def _dask_rows(k, lo, Xb, yb, classes, binary, scaling):
+    """Chunk ``k`` of Dask input as the in-memory fit sees it: standardised float rows
+    and targets."""
     from .._core.dask_blocks import _check_chunk
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, lo, "X", Xb)
     codes = np.searchsorted(classes, np.asarray(yb))
-    return Xb, (2.0 * codes - 1.0 if binary else codes.astype(np.intp))
+    return scaling.transform(Xb), (2.0 * codes - 1.0 if binary else codes.astype(np.intp))
 
 
 class Perceptron(ClassifierMixin, BaseEstimator):
@@ -122,6 +125,19 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     convergence theorem this stops after finitely many epochs on linearly
     separable data; on other data it stops after ``max_iter`` epochs with a
     :class:`problin.ConvergenceWarning`, keeping the last weights.
+
+    The updates run on standardised features, ``phi = (1, z)`` with
+    ``z_j = (x_j - m_j) / s_j`` (each column's mean and standard deviation
+    over the training rows; without an intercept ``z_j = x_j / s_j``, ``s_j``
+    the root mean square), and the weights are mapped back exactly:
+    ``coef_ = v / s``, ``intercept_ = b - coef_ @ m``. The plain algorithm's
+    path depends on the units of the columns (each update moves ``w_j`` by
+    ``x_nj``: a column in small units is barely learnt, one far from zero acts
+    as a second intercept); standardised, the fit transforms with the data --
+    scaling a column by ``c`` divides its weight by ``c``, shifting it changes
+    only the intercept -- and every update is equally informative about
+    every column. The boundary found is still a perceptron solution for the
+    raw data (the map is affine and keeps each row's side).
 
     For K > 2 classes this is the *multiclass perceptron* (one weight vector
     per class, predict ``argmax_k w_k^T phi``): a row of class ``k`` whose
@@ -212,7 +228,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        epoch, n = self._dask_epoch(X, y) if is_dask(X) else self._numpy_epoch(X, y)
+        epoch, n, scaling = self._dask_epoch(X, y) if is_dask(X) else self._numpy_epoch(X, y)
         binary = self.classes_.size == 2
         p = self.n_features_in_ + int(self.fit_intercept)
         Theta = np.zeros(p) if binary else np.zeros((self.classes_.size, p))
@@ -226,8 +242,9 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                 break
         Theta = Theta.reshape(1, -1) if binary else Theta
         off = int(self.fit_intercept)
-        self.coef_ = np.ascontiguousarray(Theta[:, off:])
-        self.intercept_ = Theta[:, 0].copy() if off else np.zeros(Theta.shape[0])
+        self.coef_ = np.ascontiguousarray(scaling.coef(Theta[:, off:]))  # back to raw units
+        self.intercept_ = scaling.intercept(Theta[:, 0], self.coef_) if off \
+            else np.zeros(Theta.shape[0])
         self.n_iter_, self.converged_ = len(history), converged
         self.history_ = np.asarray(history, dtype=np.int64)
         if not converged:
@@ -238,12 +255,15 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         return self
 
     def _numpy_epoch(self, X, y):
-        """``(epoch, n)``: ``epoch(Theta, order)`` runs one pass over in-memory rows."""
+        """``(epoch, n, scaling)``: ``epoch(Theta, order)`` runs one pass over in-memory
+        rows, standardised by ``scaling`` (from one pass of column statistics)."""
         check_label_types(y)
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
+        check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         self.classes_, t = encode_classes(y, owner=type(self).__name__)
         if self.classes_.size == 2:
             t = 2.0 * t - 1.0  # classes_[1] is t = +1
+        scaling = column_scaling(column_stats(X), centre=self.fit_intercept)
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
@@ -251,44 +271,51 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             state = (Theta, 0)
             for lo in range(0, X.shape[0], _BLOCK):  # gather one block of rows at a time
                 rows = slice(lo, lo + _BLOCK) if order is None else order[lo:lo + _BLOCK]
-                state = step(state, lo, X[rows], t[rows])
+                state = step(state, lo, scaling.transform(X[rows]), t[rows])
             return state
-        return epoch, X.shape[0]
+        return epoch, X.shape[0], scaling
 
     def _dask_epoch(self, X, y):
-        """``(epoch, n)`` for Dask input: each epoch is a chain of chunk tasks.
+        """``(epoch, n, scaling)`` for Dask input: each epoch is a chain of chunk tasks.
 
-        Without shuffling each chunk's updates run on the worker holding it and
-        only the weights travel; with shuffling the rows are visited in the very
-        permutation the in-memory fit draws (see :mod:`problin._core.dask_online`),
-        so both give the same weights.
+        The column statistics are one tree reduction over the chunks (equal to
+        the in-memory pass to rounding). Without shuffling each chunk's updates
+        run on the worker holding it and only the weights travel; with
+        shuffling the rows are visited in the very permutation the in-memory
+        fit draws (see :mod:`problin._core.dask_online`), so both give the same
+        weights.
         """
-        from .._core.dask_blocks import dask_labels
+        from .._core.dask_blocks import dask_labels, reduce_chunks
         from .._core.dask_online import sequential_epoch
         X, y, present = dask_labels(self, X, y, reset=True)
         check_label_types(present)
         self.classes_, _ = encode_classes(present, owner=type(self).__name__)
+        scaling = column_scaling(reduce_chunks(column_stats_chunk, X),
+                                 centre=self.fit_intercept)
         prepare = functools.partial(_dask_rows, classes=self.classes_,
-                                    binary=self.classes_.size == 2)
+                                    binary=self.classes_.size == 2, scaling=scaling)
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
         def epoch(Theta, order):
             return sequential_epoch(step, (Theta, 0), prepare, X, y, order=order)
-        return epoch, X.shape[0]
+        return epoch, X.shape[0], scaling
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
     def decision_function(self, X):
         """``w^T phi(x)``: shape (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        scores = X @ self.coef_.T + self.intercept_
+        scores = linear_scores(X, self.coef_, self.intercept_)  # +-inf, never NaN, at 1e308
         return scores.ravel() if self.classes_.size == 2 else scores
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X):
         """``classes_[1]`` where ``w^T phi > 0`` (two classes), else the argmax class."""
-        scores = self.decision_function(X)
+        check_is_fitted(self)
         if self.classes_.size == 2:
-            return self.classes_[(scores > 0).astype(np.intp)]
+            return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        # Shifted per row where they overflow: no ties at +inf (rows at 1e308).
+        scores = linear_scores(X, self.coef_, self.intercept_, relative=True)
         return self.classes_[np.argmax(scores, axis=1)]

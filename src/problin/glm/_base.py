@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ascent import coordinate_descent, gradient_descent
+from .._core.basis import ColumnBasis
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.design import Design
 from .._core.families import CategoricalSoftmax
@@ -20,8 +21,9 @@ from .._core.newton import newton, sketch_rows
 from .._core.numerics import log_softmax
 from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.quasi_newton import lbfgs
-from .._core.validation import (check_all_finite, check_class_weights, check_label_types,
+from .._core.validation import (check_class_weights, check_finite_magnitude, check_label_types,
                                 check_sample_weight)
+from ._predict import linear_predictors
 from ._diagnostics import (check_fits_in_memory, diagnose, hessian_affordable, set_covariance,
                            watch_fit)
 from ._targets import encode_classes
@@ -51,9 +53,6 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         "classes": ["array-like", None],
     }
 
-    def _information(self):
-        return "observed"
-
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
         """Fit by maximising the (penalised) log-likelihood.
@@ -75,7 +74,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         design, t, sw = classifier_design(self, X, y, sample_weight, self._multiclass,
-                                          self.fit_intercept)
+                                          self.fit_intercept, standardise=True)
         objective, theta0 = self._objective(design, t, sw)
         self.solver_ = self._choose_solver(objective)
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver_]
@@ -114,19 +113,33 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         return "observed"
 
     def _store(self, objective, result):
-        p = objective.design.n_params
-        Theta = result.theta.reshape(objective.n_blocks, p)
+        """Fitted attributes in raw units, from the standardised solution."""
+        design = objective.design
+        p, basis = design.n_params, design.basis
+        theta = result.theta if basis is None else basis.to_raw(result.theta)
+        Theta = theta.reshape(objective.n_blocks, p)
         if objective.n_blocks > 1 and objective.family.contrast:
             Theta = np.vstack([np.zeros((1, p)), Theta])  # the reference class
-        intercepts = Theta[:, 0] if objective.design.intercept else np.zeros(Theta.shape[0])
-        self.coef_ = np.ascontiguousarray(Theta[:, int(objective.design.intercept):])
+        intercepts = Theta[:, 0] if design.intercept else np.zeros(Theta.shape[0])
+        self.coef_ = np.ascontiguousarray(Theta[:, int(design.intercept):])
         self.intercept_ = np.asarray(intercepts, dtype=np.float64).copy()
         self.n_iter_ = int(result.n_iter)
         self.converged_ = bool(result.converged)
         self.history_ = np.asarray(result.history, dtype=np.float64)
-        self._fit_info = {"objective": float(result.value), "n_obs": int(objective.design.n_samples),
+        self._fit_info = {"objective": float(result.value), "n_obs": int(design.n_samples),
                           "message": result.message, "n_blocks": objective.n_blocks,
-                          "theta": result.theta.copy()}
+                          "theta": np.array(theta, dtype=np.float64),
+                          "theta_standard": result.theta.copy(),
+                          "scale": None if basis is None else basis.scale.copy(),
+                          "center": None if basis is None or basis.center is None
+                          else basis.center.copy()}
+
+    def _basis(self):
+        """The fit's standardised coordinates (None for models fitted without)."""
+        info = getattr(self, "_fit_info", {})
+        if info.get("scale") is None:
+            return None
+        return ColumnBasis(info["scale"], info["center"], self.fit_intercept)
 
     # ------------------------------------------------------------- predict
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
@@ -137,10 +150,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
-        design = Design(X, True)
-        if self.classes_.size == 2:
-            return design.matvec(np.concatenate([self.intercept_, self.coef_.ravel()]))
-        return design.matmat(np.column_stack([self.intercept_, self.coef_]))
+        return linear_predictors(self, X)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X):
@@ -208,7 +218,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         if is_dask(X):  # a distributed pass (problin._core.dask_glm)
             from .._core.dask_design import dask_classifier_data
             design = dask_classifier_data(self, X, y, sample_weight, True, self.fit_intercept,
-                                          reset=False)
+                                          reset=False, basis=self._basis())
             t = sw = None
         else:
             X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
@@ -217,10 +227,10 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
                 X = X.tocsr()
             _, t = encode_classes(y, self.classes_, owner=type(self).__name__)
             sw = check_sample_weight(sample_weight, X.shape[0])
-            design = Design(X, self.fit_intercept)
+            design = Design(X, self.fit_intercept, basis=self._basis())
         objective, _ = self._objective(design, t, sw)
         check_fits_in_memory(objective.n_params)
-        theta = self._fit_info["theta"]
+        theta = self._fit_info["theta_standard" if design.basis is not None else "theta"]
         eta = objective.linear_predictor(theta)
         set_covariance(self, objective, objective.observed_hessian(theta, eta))
         return self
@@ -232,8 +242,12 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def classifier_design(est, X, y, sample_weight, multiclass, intercept):
+def classifier_design(est, X, y, sample_weight, multiclass, intercept, standardise=False):
     """``(design, t, sw)`` of validated training data (see :func:`check_classifier_data`).
+
+    ``standardise``: the design works in the equilibrated, centred coordinates
+    of :class:`~problin._core.basis.ColumnBasis` (results map back exactly);
+    ``"centred"``: centred whenever dense (a prior on the intercept at the centre).
 
     Dask input gives a :class:`~problin._core.dask_design.DaskDesign`, which
     carries its labels and weights (``t`` and ``sw`` are None): the rows stay
@@ -242,8 +256,12 @@ def classifier_design(est, X, y, sample_weight, multiclass, intercept):
     """
     if is_dask(X):
         from .._core.dask_design import dask_classifier_data
-        return dask_classifier_data(est, X, y, sample_weight, multiclass, intercept), None, None
+        return dask_classifier_data(est, X, y, sample_weight, multiclass, intercept,
+                                    standardise=standardise), None, None
     X, t, sw = check_classifier_data(est, X, y, sample_weight, multiclass)
+    if standardise:
+        centre = "always" if standardise == "centred" else "auto"
+        return Design.standardised(X, intercept, sample_weight=sw, centre=centre), t, sw
     return Design(X, intercept), t, sw
 
 
@@ -262,7 +280,7 @@ def check_classifier_data(est, X, y, sample_weight, multiclass):
                          ensure_all_finite=False)
     if sp.issparse(X):
         X = X.tocsr()
-    check_all_finite(X)
+    check_finite_magnitude(X, est)  # NaN, infinity, or values whose squares overflow
     name = type(est).__name__
     est.classes_, t = encode_classes(y, getattr(est, "classes", None), owner=name)
     if est.classes_.size > 2 and not multiclass:
@@ -327,6 +345,9 @@ def prior_precision(design, n_blocks, alpha, intercept_alpha=0.0):
     diag = np.full(p, float(alpha))
     if design.intercept:
         diag[0] = float(intercept_alpha)
+    basis = getattr(design, "basis", None)
+    if basis is not None:  # alpha |w|^2 = sum_j alpha / s_j^2 w_z,j^2
+        diag = basis.precision_to_standard(diag)  # (intercept_alpha: at the centre)
     rank_one = []
     if n_blocks > 1 and design.intercept:
         v = np.zeros(n_blocks * p)

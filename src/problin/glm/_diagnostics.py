@@ -14,7 +14,8 @@ from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarn
                           SeparationWarning)
 from .inference import parameter_names
 
-__all__ = ["diagnose", "set_covariance", "check_fits_in_memory", "hessian_affordable"]
+__all__ = ["diagnose", "set_covariance", "check_fits_in_memory", "hessian_affordable",
+           "available_memory"]
 
 # A fitted row whose loss is below this is fitted with probability ~1: a
 # sign that some coefficients are running off to infinity (separation).
@@ -32,17 +33,39 @@ def hessian_affordable(n_samples, n_params):
     return n_params <= _COVARIANCE_MAX_PARAMS and n_samples * n_params**2 / 2 <= _HESSIAN_BUDGET
 
 
-def check_fits_in_memory(n_params):
-    """Raise ``MemoryError`` if three p x p float64 matrices exceed half the free memory."""
-    need = 3 * 8 * n_params * n_params
+_MEMINFO = "/proc/meminfo"
+
+
+def available_memory():
+    """Bytes that can be allocated without swapping: Linux's ``MemAvailable``.
+
+    Not ``SC_AVPHYS_PAGES`` (``MemFree``), which leaves out the page cache that the
+    kernel drops on demand: on a machine that has read files, it is a fraction of what
+    is available (it refused 6 GB with 23.8 GB available). ``sysconf`` is the fallback
+    where there is no ``/proc/meminfo`` (or no ``MemAvailable`` in it: Linux < 3.14);
+    infinity where neither answers (not POSIX)."""
     try:
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        with open(_MEMINFO) as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # the value is in kB (KiB)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        free = np.inf
+        return np.inf
+
+
+def check_fits_in_memory(n_params):
+    """Raise ``MemoryError`` if three p x p float64 matrices exceed half the available
+    memory (:func:`available_memory`)."""
+    need = 3 * 8 * n_params * n_params
+    free = available_memory()
     if need > 0.5 * free:
         raise MemoryError(f"the {n_params} x {n_params} information matrix needs "
                           f"{need / 1e9:.1f} GB with its factor and inverse, but only "
-                          f"{free / 1e9:.1f} GB of memory is free")
+                          f"{free / 1e9:.1f} GB of memory is available")
 
 
 def set_covariance(est, objective, H):
@@ -60,9 +83,14 @@ def set_covariance(est, objective, H):
     # A rank-one prior term c v v^T that only pins an invariance (softmax
     # intercepts summing to zero, H v = 0) is removed again: (H + c v v^T)^-1
     # = H^+ + v v^T / (c |v|^4), and H^+ is the covariance on the constraint.
+    flat = None
     if objective.P is not None:
         for v, c in objective.P.rank_one:
             cov -= np.outer(v, v) / (c * float(v @ v) ** 2)
+            flat = v  # (the GLMs' intercepts are unpenalised: v is a flat direction)
+    basis = getattr(objective.design, "basis", None)
+    if basis is not None:  # identifiability was decided in standardised units
+        cov = basis.covariance_to_raw(cov, objective.n_blocks, flat)
     est.covariance_ = cov
 
 

@@ -14,13 +14,25 @@ becomes one 0/1 feature per category after the first, named ``column=category``:
 first category is the reference level (all zeros), as in statsmodels/patsy treatment
 coding, so a model with an intercept stays identified. A category not seen at fit time
 is an error (it would otherwise silently be read as the reference level).
+
+A column is categorical by its type: text columns are, numeric and boolean ones are
+not, and ``categorical=[...]`` (``--categorical``) makes any column categorical (a CSV
+reader then reads its cells as text, so the categories are the file's text). Where the
+types are inferred from text (CSV), a text column *most* of whose values are numbers is
+taken for a numeric column with typos and refused (:func:`check_mixed_columns`): more
+than half of its non-missing cells parse as numbers (as :func:`pandas.to_numeric` parses
+them) and the others do not. The error names the column, its first non-numeric values and
+their data rows (counted from 1, the header line not counted).
 """
 import numpy as np
 import pandas as pd
 
 from .errors import ColumnNotFoundError, DataFileError
 
-__all__ = ["encode_table", "check_missing"]
+__all__ = ["encode_table", "check_missing", "check_mixed_columns", "non_numbers",
+           "mixed_column_message"]
+
+_SHOWN = 5  # offending values quoted in a message
 
 
 def _plural(n, word):
@@ -58,11 +70,64 @@ def _as_text(series):
     return series.astype(object).map(str)
 
 
-def _learn(frame):
+def non_numbers(series):
+    """``(n_numbers, positions, values)``: how many non-missing cells of ``series`` parse
+    as numbers, and the positions and values of those that do not."""
+    present = series.notna().to_numpy()
+    parsed = pd.to_numeric(series.astype(object), errors="coerce").to_numpy(dtype=float)
+    bad = present & np.isnan(parsed)
+    positions = np.flatnonzero(bad)
+    return int(present.sum() - positions.size), positions, series.to_numpy()[positions]
+
+
+def looks_numeric(n_numbers, n_text):
+    """A text column with typos rather than a text column: most of its values are numbers."""
+    return n_text > 0 and n_numbers > n_text
+
+
+def mixed_column_message(source, name, n_numbers, n_text, rows, values, fitted=False):
+    """One line: a numeric column holds text at 1-based data ``rows`` (the first few)."""
+    shown = ", ".join(f"{str(v)!r} (row {r})" for r, v in zip(rows[:_SHOWN], values[:_SHOWN]))
+    more = f" and {n_text - _SHOWN} more" if n_text > _SHOWN else ""
+    if fitted:
+        return (f"{source}: column {name!r} was numeric at fit time but holds text here: "
+                f"{shown}{more} (data rows counted from 1, the header not counted)")
+    return (f"{source}: column {name!r} looks numeric ({n_numbers} of {n_numbers + n_text} "
+            f"values are numbers) but holds text: {shown}{more} (data rows counted from 1, "
+            "the header not counted); correct those cells, or empty them and use "
+            f"--drop-missing, or treat the column as categories with --categorical {name} "
+            f"(categorical=[{name!r}])")
+
+
+def check_mixed_columns(frame, source, categorical=()):
+    """Refuse a text column that looks numeric (see the module docstring), unless it is
+    named in ``categorical``. Row numbers are positions in ``frame`` plus one."""
+    for name in frame.columns:
+        s = frame[name]
+        if name in categorical or not _is_categorical(s):
+            continue
+        n_numbers, positions, values = non_numbers(s)
+        if looks_numeric(n_numbers, positions.size):
+            raise DataFileError(mixed_column_message(source, name, n_numbers, positions.size,
+                                                     positions + 1, values))
+
+
+def _check_numeric_columns(frame, columns, source):
+    """At predict time: a column numeric at fit time must hold numbers only."""
+    for col in columns:
+        s = frame[col["name"]]
+        if col["kind"] == "numeric" and _is_categorical(s):
+            n_numbers, positions, values = non_numbers(s)
+            raise DataFileError(mixed_column_message(source, col["name"], n_numbers,
+                                                     positions.size, positions + 1, values,
+                                                     fitted=True))
+
+
+def _learn(frame, categorical=()):
     columns = []
     for name in frame.columns:
         s = frame[name]
-        if _is_categorical(s):
+        if _is_categorical(s) or name in categorical:
             columns.append({"name": str(name), "kind": "categorical",
                             "categories": sorted(set(_as_text(s)))})
         else:
@@ -75,9 +140,8 @@ def _apply(frame, columns, source):
     for col in columns:
         s = frame[col["name"]]
         if col["kind"] == "numeric":
-            if _is_categorical(s):
-                raise DataFileError(f"{source}: column {col['name']!r} was numeric at fit time "
-                                    f"but holds text here (e.g. {_as_text(s).iloc[0]!r})")
+            if _is_categorical(s):  # rows are those of this frame (a partition, maybe)
+                _check_numeric_columns(s.reset_index(drop=True).to_frame(), [col], source)
             blocks.append(s.to_numpy(dtype=np.float64)[:, None])
             names.append(col["name"])
             continue
@@ -95,7 +159,7 @@ def _apply(frame, columns, source):
 
 
 def encode_table(frame, source, *, target=None, encoding=None, drop_missing=False,
-                 require_target=False):
+                 require_target=False, categorical=(), inferred=False):
     """Split a raw DataFrame into features and target and encode the features.
 
     Parameters
@@ -112,6 +176,11 @@ def encode_table(frame, source, *, target=None, encoding=None, drop_missing=Fals
         Drop rows with missing values instead of raising.
     require_target : bool
         Whether the target column must be present.
+    categorical : collection of str
+        Columns to encode as categories whatever their type (when learning an encoding).
+    inferred : bool
+        The column types were inferred from text (CSV): refuse text columns that look
+        numeric (:func:`check_mixed_columns`) when learning an encoding.
 
     Returns
     -------
@@ -136,9 +205,14 @@ def encode_table(frame, source, *, target=None, encoding=None, drop_missing=Fals
                                 f"{missing}; the data has {list(map(str, frame.columns))}")
     if has_target:
         used.append(target)
+    # Before rows are dropped, so that messages give the file's data rows.
+    if encoding is None and inferred:
+        check_mixed_columns(frame[used].reset_index(drop=True), source, categorical)
+    elif encoding is not None:
+        _check_numeric_columns(frame.reset_index(drop=True), encoding["columns"], source)
     frame, dropped = check_missing(frame[used], source, drop_missing)
     if encoding is None:
-        columns = _learn(frame.drop(columns=[target]) if has_target else frame)
+        columns = _learn(frame.drop(columns=[target]) if has_target else frame, categorical)
         encoding = {"format": "table", "target": target, "columns": columns}
     X, names = _apply(frame, encoding["columns"], source)
     y = frame[target].to_numpy() if has_target else None

@@ -19,9 +19,13 @@ fitted here has the same features, names and model-file encoding as one fitted o
 whole file in memory, and ``problin predict`` reads new data with either reader:
 
 - numeric and boolean columns: one float64 feature each;
-- string and categorical columns: encoded (treatment coding, first category the
-  reference level), with the categories found by one extra pass over those columns only
-  (for Parquet only they are read); their distinct values must fit in memory;
+- string and categorical columns, and those named in ``categorical`` (read as text from
+  CSV): encoded (treatment coding, first category the reference level), with the
+  categories found by one extra pass over those columns only (for Parquet only they are
+  read); their distinct values must fit in memory;
+- CSV text columns that look numeric (most values numbers: typos) are refused as by the
+  in-memory reader, in that pass; so is a column typed numeric from the first 64 KiB that
+  holds text further on, with the offending values and data rows;
 - missing or infinite values raise :class:`~problin.io.errors.DataFileError` naming the
   columns and the partition, when the partition is read (during the fit for Parquet,
   during :func:`read_dask` for CSV), unless ``drop_missing=True``, which drops those rows
@@ -34,14 +38,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._table import _apply, _as_text, _is_categorical, check_missing
+from ._dask_csv import CsvSource, first_line, gather_text_cells, text_cells
+from ._table import _apply, _as_text, _is_categorical, check_missing, looks_numeric, \
+    mixed_column_message
 from .errors import ColumnNotFoundError, DataFileError
-from .readers import csv_dialect, detect_format
+from .readers import detect_format
 
 __all__ = ["DaskDataset", "read_dask", "DEFAULT_BLOCKSIZE"]
 
 DEFAULT_BLOCKSIZE = 32 * 2 ** 20  # bytes per partition: two threads stay well under 1 GB
-_SAMPLE_BYTES = 64 * 1024
 
 
 @dataclass
@@ -69,7 +74,7 @@ class DaskDataset:
 
 
 def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns=None,
-              drop_missing=False, header=None):
+              drop_missing=False, header=None, categorical=None):
     """Read a Parquet or CSV file, or a directory of them, lazily for a Dask fit.
 
     Parameters
@@ -90,6 +95,9 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
         Drop rows with missing values instead of raising.
     header : bool, optional
         CSV only: force or deny a header row [default: detect, as the in-memory reader].
+    categorical : list of str, optional
+        Columns to encode as categories even if their values are numbers (read as text
+        from CSV), as :func:`~problin.io.readers.read_data`'s ``categorical``.
 
     Returns
     -------
@@ -119,13 +127,18 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
     path = os.fspath(path)
     files, fmt = _list_files(path, format)
     files = [os.path.abspath(f) for f in files]  # workers of a cluster have their own cwd
+    forced = [categorical] if isinstance(categorical, str) else list(categorical or ())
     if fmt == "parquet":
         source = _ParquetSource(path, files, blocksize)
     else:
-        source = _CsvSource(path, files, blocksize, header)
+        source = CsvSource(path, files, blocksize, header, forced)
     names = source.column_names
     if target not in names:
         raise ColumnNotFoundError(f"{path}: no column named {target!r}; columns are {names}")
+    if any(c not in names for c in forced):
+        raise ColumnNotFoundError(f"{path}: categorical columns "
+                                  f"{[c for c in forced if c not in names]} are not in the "
+                                  f"data; columns are {names}")
     used = [c for c in names if c != target] if columns is None else list(columns)
     absent = [c for c in used if c not in names]
     if absent:
@@ -134,11 +147,13 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
         raise DataFileError(f"{path}: no feature columns besides the target {target!r}"
                             if not used else f"{path}: the target {target!r} is not a feature")
     meta = source.meta
-    texts = [c for c in used if _is_categorical(meta[c])]
+    texts = [c for c in used if _is_categorical(meta[c]) or c in forced]
     lengths, n_dropped, categories = source.lengths, 0, {}
-    if texts or drop_missing or lengths is None:
-        lengths, n_dropped, categories = _survey(source, used + [target], texts,
-                                                 drop_missing)
+    if texts or drop_missing or lengths is None:  # always for CSV (lengths None)
+        lengths, n_dropped, categories = _survey(source, used + [target], texts, drop_missing,
+                                                 [c for c in used + [target] if c not in forced
+                                                  and _is_categorical(meta[c])]
+                                                 if fmt == "csv" else [])
     if sum(lengths) == 0:
         raise DataFileError(f"{path}: no data rows")
     encoding = {"format": "table", "target": target,
@@ -230,43 +245,6 @@ def _read_parquet_piece(piece, columns):
     return frame.to_pandas()
 
 
-class _CsvSource:
-    """Byte ranges split by ``dask.dataframe.read_csv``; lengths need a pass."""
-
-    lengths = None
-
-    def __init__(self, path, files, blocksize, header):
-        import dask.dataframe as dd
-        self.name = path
-        delimiter, header = _sniff_csv(files[0], header)
-        try:
-            self.frame = dd.read_csv(files, sep=delimiter, header=0 if header else None,
-                                     skipinitialspace=True, blocksize=blocksize,
-                                     encoding="utf-8-sig", sample=_SAMPLE_BYTES)
-        except Exception as exc:  # pandas' parser errors have no common base class
-            raise DataFileError(f"{path}: cannot parse as CSV with delimiter {delimiter!r} "
-                                f"({type(exc).__name__}: {exc})") from None
-        if header:
-            self.frame.columns = [str(c).strip() for c in self.frame.columns]
-        else:
-            self.frame.columns = [f"x{j}" for j in range(len(self.frame.columns))]
-        self.meta = self.frame._meta
-        self.column_names = list(self.meta.columns)
-
-    def partitions(self, columns):
-        return list(self.frame[list(columns)].to_delayed())
-
-
-def _sniff_csv(path, header):
-    """Delimiter and header of a CSV file, by the in-memory reader's rules."""
-    with open(path, "rb") as fh:
-        raw = fh.read(_SAMPLE_BYTES)
-    if b"\0" in raw:
-        raise DataFileError(f"{path}: not a text file (contains NUL bytes)")
-    sample = raw.decode("utf-8-sig", errors="ignore")
-    return csv_dialect(path, sample, len(raw) == _SAMPLE_BYTES, header)
-
-
 def _where(source, k):
     return f"{source} (partition {k})"
 
@@ -282,32 +260,48 @@ def _checked(frame, where, drop_missing):
         raise
 
 
-def _survey_part(frame, k, source, texts, drop_missing):
-    """Rows before and after dropping missing values, and the text values of ``texts``."""
+def _survey_part(frame, k, source, texts, drop_missing, check):
+    """Rows before and after dropping missing values, the text values of ``texts``, and
+    the counts of number cells of the text columns in ``check`` (``text_cells``)."""
+    cells = text_cells(frame, check)
     kept = _checked(frame, _where(source, k), drop_missing)
-    return len(frame), len(kept), {c: set(_as_text(kept[c])) for c in texts}
+    return len(frame), len(kept), {c: set(_as_text(kept[c])) for c in texts}, cells
 
 
-def _survey(source, every, texts, drop_missing):
-    """One pass: partition lengths (after dropping), rows dropped, sorted categories."""
+def _survey(source, every, texts, drop_missing, check):
+    """One pass: partition lengths (after dropping), rows dropped, sorted categories;
+    a text column of ``check`` that looks numeric is refused."""
     import dask
     columns = every if drop_missing or source.lengths is None else texts
     parts = source.partitions(columns)
-    tasks = [dask.delayed(_survey_part, pure=True)(p, k, source.name, texts, drop_missing)
+    tasks = [dask.delayed(_survey_part, pure=True)(p, k, source.name, texts, drop_missing,
+                                                   check)
              for k, p in enumerate(parts)]
     try:
         results = dask.compute(*tasks)
     except DataFileError:
         raise
     except Exception as exc:  # CSV dtype mismatches, unreadable blocks
+        if isinstance(source, CsvSource):  # text beyond the sample in a numeric column?
+            try:
+                source.refuse_text_in_numbers(every)
+            except DataFileError:
+                raise
+            except Exception:  # the diagnosis failed too: report the first error
+                pass
         raise DataFileError(f"{source.name}: cannot read the data "
-                            f"({type(exc).__name__}: {exc})") from None
-    lengths = [kept for _, kept, _ in results]
-    dropped = sum(n for n, _, _ in results) - sum(lengths)
+                            f"({type(exc).__name__}: {first_line(exc)})") from None
+    found = gather_text_cells([cells for _, _, _, cells in results], check)
+    for name, (n_numbers, n_text, rows, values) in found.items():
+        if looks_numeric(n_numbers, n_text):
+            raise DataFileError(mixed_column_message(source.name, name, n_numbers, n_text,
+                                                     rows, values))
+    lengths = [kept for _, kept, _, _ in results]
+    dropped = sum(n for n, _, _, _ in results) - sum(lengths)
     if drop_missing and not sum(lengths) and dropped:
         raise DataFileError(f"{source.name}: every row has a missing value; "
                             "nothing left to use")
-    categories = {c: sorted(set().union(*(cats[c] for _, _, cats in results)))
+    categories = {c: sorted(set().union(*(cats[c] for _, _, cats, _ in results)))
                   for c in texts}
     return lengths, dropped, categories
 

@@ -13,6 +13,12 @@ file: no pickle, no eval; classes are looked up by name in a fixed registry of p
 estimators (plus scikit-learn's ``Pipeline``, ``StandardScaler`` and ``MinMaxScaler``) and of
 problin's internal state records. A file that is not a zip, not ours, truncated, tampered with
 (checksum mismatch) or written by a newer format version raises :class:`ModelFileError`.
+
+Reading is bounded whatever the file declares (see :mod:`problin.io._archive`): at most
+``MAX_MEMBERS`` members, arrays of at most ``MAX_MODEL_BYTES`` in all (1 GiB: a 10,000 x
+10,000 covariance matrix takes 800 MB) and metadata of at most 64 MiB, by the sizes in the
+archive's directory before anything is inflated, and by a running count while inflating.
+:func:`save` refuses what :func:`load` would.
 """
 import hashlib
 import io
@@ -26,17 +32,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._archive import check_npy, open_archive, read_member
 from ._codec import Decoder, Encoder, name_of
 from .errors import ModelFileError
 
 __all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
-           "FORMAT", "FORMAT_VERSION"]
+           "FORMAT", "FORMAT_VERSION", "MAX_MODEL_BYTES", "MAX_MEMBERS"]
 
 FORMAT = "problin-model"
 FORMAT_VERSION = 1
 _METADATA = "metadata.json"
 _COMMENT_PREFIX = b"problin-model sha256="
 _MAX_METADATA_BYTES = 64 * 2 ** 20
+MAX_MODEL_BYTES = 2 ** 30  # all array members together, uncompressed
+MAX_MEMBERS = 10_000
 _DATE = (2020, 1, 1, 0, 0, 0)  # fixed member dates: the same model gives the same bytes
 # Everything the zip and npy layers can raise on damaged input.
 _LOW_LEVEL_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
@@ -106,6 +115,8 @@ def save(model, path, *, feature_names=None, encoding=None, target=None, extra=N
     ------
     TypeError
         If the model (or one of its attributes) cannot be stored safely.
+    ValueError
+        If its arrays are larger than a model file may hold (``MAX_MODEL_BYTES``).
 
     Examples
     --------
@@ -123,6 +134,11 @@ def save(model, path, *, feature_names=None, encoding=None, target=None, extra=N
         raise TypeError(f"cannot save a {type(model).__name__}: not a problin estimator "
                         "(or a scikit-learn Pipeline of them)")
     tree = enc.value(model, "model")
+    total = sum(len(data) for data in enc.arrays.values())
+    if total > MAX_MODEL_BYTES or len(enc.arrays) >= MAX_MEMBERS:
+        raise ValueError(f"cannot save the model: its {len(enc.arrays)} arrays take {total} "
+                         f"bytes, larger than a model file holds ({MAX_MODEL_BYTES} bytes "
+                         f"in at most {MAX_MEMBERS - 1} arrays)")
     est = model[-1] if hasattr(model, "steps") else model
     if feature_names is None:
         feature_names = getattr(model, "feature_names_in_", None)
@@ -164,16 +180,16 @@ def load(path):
 def read_model_file(path):
     """Read a model file with its metadata; returns a :class:`ModelFile`."""
     path = os.fspath(path)
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    try:
-        meta, members = _read_archive(raw, path)
-        decoder = Decoder(members, path)
-        model = decoder.value(meta["estimator"], "model")
-    except ModelFileError:
-        raise
-    except _LOW_LEVEL_ERRORS as exc:
-        raise ModelFileError(f"{path}: damaged model file ({type(exc).__name__}: {exc})") from exc
+    with open(path, "rb") as fh:  # FileNotFoundError and the like as they are
+        try:
+            meta, members = _read_archive(fh, path)
+            decoder = Decoder(members, path)
+            model = decoder.value(meta["estimator"], "model")
+        except ModelFileError:
+            raise
+        except _LOW_LEVEL_ERRORS as exc:
+            raise ModelFileError(f"{path}: damaged model file ({type(exc).__name__}: "
+                                 f"{exc})") from exc
     if not decoder.is_estimator(model):
         raise ModelFileError(f"{path}: the stored object is not an estimator")
     return ModelFile(model=model, feature_names=_opt_list(meta, "feature_names", path),
@@ -195,18 +211,18 @@ def _opt_list(meta, key, path):
     return _opt(meta, key, list, path)
 
 
-def _read_archive(raw, path):
-    if not zipfile.is_zipfile(io.BytesIO(raw)):
-        raise ModelFileError(f"{path}: not a problin model file (not a zip archive; "
-                             "truncated or another format)")
-    zf = zipfile.ZipFile(io.BytesIO(raw))
+def _read_archive(fh, path):
+    zf = open_archive(fh, path, MAX_MEMBERS)
     names = zf.namelist()
+    if len(set(names)) != len(names):
+        raise ModelFileError(f"{path}: the archive holds members of the same name (tampered "
+                             "file)")
     if _METADATA not in names:
         raise ModelFileError(f"{path}: not a problin model file (no {_METADATA} inside)")
     info = zf.getinfo(_METADATA)
     if info.file_size > _MAX_METADATA_BYTES:
         raise ModelFileError(f"{path}: {_METADATA} is implausibly large ({info.file_size} bytes)")
-    meta_bytes = zf.read(_METADATA)
+    meta_bytes = read_member(fh, info, path)
     try:
         meta = json.loads(meta_bytes.decode("utf-8"))
     except ValueError as exc:
@@ -231,7 +247,7 @@ def _read_archive(raw, path):
     extra_members = sorted(set(names) - set(table) - {_METADATA})
     if extra_members:
         raise ModelFileError(f"{path}: unexpected members {extra_members[:5]} (tampered file)")
-    members = {}
+    declared = 0
     for name, entry in table.items():
         if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
                 and isinstance(entry.get("bytes"), int)):
@@ -240,9 +256,20 @@ def _read_archive(raw, path):
             raise ModelFileError(f"{path}: member {name!r} is missing (truncated file)")
         if zf.getinfo(name).file_size != entry["bytes"]:
             raise ModelFileError(f"{path}: member {name!r} has the wrong size (tampered file)")
-        data = zf.read(name)
+        # Before anything is inflated: the directory's sizes (which the metadata matches)
+        # against the cap. Inflating then stops at each declared size (read_member).
+        declared += entry["bytes"]
+        if declared > MAX_MODEL_BYTES:
+            raise ModelFileError(f"{path}: member {name!r} declares {entry['bytes']} bytes, "
+                                 f"bringing the arrays to {declared} bytes: larger than a "
+                                 f"model file holds ({MAX_MODEL_BYTES} bytes; tampered file?)")
+    members = {}
+    for name, entry in table.items():
+        data = read_member(fh, zf.getinfo(name), path)
         if hashlib.sha256(data).hexdigest() != entry["sha256"]:
             raise ModelFileError(f"{path}: checksum mismatch for member {name!r}: the file was "
                                  "modified after it was written")
+        check_npy(data, name, path)
         members[name] = np.load(io.BytesIO(data), allow_pickle=False)
+        del data
     return meta, members

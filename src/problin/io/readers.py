@@ -9,11 +9,17 @@ Formats (chosen by extension, or ``format=``):
 - ``csv`` (``.csv``, ``.tsv``, ``.txt``, ``.data``): the delimiter (``, ; tab |``) is sniffed
   from the first 64 KiB; the first row is a header unless it looks like data (all of its
   fields are numbers), or as forced by ``header=``. Without a header the columns are named
-  ``x0, x1, ...``. String columns are one-hot encoded.
+  ``x0, x1, ...``. String columns are one-hot encoded; a text column most of whose
+  values are numbers is an error naming the non-numeric cells, unless named in
+  ``categorical`` (see :mod:`problin.io._table`).
 - ``parquet`` (``.parquet``, ``.pq``): read by pyarrow; string/categorical columns encoded.
 - ``libsvm`` (``.svm``, ``.libsvm``, ``.svmlight``): sparse CSR features named ``f0, f1, ...``
   (the file's indices, zero- or one-based as detected at fit time); the label is the target,
-  named ``label``; integral labels become integers.
+  named ``label``; integral labels become integers. The width is ``n_features`` when given
+  (at predict time: the model's); else the largest index, which must be plausible: at
+  most ``max(2**20, number of values in the file)`` (a feature index with no value
+  anywhere is a feature the fit knows nothing of), checked before anything per feature
+  is built.
 - ``npz`` (``.npz``): arrays ``X`` (2-D numeric), the target array (``y`` by default, or the
   name given as ``target``) and optionally ``feature_names`` (strings); read with
   ``allow_pickle=False``, so object arrays are refused.
@@ -39,6 +45,7 @@ _EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".data": "csv",
                ".parquet": "parquet", ".pq": "parquet", ".svm": "libsvm",
                ".libsvm": "libsvm", ".svmlight": "libsvm", ".npz": "npz"}
 _SAMPLE_BYTES = 64 * 1024
+_MIN_FEATURE_LIMIT = 2 ** 20  # LibSVM: as many features as the default hashing trick
 
 
 @dataclass
@@ -78,7 +85,7 @@ def detect_format(path, format=None):
 
 
 def read_data(path, target=None, *, format=None, encoding=None, drop_missing=False,
-              header=None, require_target=False):
+              header=None, require_target=False, categorical=None, n_features=None):
     """Read a data file into features and target.
 
     Parameters
@@ -96,6 +103,14 @@ def read_data(path, target=None, *, format=None, encoding=None, drop_missing=Fal
         CSV only: force (``True``) or deny (``False``) a header row; default: detect.
     require_target : bool, default False
         Raise if the target column is absent.
+    categorical : list of str, optional
+        CSV and Parquet: columns to encode as categories even if their values are
+        numbers (a CSV reader reads their cells as text). Without it, a CSV text column
+        more than half of whose non-missing cells are numbers is an error. At predict
+        time the encoding decides; a column named here must be categorical in it.
+    n_features : int, optional
+        LibSVM: the number of features (a larger index is an error); needed at fit time
+        for indices beyond ``max(2**20, number of values in the file)``.
 
     Returns
     -------
@@ -129,17 +144,51 @@ def read_data(path, target=None, *, format=None, encoding=None, drop_missing=Fal
                                 f"is {fmt}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such data file: {path}")
+    categorical = _check_options(path, fmt, encoding, categorical, n_features)
     if fmt == "libsvm":
-        return _read_libsvm(path, target, encoding, require_target)
+        return _read_libsvm(path, target, encoding, require_target, n_features)
     if fmt == "npz":
         return _read_npz(path, target, encoding, drop_missing, require_target)
-    frame = _read_csv(path, header) if fmt == "csv" else _read_parquet(path)
+    text = set(categorical)
+    if encoding is not None:  # read as at fit time: categories are the file's text
+        text |= {c["name"] for c in encoding["columns"] if c["kind"] == "categorical"}
+    frame = _read_csv(path, header, text) if fmt == "csv" else _read_parquet(path)
+    absent = [c for c in categorical if c not in frame.columns]
+    if absent:
+        raise ColumnNotFoundError(f"{path}: categorical columns {absent} are not in the data; "
+                                  f"columns are {list(map(str, frame.columns))}")
     if frame.shape[0] == 0:
         raise DataFileError(f"{path}: no data rows")
     X, y, names, enc, dropped = encode_table(frame, path, target=target, encoding=encoding,
                                              drop_missing=drop_missing,
-                                             require_target=require_target)
+                                             require_target=require_target,
+                                             categorical=categorical, inferred=fmt == "csv")
     return Dataset(X, y, names, enc["target"], enc, dropped)
+
+
+def _check_options(path, fmt, encoding, categorical, n_features):
+    """Validate ``categorical`` and ``n_features`` for the format; the categorical names."""
+    categorical = [categorical] if isinstance(categorical, str) else list(categorical or ())
+    if categorical and fmt not in ("csv", "parquet"):
+        raise DataFileError(f"{path}: categorical columns apply to CSV and Parquet data, "
+                            f"not {fmt}")
+    if encoding is not None and categorical:
+        kinds = {c["name"]: c["kind"] for c in encoding.get("columns", [])}
+        wrong = [c for c in categorical if kinds.get(c, "categorical") != "categorical"]
+        if wrong:
+            raise DataFileError(f"{path}: columns {wrong} were numeric when the model was "
+                                "fitted; the model's encoding decides at predict time")
+    if n_features is not None:
+        if fmt != "libsvm":
+            raise DataFileError(f"{path}: n_features applies to LibSVM data, not {fmt}")
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) \
+                or n_features < 1:
+            raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+        fitted = (encoding or {}).get("n_features")
+        if fitted is not None and fitted != n_features:
+            raise DataFileError(f"{path}: n_features={n_features}, but the model was fitted "
+                                f"on {fitted} features")
+    return categorical
 
 
 def _is_number(text):
@@ -172,7 +221,8 @@ def csv_dialect(path, sample, truncated, header):
     return delimiter, header
 
 
-def _read_csv(path, header):
+def _read_csv(path, header, text=()):
+    """A CSV file as a DataFrame; the columns named in ``text`` read as text."""
     with open(path, "rb") as fh:
         raw = fh.read(_SAMPLE_BYTES)
     if b"\0" in raw:
@@ -185,16 +235,24 @@ def _read_csv(path, header):
                                 f"{exc.start})") from None
         sample = raw[:exc.start].decode("utf-8-sig")
     delimiter, header = csv_dialect(path, sample, len(sample) == _SAMPLE_BYTES, header)
+    options = {"sep": delimiter, "header": 0 if header else None, "skipinitialspace": True,
+               "encoding": "utf-8-sig"}
     try:
-        frame = pd.read_csv(path, sep=delimiter, header=0 if header else None,
-                            skipinitialspace=True, encoding="utf-8-sig")
+        dtype = None
+        if text:  # by position: the names are known once stripped (below)
+            names = _column_names(pd.read_csv(path, nrows=0, **options).columns, header)
+            dtype = {j: str for j, name in enumerate(names) if name in text}
+        frame = pd.read_csv(path, dtype=dtype, **options)
     except Exception as exc:  # pandas' parser errors have no common base class
         raise DataFileError(f"{path}: cannot parse as CSV with delimiter {delimiter!r} "
                             f"({type(exc).__name__}: {exc})") from None
-    if not header:
-        frame.columns = [f"x{j}" for j in range(frame.shape[1])]
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame.columns = _column_names(frame.columns, header)
     return frame
+
+
+def _column_names(columns, header):
+    return [str(c).strip() for c in columns] if header else \
+        [f"x{j}" for j in range(len(columns))]
 
 
 def _read_parquet(path):
@@ -257,23 +315,23 @@ def _read_npz(path, target, encoding, drop_missing, require_target):
     return Dataset(frame, y, names, target, enc, dropped)
 
 
-def _read_libsvm(path, target, encoding, require_target):
+def _read_libsvm(path, target, encoding, require_target, n_features=None):
     from sklearn.datasets import load_svmlight_file
     if target not in (None, "label"):
         raise ColumnNotFoundError(f"{path}: a LibSVM file has one target, named 'label', "
                                   f"not {target!r}")
     enc = dict(encoding or {"format": "libsvm", "target": "label"})
-    n_features = enc.get("n_features")
+    n_features = enc.get("n_features", n_features)
     zero_based = enc.get("zero_based")
     try:
         if zero_based is None:  # learn it: one-based unless index 0 occurs
             try:
-                X, y = load_svmlight_file(path, zero_based=False)
+                X, y = load_svmlight_file(path, zero_based=False, n_features=n_features)
                 zero_based = False
             except ValueError as exc:
                 if "index 0" not in str(exc).lower() and "invalid index" not in str(exc).lower():
                     raise
-                X, y = load_svmlight_file(path, zero_based=True)
+                X, y = load_svmlight_file(path, zero_based=True, n_features=n_features)
                 zero_based = True
         else:
             X, y = load_svmlight_file(path, zero_based=bool(zero_based),
@@ -283,6 +341,15 @@ def _read_libsvm(path, target, encoding, require_target):
                             f"({type(exc).__name__}: {exc})") from None
     if X.shape[0] == 0:
         raise DataFileError(f"{path}: no data rows")
+    # The CSR arrays cost what the file holds; the width is only the largest index. Check
+    # it before anything is built per feature (names, and the model's coefficients).
+    limit = max(_MIN_FEATURE_LIMIT, X.nnz)
+    if n_features is None and X.shape[1] > limit:
+        largest = X.shape[1] - (1 if zero_based else 0)
+        raise DataFileError(f"{path}: feature index {largest} is implausibly large for a file "
+                            f"of {X.nnz} values (more than {limit} features); if the data "
+                            "really has that many features, give their number: --n-features "
+                            "N (n_features=N)")
     if n_features is not None and X.shape[1] != n_features:
         raise DataFileError(f"{path}: {X.shape[1]} features, but the model was fitted on "
                             f"{n_features}")

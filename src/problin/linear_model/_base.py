@@ -1,29 +1,33 @@
 """What the linear regressors share: input checks, sufficient statistics, prediction."""
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core.blocks import small_blas
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.least_squares import moments
-from .._core.validation import check_sample_weight
+from .._core.validation import check_finite_magnitude, check_sample_weight
+from ..exceptions import CollinearityWarning, NumericalWarning
 
-__all__ = ["LinearRegressorBase"]
+__all__ = ["LinearRegressorBase", "warn_least_squares"]
 
 
 class LinearRegressorBase(RegressorMixin, BaseEstimator):
     """Validation and ``predict`` of ``y(x) = W x + b``; ``t`` 1-D or 2-D (K outputs)."""
 
-    def _check_data(self, X, y, sample_weight, reset, finite_x=True):
+    def _check_data(self, X, y, sample_weight, reset):
         """Checked ``X`` (never copied when C-contiguous float), 2-D targets and weights.
 
-        ``finite_x=False`` leaves the NaN/inf scan of X to the caller (the
-        statistics pass finds them for free: they make the Gram non-finite).
+        X and the targets are rejected if they hold NaN, infinity or values
+        whose squares overflow (one pass each, see ``check_finite_magnitude``).
         """
         X, y = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32],
-                             multi_output=True, y_numeric=True, ensure_all_finite=finite_x)
+                             multi_output=True, y_numeric=True, ensure_all_finite=False)
+        check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         T = np.asarray(y, dtype=np.float64)
-        if not finite_x and not np.all(np.isfinite(T)):
-            raise ValueError("Input y contains NaN or infinity.")
+        check_finite_magnitude(T, name="y")  # the targets are squared too
         if reset:
             self._single_output = T.ndim == 1
         elif (T.ndim == 1) != self._single_output:
@@ -69,7 +73,8 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
 
     def _fit_statistics(self, stats):
         """Solve from ``stats``; they become ``moments_`` only if that succeeds."""
-        self._from_statistics(stats)
+        with small_blas(stats.factor.shape[0]):  # D x D work: threads only cost here
+            self._from_statistics(stats)
         self.moments_ = stats
         return self
 
@@ -82,19 +87,19 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
             from .._core.dask_blocks import dask_moments
             stats = dask_moments(self, X, y, sample_weight, reset=not merge)
         else:
-            X, T, sw = self._check_data(X, y, sample_weight, reset=not merge, finite_x=False)
+            X, T, sw = self._check_data(X, y, sample_weight, reset=not merge)
             stats = moments(X, T, sw)
-        if not (np.all(np.isfinite(stats.scatter)) and np.all(np.isfinite(stats.mean))):
+        if not (np.all(np.isfinite(stats.factor)) and np.all(np.isfinite(stats.mean))):
             raise ValueError("Input X contains NaN or infinity (or values so large that "
                              "their squares overflow).")
         if merge:
             stats = self.moments_.merge(stats)
         return stats
 
-    def _gram(self, stats):
-        """``(Phi^T Phi, Phi^T T, trace T^T T)``: centred when the intercept is fitted."""
-        G, C, Stt = stats.blocks(centred=self.fit_intercept)
-        return G, C, float(np.trace(Stt))
+    def _factors(self, stats):
+        """The R factors of ``[Phi, T]`` (:class:`~problin._core.least_squares.Factors`):
+        of the centred data when the intercept is fitted, else of the raw data."""
+        return stats.factors(centred=self.fit_intercept)
 
     def _set_coef(self, stats, W):
         """Store ``coef_`` and ``intercept_`` from the D x K weights ``W``."""
@@ -125,6 +130,16 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         return tags
 
 
-def residual_sum_of_squares(G, C, Stt, W):
-    """``sum |t - Phi w_k|^2`` over the outputs, from the sufficient statistics."""
-    return max(Stt - 2.0 * float(np.sum(W * C)) + float(np.sum(W * (G @ W))), 0.0)
+def warn_least_squares(solution, n_features, singular, stacklevel):
+    """Warn about a least-squares solution (``LeastSquaresSolution``): a
+    ``CollinearityWarning`` with the message ``singular`` (formatted with ``rank`` and
+    ``d``) when it is rank-deficient, a ``NumericalWarning`` with the estimated
+    condition number when fewer than 6 significant digits can be guaranteed."""
+    if solution.rank < n_features:
+        warnings.warn(singular.format(rank=solution.rank, d=n_features), CollinearityWarning,
+                      stacklevel=stacklevel)
+    if solution.digits < 6.0:
+        warnings.warn("the least-squares problem is ill-conditioned: estimated condition "
+                      f"number {solution.condition:.3g} of the (centred, equilibrated) "
+                      f"design; the coefficients may have only about {solution.digits:.0f} "
+                      "correct significant digits", NumericalWarning, stacklevel=stacklevel)

@@ -6,11 +6,13 @@ given as full input vectors, which is radial: ``exp(-|x - mu_i|^2 / (2 s^2))``.
 The constant ``phi_0 = 1`` is left to the model's intercept (``include_bias``
 adds it explicitly, e.g. for a model with ``fit_intercept=False``).
 
-Dask input: ``fit`` reads no rows where nothing is learnt (the polynomial
-basis, given centres) and otherwise places the centres from exact reductions
+Dask input: ``fit`` reads no rows where nothing is learnt (given centres, a
+polynomial basis with ``standardize=False``) and otherwise places the centres
+or finds each feature's mean and standard deviation from exact reductions
 over the chunks: each feature's range for ``spacing="grid"``, exact quantiles
-by a few counting passes for ``spacing="quantile"``; the centres equal those
-of the numpy fit. ``transform`` of a Dask array is a lazy Dask array (each
+by a few counting passes for ``spacing="quantile"``, mergeable moments for the
+polynomial basis; the results equal those of the numpy fit (to rounding for
+the moments). ``transform`` of a Dask array is a lazy Dask array (each
 chunk transformed by the numpy code). Without a pass, NaN in a chunk is then
 reported when that chunk's transform is computed.
 """
@@ -23,6 +25,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.numerics import sigmoid
+from .._core.standardize import column_scaling, column_stats, column_stats_chunk
+from .._core.validation import check_finite_magnitude
 
 __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
 
@@ -44,46 +48,83 @@ class _Basis(TransformerMixin, BaseEstimator):
 
 
 class PolynomialBasis(_Basis):
-    r"""Powers of each feature: ``phi_i(x_j) = x_j^i``, ``i = 1..degree``.
+    r"""Powers of each (standardised) feature: ``phi_i(x_j) = z_j^i``, ``i = 1..degree``.
 
-    Columns are ordered by feature, then power.
+    ``z_j = (x_j - m_j) / s_j`` with ``m_j`` and ``s_j`` the mean and standard
+    deviation of feature ``j`` over the rows given to ``fit`` (``standardize=True``,
+    the default), else ``z_j = x_j``. Columns are ordered by feature, then power.
+
+    With a constant among the basis functions (``include_bias``, or a model
+    that fits an intercept), the powers of ``z`` span exactly the polynomials
+    the powers of ``x`` span, so the model's predictions are the same; but
+    ``(x + 1e8)^3`` next to ``x + 1e8`` are collinear to the last digit, and
+    ``x`` in nanometres has powers of 1e-27. Standardised, the powers are of
+    order one and the fit is the same whatever the units or offsets of the
+    features. (A prior or penalty on the weights then acts on the weights of
+    the standardised powers. Without an intercept the span differs: give
+    ``standardize=False`` for the raw powers, the seeds' basis.)
 
     Parameters
     ----------
     degree : int, default=3
     include_bias : bool, default=False
         Prepend the constant ``phi_0 = 1``.
+    standardize : bool, default=True
+        Take the powers of the standardised features.
+
+    Attributes
+    ----------
+    mean_, scale_ : ndarray of shape (n_features,)
+        ``m`` and ``s`` (``standardize=True`` only; ``s = 1`` for a constant feature).
 
     Examples
     --------
     >>> import numpy as np
     >>> from problin import PolynomialBasis
-    >>> PolynomialBasis(degree=3).fit_transform(np.array([[2.0]]))
+    >>> PolynomialBasis(degree=3, standardize=False).fit_transform(np.array([[2.0]]))
     array([[2., 4., 8.]])
+    >>> PolynomialBasis(degree=2).fit_transform(np.array([[1.0], [3.0]]))
+    array([[-1.,  1.],
+           [ 1.,  1.]])
     """
 
     _parameter_constraints = {"degree": [Interval(Integral, 0, None, closed="left")],
-                              "include_bias": ["boolean"]}
+                              "include_bias": ["boolean"], "standardize": ["boolean"]}
 
-    def __init__(self, degree=3, include_bias=False):
+    def __init__(self, degree=3, include_bias=False, standardize=True):
         self.degree = degree
         self.include_bias = include_bias
+        self.standardize = standardize
 
     def fit(self, X, y=None):
-        """Record the number of features (nothing is learnt)."""
+        """Each feature's mean and standard deviation (``standardize``; on Dask input one
+        reduction over the chunks), else just the number of features."""
         self._validate_params()
-        if is_dask(X):  # nothing to learn: no pass over the chunks
-            from .._core.dask_blocks import dask_features
-            dask_features(self, X, reset=True)
+        for stale in ("mean_", "scale_"):
+            self.__dict__.pop(stale, None)
+        if is_dask(X):
+            from .._core.dask_blocks import dask_features, reduce_chunks
+            X = dask_features(self, X, reset=True)
+            stats = reduce_chunks(column_stats_chunk, X) if self.standardize else None
         else:
-            validate_data(self, X)
+            X = validate_data(self, X, dtype=np.float64)
+            if self.standardize:  # the moments sum squares (Dask: the chunk checks)
+                check_finite_magnitude(X, self)
+            stats = column_stats(X) if self.standardize else None
+        if stats is not None:
+            scaling = column_scaling(stats)
+            self.mean_, self.scale_ = scaling.origin + scaling.offset, scaling.scale
         return self
 
     @lazy_on_dask(columns=lambda self: self._n_out())
     def transform(self, X):
-        """``[1?, x_0, x_0^2, ..., x_0^degree, x_1, ...]`` of shape (n, bias + D degree)."""
+        """``[1?, z_0, z_0^2, ..., z_0^degree, z_1, ...]`` of shape (n, bias + D degree)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.standardize:
+            # x - m is exact for x near m (however far both are from zero); any
+            # rounding of m is one offset of z, whose powers span the same space.
+            X = (X - self.mean_) / self.scale_
         powers = np.arange(1, self.degree + 1)
         out = (X[:, :, None] ** powers).reshape(X.shape[0], -1)
         return np.column_stack([np.ones(X.shape[0]), out]) if self.include_bias else out
@@ -163,7 +204,8 @@ class _CenteredBasis(_Basis):
         D = X.shape[1]
         if self.centers is None and is_dask(X):
             C = _dask_centers(X, self.n_centers, self.spacing)
-        elif self.centers is None:
+        elif self.centers is None:  # from the data: the grid's span must stay finite
+            check_finite_magnitude(X, self)
             C = _place_centers(X, self.n_centers, self.spacing)
         else:
             C = np.asarray(self.centers, dtype=np.float64)

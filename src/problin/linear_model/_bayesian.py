@@ -29,8 +29,10 @@ class BayesianLinearRegression(LinearRegressorBase):
     The intercept has a flat prior: it is centred out (as in scikit-learn) and
     adds ``1 / (beta N)`` to the predictive variance. ``alpha=None`` and/or
     ``beta=None`` are estimated by maximising the evidence ``ln p(t | alpha,
-    beta)`` (type-II maximum likelihood, from one eigendecomposition of
-    ``Phi^T Phi``); all outputs share alpha and beta. ``partial_fit`` is the
+    beta)`` (type-II maximum likelihood, from one singular value
+    decomposition of the data's triangular factor ``R``, ``R^T R = Phi^T Phi``,
+    accurate where an eigendecomposition of ``Phi^T Phi`` would lose the small
+    eigenvalues to rounding); all outputs share alpha and beta. ``partial_fit`` is the
     sequential update, the posterior becoming the prior for the next batch:
     with fixed alpha and beta, ``S_{N+1}^-1 = S_N^-1 + beta Phi_new^T Phi_new``,
     ``m_{N+1} = S_{N+1} (S_N^-1 m_N + beta Phi_new^T t_new)``, carried out on
@@ -124,15 +126,17 @@ class BayesianLinearRegression(LinearRegressorBase):
         self.prior_precision = prior_precision
 
     def _from_statistics(self, stats):
-        G, C, Stt = self._gram(stats)
+        F = self._factors(stats)
+        d = F.xx.shape[0]
         options = {"alpha": self.alpha, "beta": self.beta, "tol": self.tol,
-                   "max_iter": self.max_iter}
+                   "max_iter": self.max_iter, "spread": F.spread}
+        data = (F.xx, F.xt, float(np.sum(F.tt ** 2)), stats.weight)
         if self.prior_mean is None and self.prior_precision is None:
-            post = linear_gaussian_posterior(G, C, Stt, stats.weight, **options)
+            post = linear_gaussian_posterior(*data, **options)
         else:
-            M0 = _check_prior_mean(self.prior_mean, *C.shape, self._single_output)
-            L = _prior_precision_factor(self.prior_precision, G.shape[0])
-            post = general_prior_posterior(G, C, Stt, stats.weight, M0, L, **options)
+            M0 = _check_prior_mean(self.prior_mean, *F.xt.shape, self._single_output)
+            L = _prior_precision_factor(self.prior_precision, d)
+            post = general_prior_posterior(*data, M0, L, **options)
         if not post.converged:
             warnings.warn(f"the evidence approximation did not converge in {self.max_iter} "
                           "iterations", ConvergenceWarning, stacklevel=4)
@@ -142,7 +146,7 @@ class BayesianLinearRegression(LinearRegressorBase):
         self._cov_factor = post.cov_factor()
         # Flat prior on the intercept: b | w ~ N(t_bar - x_bar^T w, 1 / (beta N)).
         self._intercept_var = 1.0 / (post.beta * stats.weight) if self.fit_intercept else 0.0
-        self._x_mean = stats.x_mean if self.fit_intercept else np.zeros(G.shape[0])
+        self._x_mean = stats.x_mean if self.fit_intercept else np.zeros(d)
         S = post.covariance()
         W = post.mean.T
         if self.fit_intercept:

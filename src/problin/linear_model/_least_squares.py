@@ -5,10 +5,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._core.least_squares import solve_normal_equations
+from .._core.lstsq import solve_factors
 from .._core.penalized import lasso_gram, lq_gram
-from ..exceptions import CollinearityWarning, ConvergenceWarning
-from ._base import LinearRegressorBase, residual_sum_of_squares
+from ..exceptions import ConvergenceWarning
+from ._base import LinearRegressorBase, warn_least_squares
 
 __all__ = ["LinearRegression"]
 
@@ -22,6 +22,14 @@ class LinearRegression(LinearRegressorBase):
 
     (the intercept ``b`` is never penalised). ``alpha = 0``: maximum likelihood,
     ``W = Phi^+ T``; ``q = 2``: ridge, ``(Phi^T Phi + alpha I) W = Phi^T T``.
+
+    Both are solved from the triangular factor ``R`` of the (centred) data,
+    read in one pass (see :mod:`problin._core.tsqr`), by back substitution, an
+    SVD of ``R`` (minimum norm, rank-deficient data) or the factor of ``[R;
+    sqrt(alpha) I]`` (ridge): as accurate as QR of the rows
+    (``numpy.linalg.lstsq``), not the normal equations, which square the
+    condition number. A ``NumericalWarning`` gives the estimated condition
+    number when fewer than 6 significant digits can be guaranteed.
 
     Parameters
     ----------
@@ -82,23 +90,25 @@ class LinearRegression(LinearRegressorBase):
         self.max_iter = max_iter
 
     def _from_statistics(self, stats):
-        G, C, Stt = self._gram(stats)
+        F = self._factors(stats)
         alpha, q = float(self.alpha), float(self.q)
+        d, k = F.xt.shape
         self.n_iter_, converged = 1, True
-        if alpha == 0.0 or q == 2.0:
-            W, self.rank_ = solve_normal_equations(G, C, alpha)
-            if self.rank_ < G.shape[0]:
-                warnings.warn(f"Phi^T Phi is singular (rank {self.rank_} < {G.shape[0]} "
-                              "features: collinear or constant columns, or fewer rows than "
-                              "features); returning the minimum-norm least-squares solution",
-                              CollinearityWarning, stacklevel=4)
-        else:
+        if alpha == 0.0 or q == 2.0:  # from the R factor: as accurate as QR of the rows
+            solution = solve_factors(F, alpha)
+            W, self.rank_ = solution.coef, solution.rank
+            warn_least_squares(solution, d, "Phi^T Phi is singular (rank {rank} < {d} "
+                               "features: collinear or constant columns, or fewer rows than "
+                               "features); returning the minimum-norm least-squares solution",
+                               stacklevel=5)
+        else:  # the iterative solvers work on the Gram matrix R^T R (formed accurately)
+            G, C = F.gram()
             solver = (lambda c: lasso_gram(G, c, alpha, tol=self.tol, max_iter=self.max_iter)) \
                 if q == 1.0 else \
                 (lambda c: lq_gram(G, c, alpha, q, tol=self.tol, max_iter=self.max_iter))
             W = np.empty_like(C)
-            for k in range(C.shape[1]):
-                W[:, k], n_iter, ok = solver(C[:, k])
+            for j in range(k):
+                W[:, j], n_iter, ok = solver(C[:, j])
                 self.n_iter_, converged = max(self.n_iter_, n_iter), converged and ok
             self.rank_ = int(np.sum(np.diag(G) > 0))
         if not converged:
@@ -106,8 +116,8 @@ class LinearRegression(LinearRegressorBase):
                           "iterations; increase max_iter or tol", ConvergenceWarning,
                           stacklevel=4)
         self._set_coef(stats, W)
-        # A perfect fit leaves only rounding: keep beta finite.
-        sse = max(residual_sum_of_squares(G, C, Stt, W), np.finfo(np.float64).eps * Stt,
-                  np.finfo(np.float64).tiny)
-        self.noise_precision_ = stats.weight * C.shape[1] / sse
+        # A perfect fit leaves only rounding: keep beta finite (at most 1 / tiny).
+        sse = max(F.residual_sum_of_squares(W), np.finfo(np.float64).eps
+                  * F.total_sum_of_squares, np.finfo(np.float64).tiny * max(stats.weight * k, 1.0))
+        self.noise_precision_ = stats.weight * k / sse
         return self

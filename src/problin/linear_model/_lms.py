@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.dask_blocks import is_dask
+from .._core.standardize import ColumnScaling, column_scaling, column_stats, column_stats_chunk
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
 
@@ -18,16 +19,28 @@ class LMSRegressor(LinearRegressorBase):
     r"""Least mean squares: stochastic gradient descent on the sum-of-squares error.
 
     One update per sample, ``w <- w + eta (t_n - w^T phi_n) phi_n`` with
-    ``phi_n = [1, x_n]`` (the dummy basis function ``phi_0 = 1`` carries the
+    ``phi_n = [1, z_n]`` (the dummy basis function ``phi_0 = 1`` carries the
     intercept). With a step that decays over epochs it converges to the
     least-squares solution.
+
+    The updates run on standardised features ``z_j = (x_j - m_j) / s_j``,
+    each column's mean and standard deviation over the first data seen (the
+    rows of ``fit``, or the first ``partial_fit`` batch; without an intercept
+    ``z_j = x_j / s_j``, ``s_j`` the root mean square), and the weights are
+    mapped back exactly: ``coef_ = v / s``, ``intercept_ = b - coef_ @ m``.
+    Plain LMS moves ``w_j`` by ``x_nj`` per update, so its path (and where a
+    finite number of epochs leaves it) depends on the units of the columns, and
+    a column far from zero conditions it like a second intercept;
+    standardised, scaling a column by ``c`` divides its weight by ``c`` and
+    shifting it changes only the intercept, whatever the epochs.
 
     Parameters
     ----------
     eta0 : float, default=0.1
         Relative learning rate: the step is ``eta = eta0 / mean |phi_n|^2``
-        (measured on the first data seen), so ``eta0`` does not depend on the
-        scale of the inputs; LMS is stable in the mean for ``eta0 < 2``.
+        with the standardised ``phi_n``, i.e. ``eta0 / (1 + D)`` for ``D``
+        non-constant features with an intercept, so ``eta0`` does not depend
+        on the units of the inputs; LMS is stable in the mean for ``eta0 < 2``.
     learning_rate : {"invscaling", "constant"}, default="invscaling"
         ``"invscaling"``: ``eta_e = eta / e^power_t`` in epoch ``e = 1, 2, ...``
         (Robbins-Monro for ``1/2 < power_t <= 1``: converges to least squares);
@@ -36,8 +49,9 @@ class LMSRegressor(LinearRegressorBase):
     max_iter : int, default=100
         Epochs (passes over the data) of ``fit``; ``partial_fit`` makes one.
     tol : float, default=1e-4
-        ``fit`` stops when an epoch moves no weight by more than ``tol``
-        relative to the largest weight.
+        ``fit`` stops when an epoch moves no weight of the standardised
+        features by more than ``tol`` relative to the largest (or to 1):
+        a rule that does not depend on the units of the inputs.
     shuffle : bool, default=True
         Visit the samples in a new random order each epoch.
     random_state : int, RandomState instance or None, default=None
@@ -121,10 +135,11 @@ class LMSRegressor(LinearRegressorBase):
 
         Streaming semantics (see docs/streaming.md):
 
-        * State kept between calls: the weights, the step ``eta`` (measured
-          on the *first* batch: ``eta0 / (mean |x|^2 + 1)``), the
-          learning-rate clock ``t_`` and the shuffling random generator
-          (seeded by ``random_state`` on the first call).
+        * State kept between calls: the weights, the standardisation of the
+          columns (each one's mean and standard deviation over the *first*
+          batch, kept for every later batch), the step ``eta`` (``eta0 / (1 +
+          D)``), the learning-rate clock ``t_`` and the shuffling random
+          generator (seeded by ``random_state`` on the first call).
         * Every call is one epoch over its own batch and advances ``t_`` by
           one: with ``learning_rate="invscaling"`` call ``i`` uses
           ``eta / i^power_t``, so the step decays per *call*, not per row.
@@ -173,11 +188,24 @@ class LMSRegressor(LinearRegressorBase):
         self._rng = check_random_state(self.random_state)
         self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
         if is_dask(X):  # one reduction pass over the chunks
-            square_norm = float((X.astype(np.float64) ** 2).sum(axis=1).mean().compute())
+            from .._core.dask_blocks import reduce_chunks
+            stats = reduce_chunks(column_stats_chunk, X)
         else:
-            square_norm = float(np.mean(np.einsum("ij,ij->i", X, X, dtype=np.float64)))
-        self._step = self.eta0 / max(square_norm + int(self.fit_intercept), 1e-300)
+            stats = column_stats(X)
+        scaling = column_scaling(stats, centre=self.fit_intercept)
+        # Arrays (not the record) persist between calls: model files store them as they are.
+        self._x_origin, self._x_offset, self._x_scale = \
+            scaling.origin, scaling.offset, scaling.scale
+        # mean |phi|^2 of the standardised features: 1 per varying column (a
+        # constant or all-zero column is exactly 0 once standardised), plus phi_0.
+        varying = stats.sq[0] > 0 if self.fit_intercept \
+            else (stats.sq[0] > 0) | (stats.means[0] != 0)
+        square_norm = float(np.sum(varying)) + int(self.fit_intercept)
+        self._step = self.eta0 / max(square_norm, 1.0)
         self.t_ = 0
+
+    def _scaling(self):
+        return ColumnScaling(self._x_origin, self._x_offset, self._x_scale)
 
     def _epoch(self, X, T):
         """One pass of ``w <- w + eta (t_n - w^T phi_n) phi_n``; returns the largest move.
@@ -193,20 +221,23 @@ class LMSRegressor(LinearRegressorBase):
         order = self._rng.permutation(X.shape[0]) if self.shuffle else None
         off = int(self.fit_intercept)
         step = functools.partial(_rows_step, eta=eta, off=off)
-        before = self._W
+        scaling = self._scaling()
+        before = self._W  # standardised weights [b_z, v]
         if is_dask(X):
             from .._core.dask_online import sequential_epoch
-            W = sequential_epoch(step, before, _dask_rows, X, T, order=order)
+            prepare = functools.partial(_dask_rows, scaling=scaling)
+            W = sequential_epoch(step, before, prepare, X, T, order=order)
         else:
             W = before
             for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
                 idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
-                W = step(W, lo, X[idx], T[idx])
+                W = step(W, lo, scaling.transform(X[idx]), T[idx])
         self._W = W
-        Wx = W[:, off:]
-        self.coef_ = Wx[0].copy() if self._single_output else Wx.copy()
-        self.intercept_ = (float(W[0, 0]) if self._single_output else W[:, 0].copy()) \
-            if off else (0.0 if self._single_output else np.zeros(W.shape[0]))
+        coef = scaling.coef(W[:, off:])  # back to raw units
+        b = scaling.intercept(W[:, 0], coef) if off else np.zeros(W.shape[0])
+        self.coef_ = coef[0].copy() if self._single_output else coef
+        self.intercept_ = float(b[0]) if self._single_output else b
+        # (unit-free: the standardised weights' move)
         return float(np.max(np.abs(W - before)))
 
 
@@ -219,14 +250,15 @@ def _rows_step(W, first, X, T, eta, off):
     return W
 
 
-def _dask_rows(k, lo, Xb, Tb):
-    """Chunk ``k`` of Dask input as float rows and targets; NaN or inf named by chunk."""
+def _dask_rows(k, lo, Xb, Tb, scaling):
+    """Chunk ``k`` of Dask input as standardised float rows and targets; NaN or inf
+    named by chunk."""
     from .._core.dask_blocks import _check_chunk
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, lo, "X", Xb)
     Tb = np.asarray(Tb, dtype=np.float64)  # 2-D: ``_data`` gives every target a column
-    _check_chunk(k, lo, "y", Tb)
-    return Xb, Tb
+    _check_chunk(k, lo, "y", Tb, bounded=True)  # a regression target: squared too
+    return scaling.transform(Xb), Tb
 
 
 def _lms_pass(w, X, t, eta, off):

@@ -4,6 +4,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import is_classifier
 
+from .._core.validation import MAX_MAGNITUDE, extreme_entries, within_magnitude
 from ..metrics import brier_score, expected_calibration_error
 from . import plots
 from .html import render_page
@@ -43,7 +44,8 @@ def _classifier_metrics(model, X, y, pred, proba, classes):
         if hasattr(model, "predict_log_proba"):
             log_p = model.predict_log_proba(X)
             cols = np.searchsorted(np.asarray(classes), y)
-            scores["log_loss"] = float(-np.mean(log_p[np.arange(len(y)), cols]))
+            with np.errstate(over="ignore"):  # rows far from the data: log p ~ -1e300
+                scores["log_loss"] = float(-np.mean(log_p[np.arange(len(y)), cols]))
         scores["brier"] = brier_score(proba, y, classes)
         scores["ece"] = expected_calibration_error(proba, y, classes)
     return scores
@@ -51,6 +53,47 @@ def _classifier_metrics(model, X, y, pred, proba, classes):
 
 def _known_labels(y, classes):
     return np.isin(np.asarray(y), np.asarray(classes))
+
+
+def _far_rows(X, names, classifier):
+    """``(mask, note)``: the rows holding feature values beyond ``MAX_MAGNITUDE`` (1e144)
+    and a note naming them, or ``(None, None)``. Classifiers score such rows (their
+    probabilities are computed by per-row scaling), but a plot axis spanning them
+    would reach the end of the float range, so the plots leave them out; a
+    regressor's predictions there are themselves near or beyond that end (a
+    residual squared overflows), so its scores leave them out too."""
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0 or within_magnitude(values):
+        return None, None
+    rows, cols, largest = extreme_entries(X)
+    mask = np.zeros(X.shape[0], dtype=bool)
+    mask[rows] = True
+    shown = [names[j] for j in cols[:10]] + (["..."] if len(cols) > 10 else [])
+    return mask, (f"{rows.size} row{'s' * (rows.size != 1)} (first: row {int(rows[0])}) "
+                  f"hold feature values beyond ±{MAX_MAGNITUDE:.0e} (up to {largest:.3g}, in "
+                  f"{', '.join(map(str, shown))}): they are "
+                  + ("scored but left out of the plots." if classifier else
+                     "left out of the scores and plots."))
+
+
+def _plot_rows(dense, y, far):
+    """The rows the plots show: all but the ``far`` ones (``None`` if none is left)."""
+    if dense is None or far is None:
+        return dense, y
+    keep = ~far
+    return (dense[keep] if keep.any() else None), (None if y is None else y[keep])
+
+
+def _require_finite(est, values, what, far):
+    """A clear error if the model gave NaN or infinite ``what`` for some rows."""
+    values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
+    bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
+    if bad.size:
+        why = (" (rows with feature values beyond the float range the model can handle)"
+               if far is not None and far[bad].any() else "")
+        raise ValueError(f"{type(est).__name__} gave {what} that are not finite for "
+                         f"{bad.size} row{'s' * (bad.size != 1)} (first: row {int(bad[0])})"
+                         f"{why}: the report needs finite values; remove or rescale them.")
 
 
 def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=None,
@@ -86,18 +129,23 @@ def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=
     sparse = sp.issparse(X)
     dense = None if sparse else np.asarray(X, dtype=np.float64)
     classifier = is_classifier(est)
+    far, far_note = _far_rows(X if sparse else dense, names, classifier)
     pred = np.asarray(model.predict(X))
+    if not classifier:
+        _require_finite(est, pred if far is None else pred[~far], "predictions", None)
     step()
     d = X.shape[1]
     meta = describe_model(model, bundle, [(
         "data", f"{source or 'given arrays'}: {X.shape[0]} rows, {d} feature{'s' * (d != 1)}"
         + ("" if y is not None else " (no target column: no scores)"))])
-    tables, figures, notes = [], [], []
+    tables, figures, notes = [], [], [] if far_note is None else [far_note]
     if y is not None:
         y = np.asarray(y)
     if classifier:
         classes = list(est.classes_)
         proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
+        if proba is not None:
+            _require_finite(est, proba, "probabilities", far)
         if y is not None and not _known_labels(y, classes).all():
             notes.append("Some target values are not among the model's classes: scores skipped.")
             y = None
@@ -112,6 +160,7 @@ def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=
                             "Mean predicted probability against observed frequency, in "
                             "10 equal-width bins; on the diagonal when calibrated."))
         step()
+        dense, y = _plot_rows(dense, y, far)
         if dense is not None and names:
             chosen = choose_features(model, dense, names, features)
             regions = plots.regions_plot(model, dense, y, names, chosen, classes)
@@ -123,6 +172,8 @@ def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=
             figures.append(("Uncertainty", plots.uncertainty_plot(model, dense, y, names, chosen),
                             "Posterior standard deviation of the linear predictor."))
     else:
+        if y is not None and far is not None:  # see _far_rows
+            y, pred = (y[~far], pred[~far]) if not far.all() else (None, pred)
         if y is not None:
             resid = y.astype(np.float64) - pred
             scores = {"rmse": float(np.sqrt(np.mean(resid ** 2))),
@@ -134,6 +185,7 @@ def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=
             figures.append(("Residuals", plots.regression_plot(y, pred, "residuals"),
                             "Residuals against predictions: no pattern when the model fits."))
         step()
+        dense = _plot_rows(dense, None, far)[0]  # (y: already left out)
         if dense is not None and names:
             chosen = choose_features(model, dense, names, features)
             figures.append(("Predictive uncertainty",

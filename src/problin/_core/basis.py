@@ -1,0 +1,195 @@
+"""The equilibrated, centred coordinates in which the GLM engine works.
+
+A fit's answer must not depend on the units or the offsets of the columns:
+a column in dollars next to a proportion, or a year next to a rate. In raw
+units the Hessian of such data mixes scales of 1e-12 and 1e12 (a pivot
+threshold then drops the small direction) and a column at 1e6 +- 1 is
+nearly collinear with the intercept (a rank test then flags it). So the
+engine solves in the coordinates of the standardised columns
+
+    z_j = (x_j - c_j) / s_j,     eta = b_z + z^T w_z,
+
+and maps the answer back exactly: ``w = w_z / s``, ``b = b_z - c^T w``,
+``Cov(theta) = T Cov(theta_z) T^T``. ``c`` and ``s`` are the mean and
+standard deviation of a fixed, evenly spaced sample of rows: statistics that
+transform with the data (scaling a column by ``a`` scales its ``c`` and ``s``
+by ``a``), which is all the equivariance needs; they need not be exact. They
+are weighted by the sample weights, so that on data of up to ``SAMPLE_ROWS``
+rows (where the sample is every row) weight 2 and a repeated row, or weight
+0 and a removed row, give the same basis, and so the same rounding.
+
+The centre is used only where the design has an intercept to absorb it and
+some column sits far from zero relative to its spread (dense data only:
+subtracting it from sparse columns would fill them in). Then each row block
+is standardised as it is read (a copy of the block, in cache); otherwise the
+blocks are read as they are and only the parameters are rescaled, which is
+exact and free.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["ColumnBasis", "SAMPLE_ROWS"]
+
+# Rows of the evenly spaced sample: enough for a spread accurate to a few
+# per cent (what conditioning needs), few enough to cost nothing.
+SAMPLE_ROWS = 4096
+# A column whose mean exceeds this many standard deviations loses about
+# log10(ratio) digits to cancellation in raw units: centre the blocks then.
+_CENTRE_RATIO = 8.0
+# Columns whose scale is outside this range could overflow or underflow in
+# the float32 Gram products used for Newton directions (without centring,
+# blocks are read in raw units): such designs use double precision only.
+_SINGLE_SAFE = (1e-15, 1e15)
+
+
+def sample_rows(n_samples, size=SAMPLE_ROWS):
+    """Evenly spaced row indices (all rows when there are few)."""
+    if n_samples <= size:
+        return np.arange(n_samples)
+    return np.unique(np.linspace(0, n_samples - 1, size).astype(np.intp))
+
+
+class ColumnBasis:
+    """The map between raw parameters ``[b, w]`` and standardised ones ``[b_z, w_z]``.
+
+    Parameters
+    ----------
+    scale : ndarray of shape (d,)
+        Positive column scales ``s``.
+    center : ndarray of shape (d,) or None
+        Column centres ``c`` (None: the blocks are not centred).
+    intercept : bool
+        Whether the parameters start with an intercept.
+    """
+
+    def __init__(self, scale, center=None, intercept=True):
+        self.scale = np.asarray(scale, dtype=np.float64)
+        self.center = None if center is None else np.asarray(center, dtype=np.float64)
+        self.intercept = bool(intercept)
+        lo, hi = _SINGLE_SAFE
+        self.single_safe = self.center is not None or bool(
+            np.all((self.scale >= lo) & (self.scale <= hi)))
+
+    @classmethod
+    def from_sample(cls, Xs, intercept=True, weights=None, centre="auto"):
+        """The basis of a design from a sample of its rows (dense or sparse).
+
+        ``centre``: "auto" centres only where some column sits far from zero;
+        "always" centres every dense design with an intercept (models whose
+        intercept prior is placed at the centre of the data).
+
+        Scales are the sample's standard deviations; a column constant in the
+        sample gets its own magnitude (or 1 when it is zero there), so that a
+        truly constant column becomes exactly zero after centring.
+        """
+        if weights is not None and np.any(weights > 0):
+            keep = np.flatnonzero(weights > 0)
+            Xs, w = Xs[keep], np.asarray(weights, dtype=np.float64)[keep]
+        else:
+            w = np.ones(Xs.shape[0])
+        if Xs.shape[0] == 0:
+            return cls(np.ones(Xs.shape[1]), None, intercept)
+        w = w / w.sum()
+        with np.errstate(over="ignore", invalid="ignore"):  # huge values: scale 1
+            if sp.issparse(Xs):  # a wide sparse sample stays sparse
+                Xs = sp.csr_matrix(Xs, dtype=np.float64)
+                mean = np.asarray(Xs.T @ w).ravel()
+                second = np.asarray(Xs.multiply(Xs).T @ w).ravel()
+                std = np.sqrt(np.maximum(second - mean ** 2, 0.0))  # only a scale
+            else:
+                Xs = np.asarray(Xs, dtype=np.float64)
+                mean = w @ Xs
+                std = np.sqrt(w @ np.square(Xs - mean))
+        scale = np.where(std > 0, std, np.where(mean != 0, np.abs(mean), 1.0))
+        scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+        center = None
+        mean = np.where(np.isfinite(mean), mean, 0.0)
+        far = np.any(np.abs(mean) > _CENTRE_RATIO * scale)
+        if intercept and not sp.issparse(Xs) and (far or centre == "always"):
+            center = mean
+        return cls(scale, center, intercept)
+
+    @classmethod
+    def of(cls, X, intercept=True, sample_weight=None, centre="auto"):
+        """The basis of an in-memory ``X`` (numpy, sparse): from :func:`sample_rows`.
+        Sparse data are never centred (it would densify them)."""
+        rows = sample_rows(X.shape[0])
+        return cls.from_sample(X[rows], intercept,
+                               None if sample_weight is None else sample_weight[rows], centre)
+
+    # ------------------------------------------------------------------ blocks
+    def standardise(self, Xb):
+        """``(X_b - c) / s`` as a new float64 array (centred bases, dense blocks)."""
+        out = np.subtract(Xb, self.center, dtype=np.float64)
+        out *= 1.0 / self.scale
+        return out
+
+    def multipliers(self):
+        """``m`` with ``theta_kernel = m * theta_z`` for uncentred designs:
+        ``[1, 1/s]`` (or ``1/s`` without an intercept)."""
+        inv = 1.0 / self.scale
+        return np.concatenate(([1.0], inv)) if self.intercept else inv
+
+    # -------------------------------------------------------------- parameters
+    def _blocks(self, theta):
+        p = self.scale.size + int(self.intercept)
+        theta = np.asarray(theta, dtype=np.float64)
+        return theta.reshape(-1, p), theta.shape
+
+    def to_raw(self, theta_z):
+        """``T theta_z`` per class block: ``w = w_z / s``, ``b = b_z - c^T w``."""
+        Z, shape = self._blocks(theta_z)
+        out = Z * self.multipliers()
+        if self.center is not None:
+            out[:, 0] -= out[:, 1:] @ self.center
+        return out.reshape(shape)
+
+    def to_standard(self, theta):
+        """``T^-1 theta``: the standardised parameters of raw ones."""
+        R, shape = self._blocks(theta)
+        out = R.copy()
+        if self.center is not None:
+            out[:, 0] += R[:, 1:] @ self.center
+        out /= self.multipliers()
+        return out.reshape(shape)
+
+    def transform_matrix(self, n_blocks=1):
+        """``T`` (block diagonal over ``n_blocks`` class blocks), for covariances."""
+        T = np.diag(self.multipliers())
+        if self.center is not None:
+            T[0, 1:] = -self.center / self.scale
+        return np.kron(np.eye(n_blocks), T) if n_blocks > 1 else T
+
+    def covariance_to_raw(self, cov_z, n_blocks=1, flat=None):
+        """``T Cov_z T^T``; parameters with NaN rows (not identified) are held
+        fixed in the map (their NaN rows and columns are restored after).
+
+        ``flat``: a direction ``u`` along which the likelihood and prior are
+        flat (the common shift of all softmax intercepts), on which ``Cov_z``
+        is reported on the constraint ``u^T theta_z = 0``. The raw convention
+        is ``u^T theta = 0`` (``u^T T theta_z = 0``): the covariance is first
+        carried along ``u`` onto that hyperplane, ``Q = I - u v^T / (v^T u)``
+        with ``v = T^T u``.
+        """
+        lost = np.isnan(np.diag(cov_z))
+        C = np.where(np.isnan(cov_z), 0.0, cov_z)
+        T = self.transform_matrix(n_blocks)
+        if flat is not None and self.center is not None:
+            u = np.asarray(flat, dtype=np.float64)
+            v = T.T @ u
+            Q = np.eye(u.size) - np.outer(u, v) / float(v @ u)
+            C = Q @ C @ Q.T
+        raw = T @ C @ T.T
+        raw = 0.5 * (raw + raw.T)
+        raw[lost, :] = np.nan
+        raw[:, lost] = np.nan
+        return raw
+
+    def precision_to_standard(self, P_diag):
+        """A diagonal prior precision on raw slopes, in standardised
+        coordinates: ``alpha_j s_j^2``. The intercept's entry is kept: in a
+        centred basis it is then a prior on the intercept at the centre."""
+        m = self.multipliers()
+        p = m.size
+        P = np.asarray(P_diag, dtype=np.float64).reshape(-1, p)
+        return (P * m ** 2).ravel()

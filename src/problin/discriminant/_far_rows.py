@@ -1,0 +1,91 @@
+"""Gaussian class scores at rows far from every class, formed without overflow.
+
+``a_k(x) = c_k - |(x - mu_k)^T P_k|^2 / 2`` overflows once ``x`` is beyond
+~1e154 (or less, for a small variance): the quadratic forms become ``inf``
+(``inf - inf = NaN`` in ``x - mu_k`` or in the product), every ``a_k`` is
+``-inf`` and the softmax is NaN. Such rows are recomputed on ``u = x / s``
+(``s`` a power of two, :func:`~problin._core.extreme.row_scale`): ``q_k =
+|(u - mu_k / s)^T P_k|^2`` is finite and ``a_k = c_k - s^2 q_k / 2``, or, for
+the posterior, ``c_k - s^2 (q_k - q_ref) / 2`` with ``ref`` the nearest class
+in the scaled metric: finite or ``-inf``, so the posterior is the one the
+model implies (one-hot at 1e200 for the class whose covariance is widest
+along ``x``).
+
+With a shared covariance ("tied", "spherical") the ``s^2`` terms are equal
+for all classes and cancel in the posterior: there it is the softmax of the
+linear scores ``x^T Sigma^-1 mu_k + c_k'`` instead (differences of quadratic
+forms of size ``s^2`` would lose the ``s``-sized differences to rounding).
+"""
+import numpy as np
+
+from .._core.blocks import iter_blocks
+from .._core.extreme import fix_linear_rows, overflowed_rows, row_scale
+
+__all__ = ["fix_far_rows", "linear_posterior_scores"]
+
+_LOG_2PI = np.log(2.0 * np.pi)
+_ROWS = 2048
+
+
+def _constants(model):
+    """``c_k = log pi_k - log|Sigma_k| / 2 - D/2 log 2 pi`` (``-inf``: a class of prior 0)."""
+    D = model.means.shape[1]
+    return model.log_priors + model.half_logdet_precision() - 0.5 * D * _LOG_2PI
+
+
+def _scaled_scores(Xc, model, relative):
+    """Scores of the centred rows ``Xc`` (dense, few) from per-row scaled quadratic forms."""
+    s = row_scale(Xc)
+    U = Xc / s[:, None]
+    M = (model.means - model.shift)
+    K = M.shape[0]
+    q = np.empty((Xc.shape[0], K))
+    for k in range(K):
+        R = U - M[k] / s[:, None]  # M[k] / s may underflow to 0: then it is negligible
+        if model.kind == "full":
+            Y = R @ model.prec_chol[k]
+        elif model.kind == "tied":
+            Y = R @ model.prec_chol
+        else:
+            Y = R * model.prec_chol[k]
+        q[:, k] = np.einsum("ij,ij->i", Y, Y)
+    c = _constants(model)
+    live = np.isfinite(c)
+    if relative:
+        q = q - np.min(np.where(live, q, np.inf), axis=1)[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = c - 0.5 * (s[:, None] * (s[:, None] * q))
+    out[:, ~live] = -np.inf
+    return out
+
+
+def fix_far_rows(out, X, model, relative):
+    """``out`` (the plain ``a_k``, shape (n, K)) with the rows where a quadratic form
+    overflowed recomputed by :func:`_scaled_scores`; modified in place."""
+    bad = overflowed_rows(out, np.isfinite(model.log_priors))
+    for i in range(0, bad.size, _ROWS):
+        rows = bad[i:i + _ROWS]
+        Xc = np.subtract(np.asarray(X[rows]), model.shift, dtype=np.float64)
+        out[rows] = _scaled_scores(Xc, model, relative)
+    return out
+
+
+def linear_posterior_scores(X, model):
+    """``a_k(x)`` up to a per-row term for a shared covariance: ``x_c^T w_k + c_k'``
+    with ``w_k = Sigma^-1 (mu_k - shift)`` (``x_c`` centred rows), by row blocks;
+    overflowing rows are recomputed scaled (:func:`~problin._core.extreme.fix_linear_rows`)."""
+    M = model.means - model.shift
+    if model.kind == "tied":
+        MP = M @ model.prec_chol
+        W = MP @ model.prec_chol.T
+    else:  # spherical: one standard deviation for every class and feature
+        MP = M * model.prec_chol
+        W = MP * model.prec_chol
+    c = _constants(model) - 0.5 * np.sum(MP * MP, axis=1)
+    out = np.empty((X.shape[0], M.shape[0]))
+    for lo, hi, Xb in iter_blocks(X):
+        Xc = np.subtract(Xb, model.shift, dtype=np.float64)
+        out[lo:hi] = Xc @ W.T
+        out[lo:hi] += c
+        fix_linear_rows(out[lo:hi], Xc, W, c, relative=True)
+    return out
