@@ -77,6 +77,12 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
                                           self.fit_intercept, standardise=True)
         objective, theta0 = self._objective(design, t, sw)
         self.solver_ = self._choose_solver(objective)
+        if self.solver_ == "lbfgs" and sp.issparse(getattr(design, "X", None)):
+            # L-BFGS runs in its own standardised coordinates (ascent.Standardiser,
+            # full-data moments) and sparse columns are never centred: the
+            # design's rescaling would only change the rounding of its path.
+            design = Design(design.X, design.intercept)
+            objective, theta0 = self._objective(design, t, sw)
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[self.solver_]
         options = {}
         if self.solver_ == "newton":

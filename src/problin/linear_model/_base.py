@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.blocks import small_blas
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.least_squares import moments
-from .._core.validation import check_finite_magnitude, check_sample_weight
+from .._core.validation import MAX_MAGNITUDE, check_finite_magnitude, check_sample_weight
 from ..exceptions import CollinearityWarning, NumericalWarning
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
@@ -17,17 +17,20 @@ __all__ = ["LinearRegressorBase", "warn_least_squares"]
 class LinearRegressorBase(RegressorMixin, BaseEstimator):
     """Validation and ``predict`` of ``y(x) = W x + b``; ``t`` 1-D or 2-D (K outputs)."""
 
-    def _check_data(self, X, y, sample_weight, reset):
+    def _check_data(self, X, y, sample_weight, reset, check_values=True):
         """Checked ``X`` (never copied when C-contiguous float), 2-D targets and weights.
 
         X and the targets are rejected if they hold NaN, infinity or values
-        whose squares overflow (one pass each, see ``check_finite_magnitude``).
+        whose squares overflow (one pass each, see ``check_finite_magnitude``);
+        ``check_values=False``: the caller finds them from the statistics of the
+        pass that reads the data anyway (see :meth:`_statistics`).
         """
         X, y = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32],
                              multi_output=True, y_numeric=True, ensure_all_finite=False)
-        check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         T = np.asarray(y, dtype=np.float64)
-        check_finite_magnitude(T, name="y")  # the targets are squared too
+        if check_values:
+            check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
+            check_finite_magnitude(T, name="y")  # the targets are squared too
         if reset:
             self._single_output = T.ndim == 1
         elif (T.ndim == 1) != self._single_output:
@@ -87,8 +90,12 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
             from .._core.dask_blocks import dask_moments
             stats = dask_moments(self, X, y, sample_weight, reset=not merge)
         else:
-            X, T, sw = self._check_data(X, y, sample_weight, reset=not merge)
+            X, T, sw = self._check_data(X, y, sample_weight, reset=not merge,
+                                        check_values=False)
             stats = moments(X, T, sw)
+            if not _statistics_bounded(stats, sw):  # (rare: only then a pass of its own)
+                check_finite_magnitude(X, self)  # names the columns and rows
+                check_finite_magnitude(T, name="y")  # the targets are squared too
         if not (np.all(np.isfinite(stats.factor)) and np.all(np.isfinite(stats.mean))):
             raise ValueError("Input X contains NaN or infinity (or values so large that "
                              "their squares overflow).")
@@ -143,3 +150,17 @@ def warn_least_squares(solution, n_features, singular, stacklevel):
                       f"number {solution.condition:.3g} of the (centred, equilibrated) "
                       f"design; the coefficients may have only about {solution.digits:.0f} "
                       "correct significant digits", NumericalWarning, stacklevel=stacklevel)
+
+
+def _statistics_bounded(stats, sample_weight):
+    """Whether the pass's statistics prove every value finite and within
+    ``MAX_MAGNITUDE``: ``|z_i| <= |z_i - mean| + |mean| <= sqrt(S_jj / w_i) + |mean_j|``
+    with ``S_jj`` the column's scatter (``R``'s column norm squared), so a bound
+    on ``sqrt(S_jj) + |mean_j|`` covers every row of weight >= 1 (and NaN or
+    infinity make it non-finite). Where it fails (or weights are small) the
+    data are checked value by value: the statistics cost no pass of their own."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = np.sqrt(np.einsum("ij,ij->j", stats.factor, stats.factor))
+        bound = spread + np.abs(stats.mean)
+    light = sample_weight is not None and np.any((sample_weight > 0) & (sample_weight < 1))
+    return bool(np.all(bound <= MAX_MAGNITUDE)) and not light
