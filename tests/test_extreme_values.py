@@ -21,8 +21,8 @@ from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 
 import problin
 from problin import (BayesianLogisticRegression, GaussianDiscriminantAnalysis, GaussianNB,
-                     LinearDiscriminantAnalysis, LogisticRegression,
-                     QuadraticDiscriminantAnalysis)
+                     LinearDiscriminantAnalysis, LinearRegression, LMSRegressor,
+                     LogisticRegression, QuadraticDiscriminantAnalysis)
 
 mp.mp.dps = 700  # a_k of a row at 1e308 are ~1e616; their differences ~1e308
 RNG = np.random.default_rng(13)
@@ -356,3 +356,21 @@ def test_cli_predict_and_report_far_rows(tmp_path, model):
         assert "Traceback" not in report.stderr
     else:
         _one_line_error(report)
+
+
+@pytest.mark.parametrize("model", [LinearRegression(), LMSRegressor(random_state=0)],
+                         ids=["LinearRegression", "LMSRegressor"])
+def test_regression_predictions_never_nan_where_products_overflow(model):
+    # weights 2 and -2 on a row of 1e308, 1e308: each product overflows to +-inf and
+    # their sum was NaN; the scaled row gives the true value 1e308 (2 w_0 + ...) rounded
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = 2.0 * X[:, 0] - 2.0 * X[:, 1] + 0.01 * rng.normal(size=400)
+    fit = model.fit(X, y)
+    rows = np.array([[1e308, 1e308], [1e308, -1e308], [1.0, 2.0]])
+    pred = fit.predict(rows)
+    assert not np.isnan(pred).any()
+    w = fit.coef_.ravel()
+    assert pred[0] == pytest.approx(1e308 * (w[0] + w[1]), rel=1e-6)  # finite: ~1e305
+    assert pred[1] == np.inf
+    assert pred[2] == pytest.approx(fit.intercept_ + w @ [1.0, 2.0])

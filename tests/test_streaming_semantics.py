@@ -105,6 +105,7 @@ def reference_lms(X, t, cuts, eta0, learning_rate, power_t, shuffle, seed):
     rng = np.random.RandomState(seed)
     first = X[cuts[0]:cuts[1]]
     mean, std = first.mean(axis=0), first.std(axis=0)
+    std = np.where(std > 0, std, 1.0)  # a column constant in the first batch: scale 1
     Z = (X - mean) / std
     eta = eta0 / (X.shape[1] + 1.0)
     v, b = np.zeros(X.shape[1]), 0.0

@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.blocks import small_blas
 from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.least_squares import moments
+from .._core.extreme import linear_scores
 from .._core.validation import MAX_MAGNITUDE, check_finite_magnitude, check_sample_weight
 from ..exceptions import CollinearityWarning, NumericalWarning
 
@@ -129,7 +130,10 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X @ self.coef_.T.astype(np.float64) + self.intercept_
+        # rows holding huge values (1e308 next to another): +-inf where the value
+        # is beyond the float range, never NaN from inf - inf (extreme.linear_scores)
+        out = linear_scores(X, np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_))
+        return out[:, 0] if np.ndim(self.coef_) == 1 else out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -196,11 +196,11 @@ class LMSRegressor(LinearRegressorBase):
         # Arrays (not the record) persist between calls: model files store them as they are.
         self._x_origin, self._x_offset, self._x_scale = \
             scaling.origin, scaling.offset, scaling.scale
-        # mean |phi|^2 of the standardised features: 1 per varying column (a
-        # constant or all-zero column is exactly 0 once standardised), plus phi_0.
-        varying = stats.sq[0] > 0 if self.fit_intercept \
-            else (stats.sq[0] > 0) | (stats.means[0] != 0)
-        square_norm = float(np.sum(varying)) + int(self.fit_intercept)
+        # mean |phi|^2 of the standardised features: 1 per column, plus phi_0.
+        # (Every column counts, also one constant in the statistics: partial_fit
+        # fixes the scaling from its first batch, where a column may be constant
+        # that varies in later batches; a step sized without it diverged there.)
+        square_norm = float(X.shape[1]) + int(self.fit_intercept)
         self._step = self.eta0 / max(square_norm, 1.0)
         self.t_ = 0
 
