@@ -144,15 +144,6 @@ class ColumnBasis:
             out[:, 0] -= out[:, 1:] @ self.center
         return out.reshape(shape)
 
-    def to_standard(self, theta):
-        """``T^-1 theta``: the standardised parameters of raw ones."""
-        R, shape = self._blocks(theta)
-        out = R.copy()
-        if self.center is not None:
-            out[:, 0] += R[:, 1:] @ self.center
-        out /= self.multipliers()
-        return out.reshape(shape)
-
     def transform_matrix(self, n_blocks=1):
         """``T`` (block diagonal over ``n_blocks`` class blocks), for covariances."""
         T = np.diag(self.multipliers())

@@ -3,9 +3,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
-from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
@@ -16,8 +14,8 @@ from .._core.dask_blocks import is_dask, lazy_on_dask, lazy_rows
 from .._core.extreme import moderated_predict, sampled_predict
 from ..exceptions import ConvergenceWarning
 from ..glm._base import classifier_design
-from ..glm.inference import parameter_names
 from . import _fit
+from ._summary import posterior_table
 
 __all__ = ["BayesianLogisticRegression"]
 
@@ -244,7 +242,6 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def _store_samples(self, post):
         basis = post.extra.get("basis")
         self.samples_ = post.samples if basis is None else basis.to_raw(post.samples)
-        self._samples_at_centre = _at_centre(basis, post.samples)
         self.rhat_, self.ess_ = post.extra["rhat"], post.extra["ess"]
         self.acceptance_rate_ = float(post.extra["acceptance"])
         self.sampler_ = post.extra["sampler"]
@@ -261,9 +258,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             m = np.tile(basis.multipliers(), post.n_blocks)
             self._centred = {"centre": basis.center, "mean": post.mean * m,
                              "cov": post.cov * m[:, None] * m[None, :],
-                             "theta_map": post.theta_map * m,
-                             "samples": getattr(self, "_samples_at_centre", None)}
-        self.__dict__.pop("_samples_at_centre", None)
+                             "theta_map": post.theta_map * m,  # (draws: standardised)
+                             "samples": None if post.samples is None else post.samples * m}
         if basis is not None:  # back to raw units (exact: a linear map)
             post.mean, post.theta_map = basis.to_raw(post.mean), basis.to_raw(post.theta_map)
             # (Softmax with a flat intercept prior: the common shift of the
@@ -395,43 +391,16 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def summary(self, level=0.95):
         """Posterior table: ``mean, sd, z, p_opposite, ci_low, ci_high`` per parameter.
 
-        ``z = mean / sd`` is the seeds' relevance of a weight (its magnitude
-        in units of posterior standard deviations); ``p_opposite`` the
-        posterior probability that the parameter's sign is opposite to its
-        mean's; ``[ci_low, ci_high]`` the central credible interval of
-        probability ``level``. Gaussian posteriors use their exact normal
-        quantiles; MCMC the draws. Indexed as ``LogisticRegression.summary()``:
-        by parameter name, or ``(class, parameter)`` for K > 2.
+        ``z = mean / sd`` is the relevance of a weight (its magnitude in units
+        of posterior standard deviations); ``p_opposite`` the posterior
+        probability that the parameter's sign is opposite to its mean's;
+        ``[ci_low, ci_high]`` the central credible interval of probability
+        ``level``. Gaussian posteriors use their exact normal quantiles; MCMC
+        the draws. Indexed as ``LogisticRegression.summary()``: by parameter
+        name, or ``(class, parameter)`` for K > 2.
         """
         check_is_fitted(self)
-        if not 0.0 < float(level) < 1.0:
-            raise ValueError(f"level must be in (0, 1), got {level!r}")
-        mean = self.posterior_mean_
-        samples = getattr(self, "samples_", None)
-        if samples is not None:
-            flat = samples.reshape(-1, samples.shape[2])
-            sd = flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.zeros(mean.size)
-            lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
-            p_opp = np.mean(np.sign(flat) == -np.sign(mean), axis=0)
-        else:
-            sd = np.sqrt(np.clip(np.diag(self.posterior_cov_), 0.0, None))
-            q = stats.norm.isf((1.0 - float(level)) / 2.0)
-            lo, hi = mean - q * sd, mean + q * sd
-            with np.errstate(divide="ignore", invalid="ignore"):
-                p_opp = stats.norm.sf(np.abs(mean / sd))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = mean / sd
-        names = parameter_names(self, self.n_features_in_)
-        index = pd.Index(names, name="parameter")
-        if self._n_blocks > 1:
-            index = pd.MultiIndex.from_product([self.classes_.tolist(), names],
-                                               names=["class", "parameter"])
-        table = pd.DataFrame({"mean": mean, "sd": sd, "z": z, "p_opposite": p_opp,
-                              "ci_low": lo, "ci_high": hi}, index=index)
-        table.attrs.update(model=type(self).__name__, inference=self.inference,
-                           n_obs=self._n_obs, alpha=self.alpha_, level=float(level),
-                           log_evidence=self.log_evidence_)
-        return table
+        return posterior_table(self, level)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -439,11 +408,3 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = self.inference == "laplace"
         tags.non_deterministic = self.inference == "mcmc" and self.random_state is None
         return tags
-
-
-def _at_centre(basis, samples):
-    """Standardised draws as parameters at the centre of the data (``b_z`` is the
-    intercept there; the slopes in raw units): ``m theta_z``. None without a centre."""
-    if basis is None or basis.center is None or samples is None:
-        return None
-    return samples * np.tile(basis.multipliers(), samples.shape[-1] // basis.multipliers().size)
