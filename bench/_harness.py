@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-
 from _common import (
     LOSS_RTOL,
     MB,

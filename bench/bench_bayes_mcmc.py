@@ -48,7 +48,7 @@ def diagnostics(draws):
     try:
         import arviz as az
     except ImportError:
-        from problin._core.mcmc import ess_bulk, rhat
+        from problin._core.bayes.mcmc import ess_bulk, rhat
         return float(np.min(ess_bulk(draws))), float(np.max(rhat(draws))), "problin"
     data = az.convert_to_dataset({"theta": draws})
     ess = az.ess(data, method="bulk")["theta"].values

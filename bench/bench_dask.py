@@ -98,8 +98,9 @@ def timed(fit, X, y, repeats):
 
 def main(argv=None):
     args = parse_args(argv)
-    from distributed import Client, LocalCluster
     import dask
+    from distributed import Client, LocalCluster
+
     import problin
     warnings.simplefilter("ignore")
     rows = []

@@ -50,7 +50,7 @@ class PassCounter:
     """Counts problin's distributed passes and the bytes their results bring back."""
 
     def __init__(self):
-        import problin._core.dask_blocks as blocks
+        import problin._dask.chunks as blocks
         self.blocks, self.original = blocks, blocks.reduce_chunks
         self.passes, self.result_bytes = 0, 0
 

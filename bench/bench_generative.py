@@ -18,8 +18,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (environment_report, make_logistic_data, make_sparse_data, nbytes,
-                     peak_memory, timed)
+from _common import (
+    environment_report,
+    make_logistic_data,
+    make_sparse_data,
+    nbytes,
+    peak_memory,
+    timed,
+)
 
 MEMORY_TARGET = 0.3  # problin's peak extra memory / size of X
 

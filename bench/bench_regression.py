@@ -38,8 +38,9 @@ def make_regression_data(n, d, *, rho=0.3, noise=1.0, intercept=2.0, seed=0):
 
 
 def workloads():
-    import problin
     from sklearn import linear_model as sk
+
+    import problin
     return [
         ("least squares", lambda: problin.LinearRegression(), lambda: sk.LinearRegression(),
          0.3),

@@ -12,16 +12,31 @@ from typing import Callable
 
 import numpy as np
 from sklearn.pipeline import make_pipeline
-
-from problin import (BayesDecision, BayesianLinearRegression, BayesianLogisticRegression,
-                     BernoulliNB, ConvergenceWarning, FisherDiscriminant, GaussianBasis,
-                     GaussianDiscriminantAnalysis, GaussianNB, LeastSquaresClassifier,
-                     LinearDiscriminantAnalysis, LinearRegression, LMSRegressor,
-                     LogisticRegression, MultinomialNB, Perceptron, PolynomialBasis,
-                     ProbitRegression, QuadraticDiscriminantAnalysis, SigmoidalBasis)
-
 from tests import _equivariance_checks as chk
 from tests._equivariance_checks import Transform
+
+from problin import (
+    BayesDecision,
+    BayesianLinearRegression,
+    BayesianLogisticRegression,
+    BernoulliNB,
+    ConvergenceWarning,
+    FisherDiscriminant,
+    GaussianBasis,
+    GaussianDiscriminantAnalysis,
+    GaussianNB,
+    LeastSquaresClassifier,
+    LinearDiscriminantAnalysis,
+    LinearRegression,
+    LMSRegressor,
+    LogisticRegression,
+    MultinomialNB,
+    Perceptron,
+    PolynomialBasis,
+    ProbitRegression,
+    QuadraticDiscriminantAnalysis,
+    SigmoidalBasis,
+)
 
 N_ROWS = 120
 

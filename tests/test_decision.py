@@ -6,8 +6,13 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.naive_bayes import GaussianNB
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from problin import (BayesDecision, FisherDiscriminant, LogisticRegression, Perceptron,
-                     ProbitRegression)
+from problin import (
+    BayesDecision,
+    FisherDiscriminant,
+    LogisticRegression,
+    Perceptron,
+    ProbitRegression,
+)
 
 
 def _cancer():

@@ -20,9 +20,16 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 
 import problin
-from problin import (BayesianLogisticRegression, GaussianDiscriminantAnalysis, GaussianNB,
-                     LinearDiscriminantAnalysis, LinearRegression, LMSRegressor,
-                     LogisticRegression, QuadraticDiscriminantAnalysis)
+from problin import (
+    BayesianLogisticRegression,
+    GaussianDiscriminantAnalysis,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    LinearRegression,
+    LMSRegressor,
+    LogisticRegression,
+    QuadraticDiscriminantAnalysis,
+)
 
 mp.mp.dps = 700  # a_k of a row at 1e308 are ~1e616; their differences ~1e308
 RNG = np.random.default_rng(13)

@@ -17,9 +17,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from problin import (BayesianLinearRegression, BernoulliNB, GaussianDiscriminantAnalysis,
-                     GaussianNB, LinearDiscriminantAnalysis, LinearRegression, LMSRegressor,
-                     MultinomialNB, QuadraticDiscriminantAnalysis)
+from problin import (
+    BayesianLinearRegression,
+    BernoulliNB,
+    GaussianDiscriminantAnalysis,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    LinearRegression,
+    LMSRegressor,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
 
 N = 90
 EXACT = [LinearRegression(), LinearRegression(alpha=2.0, fit_intercept=False),

@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
+from tests._equivariance_cases import CASES, N_ROWS, make_data, scale_only, sparsify
+from tests._equivariance_checks import Transform, assert_same_fit, snapshot
 
 import problin
 from problin import ProblinWarning
-from tests._equivariance_cases import CASES, N_ROWS, make_data, scale_only, sparsify
-from tests._equivariance_checks import Transform, assert_same_fit, snapshot
 
 BY_ID = {case.id: case for case in CASES}
 SPARSE = [c.id for c in CASES if c.sparse]

@@ -3,20 +3,36 @@
 Logistic and probit regression fitted by Newton/IRLS with statsmodels-grade
 inference; see the README for the full list of models.
 """
-from .exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarning,
-                         ProblinWarning, SeparationWarning, SingularCovarianceWarning)
-from .decision import BayesDecision
-from .discriminant import (FisherDiscriminant, GaussianDiscriminantAnalysis,
-                           LeastSquaresClassifier, LinearDiscriminantAnalysis, Perceptron,
-                           QuadraticDiscriminantAnalysis)
-from .glm import LogisticRegression, ProbitRegression
+from ._version import __version__
 from .bayesian import BayesianLogisticRegression
-from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
-from .linear_model import (BayesianLinearRegression, GaussianBasis, LinearRegression,
-                           LMSRegressor, PolynomialBasis, SigmoidalBasis)
+from .decision import BayesDecision
+from .discriminant import (
+                         FisherDiscriminant,
+                         GaussianDiscriminantAnalysis,
+                         LeastSquaresClassifier,
+                         LinearDiscriminantAnalysis,
+                         Perceptron,
+                         QuadraticDiscriminantAnalysis,
+)
+from .exceptions import (
+                         CollinearityWarning,
+                         ConvergenceWarning,
+                         NumericalWarning,
+                         ProblinWarning,
+                         SeparationWarning,
+                         SingularCovarianceWarning,
+)
+from .glm import LogisticRegression, ProbitRegression
 from .io import ModelFileError, load, save
-
-__version__ = "0.1.0"
+from .linear_model import (
+                         BayesianLinearRegression,
+                         GaussianBasis,
+                         LinearRegression,
+                         LMSRegressor,
+                         PolynomialBasis,
+                         SigmoidalBasis,
+)
+from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
 __all__ = [
     "LogisticRegression", "ProbitRegression",

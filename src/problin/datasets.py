@@ -1,8 +1,13 @@
 """Bundled and synthetic datasets used by ``problin compare`` and the examples."""
 import numpy as np
 import pandas as pd
-from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_iris,
-                              load_wine)
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_digits,
+    load_iris,
+    load_wine,
+)
 from sklearn.utils import check_random_state
 
 __all__ = ["make_heights", "load_dataset", "DATASETS", "DEFAULT_DATASETS"]

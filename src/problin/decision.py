@@ -3,25 +3,20 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (check_array, check_is_fitted, column_or_1d,
-                                      validate_data)
+from sklearn.utils.validation import (
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
-from ._core.dask_blocks import is_dask, lazy_on_dask
 from ._core.numerics import log_softmax
 from ._core.validation import check_label_types, check_priors, check_sample_weight
+from ._dask.chunks import is_dask
+from ._dask.lazy import lazy_on_dask
+from ._dask.reductions import dask_class_counts
 
 __all__ = ["BayesDecision"]
-
-
-def _dask_class_counts(X, y, sample_weight, classes, order):
-    """Weighted class counts of Dask labels ``y``: one pass over ``y`` (and weights)."""
-    import dask.array as da
-    from ._core.dask_blocks import align_rows, as_dask_rows
-    y = align_rows(y, as_dask_rows(X, "X"), "y")
-    codes = y.map_blocks(lambda b: order[np.searchsorted(classes[order], b)], dtype=np.intp)
-    w = None if sample_weight is None else align_rows(sample_weight, y, "sample_weight")
-    return np.asarray(da.bincount(codes, weights=w, minlength=classes.size).compute(),
-                      dtype=np.float64)
 
 
 def _log(p):
@@ -160,7 +155,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 return np.exp(value) if is_log else value
         order = np.argsort(self.classes_, kind="stable")
         if is_dask(X) or is_dask(y):
-            counts = _dask_class_counts(X, y, sample_weight, self.classes_, order)
+            counts = dask_class_counts(X, y, sample_weight, self.classes_, order)
         else:
             codes = order[np.searchsorted(self.classes_[order], y)]
             sw = check_sample_weight(sample_weight, y.shape[0])

@@ -9,12 +9,17 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from .bayesian import BayesianLogisticRegression
-from .discriminant import (FisherDiscriminant, LeastSquaresClassifier,
-                           LinearDiscriminantAnalysis, Perceptron, QuadraticDiscriminantAnalysis)
+from .discriminant import (
+    FisherDiscriminant,
+    LeastSquaresClassifier,
+    LinearDiscriminantAnalysis,
+    Perceptron,
+    QuadraticDiscriminantAnalysis,
+)
 from .exceptions import ProblinWarning
-from .metrics import brier_score, expected_calibration_error
 from .glm import LogisticRegression, ProbitRegression
 from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
+from .metrics import brier_score, expected_calibration_error
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
 __all__ = ["CLASSIFIERS", "compare_classifiers", "applicable_classifiers", "REGRESSORS",

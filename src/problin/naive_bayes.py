@@ -14,10 +14,10 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
 from ._core.blocks import iter_blocks
-from ._core.dask_blocks import is_dask
 from ._core.extreme import fix_linear_rows
-from .discriminant._generative import GenerativeClassifier, log_class_priors
+from ._dask.chunks import is_dask
 from .discriminant._gaussian import feature_variances
+from .discriminant._generative import GenerativeClassifier, log_class_priors
 from .discriminant.gaussian import GaussianDiscriminantAnalysis
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB"]
@@ -133,7 +133,7 @@ class _DiscreteNB(GenerativeClassifier):
     def fit(self, X, y, sample_weight=None):
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
-        from ._core.dask_blocks import dask_class_reduce  # one pass, chunk by chunk
+        from ._dask.reductions import dask_class_reduce  # one pass, chunk by chunk
         self._validate_params()
         stats = dask_class_reduce(self, X, y, sample_weight, self._chunk_counts,
                                   accept_sparse=True)
@@ -148,7 +148,7 @@ class _DiscreteNB(GenerativeClassifier):
 
     def _chunk_counts(self, X, codes, sample_weight, n_classes):
         """The counts of one Dask chunk (dense, or CSR), to be summed over the chunks."""
-        from ._core.dask_blocks import ClassSums
+        from ._dask.reductions import ClassSums
         return ClassSums(*self._accumulate(self._check_input(X), codes, sample_weight))
 
     def _accumulate(self, X, codes, sample_weight):

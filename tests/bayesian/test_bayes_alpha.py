@@ -10,10 +10,10 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from tests.glm.conftest import synthetic_logit
 
 from problin import BayesianLogisticRegression
 from problin.exceptions import ConvergenceWarning
-from tests.glm.conftest import synthetic_logit
 
 
 def _softmax_problem(n=40, seed=3):
@@ -152,7 +152,7 @@ def test_uninformative_features_send_alpha_to_the_bound_with_a_warning():
 
 
 def test_mackay_alpha_search_on_known_maps():
-    from problin._core.bayes import mackay_alpha
+    from problin._core.bayes.logistic import mackay_alpha
     calls = []
 
     def sqrt_map(alpha):  # fixed point 9, plain iteration halves ln(alpha / 9) per step

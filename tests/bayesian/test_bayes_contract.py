@@ -19,6 +19,7 @@ ESTIMATORS = [
 @parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     import warnings
+
     from problin import ConvergenceWarning
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # R-hat of 40 draws

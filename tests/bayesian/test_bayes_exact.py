@@ -11,11 +11,15 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import optimize
 from scipy.special import expit, log_expit
+from tests.bayesian.conftest import (
+    exact_predictive,
+    grid_posterior,
+    two_parameter_problem,
+)
 
 from problin import BayesianLogisticRegression
-from problin._core.mcmc import ess_bulk
+from problin._core.bayes.mcmc import ess_bulk
 from problin.bayesian import _fit
-from tests.bayesian.conftest import exact_predictive, grid_posterior, two_parameter_problem
 
 ALPHA, EPS = 1.0, 1e-10
 X_NEW = np.array([-3.0, -1.0, 0.0, 1.0, 3.0])

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_iris
+from tests.glm.conftest import breast_cancer_subset, synthetic_logit
 
 from problin import BayesianLogisticRegression, LogisticRegression, PolynomialBasis
-from tests.glm.conftest import breast_cancer_subset, synthetic_logit
 
 
 @pytest.mark.parametrize("alpha", [0.1, 1.0, 30.0])

@@ -4,11 +4,11 @@ import warnings
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from tests.glm.conftest import synthetic_logit
 
 from problin import BayesianLogisticRegression, ConvergenceWarning
-from problin._core.mcmc import ess_bulk, rhat
+from problin._core.bayes.mcmc import ess_bulk, rhat
 from problin.bayesian import _fit
-from tests.glm.conftest import synthetic_logit
 
 
 def _ar1(rho, chains, n, params, seed):
@@ -135,9 +135,9 @@ def test_hmc_takes_over_where_the_independence_sampler_would_not_mix():
 
 
 def test_log_posterior_gradient_matches_finite_differences():
-    from problin._core.design import Design
-    from problin._core.mcmc import LogitLogPosterior
-    from problin._core.objective import PriorPrecision
+    from problin._core.bayes.mcmc import LogitLogPosterior
+    from problin._core.model.design import Design
+    from problin._core.model.objective import PriorPrecision
     X, y = synthetic_logit(n=300, d=3, seed=12)
     target = LogitLogPosterior(Design(X, True), y, np.linspace(0.5, 1.5, 300),
                                PriorPrecision(np.array([1e-3, 1.0, 2.0, 3.0])))

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from tests.glm.conftest import synthetic_logit
 
 from problin import BayesianLogisticRegression
-from problin._core.bayes import jj_lambda
+from problin._core.bayes.logistic import jj_lambda
 from problin._core.numerics import sigmoid
-from tests.glm.conftest import synthetic_logit
 
 
 def _monotone(history):

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from problin.cli.main import cli
-from problin.model_selection import compare_classifiers
 from problin.datasets import make_heights
+from problin.model_selection import compare_classifiers
 
 
 def test_compare_prints_an_aligned_leaderboard_per_dataset():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from problin._core.design import Design
+from problin._core.model.design import Design
 
 N, D = 700, 5
 

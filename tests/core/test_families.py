@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import log_loss
 
-from problin._core.families import FAMILIES, BernoulliLogit, BernoulliProbit
+from problin._core.model.families import FAMILIES, BernoulliLogit, BernoulliProbit
 
 FAMILY_LIST = [BernoulliLogit(), BernoulliProbit()]
 IDS = ["logit", "probit"]
@@ -277,7 +277,7 @@ def test_registry():
 def test_softmax_exact_complements_found_from_the_normaliser(contrast):
     # Rows with some p > 1/2 are found from total < 2 (p_max = 1 / total); the
     # exact complements must be those of a full argmax over every row.
-    from problin._core.families import CategoricalSoftmax, SoftmaxState
+    from problin._core.model.families import CategoricalSoftmax, SoftmaxState
     rng = np.random.default_rng(3)
     family = CategoricalSoftmax(6, contrast=contrast)
     eta = rng.normal(0.0, 1.0, (4000, family.n_free)) * rng.choice([0.1, 3.0, 40.0], (4000, 1))

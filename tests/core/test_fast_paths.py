@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from problin._core.design import Design
-from problin._core.families import BernoulliLogit, BernoulliProbit, CategoricalSoftmax
-from problin._core.newton import newton
-from problin._core.objective import GLMObjective, SoftmaxObjective
+from problin._core.model.design import Design
+from problin._core.model.families import (
+    BernoulliLogit,
+    BernoulliProbit,
+    CategoricalSoftmax,
+)
+from problin._core.model.objective import GLMObjective, SoftmaxObjective
+from problin._core.solvers.newton import newton
 
 
 def _binary(n, d, family, seed=0):

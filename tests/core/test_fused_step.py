@@ -10,11 +10,11 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
-from problin._core.design import Design
-from problin._core.families import BernoulliLogit, BernoulliProbit
-from problin._core.objective import GLMObjective, PriorPrecision
-from problin._core.steps import evaluate, take_step
-from problin.glm._targets import encode_classes
+from problin._core.labels import encode_classes
+from problin._core.model.design import Design
+from problin._core.model.families import BernoulliLogit, BernoulliProbit
+from problin._core.model.objective import GLMObjective, PriorPrecision
+from problin._core.solvers.steps import evaluate, take_step
 
 
 def _problem(family, sparse=False, n=20_000, d=7, seed=0, prior=False):

@@ -4,8 +4,14 @@ import pytest
 import scipy.sparse as sp
 
 from problin._core.blocks import iter_blocks
-from problin._core.linalg import (Cholesky, add_weighted_gram, cholesky, identified_columns,
-                                  new_gram, symmetrize)
+from problin._core.linalg import (
+    Cholesky,
+    add_weighted_gram,
+    cholesky,
+    identified_columns,
+    new_gram,
+    symmetrize,
+)
 
 
 def _rel_err(A, B):

@@ -4,12 +4,16 @@ import pytest
 import scipy.sparse as sp
 import statsmodels.api as sm
 
-from problin._core.ascent import Standardiser, coordinate_descent, gradient_descent
-from problin._core.design import Design
-from problin._core.families import BernoulliLogit, BernoulliProbit
-from problin._core.newton import SolverResult, backtrack, newton
-from problin._core.objective import GLMObjective
-from problin._core.separation import separated_rows
+from problin._core.model.design import Design
+from problin._core.model.families import BernoulliLogit, BernoulliProbit
+from problin._core.model.objective import GLMObjective
+from problin._core.model.separation import separated_rows
+from problin._core.solvers.ascent import (
+    Standardiser,
+    coordinate_descent,
+    gradient_descent,
+)
+from problin._core.solvers.newton import SolverResult, backtrack, newton
 
 
 def _data(n=400, seed=0):
@@ -356,7 +360,7 @@ def test_hessian_change_bound_holds(data, family, scale):
     in its own metric, max |v^T (H_new - H) v| / v^T H v (a generalised eigenvalue)."""
     from scipy.linalg import eigh
 
-    from problin._core.newton import _hessian_change
+    from problin._core.solvers.newton import _hessian_change
     X, y = data
     obj = _objective(X, y, family)
     theta = newton(obj, np.zeros(5)).theta

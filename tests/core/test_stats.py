@@ -4,7 +4,12 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
-from problin._core.stats import (between_scatter, class_stats, empty_stats, pooled_scatter)
+from problin._core.moments.class_stats import (
+    between_scatter,
+    class_stats,
+    empty_stats,
+    pooled_scatter,
+)
 
 RNG = np.random.default_rng(0)
 N, D, K = 3000, 6, 3

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from problin._core.least_squares import moments
-from problin._core.stats import class_stats, empty_stats, merge_means
+from problin._core.moments.class_stats import class_stats, empty_stats, merge_means
+from problin._core.moments.least_squares import moments
 
 N, D, K = 1500, 3, 3
 

@@ -5,7 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from problin._core.validation import check_class_weights, check_label_types, check_sample_weight
+from problin._core.validation import (
+    check_class_weights,
+    check_label_types,
+    check_sample_weight,
+)
 
 
 def test_none_passes_through():

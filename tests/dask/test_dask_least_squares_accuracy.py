@@ -13,8 +13,12 @@ import pytest
 da = pytest.importorskip("dask.array")
 pytest.importorskip("dask.distributed")
 
-from problin import (BayesianLinearRegression, LeastSquaresClassifier, LinearRegression,
-                     ProblinWarning)
+from problin import (
+    BayesianLinearRegression,
+    LeastSquaresClassifier,
+    LinearRegression,
+    ProblinWarning,
+)
 
 X_POLY = np.column_stack([np.arange(21.0) ** p for p in range(1, 6)])  # x, ..., x^5
 

@@ -11,8 +11,13 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("dask.distributed")
 sp = pytest.importorskip("scipy.sparse")
 
-from problin import (BernoulliNB, FisherDiscriminant, LeastSquaresClassifier,
-                     LinearDiscriminantAnalysis, MultinomialNB)
+from problin import (
+    BernoulliNB,
+    FisherDiscriminant,
+    LeastSquaresClassifier,
+    LinearDiscriminantAnalysis,
+    MultinomialNB,
+)
 
 N, D, CHUNK = 12_000, 6, 2_500  # uneven last chunk: 4 x 2500 + 2000
 

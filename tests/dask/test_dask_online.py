@@ -18,8 +18,14 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 pytest.importorskip("dask.distributed")
 
-from problin import (ConvergenceWarning, GaussianBasis, LMSRegressor, Perceptron,
-                     PolynomialBasis, SigmoidalBasis)
+from problin import (
+    ConvergenceWarning,
+    GaussianBasis,
+    LMSRegressor,
+    Perceptron,
+    PolynomialBasis,
+    SigmoidalBasis,
+)
 
 N, D, CHUNK = 3_000, 4, 700  # uneven last chunk: 4 x 700 + 200
 

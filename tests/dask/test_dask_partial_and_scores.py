@@ -13,9 +13,14 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 pytest.importorskip("dask.distributed")
 
-from problin import (BernoulliNB, GaussianDiscriminantAnalysis, GaussianNB,
-                     LinearDiscriminantAnalysis, MultinomialNB,
-                     QuadraticDiscriminantAnalysis)
+from problin import (
+    BernoulliNB,
+    GaussianDiscriminantAnalysis,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
 
 N, D, CHUNK = 6_000, 5, 1_100  # uneven last chunk
 GAUSSIAN = [LinearDiscriminantAnalysis(), QuadraticDiscriminantAnalysis(), GaussianNB(),

@@ -12,8 +12,13 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("dask.distributed")
 
-from problin import (BayesianLinearRegression, GaussianNB, LinearDiscriminantAnalysis,
-                     LinearRegression, QuadraticDiscriminantAnalysis)
+from problin import (
+    BayesianLinearRegression,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    LinearRegression,
+    QuadraticDiscriminantAnalysis,
+)
 
 N, D, CHUNK = 20_000, 8, 3_000  # uneven last chunk: 6 x 3000 + 2000
 

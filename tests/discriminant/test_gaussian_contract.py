@@ -1,8 +1,14 @@
 """Every generative classifier passes scikit-learn's estimator checks."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from problin import (BernoulliNB, GaussianDiscriminantAnalysis, GaussianNB,
-                     LinearDiscriminantAnalysis, MultinomialNB, QuadraticDiscriminantAnalysis)
+from problin import (
+    BernoulliNB,
+    GaussianDiscriminantAnalysis,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    MultinomialNB,
+    QuadraticDiscriminantAnalysis,
+)
 
 ESTIMATORS = [
     GaussianDiscriminantAnalysis(),

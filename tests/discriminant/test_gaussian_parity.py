@@ -10,8 +10,12 @@ from sklearn import discriminant_analysis as skda
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 
-from problin import (GaussianDiscriminantAnalysis, LinearDiscriminantAnalysis,
-                     QuadraticDiscriminantAnalysis, SingularCovarianceWarning)
+from problin import (
+    GaussianDiscriminantAnalysis,
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+    SingularCovarianceWarning,
+)
 
 LOADERS = {"iris": load_iris, "wine": load_wine, "breast-cancer": load_breast_cancer,
            "digits": load_digits}

@@ -8,8 +8,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_wine
 
-from problin import (GaussianDiscriminantAnalysis, LinearDiscriminantAnalysis,
-                     QuadraticDiscriminantAnalysis, SingularCovarianceWarning)
+from problin import (
+    GaussianDiscriminantAnalysis,
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+    SingularCovarianceWarning,
+)
 
 KINDS = ["tied", "full", "diag", "spherical"]
 X_WINE, Y_WINE = load_wine(return_X_y=True)

@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from problin import GaussianNB, LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+from problin import (
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+)
 
 
 def _data(seed=0, n=3000, d=4, k=3):

@@ -1,7 +1,8 @@
 """LeastSquaresClassifier: W = pinv(X~) T, as numpy.linalg.lstsq computes it."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.utils.estimator_checks import parametrize_with_checks
 

@@ -5,8 +5,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from problin import (CollinearityWarning, LogisticRegression, ProbitRegression, ProblinWarning,
-                     SeparationWarning)
+from problin import (
+    CollinearityWarning,
+    LogisticRegression,
+    ProbitRegression,
+    ProblinWarning,
+    SeparationWarning,
+)
 
 MODELS = [LogisticRegression, ProbitRegression]
 RNG = np.random.default_rng(0)

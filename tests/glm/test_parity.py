@@ -160,7 +160,7 @@ def test_sample_weight_matches_statsmodels_glm_freq_weights():
 @pytest.mark.parametrize("model", [LogisticRegression, ProbitRegression])
 def test_large_data_fast_path_matches_statsmodels(model):
     """n large enough for the sketched / float32 fast path: still statsmodels' answer."""
-    from problin._core.newton import sketch_rows
+    from problin._core.solvers.newton import sketch_rows
     rng = np.random.default_rng(11)
     n, d = 170_000, 50
     assert sketch_rows(n, d + 1) is not None  # this size takes the fast path

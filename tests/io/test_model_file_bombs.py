@@ -17,10 +17,10 @@ import zlib
 
 import numpy as np
 import pytest
+from tests.io._bounded_child import run_bounded
 
 import problin
 from problin.io import ModelFileError
-from tests.io._bounded_child import run_bounded
 
 _MIB = 1 << 20
 _BOMB_MIB = 2048  # 2 GiB of zeros after the .npy header

@@ -9,11 +9,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from tests.io._bounded_child import run_bounded
 
 from problin.io import ColumnNotFoundError, DataFileError
 from problin.io.readers import read_data
-from tests.io._bounded_child import run_bounded
-
 
 # --- LibSVM -------------------------------------------------------------------------------
 

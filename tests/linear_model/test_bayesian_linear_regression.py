@@ -8,8 +8,12 @@ from hypothesis import strategies as st
 from sklearn.linear_model import BayesianRidge
 from sklearn.pipeline import make_pipeline
 
-from problin import (BayesianLinearRegression, CollinearityWarning, LinearRegression,
-                     PolynomialBasis)
+from problin import (
+    BayesianLinearRegression,
+    CollinearityWarning,
+    LinearRegression,
+    PolynomialBasis,
+)
 
 
 def data(n=120, d=4, k=None, seed=0, noise=0.5):

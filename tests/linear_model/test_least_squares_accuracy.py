@@ -10,9 +10,15 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from problin import (BayesianLinearRegression, ConvergenceWarning, LeastSquaresClassifier,
-                     LinearRegression, NumericalWarning, ProblinWarning)
-from problin._core import least_squares
+from problin import (
+    BayesianLinearRegression,
+    ConvergenceWarning,
+    LeastSquaresClassifier,
+    LinearRegression,
+    NumericalWarning,
+    ProblinWarning,
+)
+from problin._core.moments import least_squares
 
 X_POLY = np.column_stack([np.arange(21.0) ** p for p in range(1, 6)])  # x, ..., x^5
 COEFS = {"ones": np.ones(6), "tenths": 0.1 ** np.arange(6)}  # [intercept, x, ..., x^5]

@@ -8,7 +8,7 @@ from sklearn.linear_model import Lasso, Ridge
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 
 from problin import CollinearityWarning, LinearRegression
-from problin._core.penalized import lq_objective
+from problin._core.solvers.penalized import lq_objective
 
 
 def data(n=200, d=5, k=None, seed=0, offset=3.0):
@@ -145,6 +145,7 @@ def test_constant_column_gets_zero_weight():
 @pytest.mark.parametrize("offset", [0.0, 1e4])  # in-place and shifted kernels
 def test_fit_reads_X_in_place_with_little_extra_memory(offset):
     import tracemalloc
+
     from problin import BayesianLinearRegression
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200_000, 20)) + offset

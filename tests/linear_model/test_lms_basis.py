@@ -3,9 +3,16 @@ import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
 
-from problin import (BayesianLinearRegression, ConvergenceWarning, GaussianBasis,
-                     LinearRegression, LMSRegressor, LogisticRegression, PolynomialBasis,
-                     SigmoidalBasis)
+from problin import (
+    BayesianLinearRegression,
+    ConvergenceWarning,
+    GaussianBasis,
+    LinearRegression,
+    LMSRegressor,
+    LogisticRegression,
+    PolynomialBasis,
+    SigmoidalBasis,
+)
 
 
 def well_conditioned(n=800, d=3, k=None, seed=0):

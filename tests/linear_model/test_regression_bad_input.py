@@ -4,8 +4,12 @@ import warnings
 import numpy as np
 import pytest
 
-from problin import (BayesianLinearRegression, CollinearityWarning, LinearRegression,
-                     LMSRegressor)
+from problin import (
+    BayesianLinearRegression,
+    CollinearityWarning,
+    LinearRegression,
+    LMSRegressor,
+)
 
 MODELS = [LinearRegression(), LinearRegression(alpha=1.0, q=1.0), LinearRegression(alpha=1.0, q=0.7),
           LMSRegressor(max_iter=5), BayesianLinearRegression()]

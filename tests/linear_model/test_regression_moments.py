@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from problin import LinearRegression
-from problin._core.least_squares import moments
+from problin._core.moments.least_squares import moments
 
 
 def drifting_data(n=60_000, seed=0):
@@ -171,7 +171,7 @@ def test_merge_keeps_digits_of_large_means():
 def test_standardised_features_are_read_in_place_even_when_sorted_by_the_target(monkeypatch):
     """Features near zero never take the copying path, also when the rows are sorted by
     a target far from zero (the target shift follows it); the result stays exact."""
-    from problin._core import least_squares
+    from problin._core.moments import least_squares
     calls = []
     centred = least_squares._centred_block
     monkeypatch.setattr(least_squares, "_centred_block",

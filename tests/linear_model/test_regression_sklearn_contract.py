@@ -1,8 +1,14 @@
 """Every regression estimator and basis transformer passes scikit-learn's checks."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from problin import (BayesianLinearRegression, GaussianBasis, LinearRegression, LMSRegressor,
-                     PolynomialBasis, SigmoidalBasis)
+from problin import (
+    BayesianLinearRegression,
+    GaussianBasis,
+    LinearRegression,
+    LMSRegressor,
+    PolynomialBasis,
+    SigmoidalBasis,
+)
 
 ESTIMATORS = [
     LinearRegression(),

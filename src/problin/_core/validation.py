@@ -193,7 +193,7 @@ def magnitude_message(name, rows, cols, largest, feature_names=None, where=None)
 def chunk_magnitude_error(k, lo, name, a):
     """The ``ValueError`` for row chunk ``k`` of a Dask input (its first row ``lo``; ``a``
     dense or sparse) holding values beyond :data:`MAX_MAGNITUDE`, named as the
-    chunk checks of :mod:`problin._core.dask_blocks` name NaN."""
+    chunk checks of :mod:`problin._dask.chunks` name NaN."""
     rows, cols, largest = extreme_entries(a)
     n = len(rows)
     return ValueError(magnitude_message(

@@ -1,6 +1,6 @@
 """The three posterior approximations of Bayesian logistic regression, as plain functions.
 
-Each takes the validated data (a :class:`~problin._core.design.Design`, class
+Each takes the validated data (a :class:`~problin._core.model.design.Design`, class
 indices ``t``, sample weights) and returns a :class:`Posterior`; the estimator
 only stores it. The MAP comes from the one Newton engine on the GLMs' own
 objective (``glm._base.classifier_objective``), with a proper prior on the
@@ -11,12 +11,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._core.bayes import (gaussian_from_precision, jaakkola_jordan, laplace_log_evidence,
-                           mackay_alpha, upper_factor)
-from .._core.families import BernoulliLogit
-from .._core.hmc import hmc_sampler
-from .._core.mcmc import LogitLogPosterior, ess_bulk, independence_sampler, rhat
-from .._core.newton import newton, sketch_rows
+from .._core.bayes.hmc import hmc_sampler
+from .._core.bayes.logistic import (
+    JJTerms,
+    gaussian_from_precision,
+    jaakkola_jordan,
+    laplace_log_evidence,
+    mackay_alpha,
+    upper_factor,
+)
+from .._core.bayes.mcmc import LogitLogPosterior, ess_bulk, independence_sampler, rhat
+from .._core.model.families import BernoulliLogit
+from .._core.solvers.newton import newton, sketch_rows
+from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
+from .._dask.design import DaskDesign
 from ..glm._base import classifier_objective
 
 __all__ = ["Posterior", "laplace", "laplace_evidence_alpha", "variational", "mcmc"]
@@ -92,7 +100,7 @@ def laplace_evidence_alpha(design, t, sw, n_classes, intercept_alpha, *, tol, ma
     MacKay's re-estimation ``alpha = gamma / |w_MAP|^2``, ``gamma = D -
     alpha tr(S_ww)`` over the ``D`` weights (intercepts excluded; for softmax
     all ``K`` blocks, whose common shift the data cannot see and which so
-    adds nothing to ``gamma``), solved by :func:`~problin._core.bayes.mackay_alpha`;
+    adds nothing to ``gamma``), solved by :func:`~problin._core.bayes.logistic.mackay_alpha`;
     each fit is warm-started at the previous MAP.
 
     Not the exact maximiser of ``log_evidence_``: that one also follows the
@@ -151,7 +159,8 @@ def variational(design, t, sw, start, alpha, intercept_alpha, alpha_prior, *, to
     if design.intercept:
         mask[0] = False
         diag[0] = intercept_alpha
-    vb = jaakkola_jordan(design, t, sw, diag, mask, mean0=start.mean, cov0=start.cov,
+    terms = DaskJJTerms(design) if isinstance(design, DaskDesign) else JJTerms(design, t, sw)
+    vb = jaakkola_jordan(terms, diag, mask, mean0=start.mean, cov0=start.cov,
                          estimate_alpha=alpha is None, hyperprior=alpha_prior, tol=tol,
                          max_iter=max_iter, prior_shape=shape)
     alpha_used = float(vb.prior_diag[mask][0] / shape[mask][0]) if mask.any() \
@@ -206,8 +215,7 @@ def mcmc(design, t, sw, start, *, n_chains, n_samples, rng, progress):
     preconditioned by the Laplace covariance (``_core.hmc``) instead.
     """
     objective = start.extra["objective"]
-    if t is None:  # Dask input: each batch of log posteriors is a distributed pass
-        from .._core.dask_bayes import DaskLogitLogPosterior
+    if isinstance(design, DaskDesign):  # each batch of log posteriors is a distributed pass
         log_target = DaskLogitLogPosterior(design, objective.P)
     else:
         log_target = LogitLogPosterior(design, t, sw, objective.P)

@@ -9,9 +9,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.bayes import activation_moments, draw_gaussian
-from .._core.dask_blocks import is_dask, lazy_on_dask, lazy_rows
-from .._core.extreme import moderated_predict, sampled_predict
+from .._core.bayes.far_rows import moderated_predict, sampled_predict
+from .._core.bayes.logistic import activation_moments, draw_gaussian
+from .._dask.chunks import is_dask
+from .._dask.lazy import lazy_on_dask, lazy_rows
 from ..exceptions import ConvergenceWarning
 from ..glm._base import classifier_design
 from . import _fit

@@ -15,9 +15,20 @@ from ..io import read_model_file, save
 from ..io.dask_readers import DEFAULT_BLOCKSIZE, read_dask
 from ..io.readers import FORMATS, read_data
 from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
-from ..report.tables import describe_model, final_estimator, format_table, parameter_table
-from ._common import command_errors, debug_option, echo_warnings, progress, require_dask, \
-    spinner
+from ..report.tables import (
+    describe_model,
+    final_estimator,
+    format_table,
+    parameter_table,
+)
+from ._common import (
+    command_errors,
+    debug_option,
+    echo_warnings,
+    progress,
+    require_dask,
+    spinner,
+)
 
 __all__ = ["fit", "predict", "summary", "report", "data_options", "data_command", "MODELS",
            "engine_options"]

@@ -2,11 +2,17 @@
 import click
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..datasets import DATASETS, DEFAULT_DATASETS, load_dataset
 from ..io.readers import read_data
-from ..model_selection import (CLASSIFIERS, REGRESSORS, applicable_classifiers,
-                               compare_classifiers, compare_regressors, is_continuous_target)
+from ..model_selection import (
+    CLASSIFIERS,
+    REGRESSORS,
+    applicable_classifiers,
+    compare_classifiers,
+    compare_regressors,
+    is_continuous_target,
+)
 from ._common import progress
 from .commands import data_command, fit, predict, report, summary
 

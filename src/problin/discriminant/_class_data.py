@@ -5,11 +5,15 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core import extreme
-from .._core.dask_blocks import is_dask
-from .._core.stats import class_stats
-from .._core.validation import (check_class_weights, check_finite_magnitude, check_label_types,
-                                check_sample_weight)
-from ..glm._targets import encode_classes
+from .._core.labels import encode_classes
+from .._core.moments.class_stats import class_stats
+from .._core.validation import (
+    check_class_weights,
+    check_finite_magnitude,
+    check_label_types,
+    check_sample_weight,
+)
+from .._dask.chunks import is_dask
 
 __all__ = ["fit_class_stats", "validated_X", "linear_scores"]
 
@@ -19,14 +23,14 @@ def fit_class_stats(estimator, X, y, sample_weight, reduce=None):
 
     Sets ``classes_`` (and ``n_features_in_``/``feature_names_in_``) on the
     estimator; returns ``(X, stats)`` with ``stats`` a ``kind="tied"``
-    :class:`~problin._core.stats.ClassStats` (weighted counts, class means,
+    :class:`~problin._core.moments.class_stats.ClassStats` (weighted counts, class means,
     within-class scatter ``S_W``), read in one blocked pass. Dask ``X``: chunk by
     chunk on the active Dask scheduler (chunks may be scipy.sparse), ``(None, stats)``.
     ``reduce(X, codes, w, n_classes)`` (picklable; its result has ``counts`` and an
     exact ``merge``) reads other per-class statistics in that pass instead.
     """
     if is_dask(X):
-        from .._core.dask_blocks import dask_class_reduce, dask_class_stats
+        from .._dask.reductions import dask_class_reduce, dask_class_stats
         if reduce is not None:
             return None, dask_class_reduce(estimator, X, y, sample_weight, reduce,
                                            accept_sparse=True)

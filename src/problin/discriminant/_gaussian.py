@@ -173,7 +173,7 @@ def feature_variances(stats):
 
 
 def gaussian_model(stats, kind, log_priors, reg, labels):
-    """ML parameters from :class:`~problin._core.stats.ClassStats`, plus ``reg``.
+    """ML parameters from :class:`~problin._core.moments.class_stats.ClassStats`, plus ``reg``.
 
     ``Sigma_k = S_k / n_k`` ("full"), ``Sigma = sum_k (n_k / n) S_k`` ("tied"),
     the diagonals of ``S_k / n_k`` ("diag"), or ``lambda I`` with ``lambda =

@@ -13,11 +13,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.dask_blocks import is_dask, lazy_on_dask
+from .._core.labels import encode_classes
 from .._core.numerics import log_softmax, logsumexp
-from .._core.validation import (check_class_weights, check_finite_magnitude, check_label_types,
-                                check_priors, check_sample_weight)
-from ..glm._targets import encode_classes
+from .._core.validation import (
+    check_class_weights,
+    check_finite_magnitude,
+    check_label_types,
+    check_priors,
+    check_sample_weight,
+)
+from .._dask.chunks import is_dask
+from .._dask.lazy import lazy_on_dask
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
@@ -145,7 +151,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         if first:
             self._validate_params()
         if is_dask(X):  # the batch's statistics, reduced chunk by chunk
-            from .._core.dask_stream import dask_stream_batch
+            from .._dask.stream import dask_stream_batch
             reduce, accept_sparse, finish = self._dask_reduce()
             batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
                                              accept_sparse=accept_sparse))
@@ -171,7 +177,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
 
     def _dask_reduce(self):
         """``(reduce, accept_sparse, finish)`` for a Dask batch: the per-chunk statistic
-        (see :func:`~problin._core.dask_blocks.dask_class_reduce`) and what turns
+        (see :func:`~problin._dask.chunks.dask_class_reduce`) and what turns
         their merge into this estimator's statistics."""
         raise TypeError(f"{type(self).__name__}.partial_fit does not take Dask input; call "
                         "it on computed chunks")

@@ -4,13 +4,17 @@ from numbers import Integral
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import (BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
-                          TransformerMixin)
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.utils._param_validation import Interval
 
-from .._core.dask_blocks import lazy_on_dask
 from .._core.linalg import symmetrize
-from .._core.stats import between_scatter, pooled_scatter
+from .._core.moments.class_stats import between_scatter, pooled_scatter
+from .._dask.lazy import lazy_on_dask
 from ..exceptions import CollinearityWarning
 from ._class_data import fit_class_stats, linear_scores, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors

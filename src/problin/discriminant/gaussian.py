@@ -7,8 +7,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.dask_blocks import is_dask, lazy_on_dask
-from .._core.stats import class_stats
+from .._core.moments.class_stats import class_stats
+from .._dask.chunks import is_dask
+from .._dask.lazy import lazy_on_dask
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
@@ -108,7 +109,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     def fit(self, X, y, sample_weight=None):
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
-        from .._core.dask_blocks import dask_class_stats  # one pass, chunk by chunk
+        from .._dask.reductions import dask_class_stats  # one pass, chunk by chunk
         self._validate_params()
         stats = dask_class_stats(self, X, y, sample_weight, _STATS_KIND[self._kind()])
         self._stats = _finite(stats)
@@ -122,7 +123,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         "scheduler.\n", 1)
 
     def _dask_reduce(self):
-        from .._core.dask_blocks import _class_stats_of
+        from .._dask.reductions import _class_stats_of
         return functools.partial(_class_stats_of, kind=_STATS_KIND[self._kind()]), False, _finite
 
     def _accumulate(self, X, codes, sample_weight):

@@ -3,9 +3,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._core.blocks import small_blas
-from .._core.dask_blocks import lazy_on_dask
-from .._core.least_squares import class_moments
-from .._core.lstsq import solve_factors
+from .._core.moments.least_squares import class_moments
+from .._core.moments.lstsq import solve_factors
+from .._dask.lazy import lazy_on_dask
 from ..linear_model._base import warn_least_squares
 from ._class_data import fit_class_stats, linear_scores
 
@@ -24,7 +24,7 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     ``T`` has a 1 in the column of each row's class and 0 elsewhere. One
     blocked pass reduces ``[x, T]`` to its weighted means and the triangular
     factor ``R`` of the centred rows (the regression's sufficient statistics,
-    :func:`~problin._core.least_squares.moments`; ``x`` centred when the
+    :func:`~problin._core.moments.least_squares.moments`; ``x`` centred when the
     intercept is fitted): the weights solve ``R W = Q^T T`` by back
     substitution, as accurately as QR of the rows (not the normal equations,
     which square the condition number), and ``w_k0 = n_k / n - m^T w_k`` (``m``

@@ -9,12 +9,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.dask_blocks import is_dask, lazy_on_dask
 from .._core.extreme import linear_scores
-from .._core.standardize import column_scaling, column_stats, column_stats_chunk
+from .._core.labels import encode_classes
+from .._core.moments.standardize import column_scaling, column_stats
 from .._core.validation import check_finite_magnitude, check_label_types
+from .._dask.chunks import column_stats_chunk, is_dask
+from .._dask.lazy import lazy_on_dask
 from ..exceptions import ConvergenceWarning
-from ..glm._targets import encode_classes
 
 __all__ = ["Perceptron"]
 
@@ -103,7 +104,7 @@ def _rows_step(state, first, X, t, eta, fit_intercept):
 def _dask_rows(k, lo, Xb, yb, classes, binary, scaling):
     """Chunk ``k`` of Dask input as the in-memory fit sees it: standardised float rows
     and targets."""
-    from .._core.dask_blocks import _check_chunk
+    from .._dask.chunks import _check_chunk
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, lo, "X", Xb)
     codes = np.searchsorted(classes, np.asarray(yb))
@@ -282,11 +283,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         the in-memory pass to rounding). Without shuffling each chunk's updates
         run on the worker holding it and only the weights travel; with
         shuffling the rows are visited in the very permutation the in-memory
-        fit draws (see :mod:`problin._core.dask_online`), so both give the same
+        fit draws (see :mod:`problin._dask.online`), so both give the same
         weights.
         """
-        from .._core.dask_blocks import dask_labels, reduce_chunks
-        from .._core.dask_online import sequential_epoch
+        from .._dask.chunks import reduce_chunks
+        from .._dask.online import sequential_epoch
+        from .._dask.reductions import dask_labels
         X, y, present = dask_labels(self, X, y, reset=True)
         check_label_types(present)
         self.classes_, _ = encode_classes(present, owner=type(self).__name__)

@@ -12,21 +12,31 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.ascent import coordinate_descent, gradient_descent
-from .._core.basis import ColumnBasis
-from .._core.dask_blocks import is_dask, lazy_on_dask
-from .._core.design import Design
-from .._core.families import CategoricalSoftmax
-from .._core.newton import newton, sketch_rows
+from .._core.labels import encode_classes
+from .._core.model.basis import ColumnBasis
+from .._core.model.design import Design
+from .._core.model.families import CategoricalSoftmax
+from .._core.model.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.numerics import log_softmax
-from .._core.objective import GLMObjective, PriorPrecision, SoftmaxObjective
-from .._core.quasi_newton import lbfgs
-from .._core.validation import (check_class_weights, check_finite_magnitude, check_label_types,
-                                check_sample_weight)
+from .._core.solvers.ascent import coordinate_descent, gradient_descent
+from .._core.solvers.newton import newton, sketch_rows
+from .._core.solvers.quasi_newton import lbfgs
+from .._core.validation import (
+    check_class_weights,
+    check_finite_magnitude,
+    check_label_types,
+    check_sample_weight,
+)
+from .._dask.chunks import is_dask
+from .._dask.lazy import lazy_on_dask
+from ._diagnostics import (
+    check_fits_in_memory,
+    diagnose,
+    hessian_affordable,
+    set_covariance,
+    watch_fit,
+)
 from ._predict import linear_predictors
-from ._diagnostics import (check_fits_in_memory, diagnose, hessian_affordable, set_covariance,
-                           watch_fit)
-from ._targets import encode_classes
 from .inference import parameter_names, wald_table
 
 SOLVERS = {"newton": newton, "lbfgs": lbfgs, "gradient": gradient_descent,
@@ -58,7 +68,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         """Fit by maximising the (penalised) log-likelihood.
 
         Dask arrays or DataFrames are fitted where their chunks live: one
-        distributed pass per Newton iteration (``problin._core.dask_glm``),
+        distributed pass per Newton iteration (``problin._dask.objective``),
         equal to the in-memory fit to rounding; predictions on them are lazy.
 
         Parameters
@@ -221,8 +231,8 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         the memory available, and raises ``MemoryError`` otherwise.
         """
         check_is_fitted(self)
-        if is_dask(X):  # a distributed pass (problin._core.dask_glm)
-            from .._core.dask_design import dask_classifier_data
+        if is_dask(X):  # a distributed pass (problin._dask.objective)
+            from .._dask.design import dask_classifier_data
             design = dask_classifier_data(self, X, y, sample_weight, True, self.fit_intercept,
                                           reset=False, basis=self._basis())
             t = sw = None
@@ -252,16 +262,16 @@ def classifier_design(est, X, y, sample_weight, multiclass, intercept, standardi
     """``(design, t, sw)`` of validated training data (see :func:`check_classifier_data`).
 
     ``standardise``: the design works in the equilibrated, centred coordinates
-    of :class:`~problin._core.basis.ColumnBasis` (results map back exactly);
+    of :class:`~problin._core.model.basis.ColumnBasis` (results map back exactly);
     ``"centred"``: centred whenever dense (a prior on the intercept at the centre).
 
-    Dask input gives a :class:`~problin._core.dask_design.DaskDesign`, which
+    Dask input gives a :class:`~problin._dask.design.DaskDesign`, which
     carries its labels and weights (``t`` and ``sw`` are None): the rows stay
     in their chunks, and the objectives of :func:`classifier_objective` on it
     read them by distributed passes.
     """
     if is_dask(X):
-        from .._core.dask_design import dask_classifier_data
+        from .._dask.design import dask_classifier_data
         return dask_classifier_data(est, X, y, sample_weight, multiclass, intercept,
                                     standardise=standardise), None, None
     X, t, sw = check_classifier_data(est, X, y, sample_weight, multiclass)
@@ -307,7 +317,7 @@ def classifier_objective(design, family, t, sw, n_classes, alpha, *, information
     a Dask design (:func:`classifier_design`), whose objectives run by passes.
     """
     if t is None:
-        from .._core.dask_glm import DaskGLMObjective, DaskSoftmaxObjective
+        from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
     if n_classes == 2:
         prior = prior_precision(design, 1, alpha, intercept_alpha)
         if t is None:

@@ -9,9 +9,13 @@ import warnings
 import numpy as np
 
 from .._core.linalg import cholesky, identified_columns
-from .._core.separation import LP_MAX_SIZE, certified_separation, separated_rows
-from ..exceptions import (CollinearityWarning, ConvergenceWarning, NumericalWarning,
-                          SeparationWarning)
+from .._core.model.separation import LP_MAX_SIZE, certified_separation, separated_rows
+from ..exceptions import (
+    CollinearityWarning,
+    ConvergenceWarning,
+    NumericalWarning,
+    SeparationWarning,
+)
 from .inference import parameter_names
 
 __all__ = ["diagnose", "set_covariance", "check_fits_in_memory", "hessian_affordable",

@@ -14,7 +14,7 @@ Two things can cost digits or give NaN when a GLM predicts:
 import numpy as np
 import scipy.sparse as sp
 
-from .._core.design import Design
+from .._core.model.design import Design
 
 __all__ = ["linear_predictors"]
 

@@ -1,5 +1,5 @@
 """Logistic (binary) and softmax (multinomial) regression with full Wald inference."""
-from .._core.families import BernoulliLogit
+from .._core.model.families import BernoulliLogit
 from ._base import GLMClassifier
 
 __all__ = ["LogisticRegression"]

@@ -1,7 +1,7 @@
 """Probit regression fitted by Newton/IRLS with full Wald inference."""
 from sklearn.utils._param_validation import StrOptions
 
-from .._core.families import BernoulliProbit
+from .._core.model.families import BernoulliProbit
 from ._base import GLMClassifier
 
 __all__ = ["ProbitRegression"]

@@ -11,26 +11,28 @@ import io
 import math
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
+from .. import bayesian, decision, discriminant, glm, linear_model, naive_bayes
+from .._core.moments.class_stats import ClassStats
+from .._core.moments.least_squares import Moments
+from ..discriminant._gaussian import GaussianModel
 from .errors import ModelFileError
 
 __all__ = ["Encoder", "Decoder", "registries", "name_of"]
 
+# The packages whose public estimators a model file may name.
+_ESTIMATOR_MODULES = (bayesian, decision, discriminant, glm, linear_model, naive_bayes)
+
 
 def registries():
     """Whitelists: estimator classes and internal state records, by stored name."""
-    import problin
-    from sklearn.base import BaseEstimator
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import MinMaxScaler, StandardScaler
-
-    from .._core.least_squares import Moments
-    from .._core.stats import ClassStats
-    from ..discriminant._gaussian import GaussianModel
-
-    estimators = {f"problin.{name}": getattr(problin, name) for name in problin.__all__
-                  if isinstance(getattr(problin, name), type)
-                  and issubclass(getattr(problin, name), BaseEstimator)}
+    estimators = {f"problin.{name}": cls for module in _ESTIMATOR_MODULES
+                  for name in module.__all__
+                  if isinstance(cls := getattr(module, name), type)
+                  and issubclass(cls, BaseEstimator)}
     for cls in (Pipeline, StandardScaler, MinMaxScaler):
         estimators[f"sklearn.{cls.__name__}"] = cls
     # problin's internal state records (dataclasses held by fitted estimators): a new one

@@ -39,8 +39,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._dask_csv import CsvSource, first_line, gather_text_cells, text_cells
-from ._table import _apply, _as_text, _is_categorical, check_missing, looks_numeric, \
-    mixed_column_message
+from ._table import (
+    _apply,
+    _as_text,
+    _is_categorical,
+    check_missing,
+    looks_numeric,
+    mixed_column_message,
+)
 from .errors import ColumnNotFoundError, DataFileError
 from .readers import detect_format
 

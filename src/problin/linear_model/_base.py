@@ -6,10 +6,15 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.blocks import small_blas
-from .._core.dask_blocks import is_dask, lazy_on_dask
-from .._core.least_squares import moments
 from .._core.extreme import linear_scores
-from .._core.validation import MAX_MAGNITUDE, check_finite_magnitude, check_sample_weight
+from .._core.moments.least_squares import moments
+from .._core.validation import (
+    MAX_MAGNITUDE,
+    check_finite_magnitude,
+    check_sample_weight,
+)
+from .._dask.chunks import is_dask
+from .._dask.lazy import lazy_on_dask
 from ..exceptions import CollinearityWarning, NumericalWarning
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
@@ -87,8 +92,8 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
 
     def _statistics(self, X, y, sample_weight, merge):
         """Sufficient statistics of this data, merged with those seen before if ``merge``."""
-        if is_dask(X):  # one pass chunk by chunk on Dask (problin._core.dask_blocks)
-            from .._core.dask_blocks import dask_moments
+        if is_dask(X):  # one pass chunk by chunk on Dask (problin._dask.chunks)
+            from .._dask.reductions import dask_moments
             stats = dask_moments(self, X, y, sample_weight, reset=not merge)
         else:
             X, T, sw = self._check_data(X, y, sample_weight, reset=not merge,
@@ -105,7 +110,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         return stats
 
     def _factors(self, stats):
-        """The R factors of ``[Phi, T]`` (:class:`~problin._core.least_squares.Factors`):
+        """The R factors of ``[Phi, T]`` (:class:`~problin._core.moments.least_squares.Factors`):
         of the centred data when the intercept is fitted, else of the raw data."""
         return stats.factors(centred=self.fit_intercept)
 

@@ -1,0 +1,295 @@
+"""GLM families: the per-row loss and its derivatives in the linear predictor.
+
+A family turns targets ``y`` and linear predictors ``eta`` into
+
+* ``loss``: the summed negative log-likelihood ``-sum_i s_i log p(y_i | eta_i)``,
+* ``grad``: per-row weights ``g_i = d loss_i / d eta_i`` (so ``X^T g`` is the gradient),
+* ``curv``: per-row weights ``h_i = d^2 loss_i / d eta_i^2`` (so ``X^T diag(h) X``
+  is the Hessian); ``information="expected"`` gives Fisher scoring weights.
+
+``s_i`` are sample weights. Nothing here touches X: the Newton engine and the
+design operator combine these n-vectors with the data by row blocks.
+"""
+import numpy as np
+
+_LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+from ..numerics import (
+    inverse_mills,
+    log_probit_cdf,
+    log_sigmoid,
+    log_softmax,
+    probit_cdf,
+    probit_curvature,
+    sigmoid,
+)
+
+__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES"]
+
+
+def _weighted(v, sample_weight):
+    return v if sample_weight is None else v * sample_weight
+
+
+def _sign(y):
+    """Map targets in {0, 1} to signs in {-1, +1}."""
+    return 2.0 * y - 1.0
+
+
+class _Bernoulli:
+    """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)``."""
+
+    def log_proba(self, eta):
+        """``(n, 2)`` array of ``[log p(y=0), log p(y=1)]``, in log space."""
+        return np.column_stack([self.log_cdf(-eta), self.log_cdf(eta)])
+
+    def loss(self, y, eta, sample_weight=None):
+        return -float(np.sum(_weighted(self.log_cdf(_sign(y) * eta), sample_weight)))
+
+    def derivatives(self, y, eta, sample_weight=None, information="observed"):
+        """Return ``(loss, g, h)``: summed loss and per-row gradient/curvature weights."""
+        if information not in ("observed", "expected"):
+            raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
+        loss, g, h = self._derivatives(y, eta, information)
+        if sample_weight is not None:
+            loss, g, h = loss * sample_weight, g * sample_weight, h * sample_weight
+        return -float(np.sum(loss)), g, h
+
+
+class BernoulliLogit(_Bernoulli):
+    """Logistic regression: ``p(y=1 | eta) = sigmoid(eta)`` (canonical link)."""
+
+    name = "logit"
+    canonical = True
+
+    def log_cdf(self, eta):
+        return log_sigmoid(eta)
+
+    def mean(self, eta):
+        return sigmoid(eta)
+
+    def link(self, p):
+        return np.log(p) - np.log1p(-p)
+
+    def _derivatives(self, y, eta, information):
+        # Canonical link: observed and expected information coincide. All
+        # three from e = exp(-|z|), z = s eta (one exp and one log1p per row):
+        # log p = -log1p(e) - max(-z, 0); 1 - p = sigma(-z); p (1 - p) = e / (1 + e)^2.
+        s = _sign(y)
+        z = s * eta
+        e = np.exp(-np.abs(z))
+        inv = 1.0 / (1.0 + e)
+        loglik = -np.log1p(e)
+        loglik -= np.maximum(-z, 0.0)
+        q = np.where(z > 0, e * inv, inv)  # 1 - p(observed class), without cancellation
+        return loglik, -s * q, e * inv * inv
+
+
+class BernoulliProbit(_Bernoulli):
+    """Probit regression: ``p(y=1 | eta) = Phi(eta)``, the standard normal CDF."""
+
+    name = "probit"
+    canonical = False
+
+    def log_cdf(self, eta):
+        return log_probit_cdf(eta)
+
+    def mean(self, eta):
+        return probit_cdf(eta)
+
+    def link(self, p):
+        from scipy.special import ndtri
+        return ndtri(p)
+
+    def _derivatives(self, y, eta, information):
+        s = _sign(y)
+        z = np.asarray(s * eta, dtype=np.float64)
+        # Bulk (z >= -5): Phi = ndtr(z) keeps full relative precision there
+        # (Phi >= 2.9e-7), so lambda = phi / Phi and log Phi = log(Phi) are
+        # exact and cheaper than erfcx. Far left tail: lambda from erfcx and
+        # log Phi = log phi - log lambda (no cancellation). Right of z = 3,
+        # log Phi = log1p(-Phi(-z)) with Phi(-z) exact (log of the rounded
+        # Phi(z) would keep only ~eps / Phi(-z) relative precision).
+        cdf = probit_cdf(z)
+        half_sq = 0.5 * np.square(z)
+        mills = np.exp(-half_sq)
+        mills *= _INV_SQRT_2PI
+        with np.errstate(divide="ignore", invalid="ignore"):  # tail rows: replaced below
+            mills /= cdf
+            loglik = np.log(cdf)
+        tail = np.flatnonzero(z < -5.0)
+        if tail.size:
+            mills[tail] = inverse_mills(z[tail])
+            loglik[tail] = -half_sq[tail] - _LOG_SQRT_2PI - np.log(mills[tail])
+        right = np.flatnonzero(z > 3.0)
+        if right.size:
+            loglik[right] = np.log1p(-probit_cdf(-z[right]))
+        if information == "observed":
+            # -d^2 log Phi(z) / dz^2 = lambda(z) (z + lambda(z)) >= 0 (log-concavity)
+            curv = probit_curvature(z, mills)
+        else:
+            # Fisher information phi^2 / (Phi (1 - Phi)) = lambda(eta) lambda(-eta).
+            curv = inverse_mills(eta) * inverse_mills(-eta)
+        return loglik, -s * mills, curv
+
+
+FAMILIES = {"logit": BernoulliLogit, "probit": BernoulliProbit}
+
+
+class CategoricalSoftmax:
+    """Softmax (multinomial logit): ``p(y = k | x) = exp(a_k) / sum_j exp(a_j)``.
+
+    The linear predictor ``eta`` has one column per *free* class. With
+    ``contrast=True`` the first class is the reference (its logit is fixed at
+    0, the identifiable parameterisation of maximum likelihood, as statsmodels
+    ``MNLogit``) and ``eta`` has K-1 columns; otherwise all K logits are free.
+    Targets are class indices ``t in {0, ..., K-1}``.
+
+    The gradient of the loss in ``eta`` is ``P - T`` (probabilities minus
+    one-hot targets) restricted to the free classes; the Hessian weights of
+    row n are ``diag(p_n) - p_n p_n^T`` over the free classes, which the design
+    operator turns into the block Hessian ``H_kj = sum_n p_nk (I_kj - p_nj) x_n x_n^T``.
+    """
+
+    name = "softmax"
+    canonical = True
+
+    def __init__(self, n_classes, contrast=True):
+        self.n_classes = int(n_classes)
+        self.contrast = bool(contrast)
+        self.n_free = self.n_classes - int(self.contrast)
+
+    def logits(self, eta):
+        """All K logits: a zero column for the reference class, then ``eta``."""
+        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
+        if not self.contrast:
+            return eta
+        return np.concatenate([np.zeros((eta.shape[0], 1)), eta], axis=1)
+
+    def log_proba(self, eta):
+        """``(n, K)`` log class probabilities, by log-softmax."""
+        return log_softmax(self.logits(eta), axis=1)
+
+    def _normalise(self, eta, out=None):
+        """``(E, e0, log_z)``: shifted exponentials of the free logits, of the
+        reference logit (contrast only) and the log normaliser per row, without
+        materialising the zero column. ``E`` is written into ``out`` if given."""
+        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
+        # Row maxima and sums over the few classes: a loop over columns and a
+        # gemv run ~5x faster than numpy's reductions along short rows.
+        top = np.zeros(eta.shape[0]) if self.contrast else eta[:, 0].copy()
+        for k in range(self.n_free):
+            np.maximum(top, eta[:, k], out=top)
+        E = np.subtract(eta, top[:, None], out=out)
+        np.exp(E, out=E)  # in place: one n x M array
+        total = E @ np.ones(self.n_free)
+        e0 = None
+        if self.contrast:
+            e0 = np.exp(-top)
+            total += e0
+        return E, e0, np.log(total) + top, total
+
+    def _picked_logits(self, eta, t):
+        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
+        rows = np.arange(eta.shape[0])
+        if not self.contrast:
+            return eta[rows, t]
+        return np.where(t > 0, eta[rows, np.maximum(t - 1, 0)], 0.0)
+
+    def loss(self, t, eta, sample_weight=None):
+        _, _, log_z, _ = self._normalise(eta)
+        return -float(np.sum(_weighted(self._picked_logits(eta, t) - log_z, sample_weight)))
+
+    def derivatives(self, t, eta, sample_weight=None, information="observed", out=None):
+        """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
+        holding the free-class probabilities (from which the gradient weights
+        ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
+        E, e0, log_z, total = self._normalise(eta, out)
+        loglik = self._picked_logits(eta, t) - log_z
+        E /= total[:, None]  # E is now P, in place: no second n x M array
+        p0 = None if e0 is None else e0 / total
+        if sample_weight is not None:
+            loglik = loglik * sample_weight
+        free_t = t - 1 if self.contrast else t
+        return -float(np.sum(loglik)), SoftmaxState(E, p0, free_t, sample_weight, total=total)
+
+
+class SoftmaxState:
+    """Softmax probabilities at one ``eta``, with exact complements where needed.
+
+    Keeps one n x M array, ``P``. ``1 - p`` is exact for ``p <= 1/2``; at
+    most one class per row has ``p > 1/2``, and for those entries the
+    complement is summed from the other classes (``fix``), so that rows fitted
+    with probability near 1 keep full relative precision in ``p - 1`` (the
+    gradient) and ``p (1 - p)`` (the curvature).
+    """
+
+    def __init__(self, P, p0, free_t, sample_weight, fix=None, total=None):
+        self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
+        if fix is None:
+            # The largest probability of a row is 1 / total (total: the sum of
+            # exp(a - max a) over all K classes), so only rows with total < 2
+            # can have p > 1/2: an argmax over those rows alone (numpy's
+            # argmax along short rows is slow).
+            rows = np.arange(P.shape[0]) if total is None else np.flatnonzero(total < 2.0)
+            candidates = P[rows]
+            top = candidates.argmax(axis=1)
+            keep = np.flatnonzero(candidates[np.arange(rows.size), top] > 0.5)
+            rows, cols, others = rows[keep], top[keep], candidates[keep]
+            others[np.arange(rows.size), cols] = 0.0
+            q = others @ np.ones(P.shape[1]) + (0.0 if p0 is None else p0[rows])
+            fix = (rows, cols, q)
+        self.fix = fix  # (rows, cols, 1 - P[rows, cols]) where P > 1/2, by row
+
+    @classmethod
+    def concatenate(cls, P, parts, free_t, sample_weight):
+        """The state of all rows from those of consecutive row chunks:
+        ``parts`` is ``[(first row, state of the chunk), ...]`` in row order."""
+        fix = tuple(np.concatenate([st.fix[0] + lo for lo, st in parts]) if i == 0 else
+                    np.concatenate([st.fix[i] for _, st in parts]) for i in range(3))
+        return cls(P, None, free_t, sample_weight, fix)
+
+    def complements(self, lo=0, hi=None):
+        """``1 - P[lo:hi]``, exact."""
+        Q = 1.0 - self.P[lo:hi]
+        rows, cols, q = self.fix
+        hi = self.P.shape[0] if hi is None else hi
+        a, b = np.searchsorted(rows, [lo, hi])
+        Q[rows[a:b] - lo, cols[a:b]] = q[a:b]
+        return Q
+
+    def observed_complements(self):
+        """``1 - p(observed class)`` per row, exactly (n-vector)."""
+        q = np.empty(self.P.shape[0])
+        free = self.free_t >= 0
+        rows = np.flatnonzero(free)
+        q[rows] = _observed_complements(self, rows, self.free_t[rows])
+        q[~free] = self.P[~free].sum(axis=1)  # reference class: 1 - p0 = sum of the others
+        return q
+
+    def gradient_weights(self, lo=0, hi=None):
+        """``s (P - T)`` for rows ``lo:hi`` (all: n x M); on the observed class
+        ``p - 1 = -(1 - p)``, exactly."""
+        hi = self.P.shape[0] if hi is None else hi
+        G = self.P[lo:hi].copy()
+        observed = np.flatnonzero(self.free_t[lo:hi] >= 0)
+        cols = self.free_t[lo:hi][observed]
+        G[observed, cols] = -self.complements(lo, hi)[observed, cols]
+        if self.sample_weight is not None:
+            G *= self.sample_weight[lo:hi, None]
+        return G
+
+
+def _observed_complements(state, rows, cols):
+    """``1 - P[rows, cols]`` exactly, without building the whole complement array."""
+    q = 1.0 - state.P[rows, cols]
+    fr, fc, fq = state.fix
+    if fr.size:
+        key = fr * state.P.shape[1] + fc
+        order = np.argsort(key)
+        pos = np.searchsorted(key[order], rows * state.P.shape[1] + cols)
+        pos = np.minimum(pos, key.size - 1)
+        hit = key[order][pos] == rows * state.P.shape[1] + cols
+        q[hit] = fq[order][pos[hit]]
+    return q

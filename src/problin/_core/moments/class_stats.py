@@ -1,0 +1,325 @@
+"""Mergeable per-class sufficient statistics: weighted counts, means, scatters.
+
+Every generative classifier needs, per class ``k``, the weighted count
+``n_k = sum_{t_n = k} w_n``, the mean ``mu_k`` and the centred scatter
+``sum_{t_n = k} w_n (x_n - mu_k)(x_n - mu_k)^T`` (or just its diagonal).
+They are computed block by block over the rows: each block is centred near
+its own class means (no raw second moments, so no catastrophic cancellation
+when the data sit far from the origin) and the blocks are merged with the exact
+pairwise update of Chan, Golub and LeVeque (:func:`merge_means`)::
+
+    n = n_a + n_b,   delta = mu_b - mu_a,   mu = mu_a + (n_b / n) delta,
+    M = M_a + M_b + (n_a n_b / n) delta delta^T.
+
+Means are held as ``origin + offset`` (a float near the data plus a small
+part accurate to the data's spread), so that ``delta`` keeps every digit of
+the spread even when the data sit at 1e8. A one-pass fit, a chunked
+``partial_fit`` and (later) a Dask tree reduction thus all give the same
+statistics to rounding (~1e-12 relative), however the data drift along the rows.
+
+>>> import numpy as np
+>>> X = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 3.0], [6.0, 5.0]])
+>>> s = class_stats(X, np.array([0, 0, 1, 1]), 2)
+>>> s.means
+array([[1., 1.],
+       [5., 4.]])
+>>> s.covariances()[1]
+array([[1., 1.],
+       [1., 1.]])
+>>> half = class_stats(X[:2], np.array([0, 0]), 2) + class_stats(X[2:], np.array([1, 1]), 2)
+>>> bool(np.allclose(half.scatter, s.scatter))
+True
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..blocks import block_rows, iter_blocks, reduce_row_ranges
+
+__all__ = ["ClassStats", "empty_stats", "class_stats", "merge_means", "pooled_scatter",
+           "between_scatter"]
+
+KINDS = ("full", "tied", "diag")
+# Blocks of ~4 MiB: few enough Python steps per pass, long enough for syrk to
+# run near peak, still a sliver of any X worth blocking.
+_STATS_BLOCK_BYTES = 4 << 20
+
+
+def merge_means(n_a, origin_a, offset_a, n_b, origin_b, offset_b):
+    """Chan, Golub & LeVeque's update of the weights and means of two samples.
+
+    Each mean is held as ``origin + offset``: ``origin`` a float near the data
+    (where a block was centred), ``offset`` small and accurate to the data's
+    spread. The update is first order in the difference of the means, formed
+    here as ``delta = (origin_b - origin_a) + (offset_b - offset_a)``: one
+    rounding of the origins' difference (none when they are within a factor
+    of two of each other), so ``delta`` is accurate to the spread of the
+    data, not to their distance from zero. The merged scatter is
+    ``S_a + S_b + c delta delta^T``; the caller adds it (per class, pooled or
+    just its diagonal).
+
+    Parameters
+    ----------
+    n_a, n_b : float or ndarray of shape (...)
+        Weights of the two samples (one per class, say).
+    origin_a, offset_a, origin_b, offset_b : ndarray of shape (..., D)
+        Their means, as ``origin + offset``.
+
+    Returns
+    -------
+    n : ndarray of shape (...)
+        ``n_a + n_b``.
+    origin, offset : ndarray of shape (..., D)
+        The merged mean: about ``origin_a`` where ``n_a > 0``, else ``b``'s.
+    delta : ndarray of shape (..., D)
+        ``mean_b - mean_a``.
+    c : ndarray of shape (...)
+        ``n_a n_b / n`` (zero where either sample has no weight).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> n, origin, offset, delta, c = merge_means(1.0, np.array([1e8]), np.array([0.25]),
+    ...                                           3.0, np.array([1e8 + 1]), np.array([0.25]))
+    >>> float(n), float(offset[0]), float(delta[0]), float(c)
+    (4.0, 1.0, 1.0, 0.75)
+    """
+    n_a, n_b = np.asarray(n_a, dtype=np.float64), np.asarray(n_b, dtype=np.float64)
+    n = n_a + n_b
+    safe = np.where(n > 0, n, 1.0)
+    delta = (origin_b - origin_a) + (offset_b - offset_a)
+    keep = (n_a > 0)[..., None]
+    origin = np.where(keep, origin_a, origin_b)
+    offset = np.where(keep, offset_a + delta * (n_b / safe)[..., None], offset_b)
+    return n, origin, offset, delta, n_a * n_b / safe
+
+
+@dataclass
+class ClassStats:
+    """Weighted sufficient statistics of ``K`` classes over ``D`` features.
+
+    Attributes
+    ----------
+    counts : ndarray of shape (K,)
+        Weighted counts ``n_k`` (sums of sample weights; plain counts without).
+    origin, offset : ndarray of shape (K, D)
+        The class means as ``origin + offset`` (see :func:`merge_means`):
+        ``origin`` a float near the class's data, ``offset`` small and accurate.
+    means : ndarray of shape (K, D)
+        Class means ``mu_k = origin + offset`` (zero for a class with no
+        weight yet); a property.
+    sq : ndarray of shape (K, D)
+        Centred sums of squares ``sum w_n (x_nj - mu_kj)^2`` (the scatter's diagonal).
+    scatter : ndarray or None
+        Centred scatter: ``(K, D, D)`` per class for ``kind="full"``, the pooled
+        within-class scatter ``S_W = sum_k S_k`` of shape ``(D, D)`` for
+        ``"tied"``, ``None`` for ``"diag"``.
+    kind : {"full", "tied", "diag"}
+    """
+
+    counts: np.ndarray
+    origin: np.ndarray
+    offset: np.ndarray
+    sq: np.ndarray
+    scatter: np.ndarray | None
+    kind: str
+
+    @property
+    def means(self):
+        """Class means ``origin + offset``, shape (K, D)."""
+        return self.origin + self.offset
+
+    @property
+    def n_classes(self):
+        return self.counts.shape[0]
+
+    @property
+    def n_features(self):
+        return self.origin.shape[1]
+
+    def var(self):
+        """Per-class maximum-likelihood variances ``sq / n_k``, shape (K, D) (0 if empty)."""
+        return self.sq / np.where(self.counts > 0, self.counts, 1.0)[:, None]
+
+    def covariances(self):
+        """Maximum-likelihood covariances: ``S_k / n_k`` (K, D, D) for "full";
+        the tied ``S_W / n = sum_k (n_k / n) S_k`` (D, D) for "tied"; the
+        per-class variances (K, D) for "diag"."""
+        if self.kind == "full":
+            return self.scatter / np.where(self.counts > 0, self.counts, 1.0)[:, None, None]
+        if self.kind == "tied":
+            return self.scatter / max(float(self.counts.sum()), np.finfo(float).tiny)
+        return self.var()
+
+    def centred_means(self):
+        """Class means minus the overall weighted mean, shape (K, D), formed from
+        the offsets (accurate however far the data sit from zero)."""
+        n = float(self.counts.sum())
+        rel = (self.origin - self.origin[int(np.argmax(self.counts))]) + self.offset
+        return rel - self.counts @ rel / n
+
+    def total_var(self):
+        """Variance of every feature over all classes (law of total variance), shape (D,)."""
+        n = float(self.counts.sum())
+        if n <= 0:
+            return np.zeros(self.n_features)
+        dev = self.centred_means()
+        return (self.sq.sum(axis=0) + self.counts @ (dev * dev)) / n
+
+    def merge(self, other):
+        """The statistics of the union of both samples (exact pairwise update); new object."""
+        if self.kind != other.kind or self.origin.shape != other.origin.shape:
+            raise ValueError(f"cannot merge {self.kind} statistics of shape {self.origin.shape} "
+                             f"with {other.kind} statistics of shape {other.origin.shape}")
+        n, origin, offset, delta, c = merge_means(self.counts, self.origin, self.offset,
+                                                  other.counts, other.origin, other.offset)
+        cd = c[:, None] * delta
+        sq = self.sq + other.sq + cd * delta
+        scatter = None
+        if self.kind == "full":
+            scatter = self.scatter + other.scatter + cd[:, :, None] * delta[:, None, :]
+        elif self.kind == "tied":
+            scatter = self.scatter + other.scatter + cd.T @ delta
+        return ClassStats(n, origin, offset, sq, scatter, self.kind)
+
+    __add__ = merge
+
+
+def empty_stats(n_classes, n_features, kind="full"):
+    """Statistics of no data: the identity of :meth:`ClassStats.merge`."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    k, d = int(n_classes), int(n_features)
+    scatter = {"full": np.zeros((k, d, d)), "tied": np.zeros((d, d)), "diag": None}[kind]
+    return ClassStats(np.zeros(k), np.zeros((k, d)), np.zeros((k, d)), np.zeros((k, d)),
+                      scatter, kind)
+
+
+# The rows of a class in a block are centred on the mean of their first few
+# rows (a shift near the data, at no cost) and their residual mean ``u`` --
+# the offset -- is read by the GEMV that would otherwise give the mean.
+# Products about the shift exceed those about the mean by ``n u u^T``; while
+# they exceed them by at most the factor R (``|u|`` <= 4 standard deviations)
+# subtracting it loses at most 4 bits; otherwise the rows are centred again.
+_SHIFT_ROWS = 32
+_SHIFT_RATIO = 17.0
+
+
+def _products(Rk, kind):
+    """``(R^T R, its diagonal)`` by BLAS syrk, or ``(None, column sums of R * R)``."""
+    if kind == "diag":
+        return None, np.einsum("ij,ij->j", Rk, Rk)
+    P = Rk.T @ Rk
+    return P, np.diagonal(P).copy()
+
+
+def _block_stats(Xb, codes, w, n_classes, kind):
+    """Statistics of one block: rows grouped by class (one gather), each class
+    centred in place (see ``_SHIFT_RATIO``), then ``R_k^T R_k`` by BLAS syrk
+    (whose diagonal is ``sq``) or, for "diag", just the column sums of
+    ``R_k * R_k``, both less ``n_k u u^T`` (about the exact mean)."""
+    if sp.issparse(Xb):
+        Xb = Xb.toarray()
+    stats = empty_stats(n_classes, Xb.shape[1], kind)
+    if codes.size and codes[0] == codes[-1] and np.all(codes == codes[0]):
+        # One class: centring writes a new array (Xb is a view of the caller's X).
+        bounds, R = {int(codes[0]): slice(None)}, np.array(Xb, dtype=np.float64)
+    else:
+        order = np.argsort(codes, kind="stable")
+        edges = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n_classes))])
+        bounds = {k: slice(edges[k], edges[k + 1]) for k in range(n_classes)
+                  if edges[k + 1] > edges[k]}
+        R = np.take(Xb, order, axis=0).astype(np.float64, copy=False)  # X is never written
+        w = None if w is None else w[order]
+    for k, rows in bounds.items():
+        Rk = R[rows]
+        wk = np.ones(Rk.shape[0]) if w is None else w[rows]
+        sw = None if w is None else np.sqrt(wk)
+        n_k = float(Rk.shape[0]) if w is None else float(wk.sum())
+        origin = Rk[:_SHIFT_ROWS].sum(axis=0) / min(Rk.shape[0], _SHIFT_ROWS)
+        Rk -= origin
+        # (Rows of zero weight add nothing, or NaN from a non-finite value.)
+        u = (wk @ Rk) / n_k if n_k > 0 else np.zeros_like(origin)  # GEMV
+        if sw is not None:
+            Rk *= sw[:, None]
+        P, sq = _products(Rk, kind)
+        c = u  # the residual mean of Rk
+        if n_k > 0 and not (n_k * u * u <= (1.0 - 1.0 / _SHIFT_RATIO) * sq).all():
+            Rk -= u if sw is None else sw[:, None] * u  # a poor shift: centre on origin + u
+            c = ((wk if sw is None else sw) @ Rk) / n_k
+            u = u + c
+            P, sq = _products(Rk, kind)
+        if n_k > 0:
+            stats.counts[k], stats.origin[k], stats.offset[k] = n_k, origin, u
+        # >= 0: identical rows give 0, not rounding noise
+        stats.sq[k] = np.maximum(sq - n_k * c * c, 0.0)
+        if P is None:
+            continue
+        P -= np.outer(n_k * c, c)
+        P.flat[::P.shape[0] + 1] = stats.sq[k]
+        if kind == "full":
+            stats.scatter[k] = P
+        else:
+            stats.scatter += P
+    return stats
+
+
+def class_stats(X, codes, n_classes, sample_weight=None, kind="full", *, rows=None,
+                workers=None):
+    """Per-class weighted statistics of ``X`` in one blocked pass.
+
+    Parameters
+    ----------
+    X : ndarray (or scipy.sparse, densified one block at a time) of shape (N, D)
+    codes : int array of shape (N,)
+        Class index ``0..n_classes-1`` of every row.
+    n_classes : int
+    sample_weight : array of shape (N,), optional
+        Non-negative weights (validated by the caller); weight 2 equals a duplicated row.
+    kind : {"full", "tied", "diag"}
+        Which second moments to keep (see :class:`ClassStats`).
+    rows, workers : int, optional
+        Block size and number of threads (default: cache-sized blocks, all cores).
+
+    Returns
+    -------
+    ClassStats
+    """
+    X_shape = X.shape
+    codes = np.asarray(codes, dtype=np.intp)
+    if codes.shape != (X_shape[0],):
+        raise ValueError(f"codes has shape {codes.shape}, expected ({X_shape[0]},)")
+    if codes.size and (codes.min() < 0 or codes.max() >= n_classes):
+        raise ValueError(f"codes must lie in 0..{n_classes - 1}")
+    rows = int(rows) if rows else block_rows(X_shape[1], target_bytes=_STATS_BLOCK_BYTES)
+    empty = empty_stats(n_classes, X_shape[1], kind)
+
+    # NaN or infinity in X propagate silently into the statistics (callers may
+    # check those instead of X: every value reaches a class sum). errstate is
+    # per thread, so each range sets its own.
+    def over_range(lo, hi):
+        total = empty
+        with np.errstate(invalid="ignore", over="ignore"):
+            for _, _, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows, start=lo,
+                                                stop=hi):
+                total = total + _block_stats(Xb, cb, wb, n_classes, kind)
+        return total
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        return reduce_row_ranges(over_range, X_shape[0], rows, workers)
+
+
+def pooled_scatter(stats):
+    """Within-class scatter ``S_W = sum_k sum_{n in C_k} (x_n - mu_k)(x_n - mu_k)^T``, (D, D)."""
+    if stats.kind == "full":
+        return stats.scatter.sum(axis=0)
+    if stats.kind == "tied":
+        return stats.scatter.copy()
+    raise ValueError("diag statistics hold no off-diagonal scatter; use kind='tied' or 'full'")
+
+
+def between_scatter(stats):
+    """Between-class scatter ``S_B = sum_k n_k (mu_k - mu)(mu_k - mu)^T``, (D, D)."""
+    dev = stats.centred_means()
+    return (dev.T * stats.counts) @ dev

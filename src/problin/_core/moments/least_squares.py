@@ -1,0 +1,399 @@
+"""Least squares from sufficient statistics, read in one blocked pass.
+
+Every linear-Gaussian fit (least squares, ridge, the lasso's Gram-matrix
+coordinate descent, Bayesian linear regression) needs only the weighted
+moments of ``z = [x, t]``: the total weight ``n``, the mean ``z_bar`` and the
+centred scatter ``sum w (z - z_bar)(z - z_bar)^T``, held as its triangular
+factor ``R`` (``R^T R`` = scatter), the QR factor of the centred rows, so
+that the solvers lose ``kappa``, not ``kappa^2``, digits (see
+:mod:`problin._core.moments.tsqr`). They are computed in one thread-parallel pass
+over row blocks: each block is reduced about its own mean (one ``syrk`` per
+block, on a block-sized buffer or, for blocks whose columns sit within a
+standard deviation of zero, on X itself) and the blocks merge exactly (Chan,
+Golub & LeVeque), as ``partial_fit`` merges batches; the scatter is factored
+at the end, or, where that would lose digits, the rows are factored by
+Householder QR instead. The result is thus as accurate as if the whole data
+had been centred on their exact means first, however the column means drift
+along the rows, and no copy of X is ever made.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import linalg
+
+from ..blocks import _default_rows, iter_blocks, reduce_row_ranges, small_blas
+from .class_stats import merge_means
+from .tsqr import QRRunning, centre_rows, gram_factor, stack_qr
+
+__all__ = ["Moments", "Factors", "ClassMoments", "moments", "class_moments"]
+
+_EPS = np.finfo(np.float64).eps
+
+
+@dataclass
+class Moments:
+    """Weighted moments of ``z = [x, t]`` (``n_features`` inputs, then the targets).
+
+    ``weight`` is the total sample weight and ``factor`` an upper triangular
+    ``R`` whose ``R^T R`` is the centred scatter ``sum_n w_n (z_n - mean)(z_n -
+    mean)^T`` (see :mod:`problin._core.moments.tsqr`): the least-squares problem of the
+    centred data reduced to D x D, from which it is solved as accurately as by
+    QR of the rows. The mean is held as ``origin + offset``: ``origin`` is a
+    rounded reference point near the data (where their first block was
+    centred) and ``offset`` is accurate to the data's spread, not to their
+    magnitude, so that merging statistics (whose exact update is first-order
+    in the difference of the means) loses no digits when the means are large
+    and the spreads small.
+    """
+
+    weight: float
+    offset: np.ndarray
+    factor: np.ndarray
+    n_features: int
+    origin: np.ndarray
+
+    @property
+    def mean(self):
+        """Weighted mean of z."""
+        return self.origin + self.offset
+
+    @property
+    def scatter(self):
+        """The centred scatter matrix ``R^T R``."""
+        return self.factor.T @ self.factor
+
+    def merge(self, other):
+        """The moments of both data sets together: the R factor of both factors stacked,
+        with the Chan-Golub-LeVeque row ``sqrt(n_a n_b / n) (mean_b - mean_a)``."""
+        if other.offset.shape != self.offset.shape or other.n_features != self.n_features:
+            raise ValueError("cannot merge the statistics of data with different shapes: "
+                             f"{self.n_features} features/{self.offset.size - self.n_features} "
+                             f"targets vs {other.n_features}/"
+                             f"{other.offset.size - other.n_features}")
+        n, origin, offset, delta, c = merge_means(self.weight, self.origin, self.offset,
+                                                  other.weight, other.origin, other.offset)
+        rows = np.vstack([other.factor, np.sqrt(c) * delta[None, :]])
+        with small_blas(rows.shape[1]):
+            R = stack_qr(np.array(self.factor, order="F"), np.asfortranarray(rows))
+        return Moments(float(n), offset, R, self.n_features, origin)
+
+    __add__ = merge  # reduce_row_ranges merges the threads' statistics with ``+``
+
+    def factors(self, centred=True):
+        """:class:`Factors` of the centred data, or of the raw data (``centred=False``).
+
+        Features whose centred values are all rounding (a constant column) get
+        exactly zero rows and columns and ``live`` False.
+        """
+        d = self.n_features
+        R, mean = np.asfortranarray(self.factor), self.mean
+        norms = np.sqrt(np.sum(R[:, :d] ** 2, axis=0))
+        raw = np.sqrt(norms ** 2 + self.weight * mean[:d] ** 2)
+        if not centred:  # append the row sqrt(n) mean: the factor of the raw rows
+            R = stack_qr(R.copy(order="F"), np.sqrt(self.weight) * mean[None, :])
+            norms = raw
+        live = norms > 16.0 * _EPS * raw
+        if not live.all():
+            keep = np.concatenate([np.flatnonzero(live), np.arange(d, R.shape[0])])
+            kept = linalg.qr(R[:, keep], mode="r", check_finite=False)[0][:keep.size]
+            R = np.zeros_like(R)
+            R[np.ix_(keep, keep)] = kept
+        # rounding of the data relative to the columns solved for (centred: |x| / |x - mean|)
+        spread = np.where(live, raw / np.where(live, norms, 1.0), 1.0)
+        return Factors(R[:d, :d], R[:d, d:], R[d:, d:], live, float(np.max(spread, initial=1.0)))
+
+    @property
+    def x_mean(self):
+        return self.mean[:self.n_features]
+
+    @property
+    def t_mean(self):
+        return self.mean[self.n_features:]
+
+
+@dataclass
+class Factors:
+    """The least-squares problem ``min |Phi W - T|`` reduced to triangular factors.
+
+    ``[Phi, T] = Q [[xx, xt], [0, tt]]``: ``Phi^T Phi = xx^T xx``, ``Phi^T T =
+    xx^T xt`` and the residual of ``W`` is ``|xt - xx W|^2 + |tt|^2``. ``live``
+    marks the features that vary (the others have zero rows and columns);
+    ``spread`` is the largest ratio of a feature's raw to its solved (centred)
+    norm, by which the rounding of the data grows relative to the columns.
+    """
+
+    xx: np.ndarray
+    xt: np.ndarray
+    tt: np.ndarray
+    live: np.ndarray
+    spread: float
+
+    def residual_sum_of_squares(self, W):
+        """``sum_k |t_k - Phi w_k|^2``, without cancellation."""
+        return float(np.sum((self.xt - self.xx @ W) ** 2) + np.sum(self.tt ** 2))
+
+    def gram(self):
+        """``(Phi^T Phi, Phi^T T)``, formed from the factors (for the iterative solvers)."""
+        return self.xx.T @ self.xx, self.xx.T @ self.xt
+
+    @property
+    def total_sum_of_squares(self):
+        """``trace(T^T T)`` (centred or raw, as the factors)."""
+        return float(np.sum(self.xt ** 2) + np.sum(self.tt ** 2))
+
+
+def moments(X, T, sample_weight=None, *, rows=None, workers=None, n_classes=None):
+    """:class:`Moments` of ``[X, T]`` (``T`` 2-D) in one thread-parallel blocked pass.
+
+    ``X`` may be a numpy array or a scipy.sparse matrix (densified a block at a
+    time). With ``n_classes``, ``T`` is a vector of integer class codes and the
+    targets are their 1-of-K coding (built a block at a time).
+
+    Every block is reduced to its weight, its mean (as an offset from the
+    first block's mean) and its scatter about its own mean, and the blocks are
+    merged by the Chan-Golub-LeVeque update: the result is as accurate as
+    centring all data on their exact means first, however the column means
+    drift along the rows (sorted data). A block is reduced in one of two ways:
+
+    * **centred**: the block minus its mean (times ``sqrt(w)``) is written into
+      a block-sized buffer with a last column of ones (``sqrt(w)``); one
+      ``B^T B`` (BLAS ``syrk``) gives the scatter, the residual sums
+      ``r = sum w (z - mean)`` and the weight, and ``P - r r^T / n`` removes
+      the first-order error of the rounded mean.
+    * **raw** (unweighted C-contiguous float64 X only): ``X_b^T X_b`` on the
+      block itself, no copy, with the targets shifted by a nearby mean (the
+      previous block's); consecutive raw blocks add up (:class:`_RawRun`) and
+      merge once. A block is taken raw only if each column passes
+      ``sum (z - c)^2 <= 17 sum (z - m)^2`` (``|m - c| <= 4 sd``; ``c = 0`` for
+      the features) on the block's own products, so the raw sums carry at
+      most 17 times the rounding-error bound of centred ones (4 bits, however
+      the data lie); a block that fails is reduced centred. Whether to try is
+      predicted from the previous block (the first try is raw), so a wasted
+      try costs one block per change of regime. Data near zero (standardised
+      features) are thus read in place at the speed of one ``syrk`` per
+      block; data far from zero pay one block-sized copy.
+
+    Each thread's scatter is then factored by Cholesky into the R factor that
+    :class:`Moments` holds, unless that would lose digits (ill-conditioned
+    features or a nearly perfect fit, see :func:`~problin._core.moments.tsqr.gram_factor`):
+    then the thread reads its rows again and factors them by Householder QR,
+    block by block (:class:`~problin._core.moments.tsqr.QRRunning`), at about 2.5 times
+    the cost. ``rows``/``workers`` set the block size and the number of threads
+    (the results agree to rounding).
+    """
+    with np.errstate(all="ignore"):  # non-finite input shows as a non-finite result
+        return _moments(X, T, sample_weight, rows, workers, n_classes)
+
+
+@dataclass
+class ClassMoments:
+    """:class:`Moments` of ``[x, 1-of-K code of the class]`` with the class weights ``counts``."""
+
+    counts: np.ndarray
+    moments: Moments
+
+    def merge(self, other):
+        return ClassMoments(self.counts + other.counts, self.moments.merge(other.moments))
+
+
+def class_moments(X, codes, sample_weight, n_classes):
+    """:class:`ClassMoments` of ``X`` (dense or sparse) and integer class ``codes``, one pass.
+
+    The regression of the 1-of-K targets on ``X`` (least-squares classification).
+    """
+    counts = np.bincount(codes, weights=sample_weight, minlength=n_classes).astype(np.float64)
+    return ClassMoments(counts, moments(X, codes, sample_weight, n_classes=n_classes))
+
+
+_RAW_RATIO = 17.0  # raw sums of squares may exceed the centred ones by at most this factor
+
+
+class _Running:
+    """Weight, mean (``origin + offset``) and centred scatter, merged block by block
+    (the first block's centre becomes the origin; ``origin`` is that of no block)."""
+
+    def __init__(self, origin, n_features):
+        self.origin, self.n_features, self.weight = origin, n_features, 0.0
+        self.offset = np.zeros(origin.size)
+        self.scatter = np.zeros((origin.size, origin.size))
+
+    def add(self, n, shift, P, r):
+        """Merge a block of weight ``n``, scatter ``P`` about ``shift`` and residual
+        sums ``r = sum w (z - shift)``; returns the block's sums of squares about its mean."""
+        self.weight, self.origin, self.offset, delta, c = merge_means(
+            self.weight, self.origin, self.offset, n, shift, r / n)
+        self.scatter += P
+        self.scatter -= np.outer(r, r / n)
+        self.scatter += np.outer(delta, delta * c)
+        return np.diagonal(P) - r * r / n
+
+
+def _block_reader(X, n_classes):
+    """``(X_b, T_b) -> dense (X_b, T_b)``: sparse blocks densified, class codes 1-of-K coded."""
+    sparse = sp.issparse(X)
+    eye = None if n_classes is None else np.eye(int(n_classes))
+
+    def read(Xb, Tb):
+        return (Xb.toarray() if sparse else Xb), (Tb if eye is None else eye[Tb])
+    return read
+
+
+def _moments(X, T, sample_weight, rows, workers, n_classes):
+    read = _block_reader(X, n_classes)
+    n, d = X.shape
+    k = T.shape[1] if n_classes is None else int(n_classes)
+    size = d + k
+    rows = int(rows) if rows else _default_rows(np.empty((1, size)))
+    Xh, Th = read(X[:min(n, rows)], T[:min(n, rows)])
+    origin = np.concatenate([np.mean(Xh, axis=0, dtype=np.float64),
+                             np.mean(Th, axis=0, dtype=np.float64)])
+    may_raw = (sample_weight is None and not sp.issparse(X) and X.dtype == np.float64
+               and X.flags.c_contiguous)
+
+    def accumulate(lo, hi):
+        acc = _Running(origin, d)
+        m0 = min(rows, hi - lo)
+        run = _RawRun(d, k, m0) if may_raw else None
+        if run is not None:  # try in place first: a wrong guess costs one block
+            run.start(origin[d:])
+        buffer = None  # [X_b - m, T_b - m, 1] (times sqrt(w)), made when first needed
+        ones = np.ones(m0)
+        shift = np.zeros(size)
+        for start, stop, Xb, Tb in iter_blocks(X, T, rows=rows, start=lo, stop=hi):
+            m = stop - start
+            Xb, Tb = read(Xb, Tb)
+            if run is not None and run.active and run.add(Xb, Tb, acc):
+                continue
+            if run is not None:
+                run.flush(acc)
+            if buffer is None:
+                buffer = np.empty((m0, size + 1))
+                buffer[:, size] = 1.0
+            weight = _centred_block(Xb, Tb, None if sample_weight is None else
+                                    sample_weight[start:stop], buffer[:m], ones[:m], shift)
+            if not weight > 0:  # rows of zero weight add nothing
+                continue
+            Q = buffer[:m].T @ buffer[:m]  # syrk: scatter, residual sums, weight
+            sq = acc.add(weight, shift, Q[:size, :size], Q[:size, size])
+            mean = shift[:d] + Q[:d, size] / weight
+            if run is not None and np.all(weight * mean * mean <= (_RAW_RATIO - 1.0) * sq[:d]):
+                run.start(shift[d:] + Q[d:size, size] / weight)  # predicted: raw blocks next
+        if run is not None:
+            run.flush(acc)
+        R = gram_factor(acc.scatter, d, acc.weight, acc.origin + acc.offset)
+        if R is None:  # the Gram would lose digits: factor these rows by Householder QR
+            return _householder(X, T, sample_weight, lo, hi, rows, origin, d, read)
+        return Moments(float(acc.weight), acc.offset, R, d, acc.origin)
+
+    def accumulate_quietly(lo, hi):  # errstate is per thread
+        with np.errstate(all="ignore"):
+            return accumulate(lo, hi)
+
+    return reduce_row_ranges(accumulate_quietly, n, rows, workers)
+
+
+def _householder(X, T, sample_weight, lo, hi, rows, origin, d, read):
+    """:class:`Moments` of rows ``lo:hi`` by blocked Householder QR of the centred rows."""
+    acc = QRRunning(origin, d)
+    m0 = min(rows, hi - lo)
+    buffer = np.empty((m0 + 1, origin.size), order="F")  # a spare row for the merge
+    for start, stop, Xb, Tb in iter_blocks(X, T, rows=rows, start=lo, stop=hi):
+        m = stop - start
+        Xb, Tb = read(Xb, Tb)
+        weight, shift, u = centre_rows(Xb, Tb, None if sample_weight is None else
+                                       sample_weight[start:stop], buffer[:m])
+        if weight > 0:
+            acc.add(weight, shift, u, buffer[:m + 1])
+    return Moments(acc.weight, acc.offset, acc.R, d, acc.origin)
+
+
+class _RawRun:
+    """Raw products of consecutive blocks, read in place, about ``[0, t_shift]``.
+
+    A block joins the run only if each of its columns passes the test on its
+    own products: ``sum (z - c)^2 <= R sum (z - m_b)^2`` (``c`` the shift, ``m_b``
+    the block mean). Summed over the blocks, the run's raw sums then exceed its
+    centred scatter by at most the factor ``R`` too (within-block scatters add
+    up to at most the run's), so the whole run merges as one block.
+    """
+
+    def __init__(self, d, k, rows):
+        self.d, self.k, self.active = d, k, False
+        self.B = np.empty((rows, k + 1))  # [T_b - t_shift, 1]
+        self.B[:, k] = 1.0
+        self.shift = np.zeros(d + k)
+        self.P, self.r, self.n = np.zeros((d + k, d + k)), np.zeros(d + k), 0
+
+    def start(self, t_shift):
+        self.shift[self.d:] = t_shift
+        self.active = True
+
+    def add(self, Xb, Tb, acc):
+        """Add a block; ``False`` (and the run stops) if a feature fails the test.
+
+        Targets that fail it (a target drifting along the rows) are shifted to
+        the block's own mean instead, which starts a new run (the old one is
+        merged into ``acc``): only ``X_b^T [T_b - c, 1]`` is formed again.
+        """
+        d, k, m = self.d, self.k, Xb.shape[0]
+        B = self.B[:m]
+        np.subtract(Tb, self.shift[d:], out=B[:, :k])
+        G = Xb.T @ Xb  # syrk on the block itself
+        XtB = Xb.T @ B
+        BtB = B.T @ B
+        rx, rt = XtB[:, k], BtB[:k, k]
+        limit = (1.0 - 1.0 / _RAW_RATIO) * m  # r^2 / m <= (1 - 1/R) sum (z - c)^2
+        if not (rx * rx <= limit * G.diagonal()).all():
+            self.active = False
+            return False
+        if not (rt * rt <= limit * BtB.diagonal()[:k]).all():
+            self.flush(acc)
+            self.shift[d:] += rt / m
+            np.subtract(Tb, self.shift[d:], out=B[:, :k])  # about the shift as stored
+            XtB = Xb.T @ B
+            BtB = B.T @ B
+            rt = BtB[:k, k]
+            if not (rt * rt <= limit * BtB.diagonal()[:k]).all():  # NaN or infinity
+                self.active = False
+                return False
+        self.P[:d, :d] += G
+        self.P[:d, d:] += XtB[:, :k]
+        self.P[d:, d:] += BtB[:k, :k]
+        self.r[:d] += rx
+        self.r[d:] += rt
+        self.n += m
+        return True
+
+    def flush(self, acc):
+        """Merge the run into ``acc`` and empty it."""
+        if self.n:
+            self.P[self.d:, :self.d] = self.P[:self.d, self.d:].T
+            acc.add(float(self.n), self.shift, self.P, self.r)
+            self.P[:], self.r[:], self.n = 0.0, 0.0, 0
+
+
+def _centred_block(Xb, Tb, wb, B, ones, shift):
+    """Write ``[Z_b - shift, 1]`` (rows times ``sqrt(w)``) into ``B``, ``shift`` the
+    block's rounded weighted mean; returns the block's weight."""
+    m, d = Xb.shape
+    size = B.shape[1] - 1
+    if wb is None and Xb.dtype == np.float64:  # mean read from X_b, centred from cache
+        np.dot(ones, Xb, out=shift[:d])
+        shift[d:] = ones @ Tb
+        shift /= m
+        np.subtract(Xb, shift[:d], out=B[:, :d])
+        np.subtract(Tb, shift[d:], out=B[:, d:size])
+        return float(m)
+    B[:, :d] = Xb
+    B[:, d:size] = Tb
+    total = float(m) if wb is None else float(wb.sum())
+    if not total > 0:
+        return 0.0
+    np.dot(ones if wb is None else wb, B[:, :size], out=shift)
+    shift /= total
+    B[:, :size] -= shift
+    if wb is not None:
+        np.sqrt(wb, out=B[:, size])
+        B[:, :size] *= B[:, size:]
+    return total

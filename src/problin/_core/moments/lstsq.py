@@ -1,0 +1,143 @@
+"""Least-squares and ridge solves from triangular factors, and from Gram matrices.
+
+:func:`solve_factors` solves ``min |Phi W - T|^2 + alpha |W|^2`` from the R
+factors of ``[Phi, T]`` (:class:`~problin._core.moments.least_squares.Factors`), as
+accurately as QR of the rows would: a triangular solve in the equilibrated
+basis (columns scaled to unit norm, where the condition number is smallest
+and which the rounding of the data respects); the minimum-norm solution from
+an SVD of the small ``R`` when the design is rank-deficient; ridge from the
+factor of the augmented matrix ``[R; sqrt(alpha) I]``. It reports the rank and
+an estimate of the digits that the solution can be trusted to, from the
+standard bound for least squares (relative error ``~ eps kappa (1 + kappa
+tan theta)``, ``theta`` the angle between the targets and the fit).
+
+:func:`solve_normal_equations` is the Gram-matrix solve that the iterative
+q-norm solvers use on ``R^T R``.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+from scipy.linalg import lapack
+
+from ..linalg import solve_psd
+from .tsqr import stack_qr, triangular_rcond
+
+__all__ = ["LeastSquaresSolution", "solve_factors", "solve_normal_equations"]
+
+_EPS = np.finfo(np.float64).eps
+# Singular values below this many times eps sqrt(D) (times the data's own rounding
+# relative to the centred columns, Factors.spread) of the largest are rank deficiency:
+# no rounding of the data resolves them.
+_RANK_SLACK = 10.0
+
+
+@dataclass
+class LeastSquaresSolution:
+    """``coef`` (D x K); the numerical ``rank``; ``condition``, the (estimated) condition
+    number of the equilibrated matrix solved; ``digits``, the significant digits the
+    coefficients can be trusted to by the error bound of least squares."""
+
+    coef: np.ndarray
+    rank: int
+    condition: float
+    digits: float
+
+
+def solve_factors(F, alpha=0.0):
+    """Least squares (``alpha = 0``: minimum norm if rank-deficient) or ridge from factors.
+
+    Parameters
+    ----------
+    F : Factors
+        ``R`` factors of ``[Phi, T]`` (centred or raw).
+    alpha : float
+        Ridge penalty ``alpha |W|^2`` (``alpha/2`` in the 1/2-scaled objective).
+
+    Returns
+    -------
+    LeastSquaresSolution
+    """
+    d, k = F.xt.shape
+    if alpha > 0.0:  # ridge: the factor of [R; sqrt(alpha) I] (dead columns get W = 0)
+        A = np.zeros((d + k, d + k), order="F")
+        A[:d, :d], A[:d, d:] = F.xx, F.xt
+        rows = np.zeros((d, d + k), order="F")
+        rows[:, :d] = np.sqrt(alpha) * np.eye(d)
+        Ra = stack_qr(A, rows)
+        return _triangular_or_svd(Ra[:d, :d], Ra[:d, d:], np.zeros((0, k)), np.arange(d), d,
+                                  full_rank=True)
+    live = np.flatnonzero(F.live)
+    tol = _RANK_SLACK * np.sqrt(max(d, 1)) * _EPS * F.spread
+    return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d, tol=tol)
+
+
+def _triangular_or_svd(R, rhs, tt, live, d, *, tol=0.0, full_rank=False):
+    """Solve ``R W = rhs`` (rows ``live`` of the D x K result; the others are zero) in the
+    basis of unit columns: by back substitution when ``R`` is well conditioned (or
+    ``full_rank``), else by the truncated SVD (singular values below ``tol`` times the
+    largest dropped): the minimum-norm least-squares solution."""
+    k = rhs.shape[1]
+    W = np.zeros((d, k))
+    if live.size == 0:
+        return LeastSquaresSolution(W, 0, 1.0, 16.0)
+    norms = np.sqrt(np.sum(R * R, axis=0))
+    Rs = R / norms
+    rcond = triangular_rcond(Rs)
+    if full_rank or rcond > 1e3 * tol * live.size:  # kappa_1 far below the rank threshold
+        Ws = linalg.solve_triangular(Rs, rhs, check_finite=False)
+        rank, condition = live.size, 1.0 / max(rcond, _EPS * _EPS)
+        residual = np.zeros((0, k))
+    else:
+        U, s, Vt = _svd(Rs)
+        rank = int(np.sum(s > tol * s[0])) if s[0] > 0 else 0
+        condition = float(s[0] / s[rank - 1]) if rank else 1.0
+        Y = (U[:, :rank].T @ rhs) / s[:rank, None]  # V_r^T w_s = Y fits all it can
+        if rank < live.size:
+            # The rank is decided scale-free, but "minimum norm" is in the units of
+            # the features: the w = D^-1 w_s of least |w| with V_r^T D w = Y is
+            # w = M^T (M M^T)^-1 Y for M = V_r^T D; with M^T = Q T (thin QR),
+            # w = Q T^-T Y. One SVD of R, then O(D r^2).
+            Q, T = linalg.qr(Vt[:rank].T * norms[:, None], mode="economic", check_finite=False)
+            Ws = norms[:, None] * (Q @ linalg.solve_triangular(T, Y, trans="T",
+                                                                check_finite=False))
+        else:
+            Ws = Vt.T @ Y
+        residual = U[:, rank:].T @ rhs  # the part of the targets no kept direction fits
+    W[live] = Ws / norms[:, None]
+    fit = np.sqrt(np.sum((Rs @ Ws) ** 2, axis=0))
+    miss = np.sqrt(np.sum(tt * tt, axis=0) + np.sum(residual * residual, axis=0))
+    tan = float(np.max(miss / np.maximum(fit, np.finfo(np.float64).tiny), initial=0.0))
+    error = _EPS * condition * (2.0 + condition * min(tan, 1e300 / condition))
+    digits = float(-np.log10(max(error, _EPS)))
+    return LeastSquaresSolution(W, rank, condition, digits)
+
+
+def _svd(A):
+    """SVD by divide and conquer, or by the QR iteration should that fail to converge."""
+    try:
+        return linalg.svd(A, check_finite=False)
+    except linalg.LinAlgError:  # pragma: no cover - gesdd's rare failures
+        return linalg.svd(A, check_finite=False, lapack_driver="gesvd")
+
+
+def solve_normal_equations(G, C, alpha=0.0, *, rcond=1e-12):
+    """``W`` solving ``(G + alpha I) W = C`` for PSD ``G``; returns ``(W, rank)``.
+
+    Cholesky of the matrix scaled to unit diagonal (so badly scaled columns do
+    not look singular); when it is numerically singular (pivots below
+    ``rcond`` times the largest) the minimum-norm solution, that is
+    ``Phi^+ T`` -- pseudo-inverse semantics -- from an eigendecomposition.
+    """
+    A = np.array(G, dtype=np.float64)
+    A[np.diag_indices_from(A)] += alpha
+    diag = np.diag(A).copy()
+    if A.size and np.all(diag > 0):
+        scale = 1.0 / np.sqrt(diag)
+        c, info = lapack.dpotrf(A * np.outer(scale, scale), lower=0, clean=1)
+        pivots = np.square(np.diag(c))
+        if info == 0 and pivots.min() > rcond * pivots.max():
+            Cs = C * (scale[:, None] if C.ndim == 2 else scale)
+            Ws = linalg.cho_solve((c, False), Cs, check_finite=False)
+            return Ws * (scale[:, None] if C.ndim == 2 else scale), A.shape[0]
+    return solve_psd(A, C, rcond=rcond)

@@ -1,0 +1,255 @@
+"""Dask input for the GLM classifiers: the validated data and the chunk passes.
+
+A :class:`DaskDesign` stands where :class:`~problin._core.model.design.Design`
+stands for in-memory data, but it also carries the labels and the sample
+weights, because on Dask a row's label lives in the chunk that holds its row.
+Every pass over the data is :meth:`DaskDesign.reduce`: on each row chunk the
+very in-memory code runs (an in-memory ``Design``, and the objective built on
+it), and only its small results (a loss, a p-vector, a p x p matrix) travel,
+summed in Dask's tree (:func:`~problin._dask.chunks.reduce_chunks`).
+
+Validation costs no pass over X of its own: one pass over ``y`` and the
+weights finds the classes and their total weights (what the starting point
+needs), and X's chunks are checked for NaN or infinity during the first pass
+of the solver, with a message naming the chunk and the row.
+"""
+import functools
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._core.model.basis import ColumnBasis, sample_rows
+from .._core.model.design import Design
+from .._core.validation import check_label_types
+from .chunks import (
+    _check_chunk,
+    _chunk_weights,
+    _float_rows,
+    _sparse_chunk,
+    align_rows,
+    dask_features,
+    reduce_chunks,
+)
+
+__all__ = ["DaskDesign", "Sums", "dask_classifier_data"]
+
+
+class Sums:
+    """Per-chunk results that merge entrywise: by addition, or ``max``/``min``
+    where ``ops`` says so. ``None`` entries (nothing computed) stay ``None``."""
+
+    def __init__(self, *parts, ops=None):
+        self.parts, self.ops = parts, ops
+
+    def merge(self, other):
+        ops = self.ops or ("sum",) * len(self.parts)
+        merged = []
+        for op, a, b in zip(ops, self.parts, other.parts):
+            merged.append(None if a is None else a + b if op == "sum" else
+                          max(a, b) if op == "max" else min(a, b))
+        return Sums(*merged, ops=self.ops)
+
+
+class _LabelWeights:
+    """The distinct labels of some rows and their total weights (merge: union)."""
+
+    def __init__(self, labels, weights):
+        self.labels, self.weights = labels, weights
+
+    def merge(self, other):
+        labels, inverse = np.unique(np.concatenate([self.labels, other.labels]),
+                                    return_inverse=True)
+        weights = np.bincount(inverse.ravel(), np.concatenate([self.weights, other.weights]),
+                              minlength=labels.size)
+        return _LabelWeights(labels, weights)
+
+
+def _label_chunk(k, lo, yb, wb):
+    yb = np.asarray(yb)
+    if yb.shape[0] == 0:
+        return None
+    check_label_types(yb)
+    if yb.dtype.kind in "fc":
+        _check_chunk(k, lo, "y", yb)
+    w = _chunk_weights(k, lo, wb)
+    small = _small_integer_labels(yb)
+    if small is not None:  # counting, not sorting (labels 0..K-1, the common case)
+        present = np.flatnonzero(np.bincount(small))
+        weights = np.bincount(small, w, minlength=present[-1] + 1)[present]
+        return _LabelWeights(present.astype(yb.dtype), weights)
+    labels, inverse = np.unique(yb, return_inverse=True)
+    return _LabelWeights(labels, np.bincount(inverse.ravel(), w, minlength=labels.size))
+
+
+def _small_integer_labels(yb, limit=1024):
+    """``yb`` as intp when its labels are integers in ``[0, limit)``, else None."""
+    if yb.ndim != 1 or yb.dtype.kind not in "biuf" or yb.dtype == np.bool_:
+        return None
+    low, high = yb.min(), yb.max()
+    if not (0 <= low and high < limit):  # also false for nan
+        return None
+    codes = yb.astype(np.intp)
+    if yb.dtype.kind == "f" and not np.array_equal(codes, yb):
+        return None
+    return codes
+
+
+class _ChunkReader:
+    """Turns a row chunk into in-memory ``(Design, class indices, weights)``."""
+
+    def __init__(self, classes, intercept, basis=None):
+        self.basis = basis
+        self.order = np.argsort(classes, kind="stable")
+        self.sorted = np.asarray(classes)[self.order]
+        self.intercept = intercept
+        self.identity = (self.sorted.dtype.kind in "biuf" and
+                         np.array_equal(self.sorted, np.arange(self.sorted.size)) and
+                         np.array_equal(self.order, np.arange(self.order.size)))
+
+    def __call__(self, k, lo, Xb, yb, wb, check):
+        if sp.issparse(Xb):
+            Xb = _sparse_chunk(k, lo, Xb)
+        else:
+            Xb = _float_rows(Xb)
+            if check:
+                _check_chunk(k, lo, "X", Xb)
+        yb = np.asarray(yb)
+        if self.identity and yb.dtype.kind in "biuf":
+            # Labels 0..K-1 are their own codes (validated by the labels' pass)
+            t = yb.astype(np.intp)
+        else:
+            t = self.order[np.searchsorted(self.sorted, yb)].astype(np.intp)
+        w = None if wb is None else np.asarray(wb, dtype=np.float64)
+        basis = self.basis
+        if basis is not None and basis.center is not None and sp.issparse(Xb):
+            basis = None  # (never: sparse Dask designs get uncentred bases)
+        return Design(Xb, self.intercept, basis=basis), t, w
+
+
+def _chunk_task(k, lo, Xb, yb, wb, *, reader, model, op, check):
+    if Xb.shape[0] == 0:
+        return None
+    design, t, w = reader(k, lo, Xb, yb, wb, check)
+    return op(design, t, w) if model is None else op(model(design, t, w))
+
+
+class DaskDesign:
+    """``[1, X]`` of a row-chunked Dask array, with the labels and weights of its rows.
+
+    Attributes as :class:`~problin._core.model.design.Design` (``n_samples``,
+    ``n_features``, ``n_params``, ``intercept``), plus ``classes`` and
+    ``class_weights`` (total weight per class, from the labels' pass).
+    """
+
+    distributed = True
+
+    def __init__(self, X, y, sample_weight, classes, class_weights, intercept=True,
+                 basis=None):
+        self.X, self.y, self.sample_weight = X, y, sample_weight
+        self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
+        self.intercept = bool(intercept)
+        self.n_samples, self.n_features = (int(s) for s in X.shape)
+        self.n_params = self.n_features + int(self.intercept)
+        self.total_weight = float(self.class_weights.sum())
+        self._checked = False  # X's chunks are checked for NaN by the first pass
+        self.basis = None
+        self._reader = _ChunkReader(classes, self.intercept)
+        if isinstance(basis, str):  # the in-memory rule, on the same evenly spaced rows
+            rows = sample_rows(self.n_samples)
+            Xs, _, ws = self.gather(rows)
+            basis = ColumnBasis.from_sample(Xs.X, self.intercept, ws, centre=basis)
+        self.basis = basis
+        self._reader = _ChunkReader(classes, self.intercept, basis)
+
+    def reduce(self, op, model=None):
+        """``merge(op(...))`` over the row chunks: ``op(model(design, t, w))``, or
+        ``op(design, t, w)`` without ``model`` (both picklable). One pass."""
+        fn = functools.partial(_chunk_task, reader=self._reader, model=model, op=op,
+                               check=not self._checked)
+        total = reduce_chunks(fn, self.X, self.y, self.sample_weight)
+        self._checked = True
+        return total.parts
+
+    def gather(self, rows):
+        """``(X[rows], t[rows], w[rows])`` in memory: for a few rows only (a sketch)."""
+        import dask
+        rows = np.asarray(rows)
+        w = None if self.sample_weight is None else self.sample_weight[rows]
+        Xs, ys, ws = dask.compute(self.X[rows], self.y[rows], w)
+        Xs = Xs.tocsr() if sp.issparse(Xs) else np.ascontiguousarray(_float_rows(Xs))
+        bad = not np.isfinite(Xs.data if sp.issparse(Xs) else Xs).all()
+        if bad and not self._checked:
+            self.reduce(_nothing)  # names the chunk that holds the bad value
+        design, t, _ = self._reader(0, 0, Xs, ys, None, False)
+        return design, t, None if ws is None else np.asarray(ws, dtype=np.float64)
+
+    def column_moments(self):
+        """Per-column mean and standard deviation, as ``Design.column_moments``."""
+        s1, s2 = self.reduce(_column_sums)
+        mean = s1 / self.n_samples
+        return mean, np.sqrt(np.maximum(s2 / self.n_samples - mean ** 2, 0.0))
+
+    def used_gram(self):
+        """``[1,X]^T diag(s > 0) [1,X]``: the span of the rows that count."""
+        return self.reduce(_used_gram)[0]
+
+
+def _nothing(design, t, w):
+    return Sums(0)
+
+
+def _column_sums(design, t, w):
+    Xb = design.X
+    if sp.issparse(Xb):
+        Xb = Xb.astype(np.float64)
+        return Sums(np.asarray(Xb.sum(axis=0)).ravel(),
+                    np.asarray(Xb.multiply(Xb).sum(axis=0)).ravel())
+    Xb = np.asarray(Xb, dtype=np.float64)
+    return Sums(Xb.sum(axis=0), np.einsum("ij,ij->j", Xb, Xb))
+
+
+def _used_gram(design, t, w):
+    used = np.ones(design.n_samples) if w is None else (w > 0).astype(np.float64)
+    return Sums(design.gram(used))
+
+
+def dask_classifier_data(est, X, y, sample_weight, multiclass, intercept, reset=True,
+                         standardise=False, basis=None):
+    """As ``glm._base.check_classifier_data`` for Dask input: returns a
+    :class:`DaskDesign` and sets (``reset``; else checks against them)
+    ``classes_`` and ``n_features_in_``. ``standardise``: the design's basis
+    from the same evenly spaced rows as in memory (one small gather);
+    ``basis``: a given one (a fitted model's).
+
+    One pass over ``y`` and the weights (not X): the labels, each class's
+    total weight, and every check that the in-memory validation makes of them.
+    """
+    from .._core.labels import encode_classes
+    X = dask_features(est, X, reset=reset)
+    y = align_rows(y, X, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
+    w = align_rows(sample_weight, X, "sample_weight")
+    if w is not None:
+        if w.ndim != 1:
+            raise ValueError(f"sample_weight has shape {w.shape}, expected ({X.shape[0]},)")
+        if w.dtype.kind not in "biuf":
+            raise TypeError(f"sample_weight must be numeric (real numbers), got dtype {w.dtype}")
+    found = reduce_chunks(_label_chunk, y, w)
+    name = type(est).__name__
+    classes = getattr(est, "classes", None) if reset else est.classes_
+    est.classes_, codes = encode_classes(found.labels, classes, owner=name)
+    if est.classes_.size > 2 and not multiclass:
+        raise ValueError(f"Only binary classification is supported. {name} got y with "
+                         f"{est.classes_.size} classes: {est.classes_[:10].tolist()}")
+    weights = np.bincount(codes, found.weights, minlength=est.classes_.size)
+    if not weights.sum() > 0:
+        raise ValueError("sample_weight sums to zero: there is nothing to fit")
+    empty = weights <= 0
+    if empty.any():
+        raise ValueError(f"classes {est.classes_[empty].tolist()} have zero total sample "
+                         "weight: their parameters would be minus infinity. Drop those "
+                         "samples or give them positive weight.")
+    if standardise and basis is None:
+        basis = "always" if standardise == "centred" else "auto"
+    return DaskDesign(X, y, w, est.classes_, weights, intercept, basis=basis)

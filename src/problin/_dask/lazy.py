@@ -1,0 +1,79 @@
+"""Dask input: predictions mapped lazily over the row chunks.
+
+A prediction method decorated with :func:`lazy_on_dask` returns a lazy Dask
+array for Dask input: each chunk runs the in-memory method on itself.
+"""
+import functools
+import inspect
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from .chunks import _string_columns, as_dask_rows, is_dask
+
+__all__ = [
+    "lazy_on_dask",
+    "lazy_rows",
+]
+
+
+def _apply_rows(estimator, method, tail, dtype, index, kwargs, names, block):
+    if block.shape[0] == 0:
+        return np.empty((0,) + tail, dtype=dtype)
+    if names is not None:  # the chunk of a DataFrame the estimator was fitted on
+        block = pd.DataFrame(block, columns=names)
+    out = getattr(estimator, method)(block, **kwargs)
+    return out if index is None else out[index]
+
+
+def lazy_rows(estimator, method, X, columns=None, dtype=np.float64, index=None, **kwargs):
+    """``estimator.method(X_k, **kwargs)[index]`` on every row chunk of a Dask ``X``, lazily.
+
+    ``columns``: ``None`` for one value per row, else the number of output
+    columns; ``index`` picks one output of a method that returns a tuple.
+    """
+    names, fitted_names = _string_columns(X), getattr(estimator, "feature_names_in_", None)
+    X = as_dask_rows(X, "X")
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+                         f"expecting {estimator.n_features_in_} features as input.")
+    if names is not None and (fitted_names is None or list(names) != list(fitted_names)):
+        raise ValueError("The feature names of the Dask DataFrame X differ from those seen "
+                         f"in fit: {list(names)[:10]} vs "
+                         f"{None if fitted_names is None else list(fitted_names)[:10]}")
+    if names is None and fitted_names is not None:  # as scikit-learn says it, once
+        warnings.warn(f"X does not have valid feature names, but {type(estimator).__name__} "
+                      "was fitted with feature names", UserWarning, stacklevel=3)
+    dtype = np.dtype(dtype)
+    tail = () if columns is None else (int(columns),)
+    fn = functools.partial(_apply_rows, estimator, method, tail, dtype, index, kwargs,
+                           fitted_names)
+    meta = np.empty((0,) + tail, dtype=dtype)
+    if columns is None:
+        return X.map_blocks(fn, drop_axis=1, dtype=dtype, meta=meta)
+    return X.map_blocks(fn, chunks=(X.chunks[0], tail), dtype=dtype, meta=meta)
+
+
+def lazy_on_dask(columns=None, dtype=None):
+    """Decorator: a prediction method ``(self, X)`` returns a lazy Dask array for Dask ``X``.
+
+    ``columns(self)`` gives the number of output columns (``None``: one value
+    per row) and ``dtype(self)`` the output dtype (default float64). Other
+    input goes to the method unchanged.
+    """
+    def wrap(method):
+        @functools.wraps(method)
+        def wrapper(self, X, *args, **kwargs):
+            if not is_dask(X):
+                return method(self, X, *args, **kwargs)
+            check_is_fitted(self)
+            if args:  # further positional arguments go to the chunks by name
+                names = list(inspect.signature(method).parameters)[2:]
+                kwargs.update(zip(names, args))
+            return lazy_rows(self, method.__name__, X,
+                             None if columns is None else columns(self),
+                             np.float64 if dtype is None else dtype(self), **kwargs)
+        return wrapper
+    return wrap

@@ -1,0 +1,164 @@
+"""Dask input: the one-pass statistics of the generative and least-squares models.
+
+Least-squares moments of ``[X, y]`` and per-class statistics, each chunk
+reduced by the in-memory function and the results merged exactly (see
+:mod:`~problin._dask.chunks`); labels are found by one pass over ``y`` alone.
+"""
+import functools
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._core.labels import encode_classes
+from .._core.moments.class_stats import class_stats
+from .._core.moments.least_squares import moments
+from .chunks import (
+    _check_chunk,
+    _chunk_weights,
+    _float_rows,
+    _sparse_chunk,
+    align_rows,
+    as_dask_rows,
+    dask_features,
+    reduce_chunks,
+)
+
+__all__ = [
+    "dask_class_counts",
+    "ClassSums",
+    "dask_class_reduce",
+    "dask_class_stats",
+    "dask_labels",
+    "dask_moments",
+    "dask_regression_data",
+]
+
+
+def _moments_chunk(k, lo, Xb, Tb, wb):
+    if Xb.shape[0] == 0:
+        return None
+    Xb = _float_rows(Xb)
+    _check_chunk(k, lo, "X", Xb)
+    Tb = np.asarray(Tb, dtype=np.float64).reshape(Xb.shape[0], -1)
+    _check_chunk(k, lo, "y", Tb, bounded=True)  # a regression target: squared too
+    return moments(Xb, Tb, _chunk_weights(k, lo, wb))
+
+
+def dask_regression_data(estimator, X, y, reset):
+    """``(X, y)`` of a regressor as Dask arrays with aligned row chunks; numeric y.
+
+    Sets ``n_features_in_`` and the estimator's ``_single_output`` flag (``reset``)
+    or checks them against an earlier fit.
+    """
+    X = dask_features(estimator, X, reset)
+    y = align_rows(y, X, "y")
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"y must be numeric, got dtype {y.dtype}")
+    if reset:
+        estimator._single_output = y.ndim == 1
+    elif (y.ndim == 1) != estimator._single_output:
+        raise ValueError("y has a different number of outputs than in the previous fit")
+    return X, y
+
+
+def dask_moments(estimator, X, y, sample_weight, reset):
+    """:class:`~problin._core.moments.least_squares.Moments` of ``[X, y]`` from Dask input, one pass.
+
+    Sets ``n_features_in_`` and the estimator's ``_single_output`` flag (``reset``)
+    or checks them against an earlier fit.
+    """
+    X, y = dask_regression_data(estimator, X, y, reset)
+    w = align_rows(sample_weight, X, "sample_weight")
+    stats = reduce_chunks(_moments_chunk, X, y, w)
+    if not stats.weight > 0:
+        raise ValueError("sample_weight sums to zero: there is nothing to fit")
+    return stats
+
+
+class ClassSums:
+    """Per-class sums that merge by addition: ``counts`` (the class weights
+    ``n_k``) and further arrays ``sums`` (e.g. naive Bayes' feature counts)."""
+
+    def __init__(self, counts, *sums):
+        self.counts, self.sums = counts, sums
+
+    def merge(self, other):
+        return ClassSums(self.counts + other.counts,
+                         *(a + b for a, b in zip(self.sums, other.sums)))
+
+
+def _class_chunk(k, lo, Xb, yb, wb, classes, reduce, accept_sparse):
+    if Xb.shape[0] == 0:
+        return None
+    if sp.issparse(Xb):
+        if not accept_sparse:
+            raise TypeError(f"chunk {k} of X is a scipy.sparse matrix, which this estimator "
+                            "does not take; pass dense chunks (X.map_blocks(lambda b: "
+                            "b.toarray()))")
+        Xb = _sparse_chunk(k, lo, Xb)
+    else:
+        Xb = _float_rows(Xb)
+        _check_chunk(k, lo, "X", Xb)
+    codes = np.searchsorted(classes, np.asarray(yb))
+    return reduce(Xb, codes, _chunk_weights(k, lo, wb), classes.size)
+
+
+def _class_stats_of(Xb, codes, w, n_classes, kind):
+    return class_stats(Xb, codes, n_classes, w, kind)
+
+
+def dask_class_stats(estimator, X, y, sample_weight, kind, *, accept_sparse=False):
+    """Per-class :class:`~problin._core.moments.class_stats.ClassStats` from Dask input.
+
+    Sets ``classes_`` (the sorted labels of ``y``, found by one pass over
+    ``y`` only) and ``n_features_in_``; then one pass over ``X``.
+    """
+    return dask_class_reduce(estimator, X, y, sample_weight,
+                             functools.partial(_class_stats_of, kind=kind),
+                             accept_sparse=accept_sparse)
+
+
+def dask_class_reduce(estimator, X, y, sample_weight, reduce, *, accept_sparse=False):
+    """``merge(reduce(X_k, codes_k, w_k, n_classes))`` over the row chunks of Dask input.
+
+    As :func:`dask_class_stats` for any per-chunk class statistic: ``reduce``
+    (picklable) returns an object with ``counts`` (the class weights) and an
+    exact ``merge`` (e.g. :class:`ClassSums`); ``codes_k`` index ``classes_``.
+    ``accept_sparse``: whether chunks may be scipy.sparse matrices (as CSR).
+    """
+    X, y, present = dask_labels(estimator, X, y, reset=True)
+    estimator.classes_, _ = encode_classes(present, owner=type(estimator).__name__)
+    w = align_rows(sample_weight, X, "sample_weight")
+    stats = reduce_chunks(functools.partial(_class_chunk, classes=estimator.classes_,
+                                            reduce=reduce, accept_sparse=accept_sparse),
+                          X, y, w)
+    empty = stats.counts <= 0
+    if empty.any():
+        raise ValueError(f"classes {estimator.classes_[empty].tolist()} have zero total "
+                         "sample weight: their parameters are undefined. Drop those samples "
+                         "or give them positive weight.")
+    return stats
+
+
+def dask_labels(estimator, X, y, reset):
+    """``(X, y, labels)``: Dask ``X`` (see :func:`dask_features`), ``y`` aligned to its
+    row chunks, and the sorted distinct labels of ``y`` (one pass over ``y`` only)."""
+    import dask.array as da
+    X = dask_features(estimator, X, reset)
+    y = align_rows(y, X, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
+    present = da.unique(y).compute()
+    if present.dtype.kind == "f" and not np.isfinite(present).all():
+        raise ValueError("Input y contains NaN or infinity.")
+    return X, y, present
+
+
+def dask_class_counts(X, y, sample_weight, classes, order):
+    """Weighted class counts of Dask labels ``y``: one pass over ``y`` (and weights)."""
+    import dask.array as da
+    y = align_rows(y, as_dask_rows(X, "X"), "y")
+    codes = y.map_blocks(lambda b: order[np.searchsorted(classes[order], b)], dtype=np.intp)
+    w = None if sample_weight is None else align_rows(sample_weight, y, "sample_weight")
+    return np.asarray(da.bincount(codes, weights=w, minlength=classes.size).compute(),
+                      dtype=np.float64)

@@ -1,0 +1,271 @@
+"""Sequential least mean squares (the seeds' LMS algorithm)."""
+import functools
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
+from .._dask.chunks import column_stats_chunk, is_dask
+from ..exceptions import ConvergenceWarning
+from ._base import LinearRegressorBase
+
+__all__ = ["LMSRegressor"]
+
+
+class LMSRegressor(LinearRegressorBase):
+    r"""Least mean squares: stochastic gradient descent on the sum-of-squares error.
+
+    One update per sample, ``w <- w + eta (t_n - w^T phi_n) phi_n`` with
+    ``phi_n = [1, z_n]`` (the dummy basis function ``phi_0 = 1`` carries the
+    intercept). With a step that decays over epochs it converges to the
+    least-squares solution.
+
+    The updates run on standardised features ``z_j = (x_j - m_j) / s_j``,
+    each column's mean and standard deviation over the first data seen (the
+    rows of ``fit``, or the first ``partial_fit`` batch; without an intercept
+    ``z_j = x_j / s_j``, ``s_j`` the root mean square), and the weights are
+    mapped back exactly: ``coef_ = v / s``, ``intercept_ = b - coef_ @ m``.
+    Plain LMS moves ``w_j`` by ``x_nj`` per update, so its path (and where a
+    finite number of epochs leaves it) depends on the units of the columns, and
+    a column far from zero conditions it like a second intercept;
+    standardised, scaling a column by ``c`` divides its weight by ``c`` and
+    shifting it changes only the intercept, whatever the epochs.
+
+    Parameters
+    ----------
+    eta0 : float, default=0.1
+        Relative learning rate: the step is ``eta = eta0 / mean |phi_n|^2``
+        with the standardised ``phi_n``, i.e. ``eta0 / (1 + D)`` for ``D``
+        non-constant features with an intercept, so ``eta0`` does not depend
+        on the units of the inputs; LMS is stable in the mean for ``eta0 < 2``.
+    learning_rate : {"invscaling", "constant"}, default="invscaling"
+        ``"invscaling"``: ``eta_e = eta / e^power_t`` in epoch ``e = 1, 2, ...``
+        (Robbins-Monro for ``1/2 < power_t <= 1``: converges to least squares);
+        ``"constant"``: ``eta`` throughout (ends in a neighbourhood of it).
+    power_t : float, default=1.0
+    max_iter : int, default=100
+        Epochs (passes over the data) of ``fit``; ``partial_fit`` makes one.
+    tol : float, default=1e-4
+        ``fit`` stops when an epoch moves no weight of the standardised
+        features by more than ``tol`` relative to the largest (or to 1):
+        a rule that does not depend on the units of the inputs.
+    shuffle : bool, default=True
+        Visit the samples in a new random order each epoch.
+    random_state : int, RandomState instance or None, default=None
+    fit_intercept : bool, default=True
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_outputs, n_features)
+    intercept_ : float or ndarray of shape (n_outputs,)
+    n_iter_ : int
+        Epochs run by the last ``fit``.
+    t_ : int
+        Epochs run so far (the learning-rate schedule's clock).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from problin import LMSRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2))
+    >>> t = X @ [1.0, -2.0] + 0.5
+    >>> model = LMSRegressor(random_state=0).fit(X, t)
+    >>> print(model.coef_.round(3), round(model.intercept_, 3))
+    [ 1. -2.] 0.5
+    """
+
+    _parameter_constraints = {
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [StrOptions({"invscaling", "constant"})],
+        "power_t": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, eta0=0.1, learning_rate="invscaling", power_t=1.0, max_iter=100,
+                 tol=1e-4, shuffle=True, random_state=None, fit_intercept=True):
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.power_t = power_t
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+
+    def fit(self, X, y):
+        """Run up to ``max_iter`` epochs of LMS from zero weights.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: each epoch then runs as a chain of
+            chunk tasks carrying the weights (in storage order on the
+            workers holding the chunks, or, with ``shuffle``, in the same
+            permutation of all rows as for numpy input); the weights equal
+            those of the numpy fit.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, T = self._data(X, y, reset=True)
+        self._start(X, T)
+        for epoch in range(1, self.max_iter + 1):
+            change = self._epoch(X, T)
+            if change <= self.tol * max(1.0, float(np.max(np.abs(self._W)))):
+                break
+        else:
+            warnings.warn(f"LMS did not settle in {self.max_iter} epochs (tol={self.tol:g}); "
+                          "increase max_iter", ConvergenceWarning, stacklevel=2)
+        self.n_iter_ = epoch
+        return self
+
+    def partial_fit(self, X, y):
+        """One epoch of LMS over the batch ``(X, y)``, continuing from the current weights.
+
+        Streaming semantics (see docs/streaming.md):
+
+        * State kept between calls: the weights, the standardisation of the
+          columns (each one's mean and standard deviation over the *first*
+          batch, kept for every later batch), the step ``eta`` (``eta0 / (1 +
+          D)``), the learning-rate clock ``t_`` and the shuffling random
+          generator (seeded by ``random_state`` on the first call).
+        * Every call is one epoch over its own batch and advances ``t_`` by
+          one: with ``learning_rate="invscaling"`` call ``i`` uses
+          ``eta / i^power_t``, so the step decays per *call*, not per row.
+          With ``shuffle`` the batch's rows are visited in the next
+          permutation drawn from the generator, within the batch only.
+        * Hence a loop over chunks is *not* one ``fit`` (nor one call on all
+          rows): it is exactly the sequential pass over the rows, chunk by
+          chunk, with that per-call schedule; both tend to the least-squares
+          solution, they agree only in distribution. One call on all rows
+          equals ``fit`` with ``max_iter=1``.
+        * No ``sample_weight``. The number of outputs is fixed by the first
+          call. ``fit`` afterwards discards all of this and starts from zero.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Or a Dask array/DataFrame: the epoch runs chunk by chunk on the
+            workers, with the same result as the computed batch.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        first = not hasattr(self, "t_")
+        X, T = self._data(X, y, reset=first)
+        if first:
+            self._start(X, T)
+        elif T.shape[1] != self._W.shape[0]:
+            raise ValueError(f"y has {T.shape[1]} outputs, the model {self._W.shape[0]}")
+        self._epoch(X, T)
+        self.n_iter_ = 1
+        return self
+
+    def _data(self, X, y, reset):
+        """``(X, T)``: validated rows and 2-D targets, numpy or (for Dask ``X``) Dask."""
+        if not is_dask(X):
+            X, T, _ = self._check_data(X, y, None, reset=reset)
+            return X, T
+        from .._dask.reductions import dask_regression_data
+        X, y = dask_regression_data(self, X, y, reset)
+        return X, (y[:, None] if y.ndim == 1 else y)
+
+    def _start(self, X, T):
+        self._rng = check_random_state(self.random_state)
+        self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
+        if is_dask(X):  # one reduction pass over the chunks
+            from .._dask.chunks import reduce_chunks
+            stats = reduce_chunks(column_stats_chunk, X)
+        else:
+            stats = column_stats(X)
+        scaling = column_scaling(stats, centre=self.fit_intercept)
+        # Arrays (not the record) persist between calls: model files store them as they are.
+        self._x_origin, self._x_offset, self._x_scale = \
+            scaling.origin, scaling.offset, scaling.scale
+        # mean |phi|^2 of the standardised features: 1 per column, plus phi_0.
+        # (Every column counts, also one constant in the statistics: partial_fit
+        # fixes the scaling from its first batch, where a column may be constant
+        # that varies in later batches; a step sized without it diverged there.)
+        square_norm = float(X.shape[1]) + int(self.fit_intercept)
+        self._step = self.eta0 / max(square_norm, 1.0)
+        self.t_ = 0
+
+    def _scaling(self):
+        return ColumnScaling(self._x_origin, self._x_offset, self._x_scale)
+
+    def _epoch(self, X, T):
+        """One pass of ``w <- w + eta (t_n - w^T phi_n) phi_n``; returns the largest move.
+
+        Dask input runs the same per-row updates as a chain of chunk tasks
+        (:func:`~problin._dask.online.sequential_epoch`), in storage
+        order or in the same permutation as numpy input: the weights agree.
+        """
+        self.t_ += 1
+        eta = self._step
+        if self.learning_rate == "invscaling":
+            eta /= self.t_ ** self.power_t
+        order = self._rng.permutation(X.shape[0]) if self.shuffle else None
+        off = int(self.fit_intercept)
+        step = functools.partial(_rows_step, eta=eta, off=off)
+        scaling = self._scaling()
+        before = self._W  # standardised weights [b_z, v]
+        if is_dask(X):
+            from .._dask.online import sequential_epoch
+            prepare = functools.partial(_dask_rows, scaling=scaling)
+            W = sequential_epoch(step, before, prepare, X, T, order=order)
+        else:
+            W = before
+            for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
+                idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
+                W = step(W, lo, scaling.transform(X[idx]), T[idx])
+        self._W = W
+        coef = scaling.coef(W[:, off:])  # back to raw units
+        b = scaling.intercept(W[:, 0], coef) if off else np.zeros(W.shape[0])
+        self.coef_ = coef[0].copy() if self._single_output else coef
+        self.intercept_ = float(b[0]) if self._single_output else b
+        # (unit-free: the standardised weights' move)
+        return float(np.max(np.abs(W - before)))
+
+
+def _rows_step(W, first, X, T, eta, off):
+    """LMS over consecutive rows of an epoch: a new weight matrix (``W`` is not changed)."""
+    W = W.copy()
+    X = np.asarray(X, dtype=np.float64)
+    for k in range(W.shape[0]):  # the outputs' updates are independent
+        W[k] = _lms_pass(W[k], X, T[:, k], eta, off)
+    return W
+
+
+def _dask_rows(k, lo, Xb, Tb, scaling):
+    """Chunk ``k`` of Dask input as standardised float rows and targets; NaN or inf
+    named by chunk."""
+    from .._dask.chunks import _check_chunk
+    Xb = np.asarray(Xb, dtype=np.float64)
+    _check_chunk(k, lo, "X", Xb)
+    Tb = np.asarray(Tb, dtype=np.float64)  # 2-D: ``_data`` gives every target a column
+    _check_chunk(k, lo, "y", Tb, bounded=True)  # a regression target: squared too
+    return scaling.transform(Xb), Tb
+
+
+def _lms_pass(w, X, t, eta, off):
+    """``w <- w + eta (t_n - w^T phi_n) phi_n`` over the rows, ``phi_n = [1, x_n]`` if ``off``."""
+    v, b = w[off:].copy(), float(w[0]) if off else 0.0
+    for x, tn in zip(X, t.tolist()):
+        err = eta * (tn - v.dot(x) - b)
+        v += err * x
+        b += err * off  # phi_0 = 1 only with an intercept
+    return np.concatenate(([b], v)) if off else v
