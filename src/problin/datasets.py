@@ -1,4 +1,7 @@
 """Bundled and synthetic datasets used by ``problin compare`` and the examples."""
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from sklearn.datasets import (
@@ -13,8 +16,9 @@ from sklearn.utils import check_random_state
 __all__ = ["make_heights", "load_dataset", "DATASETS", "DEFAULT_DATASETS"]
 
 
-def make_heights(n_samples=1000, *, random_state=0):
-    """Synthetic heights (cm) of adults and their sex, the seeds' first example.
+def make_heights(n_samples: int = 1000, *, random_state: int | np.random.RandomState | None = 0
+                 ) -> tuple[pd.DataFrame, pd.Series]:
+    """Synthetic heights (cm) of adults and their sex: one Gaussian feature per class.
 
     Class conditionals are Gaussian, ``height | female ~ N(164, 7^2)`` and
     ``height | male ~ N(178, 7.5^2)``, with equal priors: a 1-D problem where
@@ -33,27 +37,28 @@ def make_heights(n_samples=1000, *, random_state=0):
     return X, y
 
 
-def _breast_cancer():
+def _breast_cancer() -> tuple[pd.DataFrame, pd.Series]:
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     return X, y.rename("malignant").map({0: "malignant", 1: "benign"})
 
 
-def _diabetes():
+def _diabetes() -> tuple[pd.DataFrame, pd.Series]:
     """scikit-learn's diabetes data: a continuous target (disease progression)."""
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     return X, y.astype("float64").rename("progression")
 
 
-def _named_classes(loader, target):
+def _named_classes(loader: Callable[..., Any],
+                   target: str) -> Callable[[], tuple[pd.DataFrame, pd.Series]]:
     """A scikit-learn classification dataset with its class names as labels."""
-    def load():
+    def load() -> tuple[pd.DataFrame, pd.Series]:
         bunch = loader(as_frame=True)
         return bunch.data, pd.Series(np.asarray(bunch.target_names)[bunch.target], name=target)
     load.__doc__ = f"scikit-learn's {loader.__name__[5:]} data, labels by name."
     return load
 
 
-DATASETS = {
+DATASETS: dict[str, Callable[[], tuple[Any, Any]]] = {
     "breast-cancer": _breast_cancer,
     "iris": _named_classes(load_iris, "species"),
     "wine": _named_classes(load_wine, "cultivar"),
@@ -66,7 +71,7 @@ DATASETS = {
 DEFAULT_DATASETS = ("breast-cancer", "iris", "wine", "heights", "diabetes")
 
 
-def load_dataset(name):
+def load_dataset(name: str) -> tuple[Any, Any]:
     """``(X, y)`` of a bundled dataset by name (see ``DATASETS``)."""
     try:
         return DATASETS[name]()

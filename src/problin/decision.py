@@ -1,5 +1,8 @@
 """Decision theory on top of any probabilistic classifier: deployment priors and costs."""
+from typing import Any, Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
@@ -11,6 +14,7 @@ from sklearn.utils.validation import (
 )
 
 from ._core.numerics import log_softmax
+from ._core.types import MatrixLike
 from ._core.validation import check_label_types, check_priors, check_sample_weight
 from ._dask.chunks import is_dask
 from ._dask.lazy import lazy_on_dask
@@ -19,7 +23,7 @@ from ._dask.reductions import dask_class_counts
 __all__ = ["BayesDecision"]
 
 
-def _log(p):
+def _log(p: ArrayLike) -> np.ndarray:
     """``log p`` with ``log 0 = -inf`` and no divide-by-zero warning."""
     with np.errstate(divide="ignore"):
         return np.log(p)
@@ -82,12 +86,13 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "cost": ["array-like", None],
     }
 
-    def __init__(self, estimator, *, priors=None, cost=None):
+    def __init__(self, estimator: Any, *, priors: ArrayLike | None = None,
+                 cost: ArrayLike | None = None) -> None:
         self.estimator = estimator
         self.priors = priors
         self.cost = cost
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit a clone of ``estimator`` and check ``priors`` and ``cost`` against its classes.
 
         Parameters
@@ -145,7 +150,8 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._cost = cost
         return self
 
-    def _training_priors(self, X, y, sample_weight):
+    def _training_priors(self, X: MatrixLike, y: Any,
+                         sample_weight: ArrayLike | None) -> np.ndarray:
         est = self.estimator_
         for name, is_log in (("class_log_prior_", True), ("priors_", False),
                              ("class_prior_", False)):
@@ -163,7 +169,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return counts / counts.sum()
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> np.ndarray:
         """Log posteriors under the deployment priors, ``log p'(C_k | x)``, all in log space."""
         check_is_fitted(self)
         log_p = np.asarray(self.estimator_.predict_log_proba(X), dtype=np.float64)
@@ -172,19 +178,19 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return log_softmax(log_p + self._log_ratio, axis=1)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> np.ndarray:
         """Posteriors under the deployment priors; rows sum to 1, columns follow ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def expected_cost(self, X):
+    def expected_cost(self, X: MatrixLike) -> np.ndarray:
         """Risk of each decision, ``R_j(x) = sum_k p'(C_k | x) cost[k, j]``: shape (n, K)."""
         P = self.predict_proba(X)
         cost = self._cost if self._cost is not None else 1.0 - np.eye(self.classes_.size)
         return P @ cost
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """The decision of least expected cost (with no ``cost``: the most probable class)."""
         check_is_fitted(self)
         if self._cost is None:
@@ -193,7 +199,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             k = np.argmin(self.expected_cost(X), axis=1)
         return self.classes_[k]
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         inner = self.estimator.__sklearn_tags__()
         tags.input_tags.sparse = inner.input_tags.sparse

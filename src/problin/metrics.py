@@ -1,16 +1,17 @@
 """Scores of probabilistic classifiers shared by ``problin compare`` and the report."""
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["brier_score", "expected_calibration_error"]
 
 
-def _codes(proba, y, classes):
+def _codes(proba: ArrayLike, y: ArrayLike, classes: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     proba = np.asarray(proba, dtype=np.float64)
     cols = np.searchsorted(np.asarray(classes), np.asarray(y))
     return proba, cols
 
 
-def brier_score(proba, y, classes):
+def brier_score(proba: ArrayLike, y: ArrayLike, classes: ArrayLike) -> float:
     """Multiclass Brier score: mean over samples of ``sum_k (p_k - [y = k])^2`` (0 is
     perfect, 2 the worst; binary: twice the usual one-column Brier score).
 
@@ -25,7 +26,8 @@ def brier_score(proba, y, classes):
     return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
 
 
-def expected_calibration_error(proba, y, classes, n_bins=10):
+def expected_calibration_error(proba: ArrayLike, y: ArrayLike, classes: ArrayLike,
+                               n_bins: int = 10) -> float:
     """Expected calibration error of the top-class confidence: samples binned by
     ``max_k p_k`` into ``n_bins`` equal-width bins, the mean ``|accuracy - confidence|``
     over bins weighted by their sizes.

@@ -1,9 +1,12 @@
 """Cross-validated comparison of problin models (the engine of ``problin compare``)."""
 import time
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -46,7 +49,7 @@ CLASSIFIERS = {
 }
 
 
-def _log_loss(model, X, y):
+def _log_loss(model: Any, X: Any, y: np.ndarray) -> float:
     """Mean negative log-probability of the true class, from ``predict_log_proba``;
     NaN for a model that gives no probabilities (least squares, the perceptron)."""
     if not hasattr(model, "predict_log_proba"):
@@ -56,7 +59,7 @@ def _log_loss(model, X, y):
     return -float(np.mean(log_p[np.arange(len(y)), cols]))
 
 
-def _timed_fit(model, X, y, times, notes):
+def _timed_fit(model: Any, X: Any, y: Any, times: list[float], notes: set[str]) -> None:
     """Fit ``model``, appending its wall time to ``times`` and the names of the problin
     warnings it raised to the set ``notes``."""
     with warnings.catch_warnings(record=True) as caught:
@@ -67,7 +70,8 @@ def _timed_fit(model, X, y, times, notes):
     notes.update(w.category.__name__ for w in caught if issubclass(w.category, ProblinWarning))
 
 
-def applicable_classifiers(y, models=None):
+def applicable_classifiers(y: ArrayLike,
+                           models: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
     """Split classifier names into those that can fit target ``y`` and those that cannot:
     binary-only models (scikit-learn tag ``multi_class`` False, e.g. probit) for K > 2
     classes. Returns ``(applicable, left_out)``."""
@@ -75,7 +79,7 @@ def applicable_classifiers(y, models=None):
     if np.unique(np.asarray(y)).size <= 2:
         return models, []
 
-    def multiclass(name):
+    def multiclass(name: str) -> bool:
         model = CLASSIFIERS[name]()
         model = model[-1] if hasattr(model, "steps") else model
         return model.__sklearn_tags__().classifier_tags.multi_class
@@ -84,7 +88,9 @@ def applicable_classifiers(y, models=None):
     return ok, [m for m in models if m not in ok]
 
 
-def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=None):
+def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = None, *, cv: int = 5,
+                        random_state: int | None = 0,
+                        progress: Callable[[], Any] | None = None) -> pd.DataFrame:
     """Cross-validate classifiers on standardised features.
 
     Returns a DataFrame with one row per model: mean accuracy, log-loss, Brier
@@ -102,7 +108,9 @@ def compare_classifiers(X, y, models=None, *, cv=5, random_state=0, progress=Non
     folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, y))
     rows = []
     for name in models:
-        acc, loss, brier, ece, times, notes = [], [], [], [], [], set()
+        times: list[float] = []
+        notes: set[str] = set()
+        acc, loss, brier, ece = [], [], [], []
         for train, test in folds:
             model = make_pipeline(StandardScaler(), CLASSIFIERS[name]())
             _timed_fit(model, X[train], y[train], times, notes)
@@ -131,13 +139,14 @@ REGRESSORS = {
 }
 
 
-def is_continuous_target(y):
+def is_continuous_target(y: np.ndarray) -> bool:
     """Whether ``y`` is a regression target: floats with more than 20 distinct values."""
     y = np.asarray(y)
     return y.dtype.kind == "f" and np.unique(y[np.isfinite(y)]).size > 20
 
 
-def _predictive(model, X_train, y_train, X):
+def _predictive(model: Any, X_train: Any, y_train: np.ndarray,
+                X: Any) -> tuple[np.ndarray, np.ndarray]:
     """Predictive mean and standard deviation: the model's own (``return_std``) or,
     for models without one, Gaussian with the maximum-likelihood noise of the fit."""
     if hasattr(model[-1], "sample_posterior"):  # predict(X, return_std=True)
@@ -146,7 +155,9 @@ def _predictive(model, X_train, y_train, X):
     return model.predict(X), np.full(len(X), max(noise, np.finfo(np.float64).tiny))
 
 
-def compare_regressors(X, y, models=None, *, cv=5, random_state=0, progress=None):
+def compare_regressors(X: Any, y: ArrayLike, models: Sequence[str] | None = None, *, cv: int = 5,
+                       random_state: int | None = 0,
+                       progress: Callable[[], Any] | None = None) -> pd.DataFrame:
     """Cross-validate regressors on standardised features (shuffled K-fold).
 
     Returns a DataFrame with one row per model: root mean squared error, mean
@@ -162,7 +173,9 @@ def compare_regressors(X, y, models=None, *, cv=5, random_state=0, progress=None
     folds = list(KFold(cv, shuffle=True, random_state=random_state).split(X))
     rows = []
     for name in models:
-        rmse, nlpd, r2, times, notes = [], [], [], [], set()
+        times: list[float] = []
+        notes: set[str] = set()
+        rmse, nlpd, r2 = [], [], []
         for train, test in folds:
             model = make_pipeline(StandardScaler(), REGRESSORS[name]())
             _timed_fit(model, X[train], y[train], times, notes)

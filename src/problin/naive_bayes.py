@@ -7,15 +7,21 @@ models take scipy.sparse input without densifying it: fitting is one sparse
 product ``X^T Y`` (Y the weighted one-hot class matrix) and prediction one
 ``X W``.
 """
+from collections.abc import Callable, Iterator
 from numbers import Real
+from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval
 
 from ._core.blocks import iter_blocks
 from ._core.extreme import fix_linear_rows
+from ._core.moments.class_stats import ClassStats
+from ._core.types import Matrix, MatrixLike
 from ._dask.chunks import is_dask
+from ._dask.reductions import ClassSums, dask_class_reduce
 from .discriminant._gaussian import feature_variances
 from .discriminant._generative import GenerativeClassifier, log_class_priors
 from .discriminant.gaussian import GaussianDiscriminantAnalysis
@@ -74,23 +80,23 @@ class GaussianNB(GaussianDiscriminantAnalysis):
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, priors=None, var_smoothing=1e-9):
+    def __init__(self, priors: ArrayLike | None = None, var_smoothing: float = 1e-9) -> None:
         self.priors = priors
         self.var_smoothing = var_smoothing
 
-    def _kind(self):
+    def _kind(self) -> str:
         return "diag"
 
-    def _reg(self, stats):
+    def _reg(self, stats: ClassStats) -> np.ndarray:
         self.epsilon_ = float(self.var_smoothing) * feature_variances(stats)
         return self.epsilon_
 
-    def _set_model(self, strict):
+    def _set_model(self, strict: bool) -> None:
         super()._set_model(strict)
         self.theta_, self.var_, self.class_prior_ = self.means_, self.covariances_, self.priors_
 
 
-def _one_hot(codes, n_classes, sample_weight):
+def _one_hot(codes: np.ndarray, n_classes: int, sample_weight: np.ndarray | None) -> Any:
     Y = np.zeros((codes.size, n_classes))
     Y[np.arange(codes.size), codes] = 1.0 if sample_weight is None else sample_weight
     return Y
@@ -104,17 +110,17 @@ class _DiscreteNB(GenerativeClassifier):
         "priors": ["array-like", None],
     }
 
-    _input_spec = {"accept_sparse": "csr", "dtype": [np.float64, np.float32]}
+    _input_spec: dict[str, Any] = {"accept_sparse": "csr", "dtype": [np.float64, np.float32]}
 
-    def _features(self, X):
+    def _features(self, X: Matrix) -> Matrix:
         """The features the model counts (binarised for Bernoulli)."""
         return X
 
-    def _transforms(self):
+    def _transforms(self) -> bool:
         """Whether :meth:`_features` changes X (then passes go block by block)."""
         return False
 
-    def _feature_blocks(self, X):
+    def _feature_blocks(self, X: Matrix) -> Iterator[tuple[int, int, Matrix]]:
         """``(lo, hi, features of rows lo:hi)``. CSR blocks of ~2^18 stored entries
         are views of X's index arrays with new values (no slicing copies)."""
         if not sp.issparse(X):
@@ -130,10 +136,9 @@ class _DiscreteNB(GenerativeClassifier):
                                   shape=(hi - lo, X.shape[1]), copy=False)
             yield lo, hi, self._features(block)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
-        from ._dask.reductions import dask_class_reduce  # one pass, chunk by chunk
         self._validate_params()
         stats = dask_class_reduce(self, X, y, sample_weight, self._chunk_counts,
                                   accept_sparse=True)
@@ -143,34 +148,38 @@ class _DiscreteNB(GenerativeClassifier):
 
     fit.__doc__ = GaussianDiscriminantAnalysis.fit.__doc__
 
-    def _dask_reduce(self):
+    def _dask_reduce(self) -> tuple[Callable[..., Any], bool, Callable[[Any], Any]]:
         return self._chunk_counts, True, lambda stats: (stats.counts, stats.sums[0])
 
-    def _chunk_counts(self, X, codes, sample_weight, n_classes):
+    def _chunk_counts(self, X: Matrix, codes: np.ndarray, sample_weight: np.ndarray | None,
+                      n_classes: int) -> ClassSums:
         """The counts of one Dask chunk (dense, or CSR), to be summed over the chunks."""
-        from ._dask.reductions import ClassSums
         return ClassSums(*self._accumulate(self._check_input(X), codes, sample_weight))
 
-    def _accumulate(self, X, codes, sample_weight):
+    def _accumulate(self, X: Matrix, codes: np.ndarray,
+                    sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """``(n_k, sum_{t_n = k} w_n f(x_n))``: class counts and feature counts."""
         Y = _one_hot(codes, self.classes_.size, sample_weight)
+        counts: Any
         if sp.issparse(X) and not self._transforms():
             counts = np.asarray(X.T @ Y).T  # one sparse product, X as it is
         else:  # transformed (or dense) features: block by block, no copy of X
             counts = sum(np.asarray(F.T @ Y[lo:hi]).T for lo, hi, F in self._feature_blocks(X))
         return Y.sum(axis=0), counts
 
-    def _merge(self, a, b):
+    def _merge(self, a: tuple[np.ndarray, np.ndarray],
+               b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         return a[0] + b[0], a[1] + b[1]
 
-    def _set_model(self, strict):
+    def _set_model(self, strict: bool) -> None:
         self.class_count_, self.feature_count_ = self._stats[0].copy(), self._stats[1].copy()
         pi, self.class_log_prior_ = log_class_priors(self.class_count_, self.priors,
                                                      self.classes_, require_samples=False)
         self.priors_ = pi
         self._set_feature_probs()
 
-    def _linear(self, X, W, b, relative=False):
+    def _linear(self, X: Matrix, W: np.ndarray, b: np.ndarray,
+                relative: bool = False) -> np.ndarray:
         """``f(X) @ W.T + b`` by row blocks (sparse: one sparse product). Counts so
         large that the products overflow (1e308) are recomputed scaled, never NaN
         (see :mod:`problin._core.extreme`; ``relative``: for the posterior)."""
@@ -185,13 +194,17 @@ class _DiscreteNB(GenerativeClassifier):
         # Binarised features are 0 or 1: only counts as they are can overflow.
         return out if self._transforms() else fix_linear_rows(out, X, W, b, relative)
 
-    def _joint_log_likelihood(self, X):
+    def _linear_form(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, b)`` with ``a_k(x) = f(x)^T w_k + b_k`` (each model its own)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _joint_log_likelihood(self, X: Matrix) -> np.ndarray:
         return self._linear(X, *self._linear_form())
 
-    def _relative_log_likelihood(self, X):
+    def _relative_log_likelihood(self, X: Matrix) -> np.ndarray:
         return self._linear(X, *self._linear_form(), relative=True)
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.classifier_tags.poor_score = True  # count models on continuous test data
@@ -199,7 +212,7 @@ class _DiscreteNB(GenerativeClassifier):
 
 
 class BernoulliNB(_DiscreteNB):
-    """Bernoulli naive Bayes for binary features (the spam filter of the seeds).
+    """Bernoulli naive Bayes for binary features (Bishop 2006, §4.2.3; McCallum & Nigam 1998).
 
     ``x_j | C_k ~ Bernoulli(p_kj)`` independently, ``p(C_k) = pi_k``;
     ``a_k(x) = log pi_k + sum_j [x_j log p_kj + (1 - x_j) log(1 - p_kj)]`` (linear in x);
@@ -241,12 +254,13 @@ class BernoulliNB(_DiscreteNB):
     _parameter_constraints = {**_DiscreteNB._parameter_constraints,
                               "binarize": [None, Interval(Real, None, None, closed="neither")]}
 
-    def __init__(self, alpha=1.0, binarize=0.0, priors=None):
+    def __init__(self, alpha: float = 1.0, binarize: float | None = 0.0,
+                 priors: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.binarize = binarize
         self.priors = priors
 
-    def _check_input(self, X):
+    def _check_input(self, X: Matrix) -> Matrix:
         if self.binarize is None:
             values = X.data if sp.issparse(X) else X
             if not np.all((values == 0) | (values == 1)):
@@ -258,10 +272,10 @@ class BernoulliNB(_DiscreteNB):
                              "sparse X present (densifying it); use a threshold >= 0")
         return X
 
-    def _transforms(self):
+    def _transforms(self) -> bool:
         return self.binarize is not None
 
-    def _features(self, X):
+    def _features(self, X: Matrix) -> Matrix:
         if self.binarize is None:
             return X
         if sp.issparse(X):  # same sparsity pattern, no copy of the indices
@@ -269,14 +283,14 @@ class BernoulliNB(_DiscreteNB):
                                   X.indptr), shape=X.shape, copy=False)
         return (X > self.binarize).astype(np.float64)
 
-    def _set_feature_probs(self):
+    def _set_feature_probs(self) -> None:
         n = self.class_count_[:, None] + 2.0 * self.alpha
         self.feature_log_prob_ = np.log(self.feature_count_ + self.alpha) - np.log(n)
         # log(1 - p) from the counts themselves: no cancellation when p ~ 1.
         absent = np.maximum(self.class_count_[:, None] - self.feature_count_, 0.0)
         self._log_absent = np.log(absent + self.alpha) - np.log(n)
 
-    def _linear_form(self):
+    def _linear_form(self) -> tuple[np.ndarray, np.ndarray]:
         """``(W, b)`` with ``a_k(x) = x^T w_k + b_k``."""
         W = self.feature_log_prob_ - self._log_absent
         return W, self.class_log_prior_ + self._log_absent.sum(axis=1)
@@ -318,11 +332,12 @@ class MultinomialNB(_DiscreteNB):
     array([1])
     """
 
-    def __init__(self, alpha=1.0, priors=None):
+    def __init__(self, alpha: float = 1.0, priors: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.priors = priors
 
-    def _accumulate(self, X, codes, sample_weight):
+    def _accumulate(self, X: Matrix, codes: np.ndarray,
+                    sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         lowest = (X.data.min(initial=0.0) if sp.issparse(X) else X.min(initial=0.0))
         if lowest < 0:
             raise ValueError(f"Negative values in data passed to MultinomialNB (the "
@@ -330,15 +345,15 @@ class MultinomialNB(_DiscreteNB):
                              "features (e.g. counts or tf-idf) or GaussianNB")
         return super()._accumulate(X, codes, sample_weight)
 
-    def _set_feature_probs(self):
+    def _set_feature_probs(self) -> None:
         smoothed = self.feature_count_ + self.alpha
         self.feature_log_prob_ = (np.log(smoothed)
                                   - np.log(smoothed.sum(axis=1, keepdims=True)))
 
-    def _linear_form(self):
+    def _linear_form(self) -> tuple[np.ndarray, np.ndarray]:
         return self.feature_log_prob_, self.class_log_prior_
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
         return tags

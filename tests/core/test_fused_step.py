@@ -37,7 +37,8 @@ def test_advance_equals_separate_passes(family, sparse, gram):
     theta = rng.normal(0.0, 0.2, 8)
     d = rng.normal(0.0, 0.05, 8)
     eta = objective.linear_predictor(theta)
-    eta_new, f, g, H = objective.advance(theta, eta, d, gram)
+    trial = objective.advance(theta, eta, d, gram)
+    eta_new, f, g, H = trial.eta, trial.f, trial.grad, trial.hess
 
     reference, _ = _problem(family, sparse, prior=True)
     eta_ref = reference.linear_predictor(theta + d)
@@ -60,7 +61,8 @@ def test_advance_equals_separate_passes(family, sparse, gram):
 def test_evaluate_from_zero_equals_forward_pass():
     objective, rng = _problem(BernoulliLogit())
     theta = rng.normal(0.0, 0.3, 8)
-    eta, f, g, H = evaluate(objective, theta, "double")
+    point = evaluate(objective, theta, "double")
+    f, g, H = point.f, point.grad, point.hess
     reference, _ = _problem(BernoulliLogit())
     f_ref, g_ref, H_ref = reference.value_grad_hess(theta, reference.linear_predictor(theta))
     assert f == pytest.approx(f_ref, rel=1e-13)
@@ -71,10 +73,12 @@ def test_evaluate_from_zero_equals_forward_pass():
 def test_rejected_full_step_backtracks_to_the_armijo_point():
     objective, rng = _problem(BernoulliLogit())
     theta = np.zeros(8)
-    eta, f, g, _ = evaluate(objective, theta)
+    point = evaluate(objective, theta)
+    eta, f, g = point.eta, point.f, point.grad
     d = -40.0 * g / np.linalg.norm(g)  # far too long: the full step increases f
-    t, theta_new, eta_new, f_new, g_new, H_new, Xd = take_step(
-        objective, theta, eta, f, float(g @ d), d, "double")
+    step = take_step(objective, theta, eta, f, float(g @ d), d, "double")
+    t, theta_new, eta_new, f_new, g_new, H_new, Xd = (
+        step.t, step.theta, step.eta, step.f, step.grad, step.hess, step.Xd)
     assert t is not None and t < 1.0
     assert f_new < f and g_new is None and H_new is None  # the caller evaluates them
     assert_allclose(Xd, objective.linear_predictor(d), rtol=1e-10, atol=1e-12)
@@ -86,10 +90,11 @@ def test_rejected_full_step_backtracks_to_the_armijo_point():
 def test_accepted_full_step_brings_gradient_and_hessian():
     objective, rng = _problem(BernoulliProbit())
     theta = np.zeros(8)
-    eta, f, g, H = evaluate(objective, theta, "double")
+    point = evaluate(objective, theta, "double")
+    eta, f, g, H = point.eta, point.f, point.grad, point.hess
     d = -np.linalg.solve(H, g)
-    t, theta_new, eta_new, f_new, g_new, H_new, Xd = take_step(
-        objective, theta, eta, f, float(g @ d), d, "single")
+    step = take_step(objective, theta, eta, f, float(g @ d), d, "single")
+    t, theta_new, g_new, H_new, Xd = step.t, step.theta, step.grad, step.hess, step.Xd
     assert t == 1.0 and Xd is None and H_new.shape == (8, 8)
     assert_allclose(theta_new, theta + d)
     assert np.linalg.norm(g_new) < 0.1 * np.linalg.norm(g)

@@ -19,6 +19,7 @@ distributed = pytest.importorskip("dask.distributed")
 
 from problin import BayesianLogisticRegression, LogisticRegression, ProbitRegression
 from problin.exceptions import SeparationWarning
+from problin.glm.result import GLMFit
 
 N, D, CHUNK = 6_000, 5, 1_100  # uneven last chunk: 5 x 1100 + 500
 
@@ -59,8 +60,8 @@ def assert_same_fit(a, b):
     np.testing.assert_array_equal(b.classes_, a.classes_)
     assert (b.n_iter_, b.converged_, b.n_features_in_) == (a.n_iter_, a.converged_,
                                                           a.n_features_in_)
-    if hasattr(a, "_fit_info"):  # the minimised objective (deviance / 2 at alpha = 0)
-        assert b._fit_info["objective"] == pytest.approx(a._fit_info["objective"], rel=1e-12)
+    if isinstance(getattr(a, "_result", None), GLMFit):  # the minimised objective
+        assert b._result.objective == pytest.approx(a._result.objective, rel=1e-12)
 
 
 def assert_same_predictions(a, b, X, methods=("predict", "predict_proba", "decision_function")):
@@ -229,7 +230,7 @@ def test_lbfgs_sketch_and_compute_covariance(data):
         assert np.max(np.abs(b.coef_[1:] - a.coef_[1:]) / se) < 1e-4
         b = clone(a)
         b.__dict__.update({k: v for k, v in a.__dict__.items() if k.endswith("_")},
-                          _fit_info=a._fit_info)
+                          _result=a._result)
         a.compute_covariance(X, labels)
         b.compute_covariance(dask_rows(X), dask_rows(labels))
         scale = np.max(np.abs(a.covariance_))

@@ -12,7 +12,8 @@ from problin import CollinearityWarning, FisherDiscriminant
 
 
 def _scatters(X, y):
-    """Closed forms of the seeds: S_W = sum_k sum_n (x - m_k)(x - m_k)^T, S_B = sum_k n_k (...)."""
+    """Closed forms (Bishop 2006, §4.1.6): S_W = sum_k sum_n (x - m_k)(x - m_k)^T,
+    S_B = sum_k n_k (...)."""
     m = X.mean(axis=0)
     S_W, S_B = np.zeros((X.shape[1],) * 2), np.zeros((X.shape[1],) * 2)
     for k in np.unique(y):

@@ -1,4 +1,4 @@
-"""Gaussian discriminant analysis equals scikit-learn and the closed forms of the seeds."""
+"""Gaussian discriminant analysis equals scikit-learn and the closed forms of Bishop 2006, §4.2."""
 import warnings
 
 import numpy as np
@@ -75,7 +75,7 @@ def test_lda_equals_sklearn_lsqr(name):
 @pytest.mark.parametrize("name", ["iris", "wine", "breast-cancer"])
 def test_qda_equals_sklearn(name):
     # The installed scikit-learn (1.9) divides the class scatter by n_k (the ML estimate),
-    # as we do (DESIGN §8 describes older versions, which divided by n_k - 1).
+    # as we do (docs/design.md: older versions divided by n_k - 1).
     X, y = _data(name)
     ours = QuadraticDiscriminantAnalysis().fit(X, y)
     ref = skda.QuadraticDiscriminantAnalysis(store_covariance=True, tol=0.0).fit(X, y)
@@ -101,7 +101,7 @@ def test_every_covariance_type_equals_the_closed_form(name, kind):
     X, y = _data(name)
     model = GaussianDiscriminantAnalysis(covariance_type=kind, reg_covar=1e-3).fit(X, y)
     K, D = model.means_.shape
-    # The seeds' ML estimates, computed directly.
+    # The ML estimates (Bishop 2006, §4.2.2), computed directly.
     n_k = np.bincount(y)
     S = [np.cov(X[y == k].T, bias=True) for k in range(K)]
     tied = sum(n_k[k] / len(y) * S[k] for k in range(K))
@@ -126,7 +126,7 @@ def test_coef_and_intercept_are_the_seeds_linear_discriminants(kind):
     # a_k(x) = w_k^T x + w_k0 differs from log p(x, C_k) by a term common to all classes.
     assert_allclose(log_softmax(a, axis=1), model.predict_log_proba(X), atol=1e-9)
     cov = model.covariances_ * np.eye(X.shape[1]) if kind == "spherical" else model.covariances_
-    # The seeds' discriminants with the class means about the overall mean m.
+    # The linear discriminants (Bishop 2006, eqs. 4.68-4.70), class means about the mean m.
     m = X.mean(axis=0)
     w = np.linalg.solve(cov, (model.means_ - m).T).T
     assert_allclose(model.coef_, w, rtol=1e-8)

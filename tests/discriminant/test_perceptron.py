@@ -10,9 +10,9 @@ from problin import ConvergenceWarning, Perceptron
 
 
 def naive_perceptron(X, y, *, max_iter=1000, shuffle=True, random_state=None, eta0=1.0):
-    """The seeds' algorithm, one sample at a time in plain Python, on the standardised
-    columns ``(x - mean) / std``; the weights ``[b, w]`` mapped back to raw units (the
-    reference)."""
+    """Rosenblatt's algorithm (Bishop 2006, §4.1.7), one sample at a time in plain
+    Python, on the standardised columns ``(x - mean) / std``; the weights ``[b, w]``
+    mapped back to raw units (the reference)."""
     mean, std = X.mean(axis=0), X.std(axis=0)
     W, epochs, converged = _naive_perceptron((X - mean) / std, y, max_iter=max_iter,
                                              shuffle=shuffle, random_state=random_state,

@@ -1,4 +1,4 @@
-"""LMSRegressor converges to least squares; the basis transformers compute the seeds' phi."""
+"""LMSRegressor converges to least squares; the basis transformers compute phi (Bishop §3.1)."""
 import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline

@@ -8,12 +8,16 @@ distributed engines later plug in their own block iterators.
 """
 import os
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
+
+from .types import Matrix
 
 __all__ = ["block_rows", "iter_blocks", "map_reduce", "reduce_row_ranges", "map_rows",
            "n_workers", "small_blas", "serial_blocks"]
@@ -25,17 +29,17 @@ _MIN_ROWS = 256
 _MAX_ROWS = 65536
 
 
-def block_rows(n_columns, itemsize=8, *, target_bytes=_BLOCK_BYTES):
+def block_rows(n_columns: float, itemsize: int = 8, *, target_bytes: int = _BLOCK_BYTES) -> int:
     """Number of rows per block so that one block holds ~``target_bytes``."""
     rows = target_bytes // max(1, int(n_columns) * int(itemsize))
     return int(min(_MAX_ROWS, max(_MIN_ROWS, rows)))
 
 
-def _n_rows(a):
+def _n_rows(a: Any) -> int:
     return a.shape[0]
 
 
-def _row_slice(a, start, stop):
+def _row_slice(a: Any, start: int, stop: int) -> Any:
     if hasattr(a, "iloc"):  # pandas: hand kernels plain arrays
         return a.iloc[start:stop].to_numpy()
     if sp.issparse(a):
@@ -43,7 +47,7 @@ def _row_slice(a, start, stop):
     return a[start:stop]
 
 
-def _default_rows(X):
+def _default_rows(X: Matrix) -> int:
     if sp.issparse(X):
         # Sparse blocks are sized by their stored entries, not their width.
         density = X.nnz / max(1, X.shape[0] * X.shape[1])
@@ -53,7 +57,8 @@ def _default_rows(X):
     return block_rows(n_columns, itemsize)
 
 
-def iter_blocks(X, *arrays, rows=None, start=0, stop=None):
+def iter_blocks(X: Any, *arrays: Any, rows: int | None = None, start: int = 0,
+                stop: int | None = None) -> Iterator[tuple[Any, ...]]:
     """Yield ``(start, stop, X_block, *array_blocks)`` over aligned row blocks.
 
     ``X`` may be a numpy array, a scipy.sparse matrix (CSR slices cheaply) or a
@@ -72,7 +77,7 @@ def iter_blocks(X, *arrays, rows=None, start=0, stop=None):
         yield (start, stop, _row_slice(X, start, stop), *parts)
 
 
-def _add(total, part):
+def _add(total: Any, part: Any) -> Any:
     if total is None:
         return part
     if isinstance(part, tuple):
@@ -83,7 +88,7 @@ def _add(total, part):
     return total + part
 
 
-def map_reduce(func, X, *arrays, rows=None):
+def map_reduce(func: Callable[..., Any], X: Any, *arrays: Any, rows: int | None = None) -> Any:
     """``sum(func(X_block, *array_blocks) for each block)``.
 
     ``func`` may return a scalar, an array or a tuple of those; tuples are
@@ -106,7 +111,7 @@ _MIN_BLOCKS_PER_WORKER = 4
 _CONTROLLER = None  # inspecting the loaded BLAS libraries costs ms: do it once
 
 
-def n_workers():
+def n_workers() -> int:
     """Cores available to this process (threads for block-parallel passes)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -114,7 +119,7 @@ def n_workers():
         return max(1, os.cpu_count() or 1)
 
 
-def _controller():
+def _controller() -> ThreadpoolController:
     global _CONTROLLER
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
@@ -125,7 +130,7 @@ def _controller():
 _SMALL_ORDER = 1000
 
 
-def small_blas(order):
+def small_blas(order: int) -> AbstractContextManager[Any]:
     """Context for LAPACK work on an ``order x order`` matrix (p x p Hessians).
 
     Up to ``_SMALL_ORDER`` it runs on one BLAS thread: a 500 x 500 Cholesky
@@ -144,7 +149,7 @@ _LOCAL = threading.local()
 
 
 @contextmanager
-def serial_blocks():
+def serial_blocks() -> Iterator[None]:
     """Block passes in this thread run on one thread (no worker threads).
 
     For the tasks of a parallel engine (a Dask chunk task): the engine
@@ -159,7 +164,8 @@ def serial_blocks():
         _LOCAL.serial = before
 
 
-def reduce_row_ranges(func, n_rows, rows, workers=None):
+def reduce_row_ranges(func: Callable[[int, int], Any], n_rows: int, rows: int,
+                      workers: int | None = None) -> Any:
     """``sum(func(lo, hi))`` over contiguous row ranges, one per worker thread.
 
     BLAS kernels on one block (a few thousand rows) barely use a second core,
@@ -193,7 +199,8 @@ def reduce_row_ranges(func, n_rows, rows, workers=None):
 ELEMENTWISE_ROWS = 16384
 
 
-def map_rows(func, n_rows, outputs, rows=ELEMENTWISE_ROWS):
+def map_rows(func: Callable[[int, int], Sequence[Any]], n_rows: int, outputs: Sequence[np.ndarray],
+             rows: int = ELEMENTWISE_ROWS) -> float:
     """Run an element-wise kernel over row chunks in parallel threads.
 
     ``func(lo, hi)`` returns ``(scalar, a_1, ..., a_k)`` for rows ``lo:hi``;
@@ -203,7 +210,7 @@ def map_rows(func, n_rows, outputs, rows=ELEMENTWISE_ROWS):
     each chunk's temporaries stay in cache instead of streaming n-vectors
     through memory once per ufunc.
     """
-    def over_range(lo, hi):
+    def over_range(lo: int, hi: int) -> float:
         total = 0.0
         for start in range(lo, hi, rows):
             stop = min(hi, start + rows)

@@ -22,6 +22,8 @@ probabilities of Bayesian logistic regression get the same treatment in
 import numpy as np
 import scipy.sparse as sp
 
+from .types import Matrix
+
 __all__ = ["row_scale", "dense_rows", "scaled_rows", "fix_linear_rows", "linear_scores",
            "overflowed_rows", "ROWS"]
 
@@ -29,7 +31,7 @@ __all__ = ["row_scale", "dense_rows", "scaled_rows", "fix_linear_rows", "linear_
 ROWS = 2048
 
 
-def row_scale(A):
+def row_scale(A: np.ndarray) -> np.ndarray:
     """Per row of ``A``, the power of two ``s`` with ``max_j |a_j|`` in ``[s, 2s)``
     (1 for a row of zeros): ``A / s`` is bounded by 2 and exact (but for entries
     that underflow, negligible beside the largest one)."""
@@ -38,28 +40,28 @@ def row_scale(A):
     return np.where(m > 0, np.ldexp(1.0, e - 1), 1.0)
 
 
-def dense_rows(X, rows):
+def dense_rows(X: Matrix, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` of ``X`` (numpy or scipy.sparse) as a dense float64 array."""
     part = X[rows]
     part = part.toarray() if sp.issparse(part) else part
     return np.asarray(part, dtype=np.float64)
 
 
-def scaled_rows(X, rows):
+def scaled_rows(X: Matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(U, s)``: rows ``rows`` of ``X`` divided by their :func:`row_scale` ``s``."""
     F = dense_rows(X, rows)
     s = row_scale(F)
     return F / s[:, None], s
 
 
-def overflowed_rows(scores, live):
+def overflowed_rows(scores: np.ndarray, live: np.ndarray) -> np.ndarray:
     """Rows of ``scores`` with a non-finite entry in a ``live`` column (a class that can
     be predicted: its constant term is finite), i.e. where a product overflowed."""
     with np.errstate(invalid="ignore"):
         return np.flatnonzero(~np.isfinite(scores[:, live]).all(axis=1))
 
 
-def scale_back(C, s, b, relative):
+def scale_back(C: np.ndarray, s: np.ndarray, b: np.ndarray, relative: bool) -> np.ndarray:
     """Scores ``s C + b`` (``relative``: minus the per-row ``s C_ref``) from the
     products ``C`` of scaled rows; dead classes (``b = -inf``) stay at ``-inf``."""
     live = np.isfinite(b)
@@ -72,7 +74,8 @@ def scale_back(C, s, b, relative):
     return out
 
 
-def fix_linear_rows(out, X, W, b, relative=True):
+def fix_linear_rows(out: np.ndarray, X: Matrix, W: np.ndarray, b: np.ndarray,
+                    relative: bool = True) -> np.ndarray:
     """``out`` (the plain ``X W^T + b``, shape (n, K)) with its overflowed rows
     recomputed on scaled rows (see the module docstring); modified in place."""
     b = np.broadcast_to(np.asarray(b, dtype=np.float64), (W.shape[0],))
@@ -84,7 +87,7 @@ def fix_linear_rows(out, X, W, b, relative=True):
     return out
 
 
-def linear_scores(X, W, b, relative=False):
+def linear_scores(X: Matrix, W: np.ndarray, b: np.ndarray, relative: bool = False) -> np.ndarray:
     """``X W^T + b`` (X numpy or scipy.sparse, W (K, D)) that never holds NaN: rows
     that overflow are recomputed scaled, their scores the true values rounded
     (``+-inf`` beyond the float range) or, ``relative``, shifted per row so that

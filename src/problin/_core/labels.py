@@ -1,17 +1,22 @@
 """Class labels: validation and encoding as indices ``0..K-1``."""
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.multiclass import check_classification_targets
 
 __all__ = ["encode_classes"]
 
 
-def _label_list(values, limit=10):
+def _label_list(values: Iterable[Any], limit: int = 10) -> str:
     values = list(values)
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
     return shown + (", ..." if len(values) > limit else "")
 
 
-def encode_classes(y, classes=None, *, owner="classifier"):
+def encode_classes(y: ArrayLike, classes: ArrayLike | None = None, *,
+                   owner: str = "classifier") -> tuple[np.ndarray, np.ndarray]:
     """Return ``(classes_, t)`` with ``classes_[t] == y``.
 
     ``classes`` fixes the set and order of the labels (the first is the
@@ -68,7 +73,7 @@ def encode_classes(y, classes=None, *, owner="classifier"):
     return classes_, t.astype(np.intp)
 
 
-def _integer_labels(y):
+def _integer_labels(y: np.ndarray) -> np.ndarray | None:
     """``y`` as int64 if its labels are integers (any numeric dtype), else None."""
     if y.ndim != 1 or not y.size or y.dtype.kind not in "iubf":
         return None

@@ -1,11 +1,13 @@
 """Dense linear algebra on D x D matrices: Gram kernels and Cholesky solves.
 
-Rules (DESIGN section 4): never ``inv``; factor once with Cholesky, add
+Rules (docs/design.md, numerical rules): never ``inv``; factor once with Cholesky, add
 jitter to the diagonal only when the matrix is numerically singular, and
 say so; log-determinants come from the Cholesky diagonal.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,28 +15,32 @@ from scipy import linalg
 from scipy.linalg import lapack
 
 from .blocks import small_blas
+from .types import Matrix
 
 __all__ = [
     "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
     "identified_columns", "solve_psd",
 ]
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def _small_blas(func):
+
+def _small_blas(func: _F) -> _F:
     """Run ``func(A, ...)`` (A: a p x p matrix) with single-threaded BLAS for small p."""
     @wraps(func)
-    def wrapper(A, *args, **kwargs):
+    def wrapper(A: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         with small_blas(np.shape(A)[0] if np.ndim(A) == 2 else 0):
             return func(A, *args, **kwargs)
-    return wrapper
+    return cast(_F, wrapper)
 
 
-def new_gram(d):
+def new_gram(d: int) -> np.ndarray:
     """A zeroed D x D accumulator for :func:`add_weighted_gram`."""
     return np.zeros((d, d), order="F")
 
 
-def add_weighted_gram(G, Xb, r, buffer=None):
+def add_weighted_gram(G: np.ndarray, Xb: Matrix, r: np.ndarray,
+                      buffer: np.ndarray | None = None) -> np.ndarray:
     """``G += Xb^T diag(r) Xb`` for one block; returns ``G`` (full and symmetric).
 
     Non-negative weights form ``B = sqrt(r) * Xb`` and use ``B^T B``, which
@@ -60,7 +66,7 @@ def add_weighted_gram(G, Xb, r, buffer=None):
     return G
 
 
-def symmetrize(G):
+def symmetrize(G: np.ndarray) -> np.ndarray:
     """Copy the upper triangle onto the lower one (in place) and return ``G``."""
     lower = np.tril_indices_from(G, -1)
     G[lower] = G.T[lower]
@@ -78,15 +84,15 @@ class Cholesky:
     factor: tuple
     jitter: float
 
-    def solve(self, b):
+    def solve(self, b: np.ndarray) -> np.ndarray:
         with small_blas(self.factor[0].shape[0]):
             return linalg.cho_solve(self.factor, b, check_finite=False)
 
-    def logdet(self):
+    def logdet(self) -> float:
         c = self.factor[0]
         return 2.0 * float(np.sum(np.log(np.diag(c))))
 
-    def inverse(self):
+    def inverse(self) -> np.ndarray:
         """The inverse matrix, from the factor (LAPACK ``potri``)."""
         with small_blas(self.factor[0].shape[0]):
             inv, info = lapack.dpotri(self.factor[0], lower=0)
@@ -96,7 +102,7 @@ class Cholesky:
 
 
 @_small_blas
-def cholesky(A, *, max_tries=12):
+def cholesky(A: np.ndarray, *, max_tries: int = 12) -> Cholesky:
     """Factor symmetric ``A``; on failure retry with growing diagonal jitter.
 
     The first jitter is ``1e-12`` times the mean diagonal (at least ``1e-12``)
@@ -118,7 +124,7 @@ def cholesky(A, *, max_tries=12):
 
 
 @_small_blas
-def identified_columns(H, *, rtol=1e-9):
+def identified_columns(H: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
     """Boolean mask of the parameters that ``H`` identifies.
 
     ``H`` is scaled to unit diagonal (a zero diagonal is unidentified
@@ -134,7 +140,7 @@ def identified_columns(H, *, rtol=1e-9):
     s = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), 0.0)
     S = H * s[:, None] * s[None, :]
     L = np.zeros((p, p))  # rows of the Cholesky factor of the kept block
-    kept = []
+    kept: list[int] = []
     for j in range(p):
         if d[j] <= 0:
             continue
@@ -151,7 +157,7 @@ def identified_columns(H, *, rtol=1e-9):
 
 
 @_small_blas
-def solve_psd(A, b, *, rcond=1e-12):
+def solve_psd(A: np.ndarray, b: np.ndarray, *, rcond: float = 1e-12) -> tuple[np.ndarray, int]:
     """Solve ``A x = b`` for symmetric positive semidefinite ``A``.
 
     Cholesky when ``A`` is positive definite; otherwise the minimum-norm

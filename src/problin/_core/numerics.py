@@ -6,6 +6,7 @@ beyond) give finite, correct values: logarithms are computed directly, never
 as ``log`` of a probability that may have under- or overflowed.
 """
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 __all__ = [
@@ -19,7 +20,7 @@ _SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
 _CF_TERMS = 60  # continued-fraction depth: converged to 1 ulp for t >= 8
 
 
-def _floating(a):
+def _floating(a: ArrayLike) -> np.ndarray:
     """``a`` as an array of float32 or float64 (integers become float64)."""
     a = np.asarray(a)
     if a.dtype == np.float32 or a.dtype == np.float64:
@@ -27,54 +28,55 @@ def _floating(a):
     return a.astype(np.float64)
 
 
-def sigmoid(a):
+def sigmoid(a: ArrayLike) -> np.ndarray:
     """Logistic function ``1 / (1 + exp(-a))`` without overflow."""
     return special.expit(_floating(a))
 
 
-def log_sigmoid(a):
+def log_sigmoid(a: ArrayLike) -> np.ndarray:
     """``log sigmoid(a) = -log(1 + exp(-a))``, exact in both tails."""
     return special.log_expit(_floating(a))
 
 
-def log1m_sigmoid(a):
+def log1m_sigmoid(a: ArrayLike) -> np.ndarray:
     """``log(1 - sigmoid(a)) = log sigmoid(-a)``, without cancellation."""
     return special.log_expit(-_floating(a))
 
 
-def logsumexp(a, axis=None, keepdims=False):
+def logsumexp(a: np.ndarray, axis: int | tuple[int, ...] | None = None,
+              keepdims: bool = False) -> np.ndarray:
     """``log(sum(exp(a)))`` along ``axis``, shifted by the maximum."""
     a = _floating(a)
     return special.logsumexp(a, axis=axis, keepdims=keepdims).astype(a.dtype, copy=False)
 
 
-def softmax(a, axis=-1):
+def softmax(a: ArrayLike, axis: int = -1) -> np.ndarray:
     """Normalised exponential ``exp(a_k) / sum_j exp(a_j)`` along ``axis``."""
     return special.softmax(_floating(a), axis=axis)
 
 
-def log_softmax(a, axis=-1):
+def log_softmax(a: ArrayLike, axis: int = -1) -> np.ndarray:
     """``a_k - logsumexp(a)`` along ``axis``: log-probabilities, never ``log(softmax)``."""
     return special.log_softmax(_floating(a), axis=axis)
 
 
-def probit_cdf(a):
+def probit_cdf(a: ArrayLike) -> np.ndarray:
     """Standard normal CDF ``Phi(a)``, the probit inverse link."""
     return special.ndtr(_floating(a))
 
 
-def log_probit_cdf(a):
+def log_probit_cdf(a: ArrayLike) -> np.ndarray:
     """``log Phi(a)`` from ``scipy.special.log_ndtr`` (asymptotic in the far left tail)."""
     return special.log_ndtr(_floating(a))
 
 
-def log_normal_pdf(a):
+def log_normal_pdf(a: np.ndarray) -> np.ndarray:
     """``log phi(a) = -a^2/2 - log sqrt(2 pi)``."""
     a = _floating(a)
     return (-0.5 * np.square(a) - _LOG_SQRT_2PI).astype(a.dtype, copy=False)
 
 
-def inverse_mills(a):
+def inverse_mills(a: np.ndarray) -> np.ndarray:
     """Inverse Mills ratio ``lambda(a) = phi(a) / Phi(a) = sqrt(2/pi) / erfcx(-a/sqrt(2))``.
 
     The scaled complementary error function keeps full relative precision in
@@ -89,7 +91,7 @@ def inverse_mills(a):
     return out.astype(a.dtype, copy=False)
 
 
-def probit_curvature(z, mills=None):
+def probit_curvature(z: np.ndarray, mills: np.ndarray | None = None) -> np.ndarray:
     """``-d^2/dz^2 log Phi(z) = lambda(z) (z + lambda(z))``, accurate in both tails.
 
     For ``z << 0`` the factor ``z + lambda(z)`` cancels (``lambda ~ -z``); there

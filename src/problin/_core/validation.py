@@ -1,9 +1,17 @@
 """Input checks shared by every estimator (clear errors, never a silent nan)."""
+from collections.abc import Callable, Sequence
 from numbers import Number
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
-__all__ = ["check_sample_weight", "check_class_weights", "check_label_types", "check_priors",
+from .blocks import _default_rows, reduce_row_ranges
+from .types import Matrix
+
+__all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
+           "check_class_totals", "check_label_types", "check_priors",
            "check_finite_magnitude", "within_magnitude",
            "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE"]
 
@@ -21,7 +29,7 @@ __all__ = ["check_sample_weight", "check_class_weights", "check_label_types", "c
 MAX_MAGNITUDE = 1e144
 
 
-def check_sample_weight(sample_weight, n_samples):
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray | None:
     """Validated float64 sample weights, or ``None`` for unit weights.
 
     Rejects weights of the wrong shape, non-finite or negative weights, and
@@ -50,13 +58,19 @@ def check_sample_weight(sample_weight, n_samples):
     total = np.sum(w) if np.all(w <= np.finfo(np.float64).max / max(1, w.size)) else np.inf
     if not np.isfinite(total):
         raise ValueError("sample_weight is too large: the weights' sum overflows; rescale them")
-    if not total > 0:
-        raise ValueError("sample_weight sums to zero: there is nothing to fit")
+    check_total_weight(total)
     return w
 
 
-def check_class_weights(codes, sample_weight, classes, *,
-                        why="their parameters are undefined"):
+def check_total_weight(total: float) -> None:
+    """Reject a fit whose sample weights sum to zero (``total``: their sum)."""
+    if not total > 0:
+        raise ValueError("sample_weight sums to zero: there is nothing to fit")
+
+
+def check_class_weights(codes: np.ndarray, sample_weight: np.ndarray | None,
+                        classes: Sequence[Any] | np.ndarray, *,
+                        why: str = "their parameters are undefined") -> None:
     """Reject a fit where some class has zero total sample weight.
 
     ``codes`` are the class indices of the rows (``0..K-1``, the order of
@@ -67,13 +81,23 @@ def check_class_weights(codes, sample_weight, classes, *,
     if sample_weight is None:
         return
     totals = np.bincount(codes, weights=sample_weight, minlength=len(classes))
+    check_class_totals(totals, classes, why=why)
+
+
+def check_class_totals(totals: np.ndarray, classes: ArrayLike, *,
+                       why: str = "their parameters are undefined") -> None:
+    """Reject a fit where some class has zero total sample weight.
+
+    ``totals`` are the classes' total sample weights, in the order of ``classes``;
+    ``why`` as in :func:`check_class_weights`.
+    """
     empty = totals <= 0
     if np.any(empty):
         raise ValueError(f"classes {np.asarray(classes)[empty].tolist()} have zero total sample "
                          f"weight: {why}. Drop those samples or give them positive weight.")
 
 
-def check_label_types(y):
+def check_label_types(y: ArrayLike) -> None:
     """Reject class labels that mix numbers and strings (they cannot be ordered)."""
     if getattr(y, "dtype", object) != object:
         return
@@ -85,7 +109,7 @@ def check_label_types(y):
                         f"but it mixes {', '.join(sorted(kinds))}")
 
 
-def check_priors(priors, n_classes, *, name="priors"):
+def check_priors(priors: ArrayLike, n_classes: int, *, name: str = "priors") -> np.ndarray:
     """Validated class prior probabilities as a float64 K-vector.
 
     Rejects a vector of the wrong shape, non-finite or negative entries, and
@@ -108,14 +132,12 @@ def check_priors(priors, n_classes, *, name="priors"):
     return p
 
 
-def within_magnitude(values, limit=MAX_MAGNITUDE):
+def within_magnitude(values: np.ndarray, limit: float = MAX_MAGNITUDE) -> bool:
     """Whether every value is finite and ``|value| <= limit``: one pass (a sum of
     squares of each cache-sized block, both cores on a large C-contiguous array;
     max and min of a block only where that bound fails). NaN fails the
     comparisons, so it is caught too."""
-    from .blocks import _default_rows, reduce_row_ranges
-
-    def bad_blocks(lo, hi, step, blas):
+    def bad_blocks(lo: int, hi: int, step: int, blas: bool) -> int:
         bad = 0
         with np.errstate(over="ignore", invalid="ignore"):  # (thread-local: set here)
             for start in range(lo, hi, step):
@@ -139,11 +161,12 @@ def within_magnitude(values, limit=MAX_MAGNITUDE):
     return bad_blocks(0, values.shape[0], max(1, values.shape[0]), False) == 0
 
 
-def extreme_entries(X, limit=MAX_MAGNITUDE, test=None):
+def extreme_entries(X: Matrix, limit: float = MAX_MAGNITUDE,
+                    test: Callable[[np.ndarray], np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, float]:
     """``(rows, columns, largest)`` of the entries of X beyond ``limit`` (or where
     ``test(block)`` is True): sorted row and column indices and the largest
     magnitude among them. Block by block: no N x D mask."""
-    import scipy.sparse as sp
     test = test or (lambda a: np.abs(a) > limit)
     if sp.issparse(X):
         X = X if X.format in ("csr", "csc") else X.tocsr()
@@ -163,21 +186,23 @@ def extreme_entries(X, limit=MAX_MAGNITUDE, test=None):
     return np.concatenate(rows), np.flatnonzero(cols), largest
 
 
-def _column_names(cols, feature_names):
+def _column_names(cols: Sequence[int] | np.ndarray, feature_names: Sequence[Any] | None) -> str:
+    labels: list[Any]
     if feature_names is not None and len(feature_names) > int(np.max(cols)):
-        cols = [str(feature_names[j]) for j in cols]
+        labels = [str(feature_names[j]) for j in cols]
     else:
-        cols = [int(j) for j in cols]
-    shown = cols[:10] + (["..."] if len(cols) > 10 else [])
-    return f"column{'s' * (len(cols) != 1)} {shown}"
+        labels = [int(j) for j in cols]
+    shown = labels[:10] + (["..."] if len(labels) > 10 else [])
+    return f"column{'s' * (len(labels) != 1)} {shown}"
 
 
-def _row_count(rows):
+def _row_count(rows: Sequence[int] | np.ndarray) -> str:
     n = len(rows)
     return f"in {n} row{'s' * (n != 1)} (first: row {int(rows[0])})"
 
 
-def magnitude_message(name, rows, cols, largest, feature_names=None, where=None):
+def magnitude_message(name: str, rows: np.ndarray, cols: np.ndarray, largest: float,
+                      feature_names: Sequence[Any] | None = None, where: str | None = None) -> str:
     """The error for values beyond :data:`MAX_MAGNITUDE` (see :func:`check_finite_magnitude`).
 
     ``where``: how to say which rows (default: their count and the first one);
@@ -190,7 +215,7 @@ def magnitude_message(name, rows, cols, largest, feature_names=None, where=None)
             "remove those rows.")
 
 
-def chunk_magnitude_error(k, lo, name, a):
+def chunk_magnitude_error(k: int, lo: int, name: str, a: Matrix) -> ValueError:
     """The ``ValueError`` for row chunk ``k`` of a Dask input (its first row ``lo``; ``a``
     dense or sparse) holding values beyond :data:`MAX_MAGNITUDE`, named as the
     chunk checks of :mod:`problin._dask.chunks` name NaN."""
@@ -201,7 +226,7 @@ def chunk_magnitude_error(k, lo, name, a):
         f"row{'s' * (n != 1)} of the chunk; the chunk holds rows {lo} to {lo + a.shape[0] - 1})"))
 
 
-def check_finite_magnitude(X, estimator=None, name="X"):
+def check_finite_magnitude(X: Matrix, estimator: Any = None, name: str = "X") -> None:
     """Raise ``ValueError`` if ``X`` holds NaN, infinity or values beyond :data:`MAX_MAGNITUDE`.
 
     ``X`` is a validated numpy array (1-D or 2-D) or scipy.sparse matrix (only
@@ -212,7 +237,6 @@ def check_finite_magnitude(X, estimator=None, name="X"):
     max and a min per cache-sized block): it replaces the finiteness check
     where it is called.
     """
-    import scipy.sparse as sp
     values = X.data if sp.issparse(X) else np.asarray(X)
     if values.dtype.kind != "f" or values.size == 0 or within_magnitude(values):
         return

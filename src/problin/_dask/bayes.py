@@ -15,6 +15,7 @@ running the in-memory code on itself:
   Carlo (the fallback for posteriors far from Gaussian) one per leapfrog step.
 """
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -25,11 +26,12 @@ from .design import Sums
 __all__ = ["DaskJJTerms", "DaskLogitLogPosterior"]
 
 
-def _jj_linear(design, t, w):
+def _jj_linear(design: Any, t: np.ndarray, w: np.ndarray | None) -> Sums:
     return Sums(JJTerms(design, t, w).linear())
 
 
-def _jj_at(design, t, w, *, mean, cov):
+def _jj_at(design: Any, t: np.ndarray, w: np.ndarray | None, *, mean: np.ndarray,
+           cov: np.ndarray) -> Sums:
     terms = JJTerms(design, t, w)
     xi = terms.at(mean, cov)
     return Sums(terms.bound(xi), terms.curvature(xi))
@@ -39,28 +41,29 @@ class DaskJJTerms:
     """:class:`~problin._core.bayes.logistic.JJTerms` of a Dask design (binary labels):
     the "``xi``" it hands around is the pair (bound's data term, next curvature)."""
 
-    def __init__(self, design):
+    def __init__(self, design: Any) -> None:
         self.design = design
 
-    def linear(self):
+    def linear(self) -> np.ndarray:
         return self.design.reduce(_jj_linear)[0]
 
-    def at(self, mean, cov):
+    def at(self, mean: np.ndarray, cov: np.ndarray) -> tuple[Any, ...]:
         return tuple(self.design.reduce(functools.partial(_jj_at, mean=mean, cov=cov)))
 
-    def curvature(self, state):
+    def curvature(self, state: tuple[Any, ...]) -> np.ndarray:
         return state[1]
 
-    def bound(self, state):
+    def bound(self, state: tuple[Any, ...]) -> float:
         return float(state[0])
 
 
-def _logpost_linear(design, t, w):
+def _logpost_linear(design: Any, t: np.ndarray, w: np.ndarray | None) -> Sums:
     sw = np.ones(t.size) if w is None else w
     return Sums(design.rmatvec(sw * t))
 
 
-def _logpost_terms(design, t, w, *, W, grad):
+def _logpost_terms(design: Any, t: np.ndarray, w: np.ndarray | None, *, W: np.ndarray,
+                   grad: bool) -> Sums:
     out = softplus_terms(design, np.ones(t.size) if w is None else w, W, grad)
     return Sums(*out) if grad else Sums(out)
 
@@ -69,10 +72,10 @@ class DaskLogitLogPosterior(LogitLogPosterior):
     """:class:`~problin._core.bayes.mcmc.LogitLogPosterior` of a Dask design: the data
     terms at a batch of parameter vectors ``W`` are one distributed pass."""
 
-    def __init__(self, design, prior):
+    def __init__(self, design: Any, prior: Any) -> None:
         self.design, self.prior = design, prior
         self.linear = design.reduce(_logpost_linear)[0]
 
-    def _data_terms(self, W, grad):
+    def _data_terms(self, W: np.ndarray, grad: bool) -> Any:
         parts = self.design.reduce(functools.partial(_logpost_terms, W=W, grad=grad))
         return tuple(parts) if grad else parts[0]

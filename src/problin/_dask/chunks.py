@@ -14,12 +14,15 @@ Dask is an optional dependency: these modules import it only inside the
 functions that need it (importing ``problin`` never imports Dask).
 """
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._core.blocks import serial_blocks
+from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import column_stats
+from .._core.types import Matrix
 from .._core.validation import MAX_MAGNITUDE, chunk_magnitude_error, within_magnitude
 
 __all__ = [
@@ -35,12 +38,12 @@ __all__ = [
 _FAN_IN = 8
 
 
-def is_dask(X):
+def is_dask(X: Any) -> bool:
     """True for a Dask collection (array, DataFrame, Series), without importing Dask."""
     return hasattr(X, "__dask_graph__") and type(X).__module__.split(".")[0] == "dask"
 
 
-def as_dask_rows(X, name="X", ndim=2):
+def as_dask_rows(X: Any, name: str = "X", ndim: int = 2) -> Any:
     """``X`` as a ``dask.array.Array`` of ``ndim`` dimensions with known row chunks.
 
     A Dask DataFrame or Series becomes an array with computed partition
@@ -65,7 +68,7 @@ def as_dask_rows(X, name="X", ndim=2):
     return X
 
 
-def align_rows(v, X, name):
+def align_rows(v: Any, X: Any, name: str) -> Any:
     """``v`` (numpy or Dask, 1-D or 2-D, or ``None``) chunked like the rows of ``X``."""
     if v is None:
         return None
@@ -88,20 +91,20 @@ def align_rows(v, X, name):
     return v
 
 
-def _merge_parts(*parts):
+def _merge_parts(*parts: Any) -> Any:
     """Merge per-chunk statistics in order (``None``: an empty chunk)."""
-    parts = [p for p in parts if p is not None]
-    return functools.reduce(lambda a, b: a.merge(b), parts) if parts else None
+    present = [p for p in parts if p is not None]
+    return functools.reduce(lambda a, b: a.merge(b), present) if present else None
 
 
-def _chunk_call(func, *args):
+def _chunk_call(func: Callable[..., Any], *args: Any) -> Any:
     """One chunk's reduction, its block passes on this task's thread only: the
     scheduler runs the other chunks on the other cores."""
     with serial_blocks():
         return func(*args)
 
 
-def reduce_chunks(func, X, *arrays):
+def reduce_chunks(func: Callable[..., Any], X: Any, *arrays: Any) -> Any:
     """``merge(func(k, first_row, X_k, *arrays_k))`` over the row chunks ``k`` of ``X``.
 
     ``arrays`` are row-aligned Dask arrays (see :func:`align_rows`) or ``None``.
@@ -125,7 +128,7 @@ def reduce_chunks(func, X, *arrays):
     return total
 
 
-def dask_features(estimator, X, reset):
+def dask_features(estimator: Any, X: Any, reset: bool) -> Any:
     """``X`` as a row-chunked Dask array; sets (``reset``) or checks ``n_features_in_``
     and, for a Dask DataFrame with string column names, ``feature_names_in_``."""
     names = _string_columns(X)
@@ -146,19 +149,19 @@ def dask_features(estimator, X, reset):
     return X
 
 
-def _string_columns(X):
+def _string_columns(X: Any) -> np.ndarray | None:
     columns = getattr(X, "columns", None)
     if columns is not None and all(isinstance(c, str) for c in columns):
         return np.asarray(list(columns), dtype=object)
     return None
 
 
-def _float_rows(a):
+def _float_rows(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     return a if a.dtype in (np.float64, np.float32) else a.astype(np.float64)
 
 
-def _check_chunk(k, lo, name, a, bounded=None):
+def _check_chunk(k: int, lo: int, name: str, a: np.ndarray, bounded: bool | None = None) -> None:
     """A clear error naming chunk ``k`` if ``a`` holds NaN or infinity, or (``bounded``;
     default: for X) values beyond :data:`~problin._core.validation.MAX_MAGNITUDE`."""
     bounded = name == "X" if bounded is None else bounded
@@ -174,7 +177,7 @@ def _check_chunk(k, lo, name, a, bounded=None):
         raise chunk_magnitude_error(k, lo, name, a)
 
 
-def _chunk_weights(k, lo, w):
+def _chunk_weights(k: int, lo: int, w: np.ndarray | None) -> np.ndarray | None:
     if w is None:
         return None
     w = np.asarray(w, dtype=np.float64)
@@ -185,7 +188,7 @@ def _chunk_weights(k, lo, w):
     return w
 
 
-def _sparse_chunk(k, lo, Xb):
+def _sparse_chunk(k: int, lo: int, Xb: Matrix) -> Matrix:
     """A scipy.sparse chunk as float CSR; NaN, infinity or values beyond the bound of
     :func:`~problin._core.validation.check_finite_magnitude` named by chunk and row."""
     Xb = Xb.tocsr()
@@ -201,7 +204,7 @@ def _sparse_chunk(k, lo, Xb):
     return Xb
 
 
-def column_stats_chunk(k, lo, Xb):
+def column_stats_chunk(k: int, lo: int, Xb: Matrix) -> ClassStats | None:
     """:func:`~problin._core.moments.standardize.column_stats` of Dask chunk ``k``
     (first row ``lo``); None when empty. NaN or infinity is reported naming the chunk."""
     if Xb.shape[0] == 0:

@@ -14,10 +14,13 @@ needs), and X's chunks are checked for NaN or infinity during the first pass
 of the solver, with a message naming the chunk and the row.
 """
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.labels import encode_classes
 from .._core.model.basis import ColumnBasis, sample_rows
 from .._core.model.design import Design
 from .._core.validation import check_label_types
@@ -38,10 +41,10 @@ class Sums:
     """Per-chunk results that merge entrywise: by addition, or ``max``/``min``
     where ``ops`` says so. ``None`` entries (nothing computed) stay ``None``."""
 
-    def __init__(self, *parts, ops=None):
+    def __init__(self, *parts: Any, ops: tuple[str, ...] | None = None) -> None:
         self.parts, self.ops = parts, ops
 
-    def merge(self, other):
+    def merge(self, other: "Sums") -> "Sums":
         ops = self.ops or ("sum",) * len(self.parts)
         merged = []
         for op, a, b in zip(ops, self.parts, other.parts):
@@ -53,10 +56,10 @@ class Sums:
 class _LabelWeights:
     """The distinct labels of some rows and their total weights (merge: union)."""
 
-    def __init__(self, labels, weights):
+    def __init__(self, labels: np.ndarray, weights: np.ndarray) -> None:
         self.labels, self.weights = labels, weights
 
-    def merge(self, other):
+    def merge(self, other: "_LabelWeights") -> "_LabelWeights":
         labels, inverse = np.unique(np.concatenate([self.labels, other.labels]),
                                     return_inverse=True)
         weights = np.bincount(inverse.ravel(), np.concatenate([self.weights, other.weights]),
@@ -64,7 +67,7 @@ class _LabelWeights:
         return _LabelWeights(labels, weights)
 
 
-def _label_chunk(k, lo, yb, wb):
+def _label_chunk(k: int, lo: int, yb: Any, wb: Any) -> "_LabelWeights | None":
     yb = np.asarray(yb)
     if yb.shape[0] == 0:
         return None
@@ -81,7 +84,7 @@ def _label_chunk(k, lo, yb, wb):
     return _LabelWeights(labels, np.bincount(inverse.ravel(), w, minlength=labels.size))
 
 
-def _small_integer_labels(yb, limit=1024):
+def _small_integer_labels(yb: np.ndarray, limit: int = 1024) -> np.ndarray | None:
     """``yb`` as intp when its labels are integers in ``[0, limit)``, else None."""
     if yb.ndim != 1 or yb.dtype.kind not in "biuf" or yb.dtype == np.bool_:
         return None
@@ -97,7 +100,8 @@ def _small_integer_labels(yb, limit=1024):
 class _ChunkReader:
     """Turns a row chunk into in-memory ``(Design, class indices, weights)``."""
 
-    def __init__(self, classes, intercept, basis=None):
+    def __init__(self, classes: np.ndarray, intercept: bool,
+                 basis: ColumnBasis | None = None) -> None:
         self.basis = basis
         self.order = np.argsort(classes, kind="stable")
         self.sorted = np.asarray(classes)[self.order]
@@ -106,7 +110,8 @@ class _ChunkReader:
                          np.array_equal(self.sorted, np.arange(self.sorted.size)) and
                          np.array_equal(self.order, np.arange(self.order.size)))
 
-    def __call__(self, k, lo, Xb, yb, wb, check):
+    def __call__(self, k: int, lo: int, Xb: Any, yb: Any, wb: Any,
+                 check: bool) -> tuple[Design, np.ndarray, np.ndarray | None]:
         if sp.issparse(Xb):
             Xb = _sparse_chunk(k, lo, Xb)
         else:
@@ -126,7 +131,8 @@ class _ChunkReader:
         return Design(Xb, self.intercept, basis=basis), t, w
 
 
-def _chunk_task(k, lo, Xb, yb, wb, *, reader, model, op, check):
+def _chunk_task(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *, reader: _ChunkReader,
+                model: Callable[..., Any] | None, op: Callable[..., Any], check: bool) -> Any:
     if Xb.shape[0] == 0:
         return None
     design, t, w = reader(k, lo, Xb, yb, wb, check)
@@ -143,8 +149,12 @@ class DaskDesign:
 
     distributed = True
 
-    def __init__(self, X, y, sample_weight, classes, class_weights, intercept=True,
-                 basis=None):
+    def __init__(self, X: Any, y: Any, sample_weight: Any, classes: np.ndarray,
+                 class_weights: np.ndarray, intercept: bool = True,
+                 basis: ColumnBasis | None = None, basis_rule: str | None = None) -> None:
+        """``basis``: the coordinates to work in; ``basis_rule`` (``"auto"`` or
+        ``"always"``, instead): :meth:`ColumnBasis.from_sample`'s centring rule, applied
+        to the same evenly spaced rows as in memory (one small gather)."""
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
@@ -154,14 +164,15 @@ class DaskDesign:
         self._checked = False  # X's chunks are checked for NaN by the first pass
         self.basis = None
         self._reader = _ChunkReader(classes, self.intercept)
-        if isinstance(basis, str):  # the in-memory rule, on the same evenly spaced rows
+        if basis_rule is not None:  # the in-memory rule, on the same evenly spaced rows
             rows = sample_rows(self.n_samples)
             Xs, _, ws = self.gather(rows)
-            basis = ColumnBasis.from_sample(Xs.X, self.intercept, ws, centre=basis)
+            basis = ColumnBasis.from_sample(Xs.X, self.intercept, ws, centre=basis_rule)
         self.basis = basis
         self._reader = _ChunkReader(classes, self.intercept, basis)
 
-    def reduce(self, op, model=None):
+    def reduce(self, op: Callable[..., Any],
+               model: Callable[..., Any] | None = None) -> tuple[Any, ...]:
         """``merge(op(...))`` over the row chunks: ``op(model(design, t, w))``, or
         ``op(design, t, w)`` without ``model`` (both picklable). One pass."""
         fn = functools.partial(_chunk_task, reader=self._reader, model=model, op=op,
@@ -170,7 +181,7 @@ class DaskDesign:
         self._checked = True
         return total.parts
 
-    def gather(self, rows):
+    def gather(self, rows: Any) -> tuple[Design, np.ndarray, np.ndarray | None]:
         """``(X[rows], t[rows], w[rows])`` in memory: for a few rows only (a sketch)."""
         import dask
         rows = np.asarray(rows)
@@ -183,22 +194,22 @@ class DaskDesign:
         design, t, _ = self._reader(0, 0, Xs, ys, None, False)
         return design, t, None if ws is None else np.asarray(ws, dtype=np.float64)
 
-    def column_moments(self):
+    def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and standard deviation, as ``Design.column_moments``."""
         s1, s2 = self.reduce(_column_sums)
         mean = s1 / self.n_samples
         return mean, np.sqrt(np.maximum(s2 / self.n_samples - mean ** 2, 0.0))
 
-    def used_gram(self):
+    def used_gram(self) -> np.ndarray:
         """``[1,X]^T diag(s > 0) [1,X]``: the span of the rows that count."""
         return self.reduce(_used_gram)[0]
 
 
-def _nothing(design, t, w):
+def _nothing(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
     return Sums(0)
 
 
-def _column_sums(design, t, w):
+def _column_sums(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
     Xb = design.X
     if sp.issparse(Xb):
         Xb = Xb.astype(np.float64)
@@ -208,23 +219,27 @@ def _column_sums(design, t, w):
     return Sums(Xb.sum(axis=0), np.einsum("ij,ij->j", Xb, Xb))
 
 
-def _used_gram(design, t, w):
+def _used_gram(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
     used = np.ones(design.n_samples) if w is None else (w > 0).astype(np.float64)
     return Sums(design.gram(used))
 
 
-def dask_classifier_data(est, X, y, sample_weight, multiclass, intercept, reset=True,
-                         standardise=False, basis=None):
-    """As ``glm._base.check_classifier_data`` for Dask input: returns a
-    :class:`DaskDesign` and sets (``reset``; else checks against them)
-    ``classes_`` and ``n_features_in_``. ``standardise``: the design's basis
+def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclass: bool,
+                         intercept: bool, *, classes: Any = None, reset: bool = True,
+                         standardise: bool | str = False,
+                         basis: ColumnBasis | None = None) -> "DaskDesign":
+    """As ``glm.problem.check_classifier_data`` for Dask input: returns a
+    :class:`DaskDesign`, whose ``classes`` are the class labels in order
+    (``classes``: the order wanted, as the estimators' ``classes`` parameter;
+    every label found in ``y`` must be among them). ``est`` gets (``reset``;
+    else is checked against them) ``n_features_in_`` and the feature names,
+    as scikit-learn's ``validate_data``. ``standardise``: the design's basis
     from the same evenly spaced rows as in memory (one small gather);
     ``basis``: a given one (a fitted model's).
 
     One pass over ``y`` and the weights (not X): the labels, each class's
     total weight, and every check that the in-memory validation makes of them.
     """
-    from .._core.labels import encode_classes
     X = dask_features(est, X, reset=reset)
     y = align_rows(y, X, "y")
     if y.ndim != 1:
@@ -237,19 +252,19 @@ def dask_classifier_data(est, X, y, sample_weight, multiclass, intercept, reset=
             raise TypeError(f"sample_weight must be numeric (real numbers), got dtype {w.dtype}")
     found = reduce_chunks(_label_chunk, y, w)
     name = type(est).__name__
-    classes = getattr(est, "classes", None) if reset else est.classes_
-    est.classes_, codes = encode_classes(found.labels, classes, owner=name)
-    if est.classes_.size > 2 and not multiclass:
+    classes, codes = encode_classes(found.labels, classes, owner=name)
+    if classes.size > 2 and not multiclass:
         raise ValueError(f"Only binary classification is supported. {name} got y with "
-                         f"{est.classes_.size} classes: {est.classes_[:10].tolist()}")
-    weights = np.bincount(codes, found.weights, minlength=est.classes_.size)
+                         f"{classes.size} classes: {classes[:10].tolist()}")
+    weights = np.bincount(codes, found.weights, minlength=classes.size)
     if not weights.sum() > 0:
         raise ValueError("sample_weight sums to zero: there is nothing to fit")
     empty = weights <= 0
     if empty.any():
-        raise ValueError(f"classes {est.classes_[empty].tolist()} have zero total sample "
+        raise ValueError(f"classes {classes[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
+    rule = None
     if standardise and basis is None:
-        basis = "always" if standardise == "centred" else "auto"
-    return DaskDesign(X, y, w, est.classes_, weights, intercept, basis=basis)
+        rule = "always" if standardise == "centred" else "auto"
+    return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule)

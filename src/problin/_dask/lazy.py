@@ -6,6 +6,8 @@ array for Dask input: each chunk runs the in-memory method on itself.
 import functools
 import inspect
 import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,11 @@ __all__ = [
 ]
 
 
-def _apply_rows(estimator, method, tail, dtype, index, kwargs, names, block):
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _apply_rows(estimator: Any, method: str, tail: tuple[int, ...], dtype: Any, index: Any,
+                kwargs: dict[str, Any], names: np.ndarray | None, block: Any) -> np.ndarray:
     if block.shape[0] == 0:
         return np.empty((0,) + tail, dtype=dtype)
     if names is not None:  # the chunk of a DataFrame the estimator was fitted on
@@ -28,7 +34,8 @@ def _apply_rows(estimator, method, tail, dtype, index, kwargs, names, block):
     return out if index is None else out[index]
 
 
-def lazy_rows(estimator, method, X, columns=None, dtype=np.float64, index=None, **kwargs):
+def lazy_rows(estimator: Any, method: str, X: Any, columns: int | None = None,
+              dtype: Any = np.float64, index: Any = None, **kwargs: Any) -> Any:
     """``estimator.method(X_k, **kwargs)[index]`` on every row chunk of a Dask ``X``, lazily.
 
     ``columns``: ``None`` for one value per row, else the number of output
@@ -56,16 +63,16 @@ def lazy_rows(estimator, method, X, columns=None, dtype=np.float64, index=None, 
     return X.map_blocks(fn, chunks=(X.chunks[0], tail), dtype=dtype, meta=meta)
 
 
-def lazy_on_dask(columns=None, dtype=None):
+def lazy_on_dask(columns: Callable[[Any], int | None] | None = None,
+                 dtype: Callable[[Any], Any] | None = None) -> Callable[[_F], _F]:
     """Decorator: a prediction method ``(self, X)`` returns a lazy Dask array for Dask ``X``.
 
     ``columns(self)`` gives the number of output columns (``None``: one value
     per row) and ``dtype(self)`` the output dtype (default float64). Other
     input goes to the method unchanged.
     """
-    def wrap(method):
-        @functools.wraps(method)
-        def wrapper(self, X, *args, **kwargs):
+    def wrap(method: _F) -> _F:
+        def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
             if not is_dask(X):
                 return method(self, X, *args, **kwargs)
             check_is_fitted(self)
@@ -75,5 +82,5 @@ def lazy_on_dask(columns=None, dtype=None):
             return lazy_rows(self, method.__name__, X,
                              None if columns is None else columns(self),
                              np.float64 if dtype is None else dtype(self), **kwargs)
-        return wrapper
+        return cast(_F, wrapper)
     return wrap

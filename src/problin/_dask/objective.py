@@ -19,20 +19,27 @@ equivalents: :meth:`DaskGLMObjective.hessian_change` (the bound of
 the covariance as it does in memory), :meth:`_DaskObjective.count_rows`
 (separation diagnostics), :meth:`_DaskObjective.subsample` (the sketch
 rows, gathered: ~20k rows, into an in-memory objective).
+
+The Dask objectives are :class:`~problin._core.model.contract.DistributedObjective`
+s: the type tells the diagnostics that rows are reached by passes only.
 """
 import functools
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from scipy.linalg import cho_factor, solve_triangular
 
-from .._core.model.objective import (
-    GLMObjective,
-    SoftmaxObjective,
-    _GaussianPrior,
-    range_basis,
-)
-from .._core.solvers.steps import evaluate
-from .design import Sums
+from .._core.model.contract import DistributedObjective, Gram, Trial
+from .._core.model.design import Design
+from .._core.model.objective import GLMObjective, SoftmaxObjective, range_basis
+from .._core.model.prior import GaussianPrior, PriorPrecision
+from .._core.solvers.steps import SolverResult
+from .design import DaskDesign, Sums
+
+# A chunk's question: (in-memory chunk objective, its eta) -> a count or a flag.
+RowFunc = Callable[[Any, Any], Any]
 
 __all__ = ["DaskGLMObjective", "DaskSoftmaxObjective", "LazyEta"]
 
@@ -42,54 +49,57 @@ class LazyEta:
 
     __array_ufunc__ = None  # numpy scalars defer to __rmul__: t * eta stays a LazyEta
 
-    def __init__(self, v, loss=None):
+    def __init__(self, v: npt.ArrayLike, loss: float | None = None) -> None:
         self.v = np.asarray(v, dtype=np.float64)
         self.loss = loss
-        self.counts = {}  # count_rows results found by a pass at this point
+        self.counts: dict[RowFunc, int] = {}  # count_rows results found by a pass here
 
-    def __mul__(self, t):
+    def __mul__(self, t: float) -> "LazyEta":
         return LazyEta(float(t) * self.v)
 
     __rmul__ = __mul__
 
-    def __add__(self, other):
+    def __add__(self, other: "LazyEta") -> "LazyEta":
         return LazyEta(self.v + other.v)
 
-    def __sub__(self, other):
+    def __sub__(self, other: "LazyEta") -> "LazyEta":
         return LazyEta(self.v - other.v)
 
 
 # ------------------------------------------------------------- chunk operations
-def _glm_model(design, t, w, *, family, information):
+ChunkObjective = GLMObjective | SoftmaxObjective
+
+
+def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: Any,
+               information: str) -> GLMObjective:
     return GLMObjective(design, family, t.astype(np.float64), w, information=information)
 
 
-def _softmax_model(design, t, w, *, family):
+def _softmax_model(design: Design, t: np.ndarray, w: np.ndarray | None, *,
+                   family: Any) -> SoftmaxObjective:
     return SoftmaxObjective(design, family, t, w)
 
 
-def _loss_op(obj, *, v, watched=()):
+def _loss_op(obj: ChunkObjective, *, v: np.ndarray, watched: tuple[RowFunc, ...] = ()) -> Sums:
     eta = obj.linear_predictor(v)
     return Sums(obj.value(v, eta), *(int(func(obj, eta)) for func in watched))
 
 
-def _evaluate_op(obj, *, v, gram):
+def _evaluate_op(obj: ChunkObjective, *, v: np.ndarray, gram: Gram) -> Sums:
     # the chunk's fused pass (no prior on chunks), keeping no n-vector where it can
-    if hasattr(obj, "summed_derivatives"):
-        return Sums(*obj.summed_derivatives(v, gram))
-    _, loss, grad, H = evaluate(obj, v, gram)
-    return Sums(loss, grad, H)
+    return Sums(*obj.summed_derivatives(v, gram))
 
 
-def _observed_op(obj, *, v):
+def _observed_op(obj: ChunkObjective, *, v: np.ndarray) -> Sums:
     return Sums(obj.observed_hessian(v, obj.linear_predictor(v)))
 
 
-def _count_op(obj, *, v, func):
+def _count_op(obj: ChunkObjective, *, v: np.ndarray, func: RowFunc) -> Sums:
     return Sums(int(func(obj, obj.linear_predictor(v))))
 
 
-def _change_op(obj, *, v_old, v_new, cut, factor, limit, watched=()):
+def _change_op(obj: GLMObjective, *, v_old: np.ndarray, v_new: np.ndarray, cut: float,
+               factor: np.ndarray | None, limit: int, watched: tuple[RowFunc, ...] = ()) -> Sums:
     """The chunk's share of ``newton._hessian_change``'s bound (same formula),
     with the watched row counts at ``v_new`` (the diagnostics' next question)."""
     h_old = obj.row_derivatives(obj.linear_predictor(v_old))[2]
@@ -106,23 +116,25 @@ def _change_op(obj, *, v_old, v_new, cut, factor, limit, watched=()):
                 *counts)
 
 
-def _signed_margins(obj, v):
+def _signed_margins(obj: GLMObjective, v: np.ndarray) -> np.ndarray:
     """``(2 y - 1) [1, X] v`` over the rows of positive weight (certificates)."""
     signed = (2.0 * obj.y - 1.0) * obj.linear_predictor(v)
     return signed if obj.sample_weight is None else signed[obj.sample_weight > 0]
 
 
-def _margin_range_op(obj, *, v):
+def _margin_range_op(obj: GLMObjective, *, v: np.ndarray) -> Sums:
     signed = _signed_margins(obj, v)
     return Sums(float(np.max(np.abs(signed), initial=0.0)), float(np.min(signed, initial=np.inf)),
                 signed.size, ops=("max", "min", "sum"))
 
 
-def _margin_count_op(obj, *, v, level):
+def _margin_count_op(obj: GLMObjective, *, v: np.ndarray, level: float) -> Sums:
     return Sums(int(np.count_nonzero(_signed_margins(obj, v) > level)))
 
 
-def _margin_mask(Xb, yb, wb=None, *, reader, model, v, level):
+def _margin_mask(Xb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None, *,
+                 reader: Callable[..., Any], model: Callable[..., Any], v: np.ndarray,
+                 level: float) -> np.ndarray:
     """The lazy ``separated_`` of one chunk: rows with margin above ``level``."""
     if Xb.shape[0] == 0:
         return np.zeros(0, dtype=bool)
@@ -131,72 +143,86 @@ def _margin_mask(Xb, yb, wb=None, *, reader, model, v, level):
     return mask if wb is None else mask & (obj.sample_weight > 0)
 
 
-class _DaskObjective(_GaussianPrior):
+class _DaskObjective(GaussianPrior, DistributedObjective):
     """What the Dask objectives share: passes, the prior, the engine's helpers."""
 
-    def __init__(self, design, model, n_blocks, prior_precision, prior_mean):
+    design: DaskDesign
+
+    def __init__(self, design: DaskDesign, model: Callable[..., ChunkObjective], n_blocks: int,
+                 prior_precision: PriorPrecision | np.ndarray | None,
+                 prior_mean: np.ndarray | None) -> None:
         self.design, self._model, self.n_blocks = design, model, n_blocks
         self.sample_weight = design.sample_weight
         self.n_params = n_blocks * design.n_params
-        self._watched = ()
+        self._watched: tuple[RowFunc, ...] = ()
         self._init_prior(prior_precision, prior_mean)
 
     @property
-    def total_weight(self):
+    def total_weight(self) -> float:
         return self.design.total_weight
 
-    def _pass(self, op, **kwargs):
+    def _pass(self, op: Callable[..., Sums], **kwargs: Any) -> Any:
         return self.design.reduce(functools.partial(op, **kwargs), self._model)
 
-    def linear_predictor(self, theta):
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> ChunkObjective:
+        raise NotImplementedError  # pragma: no cover - each model's own
+
+    def linear_predictor(self, theta: np.ndarray) -> LazyEta:
         """``[1, X] theta`` as a :class:`LazyEta` (no pass)."""
         return LazyEta(theta)
 
-    def value(self, theta, eta):
+    def value(self, theta: np.ndarray, eta: LazyEta) -> float:
         """``f(theta)``: one pass, unless an earlier pass found the loss at ``eta``."""
         if eta.loss is None:  # (the watched counts come with it: see watch_rows)
             eta.loss, *counts = self._pass(_loss_op, v=eta.v, watched=self._watched)
             eta.counts.update(zip(self._watched, counts))
         return eta.loss + self.penalty(theta)
 
-    def value_grad(self, theta, eta):
+    def value_grad(self, theta: np.ndarray, eta: LazyEta) -> tuple[float, np.ndarray]:
+        """``(f, gradient)``: one pass."""
         eta.loss, grad, _ = self._pass(_evaluate_op, v=eta.v, gram=None)
         f, grad, _ = self._add_prior(theta, eta.loss, grad)
         return f, grad
 
-    def value_grad_hess(self, theta, eta, single=False):
+    def value_grad_hess(self, theta: np.ndarray, eta: LazyEta, single: bool = False
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(f, gradient, Hessian)``: one pass."""
         eta.loss, grad, H = self._pass(_evaluate_op, v=eta.v,
                                        gram="single" if single else "double")
-        return self._add_prior(theta, eta.loss, grad, H)
+        f, grad, H = self._add_prior(theta, eta.loss, grad, H)
+        return f, grad, cast(np.ndarray, H)
 
-    def advance(self, theta, eta, d, gram=None):
-        """``theta + d`` in one pass: ``(eta_new, f, gradient, Hessian)`` (see
-        ``GLMObjective.advance``)."""
+    def advance(self, theta: np.ndarray, eta: LazyEta | None, d: np.ndarray, gram: Gram = None,
+                accept_below: float | None = None) -> Trial:
+        """``theta + d`` in one pass, its derivatives with it whether accepted or
+        not (see ``GLMObjective.advance``)."""
         v = np.array(d, dtype=np.float64) if eta is None else eta.v + d
         loss, grad, H = self._pass(_evaluate_op, v=v, gram=gram)
         f, grad, H = self._add_prior(theta + d, loss, grad, H)
-        return LazyEta(v, loss), f, grad, H
+        return Trial(LazyEta(v, loss), f, grad, H)
 
-    def observed_hessian(self, theta, eta):
+    def observed_hessian(self, theta: np.ndarray, eta: LazyEta) -> np.ndarray:
+        """The observed-information Hessian at ``eta``: one pass."""
         (H,) = self._pass(_observed_op, v=eta.v)
         return H if self.P is None else self.P.add_to(H)
 
-    def data_range_basis(self):
+    def data_range_basis(self) -> np.ndarray:
         """As ``GLMObjective.data_range_basis`` (its Gram matrix in one pass)."""
         basis = range_basis(self.design.used_gram())
         return basis if self.n_blocks == 1 else np.kron(np.eye(self.n_blocks), basis)
 
-    def recentre(self, theta):
+    def recentre(self, theta: np.ndarray) -> np.ndarray:
+        """No invariant directions are handled on Dask (first-order solvers only in memory)."""
         return theta
 
-    def subsample(self, rows):
+    def subsample(self, rows: np.ndarray) -> ChunkObjective:
         """The in-memory objective of ``rows`` (gathered), weights scaled to the full total."""
         design, t, w = self.design.gather(rows)
         w = np.ones(t.size) if w is None else w
         w = w * (self.total_weight / max(float(w.sum()), 1e-300))
         return self._in_memory(design, t, w)
 
-    def count_rows(self, func, eta):
+    def count_rows(self, func: RowFunc, eta: LazyEta) -> int:
         """``sum_k func(chunk objective k, its eta)`` (``func`` picklable): e.g. how
         many chunks have a row fitted with certainty (separation diagnostics).
         No pass when a pass at ``eta`` already counted it (see :meth:`watch_rows`)."""
@@ -204,7 +230,7 @@ class _DaskObjective(_GaussianPrior):
             eta.counts[func] = self._pass(_count_op, v=eta.v, func=func)[0]
         return eta.counts[func]
 
-    def watch_rows(self, func):
+    def watch_rows(self, func: RowFunc) -> None:
         """Count ``func`` (as :meth:`count_rows`) in the final pass of the solver
         too, so that asking at the answer costs no pass of its own."""
         if func not in self._watched:
@@ -215,18 +241,20 @@ class DaskGLMObjective(_DaskObjective):
     """:class:`~problin._core.model.objective.GLMObjective` of a
     :class:`~problin._dask.design.DaskDesign` (binary targets)."""
 
-    def __init__(self, design, family, prior_precision=None, prior_mean=None,
-                 information="observed"):
+    def __init__(self, design: DaskDesign, family: Any,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None, information: str = "observed") -> None:
         model = functools.partial(_glm_model, family=family, information=information)
         super().__init__(design, model, 1, prior_precision, prior_mean)
         self.family, self.information = family, information
-        self.exact_hessian = information == "observed" or getattr(family, "canonical", False)
+        self.exact_hessian = information == "observed" or bool(family.canonical)
 
-    def _in_memory(self, design, t, w):
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> GLMObjective:
         return GLMObjective(design, self.family, t.astype(np.float64), w, self.P, self.m,
                             self.information)
 
-    def hessian_change(self, eta_old, eta_new, H, cut):
+    def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
+                       cut: float) -> float:
         """``newton._hessian_change``'s bound in one pass (which also finds the loss
         at ``eta_new``, the engine's next question)."""
         try:
@@ -244,7 +272,8 @@ class DaskGLMObjective(_DaskObjective):
             return np.inf
         return cut + total
 
-    def separation(self, result, rtol=1e-6):
+    def separation(self, result: SolverResult, rtol: float = 1e-6
+                   ) -> tuple[Any, int, int] | None:
         """``(rows, n_separated, n_used)`` from the certificates of
         ``separation.certified_separation`` (the fitted margins, then the last
         Newton step), or None. ``rows`` is a lazy Dask boolean array. The exact
@@ -278,14 +307,15 @@ class DaskSoftmaxObjective(_DaskObjective):
 
     exact_hessian = True
 
-    def __init__(self, design, family, prior_precision=None, prior_mean=None):
+    def __init__(self, design: DaskDesign, family: Any,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None) -> None:
         model = functools.partial(_softmax_model, family=family)
         super().__init__(design, model, family.n_free, prior_precision, prior_mean)
         self.family = family
 
-    def _in_memory(self, design, t, w):
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> SoftmaxObjective:
         return SoftmaxObjective(design, self.family, t, w, self.P, self.m)
 
-    def separation(self, result):
+    def separation(self, result: SolverResult) -> None:
         """None: softmax separation is found by the LP only, which needs all rows."""
-        return

@@ -22,36 +22,43 @@ The update functions ``step(state, first, *rows)`` receive the position
 ``first`` of their first row in the epoch's sequence, so that they can cut
 their rows into the same blocks as the in-memory loop (identical arithmetic).
 """
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 __all__ = ["chunk_starts", "sequential_epoch"]
 
 
-def chunk_starts(X):
+def chunk_starts(X: Any) -> np.ndarray:
     """First row of every row chunk of ``X``, and the total (length ``K + 1``)."""
     return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
 
 
-def _chunk_step(step, prepare, state, k, lo, *blocks):
+def _chunk_step(step: Callable[..., Any], prepare: Callable[..., Any], state: Any, k: int, lo: int,
+                *blocks: Any) -> Any:
     rows = prepare(k, lo, *blocks)
     if rows[0].shape[0] == 0:
         return state
     return step(state, lo, *rows)
 
 
-def _split_chunk(prepare, k, lo, pieces, *blocks):
+def _split_chunk(prepare: Callable[..., Any], k: int, lo: int, pieces: Sequence[np.ndarray],
+                 *blocks: Any) -> tuple[tuple[Any, ...], ...]:
     """The rows of chunk ``k`` that each segment needs (validated by ``prepare``)."""
     rows = prepare(k, lo, *blocks)
     return tuple(tuple(a[idx] for a in rows) for idx in pieces)
 
 
-def _segment_step(step, first, inverse, state, *pieces):
+def _segment_step(step: Callable[..., Any], first: int, inverse: np.ndarray, state: Any,
+                  *pieces: Any) -> Any:
     """Concatenate a segment's pieces (grouped by chunk) and run ``step`` in sequence order."""
     rows = [np.concatenate(parts)[inverse] for parts in zip(*pieces)]
     return step(state, first, *rows)
 
 
-def sequential_epoch(step, state, prepare, X, *arrays, order=None):
+def sequential_epoch(step: Callable[..., Any], state: Any, prepare: Callable[..., Any], X: Any,
+                     *arrays: Any, order: np.ndarray | None = None) -> Any:
     """The state after one epoch of ``step`` over the rows of a Dask ``X``, computed.
 
     ``prepare(k, lo, X_k, *arrays_k)`` validates chunk ``k`` (first row ``lo``)
@@ -71,7 +78,7 @@ def sequential_epoch(step, state, prepare, X, *arrays, order=None):
                                               *(p[k] for p in parts))
         return dask.compute(state)[0]
     segments = _plan_segments(order, starts)
-    wanted = [[] for _ in xs]  # per chunk: (segment, local row indices)
+    wanted: list[list[Any]] = [[] for _ in xs]  # per chunk: (segment, local row indices)
     for j, (_, _, pieces) in enumerate(segments):
         for k, idx in pieces:
             wanted[k].append((j, idx))
@@ -89,7 +96,7 @@ def sequential_epoch(step, state, prepare, X, *arrays, order=None):
     return dask.compute(state)[0]
 
 
-def _plan_segments(order, starts):
+def _plan_segments(order: np.ndarray, starts: np.ndarray) -> list[Any]:
     """Cut the permuted row sequence into segments as long as the chunks.
 
     For segment ``j`` (sequence positions ``first`` to ``first + len - 1``):

@@ -14,8 +14,11 @@ values, never the data). The interpolation between neighbouring order
 statistics is numpy's ``"linear"`` method, so the result is numpy's.
 """
 import functools
+from typing import Any
 
 import numpy as np
+
+from .chunks import _check_chunk, reduce_chunks
 
 __all__ = ["dask_quantiles"]
 
@@ -24,20 +27,20 @@ _COLLECT = 4096
 _TOP = np.uint64(1 << 63)
 
 
-def _keys(v):
+def _keys(v: np.ndarray) -> np.ndarray:
     """Order-preserving uint64 codes of float64 values (negatives reversed)."""
     b = np.ascontiguousarray(v, dtype=np.float64).view(np.uint64)
     return np.where(b & _TOP, ~b, b | _TOP)
 
 
-def _value(key):
+def _value(key: Any) -> float:
     """The float64 value of a code of :func:`_keys`."""
     k = np.array([key], dtype=np.uint64)
     b = np.where(k & _TOP, k ^ _TOP, ~k)
     return float(b.view(np.float64)[0])
 
 
-def _edges(lo, hi):
+def _edges(lo: Any, hi: Any) -> np.ndarray:
     """``_BINS + 1`` integer edges from ``lo`` to ``hi`` (exact, no overflow)."""
     q, r = divmod(int(hi) - int(lo), _BINS)
     i = np.arange(_BINS + 1, dtype=np.uint64)
@@ -47,38 +50,38 @@ def _edges(lo, hi):
 class _Counts:
     """Per wanted statistic: values below its interval, and a histogram of the interval."""
 
-    def __init__(self, below, counts):
+    def __init__(self, below: np.ndarray, counts: np.ndarray) -> None:
         self.below, self.counts = below, counts
 
-    def merge(self, other):
+    def merge(self, other: "_Counts") -> "_Counts":
         return _Counts(self.below + other.below, self.counts + other.counts)
 
 
 class _Values:
     """Per wanted statistic: the values inside its interval (lists of arrays)."""
 
-    def __init__(self, parts):
+    def __init__(self, parts: list[list[np.ndarray]]) -> None:
         self.parts = parts
 
-    def merge(self, other):
+    def merge(self, other: "_Values") -> "_Values":
         return _Values([a + b for a, b in zip(self.parts, other.parts)])
 
 
-def _chunk_keys(k, first, Xb):
-    from .chunks import _check_chunk
+def _chunk_keys(k: int, first: int, Xb: np.ndarray) -> tuple[np.ndarray, dict[int, np.ndarray]]:
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, first, "X", Xb)
     return Xb, {}
 
 
-def _inside(Xb, cache, j, lo, hi):
+def _inside(Xb: np.ndarray, cache: dict[int, np.ndarray], j: int, lo: Any,
+            hi: Any) -> tuple[np.ndarray, np.ndarray]:
     if j not in cache:
         cache[j] = _keys(Xb[:, j])
     keys = cache[j]
     return keys, (keys >= np.uint64(lo)) & (keys < np.uint64(hi))
 
 
-def _count_chunk(k, first, Xb, items):
+def _count_chunk(k: int, first: int, Xb: np.ndarray, items: Any) -> _Counts | None:
     if Xb.shape[0] == 0:
         return None
     Xb, cache = _chunk_keys(k, first, Xb)
@@ -92,16 +95,15 @@ def _count_chunk(k, first, Xb, items):
     return _Counts(below, counts)
 
 
-def _collect_chunk(k, first, Xb, items):
+def _collect_chunk(k: int, first: int, Xb: np.ndarray, items: Any) -> _Values | None:
     if Xb.shape[0] == 0:
         return None
     Xb, cache = _chunk_keys(k, first, Xb)
     return _Values([[Xb[_inside(Xb, cache, j, lo, hi)[1], j]] for j, lo, hi in items])
 
 
-def column_order_statistics(X, ranks):
+def column_order_statistics(X: Any, ranks: np.ndarray) -> np.ndarray:
     """``S[j, i]``: the ``ranks[i]``-th smallest value (0-based) of column ``j`` of Dask ``X``."""
-    from .chunks import reduce_chunks
     D, ranks = X.shape[1], np.asarray(ranks, dtype=np.int64)
     cols, rank = np.repeat(np.arange(D), ranks.size), np.tile(ranks, D)
     lo = [0] * cols.size                                  # intervals [lo, hi) of codes
@@ -133,7 +135,7 @@ def column_order_statistics(X, ranks):
     return out.reshape(D, ranks.size)
 
 
-def dask_quantiles(X, q):
+def dask_quantiles(X: Any, q: Any) -> np.ndarray:
     """``np.quantile(X, q, axis=0)`` (method ``"linear"``) of a Dask ``X``: shape (len(q), D)."""
     n, q = X.shape[0], np.asarray(q, dtype=np.float64)
     virtual = (n - 1) * q  # numpy's virtual index for "linear"

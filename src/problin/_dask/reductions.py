@@ -5,13 +5,17 @@ reduced by the in-memory function and the results merged exactly (see
 :mod:`~problin._dask.chunks`); labels are found by one pass over ``y`` alone.
 """
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._core.labels import encode_classes
-from .._core.moments.class_stats import class_stats
-from .._core.moments.least_squares import moments
+from .._core.moments.class_stats import ClassStats, class_stats
+from .._core.moments.least_squares import Moments, moments
+from .._core.types import Matrix
+from .._core.validation import check_class_totals, check_total_weight
 from .chunks import (
     _check_chunk,
     _chunk_weights,
@@ -34,7 +38,8 @@ __all__ = [
 ]
 
 
-def _moments_chunk(k, lo, Xb, Tb, wb):
+def _moments_chunk(k: int, lo: int, Xb: Matrix, Tb: np.ndarray,
+                   wb: np.ndarray | None) -> Moments | None:
     if Xb.shape[0] == 0:
         return None
     Xb = _float_rows(Xb)
@@ -44,7 +49,7 @@ def _moments_chunk(k, lo, Xb, Tb, wb):
     return moments(Xb, Tb, _chunk_weights(k, lo, wb))
 
 
-def dask_regression_data(estimator, X, y, reset):
+def dask_regression_data(estimator: Any, X: Any, y: Any, reset: bool) -> tuple[Any, Any]:
     """``(X, y)`` of a regressor as Dask arrays with aligned row chunks; numeric y.
 
     Sets ``n_features_in_`` and the estimator's ``_single_output`` flag (``reset``)
@@ -61,7 +66,7 @@ def dask_regression_data(estimator, X, y, reset):
     return X, y
 
 
-def dask_moments(estimator, X, y, sample_weight, reset):
+def dask_moments(estimator: Any, X: Any, y: Any, sample_weight: Any, reset: bool) -> Moments:
     """:class:`~problin._core.moments.least_squares.Moments` of ``[X, y]`` from Dask input, one pass.
 
     Sets ``n_features_in_`` and the estimator's ``_single_output`` flag (``reset``)
@@ -70,8 +75,7 @@ def dask_moments(estimator, X, y, sample_weight, reset):
     X, y = dask_regression_data(estimator, X, y, reset)
     w = align_rows(sample_weight, X, "sample_weight")
     stats = reduce_chunks(_moments_chunk, X, y, w)
-    if not stats.weight > 0:
-        raise ValueError("sample_weight sums to zero: there is nothing to fit")
+    check_total_weight(stats.weight)
     return stats
 
 
@@ -79,15 +83,16 @@ class ClassSums:
     """Per-class sums that merge by addition: ``counts`` (the class weights
     ``n_k``) and further arrays ``sums`` (e.g. naive Bayes' feature counts)."""
 
-    def __init__(self, counts, *sums):
+    def __init__(self, counts: np.ndarray, *sums: np.ndarray) -> None:
         self.counts, self.sums = counts, sums
 
-    def merge(self, other):
+    def merge(self, other: "ClassSums") -> "ClassSums":
         return ClassSums(self.counts + other.counts,
                          *(a + b for a, b in zip(self.sums, other.sums)))
 
 
-def _class_chunk(k, lo, Xb, yb, wb, classes, reduce, accept_sparse):
+def _class_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | None,
+                 classes: np.ndarray, reduce: Callable[..., Any], accept_sparse: bool) -> Any:
     if Xb.shape[0] == 0:
         return None
     if sp.issparse(Xb):
@@ -103,11 +108,13 @@ def _class_chunk(k, lo, Xb, yb, wb, classes, reduce, accept_sparse):
     return reduce(Xb, codes, _chunk_weights(k, lo, wb), classes.size)
 
 
-def _class_stats_of(Xb, codes, w, n_classes, kind):
+def _class_stats_of(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes: int,
+                    kind: str) -> ClassStats:
     return class_stats(Xb, codes, n_classes, w, kind)
 
 
-def dask_class_stats(estimator, X, y, sample_weight, kind, *, accept_sparse=False):
+def dask_class_stats(estimator: Any, X: Any, y: Any, sample_weight: Any, kind: str, *,
+                     accept_sparse: bool = False) -> ClassStats:
     """Per-class :class:`~problin._core.moments.class_stats.ClassStats` from Dask input.
 
     Sets ``classes_`` (the sorted labels of ``y``, found by one pass over
@@ -118,7 +125,8 @@ def dask_class_stats(estimator, X, y, sample_weight, kind, *, accept_sparse=Fals
                              accept_sparse=accept_sparse)
 
 
-def dask_class_reduce(estimator, X, y, sample_weight, reduce, *, accept_sparse=False):
+def dask_class_reduce(estimator: Any, X: Any, y: Any, sample_weight: Any,
+                      reduce: Callable[..., Any], *, accept_sparse: bool = False) -> Any:
     """``merge(reduce(X_k, codes_k, w_k, n_classes))`` over the row chunks of Dask input.
 
     As :func:`dask_class_stats` for any per-chunk class statistic: ``reduce``
@@ -132,15 +140,11 @@ def dask_class_reduce(estimator, X, y, sample_weight, reduce, *, accept_sparse=F
     stats = reduce_chunks(functools.partial(_class_chunk, classes=estimator.classes_,
                                             reduce=reduce, accept_sparse=accept_sparse),
                           X, y, w)
-    empty = stats.counts <= 0
-    if empty.any():
-        raise ValueError(f"classes {estimator.classes_[empty].tolist()} have zero total "
-                         "sample weight: their parameters are undefined. Drop those samples "
-                         "or give them positive weight.")
+    check_class_totals(stats.counts, estimator.classes_)
     return stats
 
 
-def dask_labels(estimator, X, y, reset):
+def dask_labels(estimator: Any, X: Any, y: Any, reset: bool) -> tuple[Any, Any, np.ndarray]:
     """``(X, y, labels)``: Dask ``X`` (see :func:`dask_features`), ``y`` aligned to its
     row chunks, and the sorted distinct labels of ``y`` (one pass over ``y`` only)."""
     import dask.array as da
@@ -154,7 +158,8 @@ def dask_labels(estimator, X, y, reset):
     return X, y, present
 
 
-def dask_class_counts(X, y, sample_weight, classes, order):
+def dask_class_counts(X: Any, y: Any, sample_weight: Any, classes: np.ndarray,
+                      order: np.ndarray) -> np.ndarray:
     """Weighted class counts of Dask labels ``y``: one pass over ``y`` (and weights)."""
     import dask.array as da
     y = align_rows(y, as_dask_rows(X, "X"), "y")

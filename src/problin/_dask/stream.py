@@ -7,15 +7,22 @@ estimator then merges them into its running statistics exactly as it merges
 an in-memory batch.
 """
 import functools
+from collections.abc import Callable
+from typing import Any
 
+from numpy.typing import ArrayLike
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._core.validation import check_label_types
 from .chunks import align_rows, reduce_chunks
 from .reductions import _class_chunk, dask_labels
 
 __all__ = ["dask_stream_batch"]
 
 
-def dask_stream_batch(estimator, X, y, sample_weight, classes, first, reduce, *,
-                      accept_sparse=False):
+def dask_stream_batch(estimator: Any, X: Any, y: Any, sample_weight: Any, classes: ArrayLike | None,
+                      first: bool, reduce: Callable[..., Any], *,
+                      accept_sparse: bool = False) -> Any:
     """``merge(reduce(X_k, codes_k, w_k, n_classes))`` over the row chunks of one Dask batch.
 
     On the ``first`` call sets ``n_features_in_`` and ``classes_`` (``classes``,
@@ -23,9 +30,6 @@ def dask_stream_batch(estimator, X, y, sample_weight, classes, first, reduce, *,
     checks them; a label not in ``classes_`` is an error, as in memory. One
     pass over ``y`` (its labels), one over ``X``.
     """
-    from sklearn.utils.multiclass import check_classification_targets
-
-    from .._core.validation import check_label_types
     X, y, present = dask_labels(estimator, X, y, reset=first)
     check_label_types(present)
     check_classification_targets(present)

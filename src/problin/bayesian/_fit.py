@@ -1,15 +1,22 @@
 """The three posterior approximations of Bayesian logistic regression, as plain functions.
 
-Each takes the validated data (a :class:`~problin._core.model.design.Design`, class
-indices ``t``, sample weights) and returns a :class:`Posterior`; the estimator
-only stores it. The MAP comes from the one Newton engine on the GLMs' own
-objective (``glm._base.classifier_objective``), with a proper prior on the
+Each takes the validated data (a :class:`~problin._core.model.design.Design` or a
+:class:`~problin._dask.design.DaskDesign`, class indices ``t``, sample weights)
+and returns a :class:`Posterior` in the design's basis, from which the estimator
+builds its :class:`~problin.bayesian.result.PosteriorFit`. The MAP comes from the
+one Newton engine on the GLMs' own objective
+(:func:`problin.glm.problem.classifier_objective`), with a proper prior on the
 intercepts too.
 """
+import dataclasses
 import time
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
+from tqdm.auto import tqdm
 
 from .._core.bayes.hmc import hmc_sampler
 from .._core.bayes.logistic import (
@@ -25,9 +32,19 @@ from .._core.model.families import BernoulliLogit
 from .._core.solvers.newton import newton, sketch_rows
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
 from .._dask.design import DaskDesign
-from ..glm._base import classifier_objective
+from ..exceptions import ConvergenceWarning
+from ..glm.problem import ClassifierDesign, classifier_objective
 
-__all__ = ["Posterior", "laplace", "laplace_evidence_alpha", "variational", "mcmc"]
+__all__ = [
+    "Posterior",
+    "check_mixing",
+    "laplace",
+    "laplace_evidence_alpha",
+    "mcmc",
+    "variational",
+]
+
+FloatArray = NDArray[np.float64]
 
 _LOGIT = BernoulliLogit()
 # Progress bars appear only for samplers expected to run longer than this.
@@ -37,26 +54,43 @@ _PROGRESS_AFTER_S = 1.0
 _MIN_ACCEPTANCE = 0.3
 # The range searched for alpha=None.
 _ALPHA_BOUNDS = (1e-8, 1e8)
+# Chains whose split R-hat exceeds this may not have mixed (Vehtari et al. 2021).
+_RHAT_LIMIT = 1.01
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Posterior:
-    """A fitted posterior: its moments, the MAP, and how the fit went."""
+    """A posterior approximation in the design's basis (what the three methods return).
+
+    ``mean``, ``cov``, ``theta_map`` and ``samples`` are in the coordinates of the
+    design's :class:`~problin._core.model.basis.ColumnBasis` (raw without one);
+    ``rhat`` and ``ess`` are those of the raw parameters. ``objective``: the
+    Laplace fit's negative log-posterior (its prior is MCMC's).
+    """
 
     alpha: float
-    mean: np.ndarray
-    cov: np.ndarray
-    theta_map: np.ndarray
+    mean: FloatArray
+    cov: FloatArray
+    theta_map: FloatArray
     log_evidence: float
     n_iter: int
     converged: bool
-    history: np.ndarray
+    history: FloatArray
+    message: str
     n_blocks: int = 1
-    samples: np.ndarray | None = None
-    extra: dict | None = None
+    samples: FloatArray | None = None
+    objective: Any = None
+    evidence_converged: bool | None = None
+    alpha_posterior: tuple[float, float] | None = None
+    rhat: FloatArray | None = None
+    ess: FloatArray | None = None
+    acceptance: float | None = None
+    sampler: str | None = None
 
 
-def laplace(design, t, sw, n_classes, alpha, intercept_alpha, *, tol, max_iter, theta0=None):
+def laplace(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
+            n_classes: int, alpha: float, intercept_alpha: float, *, tol: float,
+            max_iter: int, theta0: FloatArray | None = None) -> Posterior:
     """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``.
 
     For softmax (all K blocks free) the intercepts' common shift is seen by
@@ -90,11 +124,13 @@ def laplace(design, t, sw, n_classes, alpha, intercept_alpha, *, tol, max_iter, 
                      log_evidence=evidence, n_iter=int(result.n_iter),
                      converged=bool(result.converged),
                      history=np.asarray(result.history, dtype=np.float64),
-                     n_blocks=getattr(objective, "n_blocks", 1),
-                     extra={"objective": objective, "message": result.message})
+                     n_blocks=objective.n_blocks, objective=objective,
+                     message=result.message)
 
 
-def laplace_evidence_alpha(design, t, sw, n_classes, intercept_alpha, *, tol, max_iter):
+def laplace_evidence_alpha(design: ClassifierDesign, t: NDArray[np.intp] | None,
+                           sw: FloatArray | None, n_classes: int, intercept_alpha: float, *,
+                           tol: float, max_iter: int) -> Posterior:
     """The Laplace posterior at the evidence framework's ``alpha``.
 
     MacKay's re-estimation ``alpha = gamma / |w_MAP|^2``, ``gamma = D -
@@ -116,10 +152,10 @@ def laplace_evidence_alpha(design, t, sw, n_classes, intercept_alpha, *, tol, ma
     weights = np.ones(design.n_params, dtype=bool)
     weights[0] = not design.intercept
     raw = _raw_multipliers(design)  # w = m w_z on the weights (any basis)
-    state = {"post": None}
+    state: dict[str, Posterior] = {}  # the last fit, each warm-starting the next
 
-    def reestimate(alpha):
-        prev = state["post"]
+    def reestimate(alpha: float) -> float:
+        prev = state.get("post")
         post = laplace(design, t, sw, n_classes, alpha, intercept_alpha, tol=tol,
                        max_iter=max_iter, theta0=None if prev is None else prev.theta_map)
         state["post"] = post
@@ -142,11 +178,12 @@ def laplace_evidence_alpha(design, t, sw, n_classes, intercept_alpha, *, tol, ma
     if post.alpha != alpha:  # (the search ended on a point it had not fitted)
         post = laplace(design, t, sw, n_classes, alpha, intercept_alpha, tol=tol,
                        max_iter=max_iter, theta0=post.theta_map)
-    post.extra["evidence_converged"] = converged
-    return post
+    return dataclasses.replace(post, evidence_converged=converged)
 
 
-def variational(design, t, sw, start, alpha, intercept_alpha, alpha_prior, *, tol, max_iter):
+def variational(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
+                start: Posterior, alpha: float | None, intercept_alpha: float,
+                alpha_prior: Any, *, tol: float, max_iter: int) -> Posterior:
     """Jaakkola-Jordan variational posterior started from a Laplace fit ``start``.
 
     ``alpha=None``: ``alpha`` maximises the bound; ``alpha_prior=(a0, b0)``:
@@ -159,35 +196,41 @@ def variational(design, t, sw, start, alpha, intercept_alpha, alpha_prior, *, to
     if design.intercept:
         mask[0] = False
         diag[0] = intercept_alpha
-    terms = DaskJJTerms(design) if isinstance(design, DaskDesign) else JJTerms(design, t, sw)
+    terms: JJTerms | DaskJJTerms
+    if isinstance(design, DaskDesign):
+        terms = DaskJJTerms(design)
+    else:
+        assert t is not None, "in-memory designs come with their class indices"
+        terms = JJTerms(design, t, sw)
     vb = jaakkola_jordan(terms, diag, mask, mean0=start.mean, cov0=start.cov,
                          estimate_alpha=alpha is None, hyperprior=alpha_prior, tol=tol,
                          max_iter=max_iter, prior_shape=shape)
     alpha_used = float(vb.prior_diag[mask][0] / shape[mask][0]) if mask.any() \
         else float(start.alpha)
-    extra = {"message": "converged" if vb.converged else "maximum number of iterations reached"}
-    if vb.gamma_shape is not None:
-        extra.update(gamma_shape=vb.gamma_shape, gamma_rate=vb.gamma_rate)
     return Posterior(alpha=alpha_used, mean=vb.mean, cov=vb.cov, theta_map=start.theta_map,
                      log_evidence=vb.elbo, n_iter=vb.n_iter, converged=vb.converged,
-                     history=np.asarray(vb.history), extra=extra)
+                     history=np.asarray(vb.history),
+                     message="converged" if vb.converged else
+                     "maximum number of iterations reached",
+                     alpha_posterior=None if vb.gamma_shape is None or vb.gamma_rate is None
+                     else (float(vb.gamma_shape), float(vb.gamma_rate)))
 
 
-def _raw_multipliers(design):
+def _raw_multipliers(design: ClassifierDesign) -> FloatArray:
     """``m`` with raw parameters ``m * theta_z`` on the weights: ``1 / s`` in a
     standardised basis (the intercept's entry is 1 and not used)."""
-    basis = getattr(design, "basis", None)
+    basis = design.basis
     return np.ones(design.n_params) if basis is None else basis.multipliers()
 
 
 class LazyProgress:
     """A tqdm bar that appears only once the work is expected to last over a second."""
 
-    def __init__(self, total, enabled, desc):
+    def __init__(self, total: int, enabled: bool, desc: str) -> None:
         self.total, self.enabled, self.desc = total, enabled, desc
         self.done, self.bar, self.start = 0, None, time.perf_counter()
 
-    def __call__(self, k):
+    def __call__(self, k: int) -> None:
         self.done += k
         if self.bar is not None:
             self.bar.update(k)
@@ -196,16 +239,17 @@ class LazyProgress:
         # decided once a quarter second has passed: then the rate is known
         if self.enabled and self.done < self.total and elapsed > _PROGRESS_AFTER_S / 4 and \
                 elapsed * self.total / self.done > _PROGRESS_AFTER_S:
-            from tqdm.auto import tqdm
             self.bar = tqdm(total=self.total, initial=self.done, desc=self.desc,
                             unit="draw", leave=False)
 
-    def close(self):
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
 
 
-def mcmc(design, t, sw, start, *, n_chains, n_samples, rng, progress):
+def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
+         start: Posterior, *, n_chains: int, n_samples: int, rng: np.random.Generator,
+         progress: bool) -> Posterior:
     """Exact posterior draws, with R-hat and bulk ESS.
 
     Adaptive independence Metropolis-Hastings (``_core.mcmc``), the proposal
@@ -214,10 +258,12 @@ def mcmc(design, t, sw, start, *, n_chains, n_samples, rng, progress):
     parameters for the data, near-separable classes), Hamiltonian Monte Carlo
     preconditioned by the Laplace covariance (``_core.hmc``) instead.
     """
-    objective = start.extra["objective"]
+    objective = start.objective
+    log_target: LogitLogPosterior
     if isinstance(design, DaskDesign):  # each batch of log posteriors is a distributed pass
         log_target = DaskLogitLogPosterior(design, objective.P)
     else:
+        assert t is not None, "in-memory designs come with their class indices"
         log_target = LogitLogPosterior(design, t, sw, objective.P)
     n_warmup = max(100, n_samples // 4)
     U = upper_factor(start.cov)
@@ -244,9 +290,22 @@ def mcmc(design, t, sw, start, *, n_chains, n_samples, rng, progress):
         r_hat, ess = rhat(raw), ess_bulk(raw)  # of the reported (raw) parameters
     else:
         r_hat = ess = np.full(flat.shape[1], np.nan)
-    extra = {"rhat": r_hat, "ess": ess, "acceptance": acceptance, "message": "sampled",
-             "sampler": sampler, "basis": design.basis}
     return Posterior(alpha=start.alpha, mean=flat.mean(axis=0), cov=cov,
                      theta_map=start.theta_map, log_evidence=start.log_evidence,
                      n_iter=start.n_iter, converged=start.converged, history=start.history,
-                     samples=samples, extra=extra)
+                     message="sampled", n_blocks=start.n_blocks, samples=samples,
+                     evidence_converged=start.evidence_converged, rhat=r_hat, ess=ess,
+                     acceptance=acceptance, sampler=sampler)
+
+
+def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
+    """Warn (for the caller's caller: ``fit``'s user) where MCMC chains may not have
+    mixed: a rank-normalised split R-hat above ``_RHAT_LIMIT`` (Vehtari et al. 2021).
+    Nothing to check without draws (None)."""
+    if rhat is None or ess is None:
+        return
+    worst = np.nanmax(rhat) if np.any(np.isfinite(rhat)) else np.nan
+    if worst > _RHAT_LIMIT:
+        warnings.warn(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
+                      f"{np.nanmin(ess):.0f}): the chains may not have converged; "
+                      "increase n_samples.", ConvergenceWarning, stacklevel=3)

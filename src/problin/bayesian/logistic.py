@@ -1,8 +1,11 @@
 """Bayesian logistic (and softmax) regression: Laplace, variational Bayes and MCMC."""
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import Any, NamedTuple, Self
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
@@ -14,14 +17,25 @@ from .._core.bayes.logistic import activation_moments, draw_gaussian
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask, lazy_rows
 from ..exceptions import ConvergenceWarning
-from ..glm._base import classifier_design
+from ..glm.problem import classifier_design
 from . import _fit
 from ._summary import posterior_table
+from .result import PosteriorFit
 
 __all__ = ["BayesianLogisticRegression"]
 
 _METHODS = ("moderated", "map", "sample")
-_RHAT_LIMIT = 1.01
+
+
+class _Predictive(NamedTuple):
+    """The posterior in the parameters the predictive functions read, and the map
+    ``block`` applied to each block of rows first (None: the rows as they are)."""
+
+    mean: Any
+    cov: Any
+    theta_map: Any
+    samples: Any
+    block: Callable[[Any], Any] | None
 
 
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -90,7 +104,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     max_iter : int, default=500
         Newton iterations, or variational sweeps.
     random_state : int, RandomState or None, default=None
-        Seeds MCMC and ``method="sample"``: a fixed seed gives bit-identical results.
+        Random seed of MCMC and ``method="sample"``: a fixed seed gives bit-identical results.
     progress : bool, default=True
         Show a progress bar while sampling, when sampling is expected to take
         more than a second.
@@ -146,9 +160,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         "progress": ["boolean"],
     }
 
-    def __init__(self, alpha=1.0, *, fit_intercept=True, inference="laplace",
-                 intercept_alpha=1e-10, alpha_prior=None, n_samples=1000, n_chains=4, tol=1e-8,
-                 max_iter=500, random_state=None, progress=True):
+    def __init__(self, alpha: float | None = 1.0, *, fit_intercept: bool = True,
+                 inference: str = "laplace", intercept_alpha: float = 1e-10,
+                 alpha_prior: Any = None, n_samples: int = 1000, n_chains: int = 4,
+                 tol: float = 1e-8, max_iter: int = 500, random_state: Any = None,
+                 progress: bool = True) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.inference = inference
@@ -162,7 +178,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.progress = progress
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Self:
         """Fit the posterior of the weights (Dask input: by distributed passes, as the GLMs).
 
         Parameters
@@ -190,10 +206,10 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         for stale in ("samples_", "rhat_", "ess_", "acceptance_rate_", "sampler_",
                       "alpha_posterior_"):
             self.__dict__.pop(stale, None)  # from an earlier fit with other settings
-        opts = {"tol": self.tol, "max_iter": self.max_iter}
+        opts: dict[str, Any] = {"tol": self.tol, "max_iter": self.max_iter}
         if self.alpha is None and self.inference != "variational":
             post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
-            if not post.extra["evidence_converged"]:
+            if not post.evidence_converged:
                 warnings.warn("the evidence re-estimation of alpha found no fixed point "
                               "within 1e-8 to 1e8 times the precision of weights on "
                               f"unit-spread columns (alpha_ = {post.alpha:.3g}); set alpha "
@@ -211,11 +227,15 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             post = _fit.mcmc(design, t, sw, post, n_chains=self.n_chains,
                              n_samples=self.n_samples, rng=np.random.default_rng(seed),
                              progress=self.progress)
-            self._store_samples(post)
-        self._store(post, design)
+        # One PosteriorFit, kept as _result: the fitted attributes, the predictions and
+        # summary() are all read from it.
+        fit = PosteriorFit.from_posterior(post, design, self.inference)
+        _fit.check_mixing(fit.rhat, fit.ess)
+        self.__dict__.update(fit.attributes())  # the one place the fitted attributes are set
+        self._result = fit
         return self
 
-    def _check_params(self):
+    def _check_params(self) -> None:
         if isinstance(self.alpha, Real) and not isinstance(self.alpha, bool) \
                 and not self.alpha > 0:
             raise InvalidParameterError(
@@ -234,62 +254,24 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                 raise ValueError("alpha_prior (a Gamma hyperprior on alpha) needs "
                                  f"inference='variational', not {self.inference!r}")
 
-    def _check_converged(self, post, what):
+    def _check_converged(self, post: _fit.Posterior, what: str) -> None:
         if not post.converged:
             warnings.warn(f"{type(self).__name__}: {what} did not converge in "
-                          f"{post.n_iter} iterations ({post.extra['message']}); increase "
+                          f"{post.n_iter} iterations ({post.message}); increase "
                           "max_iter or tol.", ConvergenceWarning, stacklevel=3)
 
-    def _store_samples(self, post):
-        basis = post.extra.get("basis")
-        self.samples_ = post.samples if basis is None else basis.to_raw(post.samples)
-        self.rhat_, self.ess_ = post.extra["rhat"], post.extra["ess"]
-        self.acceptance_rate_ = float(post.extra["acceptance"])
-        self.sampler_ = post.extra["sampler"]
-        worst = np.nanmax(self.rhat_) if np.any(np.isfinite(self.rhat_)) else np.nan
-        if worst > _RHAT_LIMIT:
-            warnings.warn(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
-                          f"{np.nanmin(self.ess_):.0f}): the chains may not have converged; "
-                          "increase n_samples.", ConvergenceWarning, stacklevel=3)
-
-    def _store(self, post, design):
-        p, basis = design.n_params, design.basis
-        self._centred = None
-        if basis is not None and basis.center is not None:
-            m = np.tile(basis.multipliers(), post.n_blocks)
-            self._centred = {"centre": basis.center, "mean": post.mean * m,
-                             "cov": post.cov * m[:, None] * m[None, :],
-                             "theta_map": post.theta_map * m,  # (draws: standardised)
-                             "samples": None if post.samples is None else post.samples * m}
-        if basis is not None:  # back to raw units (exact: a linear map)
-            post.mean, post.theta_map = basis.to_raw(post.mean), basis.to_raw(post.theta_map)
-            # (Softmax with a flat intercept prior: the common shift of the
-            # intercepts is seen by nothing, and the covariance is reported on
-            # the constraint that the intercepts at the centre sum to zero, a
-            # convention that moves with the data, unlike one on raw intercepts.)
-            post.cov = basis.covariance_to_raw(post.cov, post.n_blocks)
-        Theta = post.mean.reshape(post.n_blocks, p)
-        off = int(design.intercept)
-        self.posterior_mean_ = post.mean
-        self.posterior_cov_ = post.cov
-        self.coef_ = np.ascontiguousarray(Theta[:, off:])
-        self.intercept_ = Theta[:, 0].copy() if off else np.zeros(Theta.shape[0])
-        self.alpha_ = post.alpha
-        self.log_evidence_ = post.log_evidence
-        self.history_ = post.history
-        self.n_iter_, self.converged_ = post.n_iter, post.converged
-        if post.extra and "gamma_shape" in post.extra:
-            self.alpha_posterior_ = (post.extra["gamma_shape"], post.extra["gamma_rate"])
-        self._theta_map, self._n_blocks, self._n_obs = post.theta_map, post.n_blocks, \
-            design.n_samples
+    @property
+    def _n_blocks(self) -> int:
+        """Parameter blocks of the fit (1, or K for softmax)."""
+        return self._result.n_blocks
 
     # ------------------------------------------------------------- predict
-    def _check_X(self, X):
+    def _check_X(self, X: Any) -> Any:
         check_is_fitted(self)
         return validate_data(self, X, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], reset=False)
 
-    def predict_activation(self, X):
+    def predict_activation(self, X: Any) -> tuple[Any, Any]:
         """Posterior mean and variance of the activation ``a = b + x^T w`` per sample.
 
         The variance ``sigma_a^2 = phi^T S_N phi`` is where the model is unsure:
@@ -312,12 +294,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                          for i in (0, 1))
         X = self._check_X(X)
         at = self._at_centre(X)
-        mu, var = activation_moments(X, self.fit_intercept, at["mean"], at["cov"],
-                                     self._n_blocks, block=at["block"])
+        mu, var = activation_moments(X, self.fit_intercept, at.mean, at.cov,
+                                     self._n_blocks, block=at.block)
         return (mu[:, 0], var[:, 0]) if self._n_blocks == 1 else (mu, var)
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> Any:
         """Log-odds ``kappa(sigma_a^2) mu_a`` of the moderated predictive probability
         (binary, shape (n,)); its log-probabilities for K > 2 (shape (n, K)).
 
@@ -328,7 +310,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         return log_p[:, 1] - log_p[:, 0] if log_p.shape[1] == 2 else log_p
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_log_proba(self, X, method="moderated"):
+    def predict_log_proba(self, X: Any, method: str = "moderated") -> Any:
         """Log predictive probabilities ``ln p(C_k | x, D)``, computed in log space.
 
         Parameters
@@ -350,46 +332,46 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         X = self._check_X(X)
         M, at = self._n_blocks, self._at_centre(X)
         if method == "moderated":  # rows far from the data (1e200) scaled, never NaN
-            return moderated_predict(X, self.fit_intercept, at["mean"], at["cov"], M,
-                                     block=at["block"])
+            return moderated_predict(X, self.fit_intercept, at.mean, at.cov, M,
+                                     block=at.block)
         if method == "map":
-            draws = at["theta_map"][None, :]
-        elif at["samples"] is not None:
-            draws = at["samples"].reshape(-1, at["samples"].shape[2])
+            draws = at.theta_map[None, :]
+        elif at.samples is not None:
+            draws = at.samples.reshape(-1, at.samples.shape[2])
         else:
             seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-            draws = draw_gaussian(at["mean"], at["cov"], self.n_samples,
+            draws = draw_gaussian(at.mean, at.cov, self.n_samples,
                                   np.random.default_rng(seed))
         return sampled_predict(X, self.fit_intercept, draws, M,  # rows at 1e308 scaled
-                               block=at["block"])
+                               block=at.block)
 
-    def _at_centre(self, X):
+    def _at_centre(self, X: Any) -> _Predictive:
         """The posterior as the predictive functions read it: with its intercepts at
         the centre ``c`` of the training data (``b + c^T w``) and the row blocks
         centred, where the fit was centred and ``X`` is dense (so that no digits
         cancel in ``b + x^T w`` far from the origin); else the raw posterior."""
-        centred = getattr(self, "_centred", None)
-        if centred is None or sp.issparse(X):
-            return {"mean": self.posterior_mean_, "cov": self.posterior_cov_,
-                    "theta_map": self._theta_map, "samples": getattr(self, "samples_", None),
-                    "block": None}
-        c = centred["centre"]
-        return dict(centred, block=lambda Xb: np.subtract(Xb, c, dtype=np.float64))
+        fit = self._result
+        c = fit.centre
+        if c is None or sp.issparse(X):
+            return _Predictive(fit.mean, fit.cov, fit.theta_map, fit.samples, None)
+        return _Predictive(fit.centred_mean, fit.centred_cov, fit.centred_map,
+                           fit.centred_samples,
+                           lambda Xb: np.subtract(Xb, c, dtype=np.float64))
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_proba(self, X, method="moderated"):
+    def predict_proba(self, X: Any, method: str = "moderated") -> Any:
         """Predictive class probabilities (columns follow ``classes_``); see
         :meth:`predict_log_proba` for ``method``."""
         return np.exp(self.predict_log_proba(X, method=method))
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
-    def predict(self, X):
+    def predict(self, X: Any) -> Any:
         """The class of highest moderated predictive probability."""
         log_p = self.predict_log_proba(X)
         return self.classes_[np.argmax(log_p, axis=1)]
 
     # ----------------------------------------------------------- inference
-    def summary(self, level=0.95):
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
         """Posterior table: ``mean, sd, z, p_opposite, ci_low, ci_high`` per parameter.
 
         ``z = mean / sd`` is the relevance of a weight (its magnitude in units
@@ -401,9 +383,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         name, or ``(class, parameter)`` for K > 2.
         """
         check_is_fitted(self)
-        return posterior_table(self, level)
+        return posterior_table(self, self._result, level)
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_class = self.inference == "laplace"

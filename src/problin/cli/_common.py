@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -29,28 +31,30 @@ __all__ = ["command_errors", "debug_option", "progress", "spinner", "echo_warnin
 _DATA_ERRORS = (ValueError, TypeError, OSError, MemoryError, ArithmeticError,
                 NotImplementedError, KeyError, IndexError)
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def _debug_enabled(ctx):
+
+def _debug_enabled(ctx: click.Context) -> bool:
     flag = any(c.params.get("debug") for c in _chain(ctx)) or bool(
         (ctx.find_root().obj or {}).get("debug"))
     return flag or os.environ.get("PROBLIN_DEBUG", "") not in ("", "0")
 
 
-def _chain(ctx):
+def _chain(ctx: click.Context | None) -> Iterator[click.Context]:
     while ctx is not None:
         yield ctx
         ctx = ctx.parent
 
 
-def debug_option(func):
+def debug_option(func: _F) -> _F:
     """Add ``--debug`` (show tracebacks) to a subcommand."""
     return click.option("--debug", is_flag=True, help="Show the full traceback on errors.")(func)
 
 
-def command_errors(func):
+def command_errors(func: _F) -> _F:
     """Run a subcommand, turning data errors into ``Error: ...`` and exit code 1."""
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
         try:
             return func(*args, **kwargs)
@@ -72,10 +76,10 @@ def command_errors(func):
                 message = f"{exc.strerror}: {exc.filename}"
             click.echo(f"Error: {message}", err=True)
             ctx.exit(1)
-    return wrapper
+    return cast(_F, wrapper)
 
 
-def require_dask():
+def require_dask() -> None:
     """Stop with one line naming the extra to install if Dask (with its DataFrame part,
     which the Dask engine reads files with) is not importable."""
     try:
@@ -86,7 +90,7 @@ def require_dask():
                                    f"({exc}): pip install \"problin[dask]\"") from None
 
 
-def _show_progress():
+def _show_progress() -> bool:
     forced = os.environ.get("PROBLIN_PROGRESS", "").strip()
     if forced:
         return forced != "0"
@@ -104,16 +108,16 @@ class _Bar:
 
     width = 30
 
-    def __init__(self, label, length):
+    def __init__(self, label: str, length: int) -> None:
         self.label, self.length, self.done = label, max(int(length), 1), 0
         self.start = time.monotonic()
         self.draw()
 
-    def step(self):
+    def step(self) -> None:
         self.done = min(self.done + 1, self.length)
         self.draw()
 
-    def draw(self):
+    def draw(self) -> None:
         filled = self.width * self.done // self.length
         seconds = int(time.monotonic() - self.start)
         sys.stderr.write(f"\r{self.label} [{'#' * filled}{' ' * (self.width - filled)}] "
@@ -123,7 +127,7 @@ class _Bar:
 
 
 @contextlib.contextmanager
-def progress(label, length):
+def progress(label: str, length: int) -> Iterator[Callable[[], None]]:
     """A progress bar on stderr (see the module docstring for when it shows);
     yields a function that advances it by one step."""
     if not _show_progress():
@@ -138,14 +142,14 @@ def progress(label, length):
 
 
 @contextlib.contextmanager
-def spinner(label):
+def spinner(label: str) -> Iterator[None]:
     """A spinner on stderr while a single long step (one fit) runs."""
     if not _show_progress():
         yield
         return
     done = threading.Event()
 
-    def spin():
+    def spin() -> None:
         for char in itertools.cycle("|/-\\"):
             sys.stderr.write(f"\r{label} {char}")
             sys.stderr.flush()
@@ -164,7 +168,7 @@ def spinner(label):
 
 
 @contextlib.contextmanager
-def echo_warnings():
+def echo_warnings() -> Iterator[None]:
     """Print problin's warnings (separation, collinearity, ...) as one line each on stderr."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ProblinWarning)

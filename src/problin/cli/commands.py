@@ -3,6 +3,8 @@ import contextlib
 import inspect
 import json
 import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import click
 import numpy as np
@@ -35,8 +37,10 @@ __all__ = ["fit", "predict", "summary", "report", "data_options", "data_command"
 
 MODELS = {**CLASSIFIERS, **REGRESSORS}  # the single source of model names
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def _model_listing():
+
+def _model_listing() -> str:
     """One line per model name for ``problin fit --help``."""
     lines = ["\b", "Models (classifiers, then regressors):"]
     for name, make in MODELS.items():
@@ -46,7 +50,7 @@ def _model_listing():
     return "\n".join(lines)
 
 
-def data_options(func):
+def data_options(func: _F) -> _F:
     """Options shared by every subcommand that reads a data file."""
     func = click.option("--n-features", type=click.IntRange(min=1), default=None,
                         metavar="N",
@@ -66,12 +70,12 @@ def data_options(func):
                              ".parquet/.pq, .svm/.libsvm/.svmlight, .npz].")(func)
 
 
-def data_command(func):
+def data_command(func: _F) -> _F:
     """The data options, ``--debug`` and the error handling of a command reading data."""
     return data_options(debug_option(command_errors(func)))
 
 
-def _parse_value(text):
+def _parse_value(text: str) -> Any:
     lowered = {"true": True, "false": False, "none": None, "null": None}
     if text.lower() in lowered:
         return lowered[text.lower()]
@@ -81,7 +85,8 @@ def _parse_value(text):
         return text
 
 
-def _configure(name, alpha, settings, standardize, sparse):
+def _configure(name: str, alpha: float | None, settings: Sequence[str], standardize: bool,
+               sparse: bool) -> Any:
     """The estimator for a model name with the command line's parameters."""
     est = final_estimator(MODELS[name]())  # fit uses the model itself, on the data as read
     params = est.get_params(deep=False)
@@ -104,7 +109,7 @@ def _configure(name, alpha, settings, standardize, sparse):
     return make_pipeline(StandardScaler(), est).set_output(transform="pandas")
 
 
-def _check_target(name, y, target):
+def _check_target(name: str, y: Any, target: str) -> None:
     if name in CLASSIFIERS and is_continuous_target(y):
         raise ValueError(f"target {target!r} looks continuous ({np.unique(y).size} distinct "
                          f"values): choose a regressor ({', '.join(REGRESSORS)})")
@@ -113,7 +118,7 @@ def _check_target(name, y, target):
                          f"({', '.join(CLASSIFIERS)})")
 
 
-def engine_options(func):
+def engine_options(func: _F) -> _F:
     """``--engine`` and the options of the Dask engine (``--blocksize``, ``--scheduler``)."""
     func = click.option("--scheduler", default=None, metavar="ADDRESS",
                         help="--engine dask: run on the dask.distributed scheduler at ADDRESS "
@@ -130,7 +135,7 @@ def engine_options(func):
 
 
 @contextlib.contextmanager
-def _dask_scheduler(address):
+def _dask_scheduler(address: str | None) -> Iterator[None]:
     """Threads in this process, or a ``dask.distributed`` Client connected to ``address``."""
     import dask
     if address is None:
@@ -150,8 +155,9 @@ def _dask_scheduler(address):
         yield
 
 
-def _read_lazily(data, target, data_format, drop_missing, header, blocksize, categorical,
-                 n_features):
+def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: bool,
+                 header: bool | None, blocksize: Any, categorical: Sequence[str],
+                 n_features: int | None) -> tuple[Any, np.ndarray]:
     """The Dask engine's reader, and what ``_check_target`` needs of the lazy target: its
     distinct values (one pass over that column) for float labels, else only its dtype."""
     from dask.utils import parse_bytes
@@ -188,8 +194,10 @@ def _read_lazily(data, target, data_format, drop_missing, header, blocksize, cat
               help="Model file to write (e.g. model.problin).")
 @engine_options
 @data_command
-def fit(data, target, model_name, alpha, settings, standardize, out, engine, blocksize,
-        scheduler, data_format, drop_missing, header, categorical, n_features, debug):
+def fit(data: str, target: str, model_name: str, alpha: float | None, settings: tuple[str, ...],
+        standardize: bool, out: str, engine: str, blocksize: str, scheduler: str | None,
+        data_format: str | None, drop_missing: bool, header: bool | None,
+        categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
     """Fit a model to DATA, print its parameters and save it to a model file.
 
     Prints the model's summary() (coefficients, standard errors, z, p-values and
@@ -225,8 +233,10 @@ def fit(data, target, model_name, alpha, settings, standardize, out, engine, blo
              drop_missing, header, categorical, n_features, blocksize=blocksize, lazy=True)
 
 
-def _fit(data, target, model_name, alpha, settings, standardize, out, data_format,
-         drop_missing, header, categorical, n_features, blocksize=None, lazy=False):
+def _fit(data: str, target: str, model_name: str, alpha: float | None, settings: Sequence[str],
+         standardize: bool, out: str, data_format: str | None, drop_missing: bool,
+         header: bool | None, categorical: Sequence[str], n_features: int | None,
+         blocksize: Any = None, lazy: bool = False) -> None:
     """Read, fit, save and print (``lazy``: on Dask arrays, see :func:`_read_lazily`)."""
     if lazy:
         ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize,
@@ -252,7 +262,7 @@ def _fit(data, target, model_name, alpha, settings, standardize, out, data_forma
     click.echo(f"\nmodel saved to {out}")
 
 
-def _predictions(model, X, proba):
+def _predictions(model: Any, X: Any, proba: bool) -> pd.DataFrame:
     """A DataFrame of predictions (and probabilities or predictive std)."""
     est = final_estimator(model)
     if is_classifier(est):
@@ -282,8 +292,9 @@ def _predictions(model, X, proba):
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write predictions here (.csv or .parquet) [default: CSV to stdout].")
 @data_command
-def predict(model_file, data, proba, out, data_format, drop_missing, header, categorical,
-            n_features, debug):
+def predict(model_file: str, data: str, proba: bool, out: str | None, data_format: str | None,
+            drop_missing: bool, header: bool | None, categorical: tuple[str, ...],
+            n_features: int | None, debug: bool) -> None:
     """Predict DATA with a saved model; the target column, if present, is ignored.
 
     The data is encoded exactly as at fit time (same columns, same categories: an
@@ -316,7 +327,7 @@ def predict(model_file, data, proba, out, data_format, drop_missing, header, cat
 @click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
 @debug_option
 @command_errors
-def summary(model_file, debug):
+def summary(model_file: str, debug: bool) -> None:
     """Describe a saved model: its parameters, data encoding and fitted values.
 
     \b
@@ -340,8 +351,9 @@ def summary(model_file, debug):
                    "[default: the two with the largest standardised coefficients].")
 @click.option("--title", default=None, help="Page title.")
 @data_command
-def report(model_file, data, out, features, title, data_format, drop_missing, header,
-           categorical, n_features, debug):
+def report(model_file: str, data: str, out: str, features: str | None, title: str | None,
+           data_format: str | None, drop_missing: bool, header: bool | None,
+           categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
     """Write a self-contained HTML report of a saved model evaluated on DATA.
 
     Parameter table and scores; for classifiers the confusion matrix, ROC and
@@ -354,7 +366,7 @@ def report(model_file, data, out, features, title, data_format, drop_missing, he
     Example:
       problin report sex.problin heights.csv --out report.html
     """
-    from ..report import build_report
+    from ..report import build_report  # on first use: loads matplotlib (0.5 s a command)
     bundle = read_model_file(model_file)
     ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
                    header=header, categorical=list(categorical), n_features=n_features)

@@ -1,4 +1,7 @@
 """Entry point of the ``problin`` command."""
+from collections.abc import Callable
+from typing import Any
+
 import click
 import numpy as np
 
@@ -13,6 +16,7 @@ from ..model_selection import (
     compare_regressors,
     is_continuous_target,
 )
+from ..report.html import render_page
 from ._common import progress
 from .commands import data_command, fit, predict, report, summary
 
@@ -21,7 +25,7 @@ from .commands import data_command, fit, predict, report, summary
 @click.version_option(__version__, prog_name="problin")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 @click.pass_context
-def cli(ctx, debug):
+def cli(ctx: click.Context, debug: bool) -> None:
     """problin: probabilistic linear models with full inference.
 
     Exit codes: 0 success, 1 data error (unreadable file, missing values, damaged
@@ -56,8 +60,10 @@ def cli(ctx, debug):
 @click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False),
               help="Also write the leaderboards as a self-contained HTML page.")
 @data_command
-def compare(data, target, dataset_names, models, cv, report_path, data_format, drop_missing,
-            header, categorical, n_features, debug):
+def compare(data: str | None, target: str | None, dataset_names: str, models: str, cv: int,
+            report_path: str | None, data_format: str | None, drop_missing: bool,
+            header: bool | None, categorical: tuple[str, ...], n_features: int | None,
+            debug: bool) -> None:
     """Cross-validate every model and print a leaderboard per dataset.
 
     With DATA (CSV, Parquet, LibSVM or .npz; --target names the target column)
@@ -73,29 +79,29 @@ def compare(data, target, dataset_names, models, cv, report_path, data_format, d
       problin compare --cv 10 --models logistic,probit
       problin compare train.csv --target sex --report leaderboard.html
     """
-    models = [m.strip() for m in models.split(",") if m.strip()]
-    unknown = [m for m in models if m not in CLASSIFIERS and m not in REGRESSORS]
+    model_names = [m.strip() for m in models.split(",") if m.strip()]
+    unknown = [m for m in model_names if m not in CLASSIFIERS and m not in REGRESSORS]
     if unknown:
         raise click.UsageError(f"unknown models {unknown}; choose from "
                                f"{sorted(CLASSIFIERS) + sorted(REGRESSORS)}")
     if data is not None:
         if target is None:
             raise click.UsageError("--target is required with DATA")
-        data = {data: _read_for_compare(data, target, data_format, drop_missing, header,
-                                        categorical, n_features)}
+        datasets = {data: _read_for_compare(data, target, data_format, drop_missing, header,
+                                            categorical, n_features)}
     else:
         names = [d.strip() for d in dataset_names.split(",") if d.strip()]
         try:
-            data = {name: load_dataset(name) for name in names}
+            datasets = {name: load_dataset(name) for name in names}
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
     boards = []
-    for name, (X, y) in data.items():
+    for name, (X, y) in datasets.items():
         regression = is_continuous_target(y)
         registry, run = (REGRESSORS, compare_regressors) if regression else \
             (CLASSIFIERS, compare_classifiers)
-        chosen = [m for m in models if m in registry] if models else list(registry)
-        left_out = []
+        chosen = [m for m in model_names if m in registry] if model_names else list(registry)
+        left_out: list[str] = []
         if not regression:
             chosen, left_out = applicable_classifiers(y, chosen)
         if not chosen:
@@ -119,14 +125,14 @@ def compare(data, target, dataset_names, models, cv, report_path, data_format, d
         click.echo()
         boards.append((heading, table.set_index("model")))
     if report_path is not None:
-        from ..report.html import render_page
         with open(report_path, "w", encoding="utf-8") as fh:
             fh.write(render_page("problin compare", [f"problin {__version__}"], boards, []))
         click.echo(f"leaderboards written to {report_path}")
 
 
-def _read_for_compare(path, target, data_format, drop_missing, header, categorical,
-                      n_features):
+def _read_for_compare(path: str, target: str | None, data_format: str | None, drop_missing: bool,
+                      header: bool | None, categorical: tuple[str, ...],
+                      n_features: int | None) -> tuple[Any, Any]:
     """``(X, y)`` of a data file for compare (dense: the models standardise features)."""
     ds = read_data(path, target, format=data_format, drop_missing=drop_missing, header=header,
                    require_target=True, categorical=list(categorical), n_features=n_features)
@@ -139,7 +145,7 @@ def _read_for_compare(path, target, data_format, drop_missing, header, categoric
     return X, ds.y
 
 
-def _with_progress(label, length, work):
+def _with_progress(label: str, length: int, work: Callable[[Callable[[], None]], Any]) -> Any:
     """Run ``work(step)`` under a progress bar (on a terminal or with PROBLIN_PROGRESS=1)."""
     with progress(f"{label:>14}", length) as step:
         return work(step)
@@ -149,5 +155,5 @@ for _command in (fit, predict, summary, report):
     cli.add_command(_command)
 
 
-def main():
+def main() -> None:
     cli(prog_name="problin")

@@ -1,12 +1,17 @@
 """What Fisher's discriminant and the least-squares classifier share: validation, the
 one pass of class statistics, and linear class scores."""
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core import extreme
 from .._core.labels import encode_classes
 from .._core.moments.class_stats import class_stats
+from .._core.types import Matrix, MatrixLike
 from .._core.validation import (
     check_class_weights,
     check_finite_magnitude,
@@ -14,11 +19,13 @@ from .._core.validation import (
     check_sample_weight,
 )
 from .._dask.chunks import is_dask
+from .._dask.reductions import dask_class_reduce, dask_class_stats
 
 __all__ = ["fit_class_stats", "validated_X", "linear_scores"]
 
 
-def fit_class_stats(estimator, X, y, sample_weight, reduce=None):
+def fit_class_stats(estimator: Any, X: MatrixLike, y: Any, sample_weight: ArrayLike | None,
+                    reduce: Callable[..., Any] | None = None) -> tuple[Any, Any]:
     """Validate ``(X, y, sample_weight)`` for ``estimator`` and read the tied class statistics.
 
     Sets ``classes_`` (and ``n_features_in_``/``feature_names_in_``) on the
@@ -30,7 +37,6 @@ def fit_class_stats(estimator, X, y, sample_weight, reduce=None):
     exact ``merge``) reads other per-class statistics in that pass instead.
     """
     if is_dask(X):
-        from .._dask.reductions import dask_class_reduce, dask_class_stats
         if reduce is not None:
             return None, dask_class_reduce(estimator, X, y, sample_weight, reduce,
                                            accept_sparse=True)
@@ -50,14 +56,14 @@ def fit_class_stats(estimator, X, y, sample_weight, reduce=None):
     return X, class_stats(X, t, estimator.classes_.size, sw, kind="tied")
 
 
-def validated_X(estimator, X):
+def validated_X(estimator: Any, X: MatrixLike) -> Matrix:
     """``X`` checked for a fitted ``estimator``: dense or CSR/CSC, float, its features."""
     check_is_fitted(estimator)
     return validate_data(estimator, X, accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32], reset=False)
 
 
-def linear_scores(estimator, X, relative=False):
+def linear_scores(estimator: Any, X: MatrixLike, relative: bool = False) -> np.ndarray:
     """The class scores ``X @ coef_.T + intercept_`` (dense float64), shape (n_samples, K).
 
     Never NaN: rows so large that the products overflow (1e308) are recomputed

@@ -16,10 +16,16 @@ for all classes and cancel in the posterior: there it is the softmax of the
 linear scores ``x^T Sigma^-1 mu_k + c_k'`` instead (differences of quadratic
 forms of size ``s^2`` would lose the ``s``-sized differences to rounding).
 """
+from typing import Any
+
 import numpy as np
 
 from .._core.blocks import iter_blocks
 from .._core.extreme import fix_linear_rows, overflowed_rows, row_scale
+from .._core.types import Matrix
+
+# ``model`` below: a ``_gaussian.GaussianModel`` (typed ``Any``: _gaussian imports
+# this module, and the import contracts allow no cycle, not even for types).
 
 __all__ = ["fix_far_rows", "linear_posterior_scores"]
 
@@ -27,13 +33,13 @@ _LOG_2PI = np.log(2.0 * np.pi)
 _ROWS = 2048
 
 
-def _constants(model):
+def _constants(model: Any) -> np.ndarray:
     """``c_k = log pi_k - log|Sigma_k| / 2 - D/2 log 2 pi`` (``-inf``: a class of prior 0)."""
     D = model.means.shape[1]
     return model.log_priors + model.half_logdet_precision() - 0.5 * D * _LOG_2PI
 
 
-def _scaled_scores(Xc, model, relative):
+def _scaled_scores(Xc: np.ndarray, model: Any, relative: bool) -> np.ndarray:
     """Scores of the centred rows ``Xc`` (dense, few) from per-row scaled quadratic forms."""
     s = row_scale(Xc)
     U = Xc / s[:, None]
@@ -59,7 +65,7 @@ def _scaled_scores(Xc, model, relative):
     return out
 
 
-def fix_far_rows(out, X, model, relative):
+def fix_far_rows(out: np.ndarray, X: Matrix, model: Any, relative: bool) -> np.ndarray:
     """``out`` (the plain ``a_k``, shape (n, K)) with the rows where a quadratic form
     overflowed recomputed by :func:`_scaled_scores`; modified in place."""
     bad = overflowed_rows(out, np.isfinite(model.log_priors))
@@ -70,7 +76,7 @@ def fix_far_rows(out, X, model, relative):
     return out
 
 
-def linear_posterior_scores(X, model):
+def linear_posterior_scores(X: Matrix, model: Any) -> np.ndarray:
     """``a_k(x)`` up to a per-row term for a shared covariance: ``x_c^T w_k + c_k'``
     with ``w_k = Sigma^-1 (mu_k - shift)`` (``x_c`` centred rows), by row blocks;
     overflowing rows are recomputed scaled (:func:`~problin._core.extreme.fix_linear_rows`)."""

@@ -13,12 +13,16 @@ from the origin lose no precision in the quadratic forms.
 """
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.linalg import lapack
 
 from .._core.blocks import iter_blocks, small_blas
+from .._core.moments.class_stats import ClassStats
+from .._core.types import Matrix
 from ..exceptions import SingularCovarianceWarning
+from ._far_rows import fix_far_rows, linear_posterior_scores
 
 __all__ = ["GaussianModel", "gaussian_model", "feature_variances", "joint_log_likelihood",
            "draw"]
@@ -58,7 +62,7 @@ class GaussianModel:
     prec_chol: np.ndarray
     shift: np.ndarray
 
-    def half_logdet_precision(self):
+    def half_logdet_precision(self) -> np.ndarray:
         """``-log|Sigma_k| / 2 = sum_j log P_k,jj`` for every class, shape (K,)."""
         K = self.means.shape[0]
         if self.kind in ("diag", "spherical"):
@@ -67,7 +71,7 @@ class GaussianModel:
         return np.broadcast_to(np.sum(np.log(diag), axis=-1), (K,))
 
 
-def _warn_singular(what, n_constant, correlated):
+def _warn_singular(what: str, n_constant: int, correlated: bool) -> None:
     causes = []
     if n_constant:
         causes.append(f"{n_constant} feature(s) are constant, given variance {_JITTER:g} "
@@ -79,12 +83,13 @@ def _warn_singular(what, n_constant, correlated):
                   "it explicitly.", SingularCovarianceWarning, stacklevel=6)
 
 
-def _constant_features(var, mean):
+def _constant_features(var: np.ndarray, mean: np.ndarray) -> np.ndarray:
     """Mask of features whose variance is zero to rounding: ``sd <= _CONSTANT |mean|``."""
     return var <= (_CONSTANT * np.abs(mean)) ** 2
 
 
-def _regularise(S, mean, base):
+def _regularise(S: np.ndarray, mean: np.ndarray,
+                base: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """The rule for a singular covariance ``S`` (features with means ``mean``).
 
     1. A numerically constant feature ``j`` (:func:`_constant_features`) is cut
@@ -125,7 +130,8 @@ def _regularise(S, mean, base):
     return U * s, S, int(np.sum(const)), bool(correlated)
 
 
-def _factor(S, mean, base, what):
+def _factor(S: np.ndarray, mean: np.ndarray, base: np.ndarray,
+            what: str) -> tuple[np.ndarray, np.ndarray]:
     """``(U, S_reg)``: ``S`` regularised by :func:`_regularise` where singular (with a
     warning naming ``what``) and its upper Cholesky factor, ``S_reg = U^T U``."""
     with small_blas(S.shape[0]):
@@ -135,7 +141,7 @@ def _factor(S, mean, base, what):
     return U, S_reg
 
 
-def _positive(v, mean, base, what):
+def _positive(v: np.ndarray, mean: np.ndarray, base: np.ndarray, what: str) -> np.ndarray:
     """Variances ``v``, with a constant feature's set by step 1 of :func:`_regularise`."""
     const = _constant_features(v, mean)
     if not np.any(const):
@@ -144,7 +150,7 @@ def _positive(v, mean, base, what):
     return np.where(const, _JITTER * base, v)
 
 
-def _triangular_inverse(U):
+def _triangular_inverse(U: np.ndarray) -> np.ndarray:
     """``P = U^{-1}`` of an upper Cholesky factor (LAPACK trtri): the precision
     factor, ``P P^T = Sigma^{-1}``, used by every later density evaluation."""
     P, info = lapack.dtrtri(U, lower=0)
@@ -153,7 +159,7 @@ def _triangular_inverse(U):
     return P
 
 
-def feature_variances(stats):
+def feature_variances(stats: ClassStats) -> np.ndarray:
     """Each feature's variance over all the data: the unit in which it is
     regularised (``reg_covar``, ``var_smoothing`` and the jitter of the rule in
     :func:`_regularise`), so that scaling or shifting a feature transforms its
@@ -172,7 +178,8 @@ def feature_variances(stats):
     return np.where(flat, float(np.mean(total[~flat])), total)
 
 
-def gaussian_model(stats, kind, log_priors, reg, labels):
+def gaussian_model(stats: ClassStats, kind: str, log_priors: np.ndarray, reg: np.ndarray,
+                   labels: np.ndarray) -> tuple[GaussianModel, Any]:
     """ML parameters from :class:`~problin._core.moments.class_stats.ClassStats`, plus ``reg``.
 
     ``Sigma_k = S_k / n_k`` ("full"), ``Sigma = sum_k (n_k / n) S_k`` ("tied"),
@@ -226,7 +233,7 @@ def gaussian_model(stats, kind, log_priors, reg, labels):
     raise ValueError(f"unknown covariance type {kind!r}")
 
 
-def joint_log_likelihood(X, model, relative=False):
+def joint_log_likelihood(X: Matrix, model: GaussianModel, relative: bool = False) -> np.ndarray:
     """``a_k(x) = log pi_k + log N(x | mu_k, Sigma_k)`` for every row, shape (N, K).
 
     One pass over row blocks; temporaries are block-sized. Never NaN: rows far
@@ -236,14 +243,13 @@ def joint_log_likelihood(X, model, relative=False):
     for the most probable class, so that their softmax is the posterior the
     model implies even there (linear scores for a shared covariance).
     """
-    from ._far_rows import fix_far_rows, linear_posterior_scores
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: the rows fixed below
         if relative and model.kind in ("tied", "spherical"):
             return linear_posterior_scores(X, model)
         return fix_far_rows(_plain_joint_log_likelihood(X, model), X, model, relative)
 
 
-def _plain_joint_log_likelihood(X, model):
+def _plain_joint_log_likelihood(X: Matrix, model: GaussianModel) -> np.ndarray:
     """:func:`joint_log_likelihood` by the quadratic forms as they are (may overflow)."""
     K, D = model.means.shape
     const = model.log_priors + model.half_logdet_precision() - 0.5 * D * _LOG_2PI
@@ -274,7 +280,8 @@ def _plain_joint_log_likelihood(X, model):
     return out
 
 
-def draw(model, n_samples, rng):
+def draw(model: GaussianModel, n_samples: int,
+         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``n_samples`` draws ``(X, codes)``: classes from ``pi``, then ``x ~ N(mu_k, Sigma_k)``.
 
     Rows come in random order (not grouped by class).

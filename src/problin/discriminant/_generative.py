@@ -8,13 +8,18 @@ their ``logsumexp``. ``fit`` and ``partial_fit`` both feed sufficient
 statistics that merge exactly, so streaming over chunks gives the fit on all
 of the data.
 """
+from collections.abc import Callable
+from typing import Any, Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.labels import encode_classes
 from .._core.numerics import log_softmax, logsumexp
+from .._core.types import Matrix, MatrixLike
 from .._core.validation import (
     check_class_weights,
     check_finite_magnitude,
@@ -24,11 +29,13 @@ from .._core.validation import (
 )
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
+from .._dask.stream import dask_stream_batch
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
 
-def log_class_priors(counts, priors, classes, *, require_samples=True):
+def log_class_priors(counts: np.ndarray, priors: ArrayLike | None, classes: np.ndarray, *,
+                     require_samples: Any = True) -> tuple[np.ndarray, np.ndarray]:
     """``(pi, log pi)``: the given ``priors`` or the ML estimate ``n_k / n``.
 
     A class with prior zero (no samples yet in a stream, or ``priors`` says so)
@@ -62,23 +69,27 @@ class SoftmaxPosteriorMixin:
     implies where the ``a_k`` themselves overflow to ``-inf``.
     """
 
-    def _posterior_scores(self, X):
+    # What the class supplies (annotations for mypy only: no attributes).
+    classes_: np.ndarray
+    _jll: Callable[[Any], np.ndarray]
+
+    def _posterior_scores(self, X: MatrixLike) -> np.ndarray:
         return self._jll(X)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> np.ndarray:
         """Log posteriors ``log p(C_k | x) = a_k - logsumexp_j a_j`` (never ``log(p)``)."""
         scores = self._posterior_scores(X)
         with np.errstate(over="ignore"):  # a_k - max_j a_j below the float range: -inf
             return log_softmax(scores, axis=1)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> np.ndarray:
         """Posterior class probabilities ``p(C_k | x)``; columns follow ``classes_``."""
         return np.exp(self.predict_log_proba(X))
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """The class of largest posterior probability (lazy Dask output for Dask ``X``)."""
         best = np.argmax(self._posterior_scores(X), axis=1)
         return self.classes_[best]
@@ -95,7 +106,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
     """
 
     # ------------------------------------------------------------- fitting
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit by maximum likelihood in one pass over the data.
 
         Parameters
@@ -119,7 +130,8 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         self._set_model(strict=True)
         return self
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         """Update the fit with one more batch of samples (streaming, exact).
 
         Fitting batch after batch gives the same model as one ``fit`` on all
@@ -151,7 +163,6 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         if first:
             self._validate_params()
         if is_dask(X):  # the batch's statistics, reduced chunk by chunk
-            from .._dask.stream import dask_stream_batch
             reduce, accept_sparse, finish = self._dask_reduce()
             batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
                                              accept_sparse=accept_sparse))
@@ -175,14 +186,14 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         self._set_model(strict=False)
         return self
 
-    def _dask_reduce(self):
+    def _dask_reduce(self) -> tuple[Callable[..., Any], bool, Callable[[Any], Any]]:
         """``(reduce, accept_sparse, finish)`` for a Dask batch: the per-chunk statistic
         (see :func:`~problin._dask.chunks.dask_class_reduce`) and what turns
         their merge into this estimator's statistics."""
         raise TypeError(f"{type(self).__name__}.partial_fit does not take Dask input; call "
                         "it on computed chunks")
 
-    def _stream_classes(self, y, classes):
+    def _stream_classes(self, y: np.ndarray, classes: ArrayLike | None) -> np.ndarray:
         if classes is None:
             classes_ = np.unique(y)
             if classes_.size < 2:
@@ -198,7 +209,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
                              f"holds only one class: {classes_.tolist()}")
         return classes_
 
-    def _codes(self, y):
+    def _codes(self, y: np.ndarray) -> np.ndarray:
         """Class index of every label; a label not in ``classes_`` is an error."""
         y = np.asarray(y)
         idx = np.searchsorted(self.classes_, y)
@@ -212,38 +223,38 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         return idx.astype(np.intp)
 
     # What validate_data accepts (subclasses may accept sparse input).
-    _input_spec = {"dtype": [np.float64, np.float32]}
+    _input_spec: dict[str, Any] = {"dtype": [np.float64, np.float32]}
 
-    def _validate_X(self, X, reset):
+    def _validate_X(self, X: MatrixLike, reset: bool) -> Matrix:
         return self._check_input(validate_data(self, X, reset=reset, **self._input_spec))
 
-    def _validate_Xy(self, X, y, reset):
+    def _validate_Xy(self, X: MatrixLike, y: Any, reset: bool) -> tuple[Matrix, np.ndarray]:
         X, y = validate_data(self, X, y, reset=reset, **self._input_spec,
                              ensure_all_finite=False)
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         return self._check_input(X), y
 
-    def _check_input(self, X):
+    def _check_input(self, X: Matrix) -> Matrix:
         """Model-specific checks of validated X (e.g. non-negative counts)."""
         return X
 
     # ---------------------------------------------------------- prediction
-    def _jll(self, X):
+    def _jll(self, X: MatrixLike) -> np.ndarray:
         check_is_fitted(self)
         return self._joint_log_likelihood(self._validate_X(X, reset=False))
 
-    def _posterior_scores(self, X):
+    def _posterior_scores(self, X: MatrixLike) -> np.ndarray:
         check_is_fitted(self)
         return self._relative_log_likelihood(self._validate_X(X, reset=False))
 
-    def _relative_log_likelihood(self, X):
+    def _relative_log_likelihood(self, X: Matrix) -> np.ndarray:
         """``a_k(x)`` minus any per-row term, on validated ``X`` (see
         :class:`SoftmaxPosteriorMixin`); subclasses whose ``a_k`` can overflow
         form it by per-row scaling. Default: the ``a_k`` themselves."""
         return self._joint_log_likelihood(X)
 
     @lazy_on_dask()
-    def score_samples(self, X):
+    def score_samples(self, X: MatrixLike) -> np.ndarray:
         """Log marginal density ``log p(x) = logsumexp_k (log pi_k + log p(x | C_k))``.
 
         Low values flag points the fitted model finds unlikely (outliers). Lazy

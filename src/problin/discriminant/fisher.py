@@ -1,8 +1,10 @@
 """Fisher's linear discriminant: the projection that best separates the classes."""
 import warnings
 from numbers import Integral
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg
 from sklearn.base import (
     BaseEstimator,
@@ -14,6 +16,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._core.linalg import symmetrize
 from .._core.moments.class_stats import between_scatter, pooled_scatter
+from .._core.types import MatrixLike
 from .._dask.lazy import lazy_on_dask
 from ..exceptions import CollinearityWarning
 from ._class_data import fit_class_stats, linear_scores, validated_X
@@ -22,7 +25,8 @@ from ._generative import SoftmaxPosteriorMixin, log_class_priors
 __all__ = ["FisherDiscriminant", "fisher_directions"]
 
 
-def fisher_directions(S_W, S_B, *, rcond=1e-12):
+def fisher_directions(S_W: np.ndarray, S_B: np.ndarray, *,
+                      rcond: float = 1e-12) -> tuple[np.ndarray, np.ndarray, int]:
     """Solutions of the generalised eigenproblem ``S_B w = lambda S_W w``, best first.
 
     ``S_W`` is scaled to unit diagonal and eigendecomposed, ``S_W = Q L Q^T``;
@@ -62,7 +66,7 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     separate anything), scaled so that the projected data have unit pooled
     within-class covariance: ``W^T (S_W / n) W = I``. Each direction is
     oriented so that the last class projects above the first (for two classes:
-    ``w = S_W^-1 (m_2 - m_1) / |...|_{S_W/n}``, exactly the seeds' direction).
+    ``w = S_W^-1 (m_2 - m_1) / |...|_{S_W/n}``, Fisher's direction, Bishop 2006 eq. 4.30).
     ``transform(X)`` is ``X @ components_.T`` (``y = W^T x``, not centred).
 
     As a classifier, the projected classes are modelled as Gaussians with
@@ -117,11 +121,11 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         "priors": ["array-like", None],
     }
 
-    def __init__(self, n_components=None, *, priors=None):
+    def __init__(self, n_components: int | None = None, *, priors: ArrayLike | None = None) -> None:
         self.n_components = n_components
         self.priors = priors
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Find the Fisher directions and the projected class means.
 
         Parameters
@@ -193,15 +197,15 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return self
 
     @property
-    def _n_features_out(self):
+    def _n_features_out(self) -> int:
         return self.components_.shape[0]
 
     @lazy_on_dask(columns=lambda self: self.components_.shape[0])
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Project onto the Fisher directions: ``X @ components_.T``, shape (n, n_components)."""
         return np.asarray(validated_X(self, X) @ self.components_.T, dtype=np.float64)
 
-    def _jll(self, X):
+    def _jll(self, X: MatrixLike) -> np.ndarray:
         """Class scores of the projected Gaussian model, ``log p(z, C_k)`` up to a shared
         term: ``mu_k^T z - |mu_k|^2 / 2 + log pi_k = coef_ @ x + intercept_``. From
         them :class:`SoftmaxPosteriorMixin` gives ``predict_proba``,
@@ -210,13 +214,13 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return linear_scores(self, X, relative=True)
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """Log posterior odds ``log p(C_2|x)/p(C_1|x)`` (two classes, shape (n,)), else the
         K class scores ``mu_k^T z - |mu_k|^2 / 2 + log pi_k`` (shape (n, K))."""
         scores = self._jll(X)
         return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags

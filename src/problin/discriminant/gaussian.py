@@ -1,15 +1,20 @@
 """Gaussian discriminant analysis: LDA, QDA and the diagonal and spherical cases."""
 import functools
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.moments.class_stats import class_stats
+from .._core.moments.class_stats import ClassStats, class_stats
+from .._core.types import Matrix, MatrixLike
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
+from .._dask.reductions import _class_stats_of, dask_class_stats
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
@@ -20,7 +25,7 @@ __all__ = ["GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis",
 _STATS_KIND = {"full": "full", "tied": "tied", "diag": "diag", "spherical": "diag"}
 
 
-def _finite(stats):
+def _finite(stats: ClassStats) -> ClassStats:
     """``stats``, or an error if NaN or infinity reached them (every value of X does)."""
     if not (np.all(np.isfinite(stats.means)) and np.all(np.isfinite(stats.sq))):
         raise ValueError("Input X contains NaN or infinity (or values so large that "
@@ -76,7 +81,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         taken about the overall mean ``mu`` (``d_k = mu_k - mu``),
         ``w_k = Sigma^{-1} d_k`` and ``w_k0 = log pi_k - d_k^T Sigma^{-1} d_k / 2 -
         w_k^T mu``, so that ``a_k(x) = w_k^T x + w_k0`` plus a term shared by all
-        classes. (The seeds' ``Sigma^{-1} mu_k`` differ from these by a term
+        classes. (Bishop's ``w_k = Sigma^{-1} mu_k``, 2006 eq. 4.69, differ from these by a term
         shared by all classes; centred, a shift of a feature changes only the
         intercepts, and the weights keep every digit however far the data
         sit from zero.)
@@ -100,48 +105,48 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         "reg_covar": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, covariance_type="tied", priors=None, reg_covar=0.0):
+    def __init__(self, covariance_type: str = "tied", priors: ArrayLike | None = None,
+                 reg_covar: float = 0.0) -> None:
         self.covariance_type = covariance_type
         self.priors = priors
         self.reg_covar = reg_covar
 
     # --------------------------------------------------- hooks of the base
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
-        from .._dask.reductions import dask_class_stats  # one pass, chunk by chunk
         self._validate_params()
         stats = dask_class_stats(self, X, y, sample_weight, _STATS_KIND[self._kind()])
         self._stats = _finite(stats)
         self._set_model(strict=True)
         return self
 
-    fit.__doc__ = GenerativeClassifier.fit.__doc__.replace(
+    fit.__doc__ = (GenerativeClassifier.fit.__doc__ or "").replace(  # (None under -OO)
         "X : array-like of shape (n_samples, n_features)\n",
         "X : array-like of shape (n_samples, n_features)\n            Or a Dask array/DataFrame: "
         "the class statistics are then reduced\n            chunk by chunk on the active Dask "
         "scheduler.\n", 1)
 
-    def _dask_reduce(self):
-        from .._dask.reductions import _class_stats_of
+    def _dask_reduce(self) -> tuple[Callable[..., Any], bool, Callable[[Any], Any]]:
         return functools.partial(_class_stats_of, kind=_STATS_KIND[self._kind()]), False, _finite
 
-    def _accumulate(self, X, codes, sample_weight):
+    def _accumulate(self, X: Matrix, codes: np.ndarray,
+                    sample_weight: np.ndarray | None) -> ClassStats:
         return _finite(class_stats(X, codes, self.classes_.size, sample_weight,
                                    _STATS_KIND[self._kind()]))
 
-    def _merge(self, a, b):
+    def _merge(self, a: ClassStats, b: ClassStats) -> ClassStats:
         return a + b
 
-    def _kind(self):
+    def _kind(self) -> str:
         return self.covariance_type
 
-    def _reg(self, stats):
+    def _reg(self, stats: ClassStats) -> np.ndarray:
         """The variance added to each feature's diagonal: ``reg_covar`` times its
         variance over all the data (relative, so it transforms with the feature)."""
         return float(self.reg_covar) * feature_variances(stats)
 
-    def _set_model(self, strict):
+    def _set_model(self, strict: bool) -> None:
         stats, kind = self._stats, self._kind()
         reg = self._reg(stats)
         if strict and not np.any(reg > 0) and kind in ("full", "diag"):
@@ -166,7 +171,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
             self.__dict__.pop("coef_", None)
             self.__dict__.pop("intercept_", None)
 
-    def _set_linear(self, log_pi):
+    def _set_linear(self, log_pi: np.ndarray) -> None:
         """``w_k = Sigma^{-1} d_k = P P^T d_k`` and ``w_k0 = log pi_k - |P^T d_k|^2 / 2 -
         w_k^T mu``, with ``d_k = mu_k - mu`` the class means about the overall mean
         (formed from the statistics' offsets: accurate however far the data sit
@@ -181,15 +186,15 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
             self.coef_ = MP * m.prec_chol
         self.intercept_ = log_pi - 0.5 * np.sum(MP * MP, axis=1) - self.coef_ @ m.shift
 
-    def _joint_log_likelihood(self, X):
+    def _joint_log_likelihood(self, X: Matrix) -> np.ndarray:
         return joint_log_likelihood(X, self._model)
 
-    def _relative_log_likelihood(self, X):
+    def _relative_log_likelihood(self, X: Matrix) -> np.ndarray:
         return joint_log_likelihood(X, self._model, relative=True)
 
     # ------------------------------------------------------------- public
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """``a_k(x) = log p(x, C_k)``, shape (n_samples, n_classes); for two classes
         the log-odds ``a_1(x) - a_0(x)``, shape (n_samples,). Lazy Dask output for
         Dask ``X``."""
@@ -199,7 +204,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         a = self._posterior_scores(X)  # finite where both a_k overflow (far rows)
         return a[:, 1] - a[:, 0]
 
-    def sample(self, n_samples=1, random_state=None):
+    def sample(self, n_samples: int = 1, random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Draw from the fitted generative model: classes from ``priors_``, then
         ``x ~ N(means_[k], covariances_[k])``.
 
@@ -244,11 +249,11 @@ class LinearDiscriminantAnalysis(GaussianDiscriminantAnalysis):
     _parameter_constraints = {k: v for k, v in GaussianDiscriminantAnalysis
                               ._parameter_constraints.items() if k != "covariance_type"}
 
-    def __init__(self, priors=None, reg_covar=0.0):
+    def __init__(self, priors: ArrayLike | None = None, reg_covar: float = 0.0) -> None:
         self.priors = priors
         self.reg_covar = reg_covar
 
-    def _kind(self):
+    def _kind(self) -> str:
         return "tied"
 
 
@@ -275,9 +280,9 @@ class QuadraticDiscriminantAnalysis(GaussianDiscriminantAnalysis):
 
     _parameter_constraints = LinearDiscriminantAnalysis._parameter_constraints
 
-    def __init__(self, priors=None, reg_covar=0.0):
+    def __init__(self, priors: ArrayLike | None = None, reg_covar: float = 0.0) -> None:
         self.priors = priors
         self.reg_covar = reg_covar
 
-    def _kind(self):
+    def _kind(self) -> str:
         return "full"

@@ -1,10 +1,14 @@
 """Least squares for classification: regress 1-of-K targets on the features."""
+from typing import Any, Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._core.blocks import small_blas
 from .._core.moments.least_squares import class_moments
 from .._core.moments.lstsq import solve_factors
+from .._core.types import MatrixLike
 from .._dask.lazy import lazy_on_dask
 from ..linear_model._base import warn_least_squares
 from ._class_data import fit_class_stats, linear_scores
@@ -36,7 +40,8 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
 
     The outputs ``y_k(x)`` sum to 1 over ``k`` but are *not* probabilities:
     they can be negative or exceed 1, and least squares is sensitive to
-    outliers and can mask a class in the middle (the seeds' examples). So
+    outliers and can mask a class in the middle (Bishop 2006, §4.1.3; Hastie et al.
+    2009, §4.2). So
     there is no ``predict_proba``; use a probabilistic classifier for that.
 
     Parameters
@@ -67,10 +72,10 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {"fit_intercept": ["boolean"]}
 
-    def __init__(self, fit_intercept=True):
+    def __init__(self, fit_intercept: bool = True) -> None:
         self.fit_intercept = fit_intercept
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Solve the least-squares problem for the 1-of-K codes of ``y``.
 
         Parameters
@@ -102,23 +107,23 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
                            stacklevel=3)
         return self
 
-    def _discriminants(self, X):
+    def _discriminants(self, X: MatrixLike) -> np.ndarray:
         return linear_scores(self, X)
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """The K discriminants ``y_k(x) = w_k^T x + w_k0``, shape (n_samples, K); for two
         classes ``y_2(x) - y_1(x)``, shape (n_samples,) (positive: ``classes_[1]``)."""
         scores = self._discriminants(X)
         return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """The class with the largest discriminant ``y_k(x)``."""
         k = np.argmax(linear_scores(self, X, relative=True), axis=1)  # no ties at +inf
         return self.classes_[k]
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags

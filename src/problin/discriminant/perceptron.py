@@ -1,9 +1,12 @@
 """The perceptron: a linear discriminant fitted by the perceptron criterion."""
 import functools
 import warnings
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
@@ -11,10 +14,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.extreme import linear_scores
 from .._core.labels import encode_classes
-from .._core.moments.standardize import column_scaling, column_stats
+from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
+from .._core.types import MatrixLike
 from .._core.validation import check_finite_magnitude, check_label_types
-from .._dask.chunks import column_stats_chunk, is_dask
+from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
+from .._dask.online import sequential_epoch
+from .._dask.reductions import dask_labels
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["Perceptron"]
@@ -25,14 +31,14 @@ __all__ = ["Perceptron"]
 _BLOCK = 256
 
 
-def _augment(X, fit_intercept):
+def _augment(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
     """The feature vectors ``phi = (1, x)`` (or ``x``) of a block of rows."""
     if not fit_intercept:
         return np.asarray(X, dtype=np.float64)
     return np.column_stack([np.ones(X.shape[0]), X])
 
 
-def _binary_block(Phi, t, w, eta):
+def _binary_block(Phi: np.ndarray, t: np.ndarray, w: np.ndarray, eta: float) -> int:
     """Sequential perceptron updates over one block; ``w`` is updated in place.
 
     A row is misclassified when ``t_n w^T phi_n <= 0``; each such row, in
@@ -52,7 +58,7 @@ def _binary_block(Phi, t, w, eta):
     return mistakes
 
 
-def _multiclass_block(Phi, t, W, eta):
+def _multiclass_block(Phi: np.ndarray, t: np.ndarray, W: np.ndarray, eta: float) -> int:
     """Multiclass perceptron updates over one block; ``W`` (K x p) in place.
 
     A row of class ``k`` is misclassified when a rival ``j != k`` scores at
@@ -77,7 +83,7 @@ def _multiclass_block(Phi, t, W, eta):
     return mistakes
 
 
-def _blocks(first, n):
+def _blocks(first: int, n: int) -> Iterator[tuple[int, int]]:
     """``(a, b)`` row ranges of ``n`` rows whose sequence position starts at ``first``,
     cut where the in-memory epoch cuts its blocks (at multiples of ``_BLOCK``)."""
     a = 0
@@ -87,7 +93,8 @@ def _blocks(first, n):
         a = b
 
 
-def _rows_step(state, first, X, t, eta, fit_intercept):
+def _rows_step(state: tuple[np.ndarray, int], first: int, X: np.ndarray, t: np.ndarray, eta: float,
+               fit_intercept: bool) -> tuple[np.ndarray, int]:
     """Perceptron updates over rows ``first, first + 1, ...`` of an epoch's sequence.
 
     ``state`` is ``(weights, mistakes so far)``; returns a new one (the input
@@ -101,10 +108,10 @@ def _rows_step(state, first, X, t, eta, fit_intercept):
     return Theta, mistakes
 
 
-def _dask_rows(k, lo, Xb, yb, classes, binary, scaling):
+def _dask_rows(k: int, lo: int, Xb: np.ndarray, yb: np.ndarray, classes: np.ndarray, binary: bool,
+               scaling: ColumnScaling) -> tuple[np.ndarray, np.ndarray]:
     """Chunk ``k`` of Dask input as the in-memory fit sees it: standardised float rows
     and targets."""
-    from .._dask.chunks import _check_chunk
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, lo, "X", Xb)
     codes = np.searchsorted(classes, np.asarray(yb))
@@ -202,15 +209,15 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, max_iter=1000, *, shuffle=True, random_state=None, eta0=1.0,
-                 fit_intercept=True):
+    def __init__(self, max_iter: int = 1000, *, shuffle: bool = True, random_state: Any = None,
+                 eta0: float = 1.0, fit_intercept: bool = True) -> None:
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
 
-    def fit(self, X, y):
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
         """Run perceptron epochs until one makes no mistake, or ``max_iter`` epochs.
 
         Parameters
@@ -255,7 +262,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                           "probabilistic classifier.", ConvergenceWarning, stacklevel=2)
         return self
 
-    def _numpy_epoch(self, X, y):
+    def _numpy_epoch(self, X: MatrixLike,
+                     y: ArrayLike) -> tuple[Callable[..., Any], int, ColumnScaling]:
         """``(epoch, n, scaling)``: ``epoch(Theta, order)`` runs one pass over in-memory
         rows, standardised by ``scaling`` (from one pass of column statistics)."""
         check_label_types(y)
@@ -268,7 +276,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
-        def epoch(Theta, order):
+        def epoch(Theta: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, int]:
             state = (Theta, 0)
             for lo in range(0, X.shape[0], _BLOCK):  # gather one block of rows at a time
                 rows = slice(lo, lo + _BLOCK) if order is None else order[lo:lo + _BLOCK]
@@ -276,7 +284,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             return state
         return epoch, X.shape[0], scaling
 
-    def _dask_epoch(self, X, y):
+    def _dask_epoch(self, X: Any, y: Any) -> tuple[Callable[..., Any], int, ColumnScaling]:
         """``(epoch, n, scaling)`` for Dask input: each epoch is a chain of chunk tasks.
 
         The column statistics are one tree reduction over the chunks (equal to
@@ -286,9 +294,6 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         fit draws (see :mod:`problin._dask.online`), so both give the same
         weights.
         """
-        from .._dask.chunks import reduce_chunks
-        from .._dask.online import sequential_epoch
-        from .._dask.reductions import dask_labels
         X, y, present = dask_labels(self, X, y, reset=True)
         check_label_types(present)
         self.classes_, _ = encode_classes(present, owner=type(self).__name__)
@@ -299,12 +304,12 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
-        def epoch(Theta, order):
+        def epoch(Theta: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, int]:
             return sequential_epoch(step, (Theta, 0), prepare, X, y, order=order)
         return epoch, X.shape[0], scaling
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """``w^T phi(x)``: shape (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -312,7 +317,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         return scores.ravel() if self.classes_.size == 2 else scores
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """``classes_[1]`` where ``w^T phi > 0`` (two classes), else the argmax class."""
         check_is_fitted(self)
         if self.classes_.size == 2:

@@ -5,10 +5,13 @@ own class; nothing here changes the fitted coefficients.
 """
 import os
 import warnings
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._core.linalg import cholesky, identified_columns
+from .._core.model.contract import DistributedObjective
 from .._core.model.separation import LP_MAX_SIZE, certified_separation, separated_rows
 from ..exceptions import (
     CollinearityWarning,
@@ -18,8 +21,15 @@ from ..exceptions import (
 )
 from .inference import parameter_names
 
-__all__ = ["diagnose", "set_covariance", "check_fits_in_memory", "hessian_affordable",
-           "available_memory"]
+__all__ = [
+    "Diagnosis",
+    "available_memory",
+    "check_fits_in_memory",
+    "covariance",
+    "diagnose",
+    "hessian_affordable",
+    "watch_fit",
+]
 
 # A fitted row whose loss is below this is fitted with probability ~1: a
 # sign that some coefficients are running off to infinity (separation).
@@ -32,7 +42,16 @@ _HESSIAN_BUDGET = 1e10
 _COVARIANCE_MAX_PARAMS = 2000
 
 
-def hessian_affordable(n_samples, n_params):
+class Diagnosis(NamedTuple):
+    """What :func:`diagnose` found: the covariance (None where too costly), which
+    parameters are identified, and the separated rows (None if not separated)."""
+
+    covariance: NDArray[np.float64] | None
+    identified: NDArray[np.bool_] | None
+    separated: Any
+
+
+def hessian_affordable(n_samples: int, n_params: int) -> bool:
     """Whether fit may build the full n-row p x p information matrix."""
     return n_params <= _COVARIANCE_MAX_PARAMS and n_samples * n_params**2 / 2 <= _HESSIAN_BUDGET
 
@@ -40,7 +59,7 @@ def hessian_affordable(n_samples, n_params):
 _MEMINFO = "/proc/meminfo"
 
 
-def available_memory():
+def available_memory() -> float:
     """Bytes that can be allocated without swapping: Linux's ``MemAvailable``.
 
     Not ``SC_AVPHYS_PAGES`` (``MemFree``), which leaves out the page cache that the
@@ -61,7 +80,7 @@ def available_memory():
         return np.inf
 
 
-def check_fits_in_memory(n_params):
+def check_fits_in_memory(n_params: int) -> None:
     """Raise ``MemoryError`` if three p x p float64 matrices exceed half the available
     memory (:func:`available_memory`)."""
     need = 3 * 8 * n_params * n_params
@@ -72,11 +91,13 @@ def check_fits_in_memory(n_params):
                           f"{free / 1e9:.1f} GB of memory is available")
 
 
-def set_covariance(est, objective, H):
-    """``covariance_`` = inverse information on the identified parameters (NaN elsewhere)."""
-    est.identified_ = identified_columns(H)
+def covariance(objective: Any, H: NDArray[np.float64]
+               ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """``(covariance, identified)``: the inverse information ``H`` on the identified
+    parameters (NaN elsewhere), in raw units, and which parameters are identified."""
+    identified = identified_columns(H)
     cov = np.full_like(H, np.nan)
-    idx = np.flatnonzero(est.identified_)
+    idx = np.flatnonzero(identified)
     if idx.size:
         chol = cholesky(H[np.ix_(idx, idx)])
         cov[np.ix_(idx, idx)] = chol.inverse()
@@ -95,34 +116,36 @@ def set_covariance(est, objective, H):
     basis = getattr(objective.design, "basis", None)
     if basis is not None:  # identifiability was decided in standardised units
         cov = basis.covariance_to_raw(cov, objective.n_blocks, flat)
-    est.covariance_ = cov
+    return cov, identified
 
 
-def diagnose(est, objective, result):
-    """Covariance, identifiability, separation and convergence checks."""
-    est.covariance_ = est.identified_ = None
+def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
+    """Covariance, identifiability, separation and convergence checks of ``est``'s fit
+    (which reads ``est``'s parameters and names, and warns; it sets nothing)."""
+    cov = identified = None
     if result.hessian is not None or hessian_affordable(objective.design.n_samples,
                                                         objective.n_params):
         H = result.hessian
         if H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
-        set_covariance(est, objective, H)
+        cov, identified = covariance(objective, H)
     separated = _check_separation(est, objective, result)
     # Under separation the information matrix degenerates for that reason
     # alone: the separation warning says it all.
-    if est.identified_ is not None and not est.identified_.all() and not separated:
+    if identified is not None and not identified.all() and separated is None:
         names = _flat_names(est, objective)
-        lost = [n for n, ok in zip(names, est.identified_) if not ok]
+        lost = [n for n, ok in zip(names, identified) if not ok]
         warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
                       "Predictions are unaffected; drop these columns or set alpha > 0 for "
                       "unique coefficients.", CollinearityWarning, stacklevel=3)
-    if not result.converged and not separated:
+    if not result.converged and separated is None:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
                       stacklevel=3)
+    return Diagnosis(cov, identified, separated)
 
 
-def _flat_names(est, objective):
+def _flat_names(est: Any, objective: Any) -> list[str]:
     names = parameter_names(est, objective.design.n_features)
     if objective.n_blocks == 1:
         return names
@@ -130,14 +153,14 @@ def _flat_names(est, objective):
     return [f"{c}:{n}" for c in free.tolist() for n in names]
 
 
-def watch_fit(objective):
+def watch_fit(objective: Any) -> None:
     """Let a Dask objective count the rows fitted with certainty in its final
     pass, where it reads every row anyway (saves the diagnostics a pass)."""
-    if hasattr(objective, "watch_rows"):
+    if isinstance(objective, DistributedObjective):
         objective.watch_rows(_fitted_with_certainty)
 
 
-def _fitted_with_certainty(objective, eta):
+def _fitted_with_certainty(objective: Any, eta: Any) -> bool:
     """Whether some row's observed class is fitted with probability ~1.
 
     Read off the derivatives at the fit (already computed there): for a
@@ -146,7 +169,7 @@ def _fitted_with_certainty(objective, eta):
     complement of the observed class's probability. On Dask, the same test
     on every chunk, in one distributed pass.
     """
-    if hasattr(objective, "count_rows"):
+    if isinstance(objective, DistributedObjective):
         return objective.count_rows(_fitted_with_certainty, eta) > 0
     if objective.n_blocks == 1:
         _, g, _ = objective.row_derivatives(eta)
@@ -160,26 +183,27 @@ def _fitted_with_certainty(objective, eta):
     return bool(np.any((q < _SUSPICIOUS_LOSS) & used))
 
 
-def _check_separation(est, objective, result):
-    """Warn (and mark ``separated_``) when the classes are (quasi-)separable."""
+def _check_separation(est: Any, objective: Any, result: Any) -> Any:
+    """The separated rows (None if none), with a warning, when the classes are
+    (quasi-)separable."""
     if est.alpha > 0:
-        return False
+        return None
     if result.converged and not _fitted_with_certainty(objective, result.eta):
-        return False
-    if hasattr(objective, "separation"):  # Dask: certificates only (see DaskGLMObjective)
-        found = objective.separation(result)
-        if found is None:
-            return False
-        rows, n_sep, n_used = found
+        return None
+    if isinstance(objective, DistributedObjective):  # Dask: certificates only (DaskGLMObjective)
+        certified = objective.separation(result)
+        if certified is None:
+            return None
+        rows, n_sep, n_used = certified
         _warn_separation(est, rows, n_sep, n_used, [None])
-        return True
+        return rows
     sw = objective.sample_weight
     if objective.n_blocks == 1:
         targets = {None: objective.y}
     else:  # each class against the rest: the common cases of softmax separation
         targets = {c: (objective.t == k).astype(np.float64) for k, c in enumerate(est.classes_)}
     rows = np.zeros(objective.design.n_samples, dtype=bool)
-    which = []
+    which: list[Any] = []
     for label, y01 in targets.items():
         found = _separated(objective, result, y01, label)
         if found is not None and found.any():
@@ -187,14 +211,14 @@ def _check_separation(est, objective, result):
             which.append(label)
     n_sep = int(rows.sum())
     if n_sep == 0:
-        return False
+        return None
     n_used = rows.size if sw is None else int(np.count_nonzero(sw))
     _warn_separation(est, rows, n_sep, n_used, which)
-    return True
+    return rows
 
 
-def _warn_separation(est, rows, n_sep, n_used, which):
-    """The separation warning; ``separated_`` marks the rows fitted with certainty."""
+def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[Any]) -> None:
+    """The separation warning (``rows``: those fitted with certainty)."""
     kind = "completely" if n_sep == n_used else "quasi-completely"
     if which == [None]:
         what = (f"the classes are {kind} separated: {n_sep} of {n_used} samples are fitted "
@@ -207,10 +231,10 @@ def _warn_separation(est, rows, n_sep, n_used, which):
                   "not exist (they diverge). The returned coefficients are finite because the "
                   "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning,
                   stacklevel=5)
-    est.separated_ = rows
 
 
-def _separated(objective, result, y01, label):
+def _separated(objective: Any, result: Any, y01: NDArray[np.float64],
+               label: Any) -> NDArray[np.bool_] | None:
     """Separated rows for one binary split: a certificate first, the exact LP if affordable."""
     sw, design = objective.sample_weight, objective.design
     if objective.n_blocks == 1:

@@ -11,35 +11,37 @@ Two things can cost digits or give NaN when a GLM predicts:
   never NaN. For softmax every logit of the row is shifted by the same
   ``r max_k (x / r)^T w_k`` first, which leaves the probabilities unchanged.
 """
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
+from .._core.model.basis import ColumnBasis
 from .._core.model.design import Design
+from .result import GLMFit
 
 __all__ = ["linear_predictors"]
 
 
-def linear_predictors(est, X):
+def linear_predictors(fit: GLMFit, X: Any, n_classes: int) -> NDArray[np.float64]:
     """``eta`` (n,) for binary models, else the n x K logits (reference class 0)."""
-    basis = est._basis()
-    info = est._fit_info
+    basis = fit.basis
     if basis is not None and basis.center is not None and not sp.issparse(X):
         # The intercept at the centre keeps every digit, on standardised blocks.
         design = Design(X, True, basis=basis)
-        Theta = info["theta_standard"].reshape(info["n_blocks"], -1)
+        Theta = fit.theta_standard.reshape(fit.n_blocks, -1)
     else:
         design = Design(X, True)
-        Theta = np.column_stack([est.intercept_, est.coef_])
-        if Theta.shape[0] > info["n_blocks"]:
-            Theta = Theta[-info["n_blocks"]:]  # the free blocks (not the reference)
+        Theta = fit.raw_blocks()  # the free blocks (not the reference)
     with np.errstate(over="ignore", invalid="ignore"):  # such rows are redone below
         eta = design.matmat(Theta)
     bad = ~np.isfinite(eta).all(axis=1)
     if bad.any():
         eta[bad] = _scaled_rows(X, np.flatnonzero(bad), basis if design.basis else None, Theta)
-    if est.classes_.size == 2:
+    if n_classes == 2:
         return eta[:, 0]
-    if eta.shape[1] < est.classes_.size:
+    if eta.shape[1] < n_classes:
         eta = np.column_stack([np.zeros(eta.shape[0]), eta])  # the reference class: logit 0
         if bad.any():  # rows whose logits were shifted: shift the reference's too
             eta[bad] = _scaled_rows(X, np.flatnonzero(bad), basis if design.basis else None,
@@ -47,7 +49,8 @@ def linear_predictors(est, X):
     return eta
 
 
-def _scaled_rows(X, rows, basis, Theta):
+def _scaled_rows(X: Any, rows: NDArray[np.intp], basis: ColumnBasis | None,
+                 Theta: NDArray[np.float64]) -> NDArray[np.float64]:
     """Logits of ``rows`` with each row scaled by its largest magnitude first.
 
     With ``x = r u`` (``|u| <= 1``) and kernel parameters ``[b, w]``:

@@ -1,24 +1,29 @@
 """Wald inference tables shared by every GLM (and later the Bayesian models)."""
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
-__all__ = ["wald_table", "parameter_names"]
+__all__ = ["parameter_names", "wald_table"]
 
 COLUMNS = ["coef", "std_err", "z", "p_value", "ci_low", "ci_high"]
 
 
-def parameter_names(estimator, n_features):
+def parameter_names(estimator: Any, n_features: int) -> list[str]:
     """``["intercept", feature names...]`` in the order of ``covariance_``."""
     names = getattr(estimator, "feature_names_in_", None)
     names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(n_features)]
     return (["intercept"] if estimator.fit_intercept else []) + names
 
 
-def wald_table(names, coef, covariance, level=0.95, identified=None):
+def wald_table(names: Sequence[str] | pd.MultiIndex, coef: ArrayLike, covariance: ArrayLike,
+               level: float = 0.95, identified: ArrayLike | None = None) -> pd.DataFrame:
     """Coefficient table with Wald standard errors, z, two-sided p-values and intervals.
 
-    ``z = coef / std_err`` is the seeds' relevance measure: a weight divided
+    ``z = coef / std_err`` is the Wald statistic (Wald 1943): a weight divided
     by the square root of the corresponding diagonal entry of the inverse
     Hessian. Parameters that are not identified get no statistics and are
     marked in a ``note`` column (present only when there are such).

@@ -1,4 +1,6 @@
 """Logistic (binary) and softmax (multinomial) regression with full Wald inference."""
+from numpy.typing import ArrayLike
+
 from .._core.model.families import BernoulliLogit
 from ._base import GLMClassifier
 
@@ -14,8 +16,8 @@ class LogisticRegression(GLMClassifier):
         p(y = k | x) = \\frac{e^{a_k}}{\\sum_j e^{a_j}}, \\; a_k = b_k + x^T w_k, \\quad
         w \\sim N(0, \\alpha^{-1} I)
 
-    Fitted by the Newton/IRLS engine (the seeds' update
-    ``w <- (Phi^T R Phi)^-1 Phi^T R z``; for softmax the block Hessian
+    Fitted by the Newton/IRLS engine (IRLS, Bishop 2006, §4.3.3 eq. 4.100:
+    ``w <- (Phi^T R Phi)^-1 Phi^T R z``; for softmax the block Hessian of eq. 4.110
     ``H_kj = sum_n y_nk (I_kj - y_nj) phi_n phi_n^T``); ``alpha = 0`` is maximum
     likelihood. For K > 2 and ``alpha = 0`` the K logits are identified only
     up to a common shift, so the model is fitted and reported as the K-1
@@ -85,8 +87,9 @@ class LogisticRegression(GLMClassifier):
     _family = BernoulliLogit()
     _multiclass = True
 
-    def __init__(self, alpha=0.0, *, fit_intercept=True, solver="auto", max_iter=None,
-                 tol=1e-8, classes=None):
+    def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
+                 max_iter: int | None = None, tol: float = 1e-8,
+                 classes: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver

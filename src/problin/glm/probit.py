@@ -1,4 +1,5 @@
 """Probit regression fitted by Newton/IRLS with full Wald inference."""
+from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import StrOptions
 
 from .._core.model.families import BernoulliProbit
@@ -15,7 +16,7 @@ class ProbitRegression(GLMClassifier):
         p(y = 1 | x) = \\Phi(b + x^T w), \\quad y \\sim \\mathrm{Bernoulli},
         \\quad w \\sim N(0, \\alpha^{-1} I)
 
-    where ``Phi`` is the standard normal CDF (the seeds' probit activation).
+    where ``Phi`` is the standard normal CDF (the probit function, Bishop 2006, §4.3.5 eq. 4.114).
 
     Parameters
     ----------
@@ -53,8 +54,9 @@ class ProbitRegression(GLMClassifier):
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def __init__(self, alpha=0.0, *, fit_intercept=True, solver="auto", max_iter=None,
-                 tol=1e-8, information="observed", classes=None):
+    def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
+                 max_iter: int | None = None, tol: float = 1e-8, information: str = "observed",
+                 classes: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
@@ -62,6 +64,3 @@ class ProbitRegression(GLMClassifier):
         self.tol = tol
         self.classes = classes
         self.information = information
-
-    def _information(self):
-        return self.information

@@ -21,6 +21,7 @@ import os
 import struct
 import zipfile
 import zlib
+from typing import IO, Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ _LOCAL = b"PK\x03\x04"
 _LOCAL_SIZE = 30
 
 
-def _end_record(fh, size):
+def _end_record(fh: IO[bytes], size: int) -> tuple[Any, Any]:
     """The end-of-directory record, found as :mod:`zipfile` finds it: at the very end, or
     else the last one within the 64 KiB a comment may take."""
     start = max(0, size - _END_SIZE - 0xFFFF)
@@ -49,7 +50,7 @@ def _end_record(fh, size):
     return struct.unpack("<4s4H2LH", tail[pos:pos + _END_SIZE]), tail[max(0, pos - 20):pos]
 
 
-def open_archive(fh, path, max_members):
+def open_archive(fh: IO[bytes], path: Any, max_members: int) -> zipfile.ZipFile:
     """A :class:`zipfile.ZipFile` on the open file ``fh``, once its end record shows at most
     ``max_members`` entries (and no ZIP64 extension: problin's files never need one)."""
     size = os.fstat(fh.fileno()).st_size
@@ -71,7 +72,7 @@ def open_archive(fh, path, max_members):
                              f"{exc})") from None
 
 
-def check_method(info, path):
+def check_method(info: zipfile.ZipInfo, path: Any) -> None:
     """Refuse a member that is encrypted or compressed other than by deflate (or stored)."""
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise ModelFileError(f"{path}: member {info.filename!r} uses compression method "
@@ -80,7 +81,7 @@ def check_method(info, path):
         raise ModelFileError(f"{path}: member {info.filename!r} is encrypted")
 
 
-def read_member(fh, info, path):
+def read_member(fh: IO[bytes], info: zipfile.ZipInfo, path: Any) -> bytes:
     """The bytes of one member, never inflating more than the ``info.file_size`` bytes its
     directory entry declares; the member must inflate to exactly that, with its CRC-32."""
     check_method(info, path)
@@ -95,7 +96,7 @@ def read_member(fh, info, path):
         if info.compress_type == zipfile.ZIP_DEFLATED else None
     out, crc, left = io.BytesIO(), 0, info.compress_size
 
-    def emit(data):
+    def emit(data: bytes) -> None:
         nonlocal crc
         if out.tell() + len(data) > limit:
             raise ModelFileError(f"{path}: member {name!r} inflates to more than the {limit} "
@@ -128,7 +129,7 @@ def read_member(fh, info, path):
     return out.getvalue()
 
 
-def check_npy(data, name, path):
+def check_npy(data: bytes, name: str, path: Any) -> None:
     """Refuse a ``.npy`` member whose header describes other than the bytes it holds (a
     header may promise any shape; numpy would allocate it before reading the data)."""
     fp = io.BytesIO(data)

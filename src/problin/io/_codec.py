@@ -9,6 +9,7 @@ as references to ``.npy`` members; tuples, dicts and ``RandomState`` tagged; est
 import dataclasses
 import io
 import math
+from typing import Any, NoReturn
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -18,7 +19,9 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from .. import bayesian, decision, discriminant, glm, linear_model, naive_bayes
 from .._core.moments.class_stats import ClassStats
 from .._core.moments.least_squares import Moments
+from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
+from ..glm.result import GLMFit
 from .errors import ModelFileError
 
 __all__ = ["Encoder", "Decoder", "registries", "name_of"]
@@ -27,7 +30,7 @@ __all__ = ["Encoder", "Decoder", "registries", "name_of"]
 _ESTIMATOR_MODULES = (bayesian, decision, discriminant, glm, linear_model, naive_bayes)
 
 
-def registries():
+def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
     """Whitelists: estimator classes and internal state records, by stored name."""
     estimators = {f"problin.{name}": cls for module in _ESTIMATOR_MODULES
                   for name in module.__all__
@@ -37,11 +40,13 @@ def registries():
         estimators[f"sklearn.{cls.__name__}"] = cls
     # problin's internal state records (dataclasses held by fitted estimators): a new one
     # must be listed here to be saved; ``save`` names the attribute it cannot store.
-    records = {f"problin.{cls.__name__}": cls for cls in (ClassStats, GaussianModel, Moments)}
+    records: dict[str, type[Any]] = {
+        f"problin.{cls.__name__}": cls
+        for cls in (ClassStats, GaussianModel, Moments, GLMFit, PosteriorFit)}
     return estimators, records
 
 
-def name_of(obj, registry):
+def name_of(obj: object, registry: dict[str, type]) -> str | None:
     for name, cls in registry.items():
         if type(obj) is cls:
             return name
@@ -51,11 +56,21 @@ def name_of(obj, registry):
 class Encoder:
     """Turns an estimator into a JSON tree plus a dict of ``.npy`` members."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.estimators, self.records = registries()
-        self.arrays = {}
+        self.arrays: dict[str, bytes] = {}
+        # id -> (array, reference): a fitted attribute that is also a field of the
+        # estimator's fit record (GLMFit, PosteriorFit) is written once
+        self.written: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
 
-    def array(self, a):
+    def array(self, a: np.ndarray) -> dict[str, Any]:
+        if id(a) in self.written:
+            return dict(self.written[id(a)][1])
+        ref = self._array(a)
+        self.written[id(a)] = (a, ref)
+        return ref
+
+    def _array(self, a: np.ndarray) -> dict[str, Any]:
         obj = a.dtype == object
         if obj:
             if not all(isinstance(v, str) for v in a.flat):
@@ -69,7 +84,7 @@ class Encoder:
         self.arrays[name] = buf.getvalue()
         return {"$array": name, "object": bool(obj)}
 
-    def value(self, v, where):
+    def value(self, v: Any, where: str) -> Any:
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, int) and not isinstance(v, np.integer):
@@ -99,7 +114,7 @@ class Encoder:
         raise TypeError(f"cannot save {where}: values of type {type(v).__module__}."
                         f"{type(v).__qualname__} are not supported by problin model files")
 
-    def estimator(self, est, name, where):
+    def estimator(self, est: Any, name: str, where: str) -> dict[str, Any]:
         params = est.get_params(deep=False)
         state = {k: v for k, v in vars(est).items() if k not in params}
         return {"$estimator": name,
@@ -110,17 +125,17 @@ class Encoder:
 class Decoder:
     """Rebuilds objects from the JSON tree, with every class taken from the whitelists."""
 
-    def __init__(self, members, path):
+    def __init__(self, members: dict[str, np.ndarray], path: Any) -> None:
         self.members, self.path = members, path
         self.estimators, self.records = registries()
 
-    def fail(self, where, what):
+    def fail(self, where: str, what: str) -> NoReturn:
         raise ModelFileError(f"{self.path}: {where}: {what}")
 
-    def is_estimator(self, obj):
+    def is_estimator(self, obj: object) -> bool:
         return any(type(obj) is cls for cls in self.estimators.values())
 
-    def array(self, node, where):
+    def array(self, node: Any, where: str) -> np.ndarray:
         name = node.get("$array")
         if name not in self.members or not isinstance(node.get("object", False), bool):
             self.fail(where, f"reference to unknown array {name!r}")
@@ -131,7 +146,7 @@ class Decoder:
             a = a.astype(object)
         return a
 
-    def value(self, node, where):
+    def value(self, node: Any, where: str) -> Any:
         if node is None or isinstance(node, (bool, str, int, float)):
             return node
         if isinstance(node, list):
@@ -162,7 +177,7 @@ class Decoder:
                 self.fail(where, f"bad random state ({exc})")
             return rs
         if "$record" in node:
-            cls = self.records.get(node["$record"]) or self.fail(
+            cls: Any = self.records.get(node["$record"]) or self.fail(
                 where, f"unknown record type {node['$record']!r}")
             obj = cls.__new__(cls)
             fields = self.check(node.get("fields"), dict, where)
@@ -177,12 +192,12 @@ class Decoder:
             return self.estimator(node, where)
         self.fail(where, f"unknown value tag {sorted(node)[:3]}")
 
-    def check(self, v, kind, where):
+    def check(self, v: Any, kind: type, where: str) -> Any:
         if not isinstance(v, kind):
             self.fail(where, f"expected a {kind.__name__}")
         return v
 
-    def estimator(self, node, where):
+    def estimator(self, node: Any, where: str) -> Any:
         name = node["$estimator"]
         cls = self.estimators.get(name) if isinstance(name, str) else None
         if cls is None:

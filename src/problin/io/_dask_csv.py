@@ -5,6 +5,11 @@ the first 64 KiB. Text further on in a column typed numeric then fails that part
 :meth:`CsvSource.refuse_text_in_numbers` reads the columns again as text to report the
 offending values and their rows, in the in-memory reader's words.
 """
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+
 from ._table import looks_numeric, mixed_column_message, non_numbers
 from .errors import DataFileError
 from .readers import csv_dialect
@@ -20,7 +25,8 @@ class CsvSource:
 
     lengths = None
 
-    def __init__(self, path, files, blocksize, header, text=()):
+    def __init__(self, path: str, files: list[str], blocksize: Any, header: bool | None,
+                 text: Iterable[str] = ()) -> None:
         self.name, self.files = path, files
         delimiter, self.header = _sniff_csv(files[0], header)
         self.options = {"sep": delimiter, "header": 0 if self.header else None,
@@ -33,7 +39,7 @@ class CsvSource:
         self.meta = self.frame._meta
         self.column_names = list(self.meta.columns)
 
-    def _read(self, dtypes):
+    def _read(self, dtypes: Callable[[dict[Any, str]], dict[Any, Any]] | None) -> Any:
         """The lazy frame, with ``dtypes(raw name -> name)`` for the dtype of columns."""
         import dask.dataframe as dd
         try:
@@ -50,14 +56,14 @@ class CsvSource:
         frame.columns = self._names(frame.columns)
         return frame
 
-    def _names(self, raw):
+    def _names(self, raw: Sequence[Any]) -> list[str]:
         return [str(c).strip() for c in raw] if self.header else \
             [f"x{j}" for j in range(len(raw))]
 
-    def partitions(self, columns):
+    def partitions(self, columns: Sequence[str]) -> list[Any]:
         return list(self.frame[list(columns)].to_delayed())
 
-    def refuse_text_in_numbers(self, columns):
+    def refuse_text_in_numbers(self, columns: Sequence[str]) -> None:
         """After a partition failed to parse: find text in the columns typed numeric from
         the file's first rows (reading them as text, one more pass) and raise on it."""
         import dask
@@ -79,11 +85,11 @@ class CsvSource:
                     f"--categorical {name} (categorical=[{name!r}])")
 
 
-def first_line(exc):
+def first_line(exc: BaseException) -> str:
     return str(exc).strip().split("\n", 1)[0]
 
 
-def text_cells(frame, columns):
+def text_cells(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[int, dict[str, Any]]:
     """Rows, and per column: numbers, non-numbers and the first few of those (rows 0-based)."""
     out = {}
     for c in columns:
@@ -92,9 +98,10 @@ def text_cells(frame, columns):
     return len(frame), out
 
 
-def gather_text_cells(results, columns):
+def gather_text_cells(results: Iterable[tuple[int, dict[str, Any]]],
+                      columns: Sequence[str]) -> dict[str, Any]:
     """Per column, over partitions: numbers, non-numbers, first rows (1-based) and values."""
-    found = {c: (0, 0, [], []) for c in columns}
+    found: dict[str, Any] = {c: (0, 0, [], []) for c in columns}
     offset = 0
     for n_rows, cells in results:
         for c in columns:
@@ -106,7 +113,7 @@ def gather_text_cells(results, columns):
     return found
 
 
-def _sniff_csv(path, header):
+def _sniff_csv(path: str, header: bool | None) -> tuple[str, bool]:
     """Delimiter and header of a CSV file, by the in-memory reader's rules."""
     with open(path, "rb") as fh:
         raw = fh.read(_SAMPLE_BYTES)

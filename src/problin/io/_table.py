@@ -24,6 +24,9 @@ than half of its non-missing cells parse as numbers (as :func:`pandas.to_numeric
 them) and the others do not. The error names the column, its first non-numeric values and
 their data rows (counted from 1, the header line not counted).
 """
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -35,11 +38,11 @@ __all__ = ["encode_table", "check_missing", "check_mixed_columns", "non_numbers"
 _SHOWN = 5  # offending values quoted in a message
 
 
-def _plural(n, word):
+def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def check_missing(frame, source, drop_missing):
+def check_missing(frame: pd.DataFrame, source: str, drop_missing: bool) -> tuple[pd.DataFrame, int]:
     """Rows with a missing (or infinite) value: an error naming the columns and counts, or
     (``drop_missing``) the frame without them. Returns ``(frame, n_dropped)``."""
     bad = frame.isna()
@@ -62,15 +65,15 @@ def check_missing(frame, source, drop_missing):
                         " with --drop-missing (drop_missing=True)")
 
 
-def _is_categorical(series):
+def _is_categorical(series: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
 
 
-def _as_text(series):
+def _as_text(series: pd.Series) -> pd.Series:
     return series.astype(object).map(str)
 
 
-def non_numbers(series):
+def non_numbers(series: pd.Series) -> tuple[int, np.ndarray, np.ndarray]:
     """``(n_numbers, positions, values)``: how many non-missing cells of ``series`` parse
     as numbers, and the positions and values of those that do not."""
     present = series.notna().to_numpy()
@@ -80,12 +83,14 @@ def non_numbers(series):
     return int(present.sum() - positions.size), positions, series.to_numpy()[positions]
 
 
-def looks_numeric(n_numbers, n_text):
+def looks_numeric(n_numbers: int, n_text: int) -> bool:
     """A text column with typos rather than a text column: most of its values are numbers."""
     return n_text > 0 and n_numbers > n_text
 
 
-def mixed_column_message(source, name, n_numbers, n_text, rows, values, fitted=False):
+def mixed_column_message(source: str, name: str, n_numbers: int, n_text: int,
+                         rows: Sequence[int] | np.ndarray, values: Sequence[Any] | np.ndarray,
+                         fitted: bool = False) -> str:
     """One line: a numeric column holds text at 1-based data ``rows`` (the first few)."""
     shown = ", ".join(f"{str(v)!r} (row {r})" for r, v in zip(rows[:_SHOWN], values[:_SHOWN]))
     more = f" and {n_text - _SHOWN} more" if n_text > _SHOWN else ""
@@ -99,7 +104,7 @@ def mixed_column_message(source, name, n_numbers, n_text, rows, values, fitted=F
             f"(categorical=[{name!r}])")
 
 
-def check_mixed_columns(frame, source, categorical=()):
+def check_mixed_columns(frame: pd.DataFrame, source: str, categorical: Iterable[str] = ()) -> None:
     """Refuse a text column that looks numeric (see the module docstring), unless it is
     named in ``categorical``. Row numbers are positions in ``frame`` plus one."""
     for name in frame.columns:
@@ -112,7 +117,7 @@ def check_mixed_columns(frame, source, categorical=()):
                                                      positions + 1, values))
 
 
-def _check_numeric_columns(frame, columns, source):
+def _check_numeric_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], source: str) -> None:
     """At predict time: a column numeric at fit time must hold numbers only."""
     for col in columns:
         s = frame[col["name"]]
@@ -123,7 +128,7 @@ def _check_numeric_columns(frame, columns, source):
                                                      fitted=True))
 
 
-def _learn(frame, categorical=()):
+def _learn(frame: pd.DataFrame, categorical: Iterable[str] = ()) -> list[dict[str, Any]]:
     columns = []
     for name in frame.columns:
         s = frame[name]
@@ -135,7 +140,8 @@ def _learn(frame, categorical=()):
     return columns
 
 
-def _apply(frame, columns, source):
+def _apply(frame: pd.DataFrame, columns: list[dict[str, Any]],
+           source: str) -> tuple[pd.DataFrame, list[str]]:
     blocks, names = [], []
     for col in columns:
         s = frame[col["name"]]
@@ -158,8 +164,11 @@ def _apply(frame, columns, source):
     return pd.DataFrame(X, columns=names), names
 
 
-def encode_table(frame, source, *, target=None, encoding=None, drop_missing=False,
-                 require_target=False, categorical=(), inferred=False):
+def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
+                 encoding: dict[str, Any] | None = None, drop_missing: bool = False,
+                 require_target: bool = False, categorical: Iterable[str] = (),
+                 inferred: bool = False
+                 ) -> tuple[pd.DataFrame, np.ndarray | None, list[str], dict[str, Any], int]:
     """Split a raw DataFrame into features and target and encode the features.
 
     Parameters
@@ -203,7 +212,7 @@ def encode_table(frame, source, *, target=None, encoding=None, drop_missing=Fals
         if missing:
             raise DataFileError(f"{source}: columns the model was fitted on are missing: "
                                 f"{missing}; the data has {list(map(str, frame.columns))}")
-    if has_target:
+    if has_target and target is not None:  # (has_target implies a target)
         used.append(target)
     # Before rows are dropped, so that messages give the file's data rows.
     if encoding is None and inferred:

@@ -1,9 +1,9 @@
 """Lazy (out-of-core) reading of Parquet and CSV data for fits on Dask.
 
 :func:`read_dask` returns the features and the target of a file, or of a directory of
-files, as Dask arrays with known row chunks: the row blocks of DESIGN.md's row-block
-principle. Nothing is read until an estimator reduces the chunks, and then one chunk at a
-time per worker thread, so memory is bounded by the partition size, not the data size.
+files, as Dask arrays with known row chunks: the row blocks of the row-block principle
+(docs/design.md). Nothing is read until an estimator reduces the chunks, and then one chunk
+at a time per worker thread, so memory is bounded by the partition size, not the data size.
 
 Why arrays built chunk by chunk rather than ``dask.dataframe.read_parquet``: the estimators
 need known chunk sizes (``to_dask_array(lengths=True)`` costs a pass over all the data),
@@ -34,9 +34,13 @@ whole file in memory, and ``problin predict`` reads new data with either reader:
 Dask is an optional dependency, imported only when this reader is used.
 """
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
 
 from ._dask_csv import CsvSource, first_line, gather_text_cells, text_cells
 from ._table import (
@@ -71,16 +75,18 @@ class DaskDataset:
         Rows dropped for missing values (``drop_missing=True``).
     """
 
-    X: object
-    y: object
+    X: Any
+    y: Any
     feature_names: list
     target: str
     encoding: dict
     n_dropped: int = 0
 
 
-def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns=None,
-              drop_missing=False, header=None, categorical=None):
+def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None = None,
+              blocksize: Any = DEFAULT_BLOCKSIZE, columns: Sequence[str] | None = None,
+              drop_missing: bool = False, header: bool | None = None,
+              categorical: Sequence[str] | None = None) -> DaskDataset:
     """Read a Parquet or CSV file, or a directory of them, lazily for a Dask fit.
 
     Parameters
@@ -134,6 +140,7 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
     files, fmt = _list_files(path, format)
     files = [os.path.abspath(f) for f in files]  # workers of a cluster have their own cwd
     forced = [categorical] if isinstance(categorical, str) else list(categorical or ())
+    source: _ParquetSource | CsvSource
     if fmt == "parquet":
         source = _ParquetSource(path, files, blocksize)
     else:
@@ -154,6 +161,7 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
                             if not used else f"{path}: the target {target!r} is not a feature")
     meta = source.meta
     texts = [c for c in used if _is_categorical(meta[c]) or c in forced]
+    categories: dict[str, list[Any]]
     lengths, n_dropped, categories = source.lengths, 0, {}
     if texts or drop_missing or lengths is None:  # always for CSV (lengths None)
         lengths, n_dropped, categories = _survey(source, used + [target], texts, drop_missing,
@@ -162,9 +170,10 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
                                                  if fmt == "csv" else [])
     if sum(lengths) == 0:
         raise DataFileError(f"{path}: no data rows")
-    encoding = {"format": "table", "target": target,
-                "columns": [{"name": c, "kind": "categorical", "categories": categories[c]}
-                            if c in texts else {"name": c, "kind": "numeric"} for c in used]}
+    encoding: dict[str, Any] = {
+        "format": "table", "target": target,
+        "columns": [{"name": c, "kind": "categorical", "categories": categories[c]}
+                    if c in texts else {"name": c, "kind": "numeric"} for c in used]}
     _, feature_names = _apply(meta[used].iloc[:0], encoding["columns"], path)
     every = used + [target] if drop_missing else None
     X = _lazy(source, lengths, every or used,
@@ -176,7 +185,7 @@ def read_dask(path, target, *, format=None, blocksize=DEFAULT_BLOCKSIZE, columns
     return DaskDataset(X, y, feature_names, target, encoding, int(n_dropped))
 
 
-def _list_files(path, format):
+def _list_files(path: str, format: str | None) -> tuple[list[str], str]:
     if os.path.isdir(path):
         files = sorted(os.path.join(path, f) for f in os.listdir(path)
                        if not f.startswith((".", "_"))
@@ -201,9 +210,10 @@ def _list_files(path, format):
 class _ParquetSource:
     """Partitions of whole row groups; their row counts come from the file metadata."""
 
-    def __init__(self, path, files, blocksize):
-        import pyarrow.parquet as pq
-        self.name, self.pieces, self.lengths, schema = path, [], [], None
+    def __init__(self, path: str, files: list[str], blocksize: Any) -> None:
+        self.pieces: list[tuple[str, tuple[int, ...]]] = []
+        self.lengths: list[int] = []
+        self.name, schema = path, cast(Any, None)  # the first file's schema
         for f in files:
             try:
                 pf = pq.ParquetFile(f)
@@ -215,7 +225,8 @@ class _ParquetSource:
             elif pf.schema_arrow.names != schema.names:
                 raise DataFileError(f"{f}: columns {pf.schema_arrow.names} differ from "
                                     f"those of {files[0]}: {schema.names}")
-            groups, rows, size = [], 0, 0
+            groups: list[int] = []
+            rows, size = 0, 0
             for g in range(pf.metadata.num_row_groups):
                 meta = pf.metadata.row_group(g)
                 if groups and size + meta.total_byte_size > blocksize:
@@ -230,18 +241,17 @@ class _ParquetSource:
         self.meta.columns = [str(c) for c in self.meta.columns]
         self.column_names = list(self.meta.columns)
 
-    def _add(self, f, groups, rows):
+    def _add(self, f: str, groups: list[int], rows: int) -> None:
         self.pieces.append((f, tuple(groups)))
         self.lengths.append(rows)
 
-    def partitions(self, columns):
+    def partitions(self, columns: Sequence[str]) -> list[Any]:
         import dask
         return [dask.delayed(_read_parquet_piece, pure=True)(piece, tuple(columns))
                 for piece in self.pieces]
 
 
-def _read_parquet_piece(piece, columns):
-    import pyarrow.parquet as pq
+def _read_parquet_piece(piece: Any, columns: Sequence[str]) -> pd.DataFrame:
     path, groups = piece
     try:
         frame = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
@@ -251,11 +261,11 @@ def _read_parquet_piece(piece, columns):
     return frame.to_pandas()
 
 
-def _where(source, k):
+def _where(source: str, k: int) -> str:
     return f"{source} (partition {k})"
 
 
-def _checked(frame, where, drop_missing):
+def _checked(frame: pd.DataFrame, where: str, drop_missing: bool) -> pd.DataFrame:
     """:func:`check_missing` on one partition. Dropping may empty a partition, which is
     no error here (others may have rows): :func:`_survey` checks the total."""
     try:
@@ -266,7 +276,8 @@ def _checked(frame, where, drop_missing):
         raise
 
 
-def _survey_part(frame, k, source, texts, drop_missing, check):
+def _survey_part(frame: pd.DataFrame, k: int, source: str, texts: Sequence[str], drop_missing: bool,
+                 check: Sequence[str]) -> tuple[Any, ...]:
     """Rows before and after dropping missing values, the text values of ``texts``, and
     the counts of number cells of the text columns in ``check`` (``text_cells``)."""
     cells = text_cells(frame, check)
@@ -274,7 +285,8 @@ def _survey_part(frame, k, source, texts, drop_missing, check):
     return len(frame), len(kept), {c: set(_as_text(kept[c])) for c in texts}, cells
 
 
-def _survey(source, every, texts, drop_missing, check):
+def _survey(source: Any, every: Sequence[str], texts: Sequence[str], drop_missing: bool,
+            check: Sequence[str]) -> tuple[list[int], int, dict[str, list[Any]]]:
     """One pass: partition lengths (after dropping), rows dropped, sorted categories;
     a text column of ``check`` that looks numeric is refused."""
     import dask
@@ -315,13 +327,14 @@ def _survey(source, every, texts, drop_missing, check):
 class _Features:
     """Partition -> float64 feature rows, by the in-memory encoder (picklable)."""
 
-    def __init__(self, columns, used, source, drop_missing):
+    def __init__(self, columns: list[dict[str, Any]], used: Sequence[str], source: str,
+                 drop_missing: bool) -> None:
         self.columns, self.used, self.source = columns, used, source
         self.drop_missing = drop_missing
         self.numeric = (used == [c["name"] for c in columns]
                         and all(c["kind"] == "numeric" for c in columns))
 
-    def __call__(self, frame, k):
+    def __call__(self, frame: pd.DataFrame, k: int) -> np.ndarray:
         where, frame = _where(self.source, k), frame[self.used]
         if self.numeric and not any(_is_categorical(frame[c]) for c in self.used):
             # All numeric (the common case): what _apply computes, with one copy instead
@@ -331,8 +344,8 @@ class _Features:
             if np.isfinite(X).all():
                 return X
         frame = _checked(frame, where, self.drop_missing)
-        X, _ = _apply(frame, self.columns, where)
-        return X.to_numpy(dtype=np.float64)
+        features, _ = _apply(frame, self.columns, where)
+        return features.to_numpy(dtype=np.float64)
 
 
 class _Target:
@@ -341,11 +354,12 @@ class _Target:
     An integer Parquet column with nulls arrives as floats; once they are dropped the
     values are the column's integers again (as the in-memory reader makes them)."""
 
-    def __init__(self, target, used, source, drop_missing, dtype):
+    def __init__(self, target: str, used: Sequence[str], source: str, drop_missing: bool,
+                 dtype: Any) -> None:
         self.target, self.used, self.source = target, used, source
         self.drop_missing, self.dtype = drop_missing, dtype
 
-    def __call__(self, frame, k):
+    def __call__(self, frame: pd.DataFrame, k: int) -> np.ndarray:
         frame = _checked(frame[self.used], _where(self.source, k), self.drop_missing)
         y = frame[self.target].to_numpy()
         if y.dtype.kind == "f" and self.dtype.kind in "iu":
@@ -353,7 +367,9 @@ class _Target:
         return y
 
 
-def _lazy(source, lengths, columns, convert, tail, dtype):
+def _lazy(source: Any, lengths: Sequence[int], columns: Sequence[str],
+          convert: Callable[[pd.DataFrame, int], np.ndarray], tail: tuple[int, ...],
+          dtype: Any) -> Any:
     """A Dask array of ``convert(partition_k, k)`` with the known row ``lengths``."""
     import dask
     import dask.array as da

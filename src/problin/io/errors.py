@@ -1,7 +1,7 @@
 """Exceptions of problin's file readers and model files.
 
 Both derive from :class:`ValueError`, so ``except ValueError`` catches every
-bad-input error problin raises (DESIGN section 5).
+bad-input error problin raises (docs/design.md, errors and warnings).
 """
 
 __all__ = ["ModelFileError", "DataFileError", "ColumnNotFoundError"]
@@ -18,5 +18,5 @@ class DataFileError(ValueError):
 class ColumnNotFoundError(DataFileError, KeyError):
     """A column named on the command line (e.g. the target) is not in the data."""
 
-    def __str__(self):  # KeyError would quote the message
+    def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

@@ -28,10 +28,13 @@ import struct
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import IO, Any
 
 import numpy as np
 
+from .._version import __version__
 from ._archive import check_npy, open_archive, read_member
 from ._codec import Decoder, Encoder, name_of
 from .errors import ModelFileError
@@ -76,15 +79,15 @@ class ModelFile:
     """
 
     model: object
-    feature_names: list = None
-    classes: list = None
-    encoding: dict = None
-    target: str = None
+    feature_names: list[Any] | None = None
+    classes: list[Any] | None = None
+    encoding: dict[str, Any] | None = None
+    target: str | None = None
     problin_version: str = ""
     extra: dict = field(default_factory=dict)
 
 
-def _jsonable(v):
+def _jsonable(v: Any) -> list[Any] | None:
     """Plain JSON values of labels or names (numpy scalars and arrays to Python)."""
     if v is None:
         return None
@@ -92,7 +95,9 @@ def _jsonable(v):
     return [x if isinstance(x, (str, bool, int, float)) else str(x) for x in out.tolist()]
 
 
-def save(model, path, *, feature_names=None, encoding=None, target=None, extra=None):
+def save(model: Any, path: str | os.PathLike[str], *, feature_names: Sequence[str] | None = None,
+         encoding: dict[str, Any] | None = None, target: str | None = None,
+         extra: dict[str, Any] | None = None) -> None:
     """Write a fitted problin estimator to a safe model file.
 
     Parameters
@@ -128,7 +133,6 @@ def save(model, path, *, feature_names=None, encoding=None, target=None, extra=N
     >>> problin.load(path).predict([[1.5]]).tolist() == model.predict([[1.5]]).tolist()
     True
     """
-    from .. import __version__
     enc = Encoder()
     if name_of(model, enc.estimators) is None:
         raise TypeError(f"cannot save a {type(model).__name__}: not a problin estimator "
@@ -163,7 +167,7 @@ def save(model, path, *, feature_names=None, encoding=None, target=None, extra=N
         raise
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> Any:
     """Read a model file written by :func:`save`; returns the fitted estimator.
 
     Raises
@@ -177,7 +181,7 @@ def load(path):
     return read_model_file(path).model
 
 
-def read_model_file(path):
+def read_model_file(path: str | os.PathLike[str]) -> ModelFile:
     """Read a model file with its metadata; returns a :class:`ModelFile`."""
     path = os.fspath(path)
     with open(path, "rb") as fh:  # FileNotFoundError and the like as they are
@@ -200,18 +204,18 @@ def read_model_file(path):
                      extra=_opt(meta, "extra", dict, path) or {})
 
 
-def _opt(meta, key, kind, path):
+def _opt(meta: dict[str, Any], key: str, kind: type, path: Any) -> Any:
     v = meta.get(key)
     if v is not None and not isinstance(v, kind):
         raise ModelFileError(f"{path}: metadata field {key!r} is not a {kind.__name__}")
     return v
 
 
-def _opt_list(meta, key, path):
+def _opt_list(meta: dict[str, Any], key: str, path: Any) -> list[Any] | None:
     return _opt(meta, key, list, path)
 
 
-def _read_archive(fh, path):
+def _read_archive(fh: IO[bytes], path: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     zf = open_archive(fh, path, MAX_MEMBERS)
     names = zf.namelist()
     if len(set(names)) != len(names):

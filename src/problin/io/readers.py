@@ -29,11 +29,14 @@ unless ``drop_missing=True``; every parsing failure is a :class:`DataFileError`.
 """
 import csv
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
 
 from ._table import check_missing, encode_table
 from .errors import ColumnNotFoundError, DataFileError
@@ -63,15 +66,15 @@ class Dataset:
         Rows dropped for missing values (``drop_missing=True``).
     """
 
-    X: object
-    y: object
+    X: Any
+    y: Any
     feature_names: list
     target: object
     encoding: dict
     n_dropped: int = 0
 
 
-def detect_format(path, format=None):
+def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
     """The reader format of ``path``: ``format`` if given, else from the file extension."""
     if format is not None:
         if format not in FORMATS:
@@ -84,8 +87,10 @@ def detect_format(path, format=None):
     return _EXTENSIONS[ext]
 
 
-def read_data(path, target=None, *, format=None, encoding=None, drop_missing=False,
-              header=None, require_target=False, categorical=None, n_features=None):
+def read_data(path: str | os.PathLike[str], target: str | None = None, *, format: str | None = None,
+              encoding: dict[str, Any] | None = None, drop_missing: bool = False,
+              header: bool | None = None, require_target: bool = False,
+              categorical: Sequence[str] | None = None, n_features: int | None = None) -> Dataset:
     """Read a data file into features and target.
 
     Parameters
@@ -166,7 +171,8 @@ def read_data(path, target=None, *, format=None, encoding=None, drop_missing=Fal
     return Dataset(X, y, names, enc["target"], enc, dropped)
 
 
-def _check_options(path, fmt, encoding, categorical, n_features):
+def _check_options(path: Any, fmt: str, encoding: dict[str, Any] | None,
+                   categorical: Sequence[str] | str | None, n_features: int | None) -> list[str]:
     """Validate ``categorical`` and ``n_features`` for the format; the categorical names."""
     categorical = [categorical] if isinstance(categorical, str) else list(categorical or ())
     if categorical and fmt not in ("csv", "parquet"):
@@ -191,7 +197,7 @@ def _check_options(path, fmt, encoding, categorical, n_features):
     return categorical
 
 
-def _is_number(text):
+def _is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
@@ -199,7 +205,7 @@ def _is_number(text):
     return True
 
 
-def csv_dialect(path, sample, truncated, header):
+def csv_dialect(path: Any, sample: str, truncated: bool, header: bool | None) -> tuple[str, bool]:
     """``(delimiter, header)`` of a CSV file from the text of its first bytes.
 
     The delimiter (``, ; tab |``) is sniffed from up to 50 lines; the first
@@ -221,7 +227,7 @@ def csv_dialect(path, sample, truncated, header):
     return delimiter, header
 
 
-def _read_csv(path, header, text=()):
+def _read_csv(path: Any, header: bool | None, text: Iterable[str] = ()) -> pd.DataFrame:
     """A CSV file as a DataFrame; the columns named in ``text`` read as text."""
     with open(path, "rb") as fh:
         raw = fh.read(_SAMPLE_BYTES)
@@ -235,7 +241,8 @@ def _read_csv(path, header, text=()):
                                 f"{exc.start})") from None
         sample = raw[:exc.start].decode("utf-8-sig")
     delimiter, header = csv_dialect(path, sample, len(sample) == _SAMPLE_BYTES, header)
-    options = {"sep": delimiter, "header": 0 if header else None, "skipinitialspace": True,
+    options: dict[str, Any] = {"sep": delimiter, "header": 0 if header else None,
+               "skipinitialspace": True,
                "encoding": "utf-8-sig"}
     try:
         dtype = None
@@ -250,12 +257,12 @@ def _read_csv(path, header, text=()):
     return frame
 
 
-def _column_names(columns, header):
+def _column_names(columns: Sequence[Any], header: bool) -> list[str]:
     return [str(c).strip() for c in columns] if header else \
         [f"x{j}" for j in range(len(columns))]
 
 
-def _read_parquet(path):
+def _read_parquet(path: Any) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path, engine="pyarrow")
     except ImportError:
@@ -267,7 +274,8 @@ def _read_parquet(path):
     return frame
 
 
-def _features_frame(path, X, names, encoding):
+def _features_frame(path: Any, X: np.ndarray, names: list[str] | None,
+                    encoding: dict[str, Any] | None) -> list[str]:
     n = X.shape[1]
     if encoding is not None and encoding.get("n_features") not in (None, n):
         raise DataFileError(f"{path}: {n} features, but the model was fitted on "
@@ -277,7 +285,8 @@ def _features_frame(path, X, names, encoding):
     return names if names is not None else [f"x{j}" for j in range(n)]
 
 
-def _read_npz(path, target, encoding, drop_missing, require_target):
+def _read_npz(path: Any, target: str | None, encoding: dict[str, Any] | None, drop_missing: bool,
+              require_target: bool) -> Dataset:
     target = target or (encoding or {}).get("target") or "y"
     try:
         with np.load(path, allow_pickle=False) as npz:
@@ -315,8 +324,8 @@ def _read_npz(path, target, encoding, drop_missing, require_target):
     return Dataset(frame, y, names, target, enc, dropped)
 
 
-def _read_libsvm(path, target, encoding, require_target, n_features=None):
-    from sklearn.datasets import load_svmlight_file
+def _read_libsvm(path: Any, target: str | None, encoding: dict[str, Any] | None,
+                 require_target: bool, n_features: int | None = None) -> Dataset:
     if target not in (None, "label"):
         raise ColumnNotFoundError(f"{path}: a LibSVM file has one target, named 'label', "
                                   f"not {target!r}")

@@ -1,13 +1,17 @@
 """What the linear regressors share: input checks, sufficient statistics, prediction."""
 import warnings
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.blocks import small_blas
 from .._core.extreme import linear_scores
-from .._core.moments.least_squares import moments
+from .._core.moments.least_squares import Factors, Moments, moments
+from .._core.moments.lstsq import LeastSquaresSolution
+from .._core.types import MatrixLike
 from .._core.validation import (
     MAX_MAGNITUDE,
     check_finite_magnitude,
@@ -15,6 +19,7 @@ from .._core.validation import (
 )
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
+from .._dask.reductions import dask_moments
 from ..exceptions import CollinearityWarning, NumericalWarning
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
@@ -23,7 +28,8 @@ __all__ = ["LinearRegressorBase", "warn_least_squares"]
 class LinearRegressorBase(RegressorMixin, BaseEstimator):
     """Validation and ``predict`` of ``y(x) = W x + b``; ``t`` 1-D or 2-D (K outputs)."""
 
-    def _check_data(self, X, y, sample_weight, reset, check_values=True):
+    def _check_data(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None, reset: bool,
+                    check_values: bool = True) -> tuple[Any, np.ndarray, np.ndarray | None]:
         """Checked ``X`` (never copied when C-contiguous float), 2-D targets and weights.
 
         X and the targets are rejected if they hold NaN, infinity or values
@@ -44,7 +50,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         T = T.reshape(T.shape[0], -1)
         return X, T, check_sample_weight(sample_weight, X.shape[0])
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit on all of ``(X, y)``.
 
         Parameters
@@ -63,7 +69,8 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         self._validate_params()
         return self._fit_statistics(self._statistics(X, y, sample_weight, merge=False))
 
-    def partial_fit(self, X, y, sample_weight=None):
+    def partial_fit(self, X: MatrixLike, y: ArrayLike,
+                    sample_weight: ArrayLike | None = None) -> Self:
         """Add a batch of rows: the sufficient statistics merge, then the model is re-solved.
 
         Fitting in several ``partial_fit`` calls equals one ``fit`` on all the rows
@@ -80,20 +87,20 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         merge = hasattr(self, "moments_")
         return self._fit_statistics(self._statistics(X, y, sample_weight, merge=merge))
 
-    def _fit_statistics(self, stats):
+    def _fit_statistics(self, stats: Moments) -> Self:
         """Solve from ``stats``; they become ``moments_`` only if that succeeds."""
         with small_blas(stats.factor.shape[0]):  # D x D work: threads only cost here
             self._from_statistics(stats)
         self.moments_ = stats
         return self
 
-    def _from_statistics(self, stats):
+    def _from_statistics(self, stats: Moments) -> Self:
         raise NotImplementedError
 
-    def _statistics(self, X, y, sample_weight, merge):
+    def _statistics(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None,
+                    merge: bool) -> Moments:
         """Sufficient statistics of this data, merged with those seen before if ``merge``."""
         if is_dask(X):  # one pass chunk by chunk on Dask (problin._dask.chunks)
-            from .._dask.reductions import dask_moments
             stats = dask_moments(self, X, y, sample_weight, reset=not merge)
         else:
             X, T, sw = self._check_data(X, y, sample_weight, reset=not merge,
@@ -109,19 +116,19 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
             stats = self.moments_.merge(stats)
         return stats
 
-    def _factors(self, stats):
+    def _factors(self, stats: Moments) -> Factors:
         """The R factors of ``[Phi, T]`` (:class:`~problin._core.moments.least_squares.Factors`):
         of the centred data when the intercept is fitted, else of the raw data."""
         return stats.factors(centred=self.fit_intercept)
 
-    def _set_coef(self, stats, W):
+    def _set_coef(self, stats: Moments, W: np.ndarray) -> None:
         """Store ``coef_`` and ``intercept_`` from the D x K weights ``W``."""
         b = stats.t_mean - stats.x_mean @ W if self.fit_intercept else np.zeros(W.shape[1])
         self.coef_ = W[:, 0].copy() if self._single_output else W.T.copy()
         self.intercept_ = float(b[0]) if self._single_output else b
 
     @lazy_on_dask(columns=lambda self: None if self._single_output else self.coef_.shape[0])
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """Predicted targets ``X coef_^T + intercept_``.
 
         Parameters
@@ -140,13 +147,14 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         out = linear_scores(X, np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_))
         return out[:, 0] if np.ndim(self.coef_) == 1 else out
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
 
 
-def warn_least_squares(solution, n_features, singular, stacklevel):
+def warn_least_squares(solution: LeastSquaresSolution, n_features: int, singular: str,
+                       stacklevel: int) -> None:
     """Warn about a least-squares solution (``LeastSquaresSolution``): a
     ``CollinearityWarning`` with the message ``singular`` (formatted with ``rank`` and
     ``d``) when it is rank-deficient, a ``NumericalWarning`` with the estimated
@@ -161,7 +169,7 @@ def warn_least_squares(solution, n_features, singular, stacklevel):
                       "correct significant digits", NumericalWarning, stacklevel=stacklevel)
 
 
-def _statistics_bounded(stats, sample_weight):
+def _statistics_bounded(stats: Moments, sample_weight: np.ndarray | None) -> bool:
     """Whether the pass's statistics prove every value finite and within
     ``MAX_MAGNITUDE``: ``|z_i| <= |z_i - mean| + |mean| <= sqrt(S_jj / w_i) + |mean_j|``
     with ``S_jj`` the column's scatter (``R``'s column norm squared), so a bound

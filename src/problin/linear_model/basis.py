@@ -16,9 +16,12 @@ the moments). ``transform`` of a Dask array is a lazy Dask array (each
 chunk transformed by the numpy code). Without a pass, NaN in a chunk is then
 reported when that chunk's transform is computed.
 """
+from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
@@ -29,9 +32,11 @@ from sklearn.utils.validation import (
 
 from .._core.moments.standardize import column_scaling, column_stats
 from .._core.numerics import sigmoid
+from .._core.types import MatrixLike
 from .._core.validation import check_finite_magnitude
-from .._dask.chunks import column_stats_chunk, is_dask
+from .._dask.chunks import _check_chunk, column_stats_chunk, dask_features, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
+from .._dask.quantile import dask_quantiles
 
 __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
 
@@ -39,13 +44,13 @@ __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
 class _Basis(TransformerMixin, BaseEstimator):
     """Shared by the bases: names, and the output width that lazy Dask transforms need."""
 
-    def _names(self, input_features):
+    def _names(self, input_features: Sequence[str]) -> list[str]:
         raise NotImplementedError
 
-    def _n_out(self):
+    def _n_out(self) -> int:
         return len(self._names([f"x{j}" for j in range(self.n_features_in_)]))
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names of the basis functions, e.g. ``x0^2`` or ``x0_g3``."""
         check_is_fitted(self)
         names = _check_feature_names_in(self, input_features)
@@ -67,7 +72,7 @@ class PolynomialBasis(_Basis):
     order one and the fit is the same whatever the units or offsets of the
     features. (A prior or penalty on the weights then acts on the weights of
     the standardised powers. Without an intercept the span differs: give
-    ``standardize=False`` for the raw powers, the seeds' basis.)
+    ``standardize=False`` for the raw powers ``x^j`` of Bishop 2006, §3.1.)
 
     Parameters
     ----------
@@ -96,19 +101,19 @@ class PolynomialBasis(_Basis):
     _parameter_constraints = {"degree": [Interval(Integral, 0, None, closed="left")],
                               "include_bias": ["boolean"], "standardize": ["boolean"]}
 
-    def __init__(self, degree=3, include_bias=False, standardize=True):
+    def __init__(self, degree: int = 3, include_bias: bool = False,
+                 standardize: bool = True) -> None:
         self.degree = degree
         self.include_bias = include_bias
         self.standardize = standardize
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Each feature's mean and standard deviation (``standardize``; on Dask input one
         reduction over the chunks), else just the number of features."""
         self._validate_params()
         for stale in ("mean_", "scale_"):
             self.__dict__.pop(stale, None)
         if is_dask(X):
-            from .._dask.chunks import dask_features, reduce_chunks
             X = dask_features(self, X, reset=True)
             stats = reduce_chunks(column_stats_chunk, X) if self.standardize else None
         else:
@@ -122,7 +127,7 @@ class PolynomialBasis(_Basis):
         return self
 
     @lazy_on_dask(columns=lambda self: self._n_out())
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """``[1?, z_0, z_0^2, ..., z_0^degree, z_1, ...]`` of shape (n, bias + D degree)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -134,13 +139,13 @@ class PolynomialBasis(_Basis):
         out = (X[:, :, None] ** powers).reshape(X.shape[0], -1)
         return np.column_stack([np.ones(X.shape[0]), out]) if self.include_bias else out
 
-    def _names(self, names):
+    def _names(self, names: Sequence[str]) -> list[str]:
         bias = ["1"] if self.include_bias else []
         return bias + [f"{f}^{p}" if p > 1 else str(f) for f in names
                        for p in range(1, self.degree + 1)]
 
 
-def _place_centers(X, n_centers, spacing):
+def _place_centers(X: np.ndarray, n_centers: int, spacing: str) -> np.ndarray:
     """``n_centers`` per feature on an even grid or at quantiles of each feature."""
     if spacing == "grid":
         lo, hi = X.min(axis=0), X.max(axis=0)
@@ -151,15 +156,14 @@ def _place_centers(X, n_centers, spacing):
 class _Range:
     """Per-feature minimum and maximum of some rows; merges exactly."""
 
-    def __init__(self, lo, hi):
+    def __init__(self, lo: np.ndarray, hi: np.ndarray) -> None:
         self.lo, self.hi = lo, hi
 
-    def merge(self, other):
+    def merge(self, other: "_Range") -> "_Range":
         return _Range(np.minimum(self.lo, other.lo), np.maximum(self.hi, other.hi))
 
 
-def _range_chunk(k, lo, Xb):
-    from .._dask.chunks import _check_chunk
+def _range_chunk(k: int, lo: int, Xb: np.ndarray) -> "_Range | None":
     if Xb.shape[0] == 0:
         return None
     Xb = np.asarray(Xb, dtype=np.float64)
@@ -167,7 +171,7 @@ def _range_chunk(k, lo, Xb):
     return _Range(Xb.min(axis=0), Xb.max(axis=0))
 
 
-def _dask_centers(X, n_centers, spacing):
+def _dask_centers(X: Any, n_centers: int, spacing: str) -> np.ndarray:
     """Placed centres from Dask rows, equal to :func:`_place_centers` on numpy rows.
 
     The grid needs only each feature's range (one exact tree reduction); the
@@ -175,14 +179,12 @@ def _dask_centers(X, n_centers, spacing):
     (:func:`~problin._dask.quantile.dask_quantiles`), rows never travel.
     """
     if spacing == "quantile":
-        from .._dask.quantile import dask_quantiles
         return dask_quantiles(X, (np.arange(n_centers) + 0.5) / n_centers)
-    from .._dask.chunks import reduce_chunks
     span = reduce_chunks(_range_chunk, X)
     return np.linspace(span.lo, span.hi, n_centers)
 
 
-def _spacing_width(centers):
+def _spacing_width(centers: np.ndarray) -> np.ndarray:
     """Per-feature distance between neighbouring centres (1 where it is zero)."""
     if centers.shape[0] < 2:
         return np.ones(centers.shape[1])
@@ -200,9 +202,8 @@ class _CenteredBasis(_Basis):
     }
     _suffix = "b"
 
-    def _fit_centers(self, X, width):
+    def _fit_centers(self, X: MatrixLike, width: ArrayLike | float | None) -> Self:
         if is_dask(X):
-            from .._dask.chunks import dask_features
             X = dask_features(self, X, reset=True)
         else:
             X = validate_data(self, X, dtype=np.float64)
@@ -228,13 +229,13 @@ class _CenteredBasis(_Basis):
                 raise ValueError("the width/scale of the basis functions must be positive")
         return self
 
-    def _scaled(self, X):
+    def _scaled(self, X: np.ndarray) -> np.ndarray:
         """``(x_j - mu_ij) / s_j`` as an (n, D, n_centers) array."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return (X[:, :, None] - self.centers_.T[None]) / self.width_[None, :, None]
 
-    def _names(self, names):
+    def _names(self, names: Sequence[str]) -> list[str]:
         return [f"{f}_{self._suffix}{i}" for f in names for i in range(self.centers_.shape[0])]
 
 
@@ -273,14 +274,15 @@ class GaussianBasis(_CenteredBasis):
                               "radial": ["boolean"]}
     _suffix = "g"
 
-    def __init__(self, centers=None, n_centers=10, spacing="grid", width=None, radial=False):
+    def __init__(self, centers: ArrayLike | None = None, n_centers: int = 10, spacing: str = "grid",
+                 width: ArrayLike | float | None = None, radial: bool = False) -> None:
         self.centers = centers
         self.n_centers = n_centers
         self.spacing = spacing
         self.width = width
         self.radial = radial
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Place the centres and choose the widths."""
         self._validate_params()
         self._fit_centers(X, self.width)
@@ -289,14 +291,14 @@ class GaussianBasis(_CenteredBasis):
         return self
 
     @lazy_on_dask(columns=lambda self: self._n_out())
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Basis-function values: (n, n_features * n_centers), or (n, n_centers) if radial."""
         Z = self._scaled(X)
         if self.radial:
             return np.exp(-0.5 * np.einsum("ndk,ndk->nk", Z, Z))
         return np.exp(-0.5 * Z * Z).reshape(Z.shape[0], -1)
 
-    def _names(self, names):
+    def _names(self, names: Sequence[str]) -> list[str]:
         if self.radial:
             return [f"rbf{i}" for i in range(self.centers_.shape[0])]
         return super()._names(names)
@@ -326,19 +328,20 @@ class SigmoidalBasis(_CenteredBasis):
                                         "array-like", None]}
     _suffix = "s"
 
-    def __init__(self, centers=None, n_centers=10, spacing="grid", scale=None):
+    def __init__(self, centers: ArrayLike | None = None, n_centers: int = 10, spacing: str = "grid",
+                 scale: ArrayLike | float | None = None) -> None:
         self.centers = centers
         self.n_centers = n_centers
         self.spacing = spacing
         self.scale = scale
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Place the centres and choose the scales."""
         self._validate_params()
         return self._fit_centers(X, self.scale)
 
     @lazy_on_dask(columns=lambda self: self._n_out())
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Basis-function values, (n, n_features * n_centers)."""
         Z = self._scaled(X)
         return sigmoid(Z).reshape(Z.shape[0], -1)

@@ -1,8 +1,10 @@
 """Bayesian linear regression: conjugate Gaussian posterior, sequential updates, evidence."""
 import warnings
 from numbers import Integral, Real
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
@@ -10,6 +12,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes.linear import general_prior_posterior, linear_gaussian_posterior
 from .._core.blocks import iter_blocks
+from .._core.moments.least_squares import Moments
+from .._core.types import MatrixLike
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_rows
 from ..exceptions import ConvergenceWarning
@@ -116,8 +120,10 @@ class BayesianLinearRegression(LinearRegressorBase):
         "prior_precision": ["array-like", None],
     }
 
-    def __init__(self, alpha=None, beta=None, fit_intercept=True, tol=1e-10, max_iter=1000,
-                 prior_mean=None, prior_precision=None):
+    def __init__(self, alpha: float | None = None, beta: float | None = None,
+                 fit_intercept: bool = True, tol: float = 1e-10, max_iter: int = 1000,
+                 prior_mean: ArrayLike | None = None,
+                 prior_precision: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.beta = beta
         self.fit_intercept = fit_intercept
@@ -126,16 +132,17 @@ class BayesianLinearRegression(LinearRegressorBase):
         self.prior_mean = prior_mean
         self.prior_precision = prior_precision
 
-    def _from_statistics(self, stats):
+    def _from_statistics(self, stats: Moments) -> Self:
         F = self._factors(stats)
         d = F.xx.shape[0]
-        options = {"alpha": self.alpha, "beta": self.beta, "tol": self.tol,
+        options: dict[str, Any] = {"alpha": self.alpha, "beta": self.beta, "tol": self.tol,
                    "max_iter": self.max_iter, "spread": F.spread}
         data = (F.xx, F.xt, float(np.sum(F.tt ** 2)), stats.weight)
         if self.prior_mean is None and self.prior_precision is None:
             post = linear_gaussian_posterior(*data, **options)
         else:
-            M0 = _check_prior_mean(self.prior_mean, *F.xt.shape, self._single_output)
+            M0 = _check_prior_mean(self.prior_mean, F.xt.shape[0], F.xt.shape[1],
+                                   self._single_output)
             L = _prior_precision_factor(self.prior_precision, d)
             post = general_prior_posterior(*data, M0, L, **options)
         if not post.converged:
@@ -159,7 +166,7 @@ class BayesianLinearRegression(LinearRegressorBase):
         self.posterior_mean_ = W[0] if self._single_output else W
         return self
 
-    def predict(self, X, return_std=False):
+    def predict(self, X: MatrixLike, return_std: bool = False) -> Any:
         """Predictive mean, and with ``return_std`` its standard deviation.
 
         ``sigma_N^2(x) = 1/beta + (x - x_bar)^T S_N (x - x_bar) + 1/(beta N)``
@@ -193,7 +200,7 @@ class BayesianLinearRegression(LinearRegressorBase):
         std = np.sqrt(var)
         return mean, (std if mean.ndim == 1 else np.repeat(std[:, None], mean.shape[1], 1))
 
-    def sample_posterior(self, n_samples=1, random_state=None):
+    def sample_posterior(self, n_samples: int = 1, random_state: Any = None) -> np.ndarray:
         """Draws of ``[intercept, coef...]`` from the posterior (for plotting functions).
 
         Parameters
@@ -220,7 +227,8 @@ class BayesianLinearRegression(LinearRegressorBase):
         return draws[:, 0] if self._single_output else draws
 
 
-def _check_prior_mean(prior_mean, n_features, n_outputs, single_output):
+def _check_prior_mean(prior_mean: ArrayLike | None, n_features: int, n_outputs: int,
+                      single_output: bool) -> np.ndarray:
     """``m_0`` as an ``n_features x n_outputs`` array (zeros when ``None``)."""
     if prior_mean is None:
         return np.zeros((n_features, n_outputs))
@@ -241,7 +249,7 @@ def _check_prior_mean(prior_mean, n_features, n_outputs, single_output):
     return M0
 
 
-def _prior_precision_factor(prior_precision, n_features):
+def _prior_precision_factor(prior_precision: ArrayLike | None, n_features: int) -> np.ndarray:
     """Lower Cholesky factor ``L`` of ``P`` (a vector of square roots for a diagonal)."""
     if prior_precision is None:
         return np.ones(n_features)

@@ -1,10 +1,12 @@
-"""Least squares with an optional q-norm regulariser (the seeds' ``E_D + lambda E_W``)."""
+"""Least squares with an optional q-norm regulariser (Bishop 2006, §3.1.4 eq. 3.29)."""
 import warnings
 from numbers import Integral, Real
+from typing import Self
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._core.moments.least_squares import Moments
 from .._core.moments.lstsq import solve_factors
 from .._core.solvers.penalized import lasso_gram, lq_gram
 from ..exceptions import ConvergenceWarning
@@ -34,7 +36,7 @@ class LinearRegression(LinearRegressorBase):
     Parameters
     ----------
     alpha : float, default=0.0
-        Regularisation strength (the seeds' lambda). For ``q = 2`` it is the
+        Regularisation strength (``lambda`` of Bishop 2006, eq. 3.29). For ``q = 2`` it is the
         precision of a Gaussian prior: scikit-learn's ``Ridge(alpha=alpha)``;
         for ``q = 1`` it is scikit-learn's ``Lasso(alpha=alpha / (2 n))``.
     q : float, default=2.0
@@ -82,14 +84,15 @@ class LinearRegression(LinearRegressorBase):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, alpha=0.0, q=2.0, fit_intercept=True, tol=1e-10, max_iter=10000):
+    def __init__(self, alpha: float = 0.0, q: float = 2.0, fit_intercept: bool = True,
+                 tol: float = 1e-10, max_iter: int = 10000) -> None:
         self.alpha = alpha
         self.q = q
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
 
-    def _from_statistics(self, stats):
+    def _from_statistics(self, stats: Moments) -> Self:
         F = self._factors(stats)
         alpha, q = float(self.alpha), float(self.q)
         d, k = F.xt.shape

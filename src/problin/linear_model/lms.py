@@ -1,14 +1,19 @@
-"""Sequential least mean squares (the seeds' LMS algorithm)."""
+"""Sequential least mean squares (Widrow & Hoff 1960; Bishop 2006, §3.1.3 eq. 3.23)."""
 import functools
 import warnings
 from numbers import Integral, Real
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
-from .._dask.chunks import column_stats_chunk, is_dask
+from .._core.types import MatrixLike
+from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
+from .._dask.online import sequential_epoch
+from .._dask.reductions import dask_regression_data
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
 
@@ -89,8 +94,9 @@ class LMSRegressor(LinearRegressorBase):
         "fit_intercept": ["boolean"],
     }
 
-    def __init__(self, eta0=0.1, learning_rate="invscaling", power_t=1.0, max_iter=100,
-                 tol=1e-4, shuffle=True, random_state=None, fit_intercept=True):
+    def __init__(self, eta0: float = 0.1, learning_rate: str = "invscaling", power_t: float = 1.0,
+                 max_iter: int = 100, tol: float = 1e-4, shuffle: bool = True,
+                 random_state: Any = None, fit_intercept: bool = True) -> None:
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.power_t = power_t
@@ -100,7 +106,7 @@ class LMSRegressor(LinearRegressorBase):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
-    def fit(self, X, y):
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:  # type: ignore[override]  # no weights
         """Run up to ``max_iter`` epochs of LMS from zero weights.
 
         Parameters
@@ -130,7 +136,7 @@ class LMSRegressor(LinearRegressorBase):
         self.n_iter_ = epoch
         return self
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X: MatrixLike, y: ArrayLike) -> Self:  # type: ignore[override]  # as fit
         """One epoch of LMS over the batch ``(X, y)``, continuing from the current weights.
 
         Streaming semantics (see docs/streaming.md):
@@ -175,20 +181,18 @@ class LMSRegressor(LinearRegressorBase):
         self.n_iter_ = 1
         return self
 
-    def _data(self, X, y, reset):
+    def _data(self, X: MatrixLike, y: Any, reset: bool) -> tuple[Any, Any]:
         """``(X, T)``: validated rows and 2-D targets, numpy or (for Dask ``X``) Dask."""
         if not is_dask(X):
             X, T, _ = self._check_data(X, y, None, reset=reset)
             return X, T
-        from .._dask.reductions import dask_regression_data
         X, y = dask_regression_data(self, X, y, reset)
         return X, (y[:, None] if y.ndim == 1 else y)
 
-    def _start(self, X, T):
+    def _start(self, X: Any, T: Any) -> None:
         self._rng = check_random_state(self.random_state)
         self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
         if is_dask(X):  # one reduction pass over the chunks
-            from .._dask.chunks import reduce_chunks
             stats = reduce_chunks(column_stats_chunk, X)
         else:
             stats = column_stats(X)
@@ -204,10 +208,10 @@ class LMSRegressor(LinearRegressorBase):
         self._step = self.eta0 / max(square_norm, 1.0)
         self.t_ = 0
 
-    def _scaling(self):
+    def _scaling(self) -> ColumnScaling:
         return ColumnScaling(self._x_origin, self._x_offset, self._x_scale)
 
-    def _epoch(self, X, T):
+    def _epoch(self, X: Any, T: Any) -> float:
         """One pass of ``w <- w + eta (t_n - w^T phi_n) phi_n``; returns the largest move.
 
         Dask input runs the same per-row updates as a chain of chunk tasks
@@ -224,7 +228,6 @@ class LMSRegressor(LinearRegressorBase):
         scaling = self._scaling()
         before = self._W  # standardised weights [b_z, v]
         if is_dask(X):
-            from .._dask.online import sequential_epoch
             prepare = functools.partial(_dask_rows, scaling=scaling)
             W = sequential_epoch(step, before, prepare, X, T, order=order)
         else:
@@ -241,7 +244,8 @@ class LMSRegressor(LinearRegressorBase):
         return float(np.max(np.abs(W - before)))
 
 
-def _rows_step(W, first, X, T, eta, off):
+def _rows_step(W: np.ndarray, first: int, X: np.ndarray, T: np.ndarray, eta: float,
+               off: int) -> np.ndarray:
     """LMS over consecutive rows of an epoch: a new weight matrix (``W`` is not changed)."""
     W = W.copy()
     X = np.asarray(X, dtype=np.float64)
@@ -250,10 +254,10 @@ def _rows_step(W, first, X, T, eta, off):
     return W
 
 
-def _dask_rows(k, lo, Xb, Tb, scaling):
+def _dask_rows(k: int, lo: int, Xb: np.ndarray, Tb: np.ndarray,
+               scaling: ColumnScaling) -> tuple[np.ndarray, np.ndarray]:
     """Chunk ``k`` of Dask input as standardised float rows and targets; NaN or inf
     named by chunk."""
-    from .._dask.chunks import _check_chunk
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, lo, "X", Xb)
     Tb = np.asarray(Tb, dtype=np.float64)  # 2-D: ``_data`` gives every target a column
@@ -261,7 +265,7 @@ def _dask_rows(k, lo, Xb, Tb, scaling):
     return scaling.transform(Xb), Tb
 
 
-def _lms_pass(w, X, t, eta, off):
+def _lms_pass(w: np.ndarray, X: np.ndarray, t: np.ndarray, eta: float, off: int) -> np.ndarray:
     """``w <- w + eta (t_n - w^T phi_n) phi_n`` over the rows, ``phi_n = [1, x_n]`` if ``off``."""
     v, b = w[off:].copy(), float(w[0]) if off else 0.0
     for x, tn in zip(X, t.tolist()):

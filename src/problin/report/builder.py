@@ -1,4 +1,8 @@
 """Build the HTML report of a fitted model on a dataset (``problin report``)."""
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -18,7 +22,8 @@ _ORDER = ["Decision regions", "Class probabilities", "Uncertainty", "Predictive 
           "Optimiser trace"]
 
 
-def choose_features(model, X, names, requested=None):
+def choose_features(model: Any, X: Any, names: Sequence[str],
+                    requested: Sequence[str] | None = None) -> list[int]:
     """Indices of the (at most two) features to plot: ``requested`` names, else the two
     with the largest coefficients in standard-deviation units, else the first two."""
     if requested:
@@ -38,7 +43,8 @@ def choose_features(model, X, names, requested=None):
     return list(range(min(d, 2)))
 
 
-def _classifier_metrics(model, X, y, pred, proba, classes):
+def _classifier_metrics(model: Any, X: Any, y: np.ndarray, pred: np.ndarray,
+                        proba: np.ndarray | None, classes: Sequence[Any]) -> dict[str, Any]:
     scores = {"accuracy": float(np.mean(pred == y))}
     if proba is not None:
         if hasattr(model, "predict_log_proba"):
@@ -51,11 +57,12 @@ def _classifier_metrics(model, X, y, pred, proba, classes):
     return scores
 
 
-def _known_labels(y, classes):
+def _known_labels(y: Any, classes: Any) -> np.ndarray:
     return np.isin(np.asarray(y), np.asarray(classes))
 
 
-def _far_rows(X, names, classifier):
+def _far_rows(X: Any, names: Sequence[str],
+              classifier: bool) -> tuple[np.ndarray | None, str | None]:
     """``(mask, note)``: the rows holding feature values beyond ``MAX_MAGNITUDE`` (1e144)
     and a note naming them, or ``(None, None)``. Classifiers score such rows (their
     probabilities are computed by per-row scaling), but a plot axis spanning them
@@ -76,7 +83,7 @@ def _far_rows(X, names, classifier):
                      "left out of the scores and plots."))
 
 
-def _plot_rows(dense, y, far):
+def _plot_rows(dense: Any, y: Any, far: np.ndarray | None) -> tuple[Any, Any]:
     """The rows the plots show: all but the ``far`` ones (``None`` if none is left)."""
     if dense is None or far is None:
         return dense, y
@@ -84,7 +91,7 @@ def _plot_rows(dense, y, far):
     return (dense[keep] if keep.any() else None), (None if y is None else y[keep])
 
 
-def _require_finite(est, values, what, far):
+def _require_finite(est: Any, values: np.ndarray, what: str, far: np.ndarray | None) -> None:
     """A clear error if the model gave NaN or infinite ``what`` for some rows."""
     values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
     bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
@@ -96,8 +103,10 @@ def _require_finite(est, values, what, far):
                          f"{why}: the report needs finite values; remove or rescale them.")
 
 
-def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=None,
-                 title=None, source=None, progress=None):
+def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[str] | None = None,
+                 bundle: Any = None, features: Sequence[str] | None = None,
+                 title: str | None = None, source: str | None = None,
+                 progress: Callable[[], Any] | None = None) -> str:
     """The HTML report of a fitted model evaluated on ``X`` (and ``y`` when given).
 
     Parameters
@@ -138,7 +147,8 @@ def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=
     meta = describe_model(model, bundle, [(
         "data", f"{source or 'given arrays'}: {X.shape[0]} rows, {d} feature{'s' * (d != 1)}"
         + ("" if y is not None else " (no target column: no scores)"))])
-    tables, figures, notes = [], [], [] if far_note is None else [far_note]
+    figures: list[tuple[str, str | None, str]] = []
+    tables, notes = [], [] if far_note is None else [far_note]
     if y is not None:
         y = np.asarray(y)
     if classifier:
@@ -208,10 +218,11 @@ def build_report(model, X, y=None, *, feature_names=None, bundle=None, features=
     return page
 
 
-build_report.n_steps = 5
+build_report.n_steps = 5  # type: ignore[attr-defined]  # sections, for the CLI's progress bar
 
 
-def write_report(path, model, X, y=None, **kwargs):
+def write_report(path: str | os.PathLike[str], model: Any, X: Any, y: Any = None,
+                 **kwargs: Any) -> str | os.PathLike[str]:
     """Write :func:`build_report` to ``path`` (UTF-8)."""
     page = build_report(model, X, y, **kwargs)
     with open(path, "w", encoding="utf-8") as fh:

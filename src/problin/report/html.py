@@ -1,6 +1,7 @@
 """The report's page: one self-contained HTML file (inline CSS, images as data URIs,
 no scripts, no network access)."""
 import html
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -26,13 +27,14 @@ img { max-width: 100%; height: auto; border: 1px solid #eee; }
 """
 
 
-def _table_html(table, digits=6):
+def _table_html(table: pd.DataFrame, digits: int = 6) -> str:
     index = not isinstance(table.index, pd.RangeIndex)  # plain row numbers are noise
     return table.to_html(border=0, na_rep="-", index=index,
                          float_format=lambda v: f"{v:.{digits}g}")
 
 
-def render_page(title, meta_lines, tables, figures, notes=()):
+def render_page(title: str, meta_lines: Iterable[str], tables: Iterable[tuple[str, pd.DataFrame]],
+                figures: Iterable[tuple[str, str | None, str]], notes: Iterable[str] = ()) -> str:
     """Assemble the page.
 
     Parameters

@@ -5,11 +5,17 @@ Every function takes the fitted model (an estimator or a Pipeline) and plain arr
 returns a data URI, or ``None`` when the plot does not apply.
 """
 import base64
+import inspect
 import io
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from sklearn.metrics import auc, roc_curve
 
 from .tables import final_estimator
 
@@ -19,26 +25,26 @@ __all__ = ["confusion_plot", "roc_plot", "calibration_plot", "regions_plot",
 _MAX_POINTS = 2000
 
 
-def _figure(width=5.2, height=4.0):
+def _figure(width: float = 5.2, height: float = 4.0) -> Figure:
     fig = Figure(figsize=(width, height), dpi=96, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def to_data_uri(fig):
+def to_data_uri(fig: Figure) -> str:
     """A PNG ``data:`` URI of a matplotlib Figure."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _subsample(n, rng=0):
+def _subsample(n: int, rng: int = 0) -> np.ndarray:
     if n <= _MAX_POINTS:
         return np.arange(n)
     return np.sort(np.random.default_rng(rng).choice(n, _MAX_POINTS, replace=False))
 
 
-def confusion_plot(classes, y, pred):
+def confusion_plot(classes: Sequence[Any], y: np.ndarray, pred: np.ndarray) -> str:
     """Confusion matrix: counts of true (rows) against predicted (columns) classes."""
     k = len(classes)
     index = {c: i for i, c in enumerate(classes)}
@@ -61,7 +67,7 @@ def confusion_plot(classes, y, pred):
     return to_data_uri(fig)
 
 
-def _scores(model, X):
+def _scores(model: Any, X: Any) -> np.ndarray | None:
     if hasattr(model, "predict_proba"):
         return model.predict_proba(X)
     if hasattr(model, "decision_function"):
@@ -70,9 +76,8 @@ def _scores(model, X):
     return None
 
 
-def roc_plot(model, X, y, classes):
+def roc_plot(model: Any, X: Any, y: np.ndarray, classes: Sequence[Any]) -> str | None:
     """ROC curve (binary) or one-vs-rest ROC curves (K > 2), with the areas under them."""
-    from sklearn.metrics import auc, roc_curve
     scores = _scores(model, X)
     if scores is None:
         return None
@@ -93,7 +98,8 @@ def roc_plot(model, X, y, classes):
     return to_data_uri(fig)
 
 
-def calibration_plot(proba, y, classes, n_bins=10):
+def calibration_plot(proba: np.ndarray | None, y: np.ndarray, classes: Sequence[Any],
+                     n_bins: int = 10) -> str | None:
     """Reliability diagram: mean predicted probability against observed frequency, in
     equal-width bins (binary: of the second class; K > 2: of the predicted class)."""
     if proba is None:
@@ -123,7 +129,8 @@ def calibration_plot(proba, y, classes, n_bins=10):
     return to_data_uri(fig)
 
 
-def grid_frame(X, names, features, n=120):
+def grid_frame(X: np.ndarray, names: list[str], features: Sequence[int],
+               n: int = 120) -> tuple[np.ndarray, list[np.ndarray]]:
     """A grid over two features (all others held at their mean) and its axes."""
     X = np.asarray(X, dtype=np.float64)
     axes = []
@@ -138,12 +145,12 @@ def grid_frame(X, names, features, n=120):
     return G, axes
 
 
-def _as_input(model, G, names):
-    import pandas as pd
+def _as_input(model: Any, G: np.ndarray, names: list[str]) -> Any:
     return pd.DataFrame(G, columns=names) if hasattr(model, "feature_names_in_") else G
 
 
-def regions_plot(model, X, y, names, features, classes):
+def regions_plot(model: Any, X: np.ndarray, y: np.ndarray | None, names: list[str],
+                 features: Sequence[int], classes: Sequence[Any]) -> str | None:
     """Decision regions and class-probability contours over two features (one feature:
     the class probabilities along it), the other features held at their mean."""
     X = np.asarray(X, dtype=np.float64)
@@ -172,7 +179,6 @@ def regions_plot(model, X, y, names, features, classes):
     Gin = _as_input(model, G, names)
     pred = np.asarray(model.predict(Gin))
     codes = np.searchsorted(np.asarray(classes), pred).reshape(len(ys), len(xs))
-    from matplotlib.colors import ListedColormap
     colours = [f"C{k % 10}" for k in range(len(classes))]
     ax.contourf(xs, ys, codes, levels=np.arange(len(classes) + 1) - 0.5,
                 cmap=ListedColormap(colours), alpha=0.25)
@@ -195,11 +201,11 @@ def regions_plot(model, X, y, names, features, classes):
     return to_data_uri(fig)
 
 
-def _activation_std(model, G):
+def _activation_std(model: Any, G: np.ndarray) -> np.ndarray | None:
     """Posterior std of the activation (linear predictor) over the rows of ``G``: the
     model's ``predict_activation`` (largest over the class logits for K > 2), else
-    ``sqrt(x~^T S x~)``, ``x~ = [1, x]``, from ``posterior_cov_`` (DESIGN: [intercept,
-    coef...]); ``None`` for models without a posterior."""
+    ``sqrt(x~^T S x~)``, ``x~ = [1, x]``, from ``posterior_cov_`` (ordered ``[intercept,
+    coef...]``, docs/design.md); ``None`` for models without a posterior."""
     est = final_estimator(model)
     Z = model[:-1].transform(G) if hasattr(model, "steps") else G
     if hasattr(est, "predict_activation"):
@@ -213,11 +219,11 @@ def _activation_std(model, G):
     return np.sqrt(np.clip(np.einsum("ij,jk,ik->i", Zt, cov, Zt), 0.0, None))
 
 
-def uncertainty_plot(model, X, y, names, features):
+def uncertainty_plot(model: Any, X: np.ndarray, y: np.ndarray | None, names: list[str],
+                     features: Sequence[int]) -> str | None:
     """Predictive uncertainty of a Bayesian model: regression, mean ± 2 predictive std
     along one feature; binary classification, the posterior std of the activation over
     two features. ``None`` for models without a posterior."""
-    import inspect
     est = final_estimator(model)
     X = np.asarray(X, dtype=np.float64)
     fig = _figure()
@@ -263,7 +269,7 @@ def uncertainty_plot(model, X, y, names, features):
     return to_data_uri(fig)
 
 
-def regression_plot(y, pred, kind):
+def regression_plot(y: np.ndarray, pred: np.ndarray, kind: str) -> str:
     """``kind="actual"``: predicted against actual values; ``"residuals"``: residuals
     against predicted values."""
     y, pred = np.asarray(y, dtype=np.float64), np.asarray(pred, dtype=np.float64)
@@ -286,7 +292,7 @@ def regression_plot(y, pred, kind):
     return to_data_uri(fig)
 
 
-def trace_plot(history, label):
+def trace_plot(history: Sequence[float] | np.ndarray | None, label: str) -> str | None:
     """The optimiser's trace: ``history_`` per iteration (log scale when positive)."""
     h = np.asarray(history, dtype=np.float64).ravel()
     h = h[np.isfinite(h)]

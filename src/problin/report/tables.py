@@ -1,16 +1,19 @@
 """Tables of fitted parameters, shared by ``problin fit``/``summary`` and the HTML report."""
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 __all__ = ["final_estimator", "parameter_table", "format_table", "describe_model"]
 
 
-def final_estimator(model):
+def final_estimator(model: Any) -> Any:
     """The last step of a Pipeline, or the model itself."""
     return model[-1] if hasattr(model, "steps") else model
 
 
-def _names(est, n, feature_names):
+def _names(est: Any, n: int, feature_names: Sequence[str] | None) -> list[str]:
     names = getattr(est, "feature_names_in_", None)
     if names is not None and len(names) == n:
         return [str(v) for v in names]
@@ -19,7 +22,7 @@ def _names(est, n, feature_names):
     return [f"x{j}" for j in range(n)]
 
 
-def parameter_table(model, feature_names=None):
+def parameter_table(model: Any, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
     """The model's parameters as a DataFrame indexed by parameter name.
 
     ``summary()`` for models that have it (GLMs: coefficients with standard errors, z,
@@ -34,8 +37,8 @@ def parameter_table(model, feature_names=None):
         if getattr(est, "feature_names_in_", None) is None and feature_names is not None \
                 and len(feature_names) == getattr(est, "n_features_in_", -1):
             # fitted on arrays (sparse data, or after a scaler): x0, x1, ... by their names
-            names = {f"x{j}": str(n) for j, n in enumerate(feature_names)}
-            table = table.rename(index=names, level=table.index.nlevels - 1
+            renames = {f"x{j}": str(n) for j, n in enumerate(feature_names)}
+            table = table.rename(index=renames, level=table.index.nlevels - 1
                                  if table.index.nlevels > 1 else None)
         return table
     classes = [str(c) for c in getattr(est, "classes_", [])]
@@ -66,14 +69,15 @@ def parameter_table(model, feature_names=None):
     return pd.DataFrame()
 
 
-def format_table(table, digits=6):
+def format_table(table: pd.DataFrame, digits: int = 6) -> str:
     """An aligned plain-text rendering of a DataFrame (``-`` for missing values)."""
     if table.empty:
         return "(no parameters to show)"
     return table.to_string(na_rep="-", float_format=lambda v: f"{v:.{digits}g}")
 
 
-def describe_model(model, bundle=None, extra=()):
+def describe_model(model: Any, bundle: Any = None,
+                   extra: Iterable[tuple[str, Any]] = ()) -> list[str]:
     """Lines describing a model: its class, non-default parameters, target and data
     encoding; ``extra`` (label, value) pairs follow the model line. Labels are aligned."""
     est = final_estimator(model)
@@ -98,8 +102,8 @@ def describe_model(model, bundle=None, extra=()):
         enc = bundle.encoding or {}
         cats = [c["name"] for c in enc.get("columns", []) if c.get("kind") == "categorical"]
         if enc:
-            kinds = {"table": "CSV/Parquet columns", "libsvm": "LibSVM (sparse)",
-                     "npz": ".npz arrays"}
+            kinds: dict[Any, str] = {"table": "CSV/Parquet columns",
+                                     "libsvm": "LibSVM (sparse)", "npz": ".npz arrays"}
             rows.append(("encoding", kinds.get(enc.get("format"), str(enc.get("format")))
                          + (f"; one-hot encoded: {', '.join(cats)}" if cats else "")))
         rows.append(("problin", bundle.problin_version))
@@ -111,7 +115,7 @@ def describe_model(model, bundle=None, extra=()):
     return [f"{label + ':':<{width}}{value}" for label, value in rows]
 
 
-def _default_constructible(est):
+def _default_constructible(est: Any) -> bool:
     try:
         type(est)()
     except TypeError:
@@ -119,7 +123,7 @@ def _default_constructible(est):
     return True
 
 
-def _same(a, b):
+def _same(a: Any, b: Any) -> bool:
     try:
         return bool(np.all(a == b)) and type(a) is type(b)
     except (TypeError, ValueError):

@@ -5,23 +5,21 @@ Rows whose activation moments overflow (``x^T S x`` at a row holding 1e200) or
 whose sampled activations are ``inf - inf`` are recomputed on scaled rows
 ``u = x / s`` as in :mod:`problin._core.extreme`.
 """
+from typing import Any
+
 import numpy as np
 from scipy import special
 
 from ..extreme import ROWS, dense_rows, row_scale
 from ..numerics import log_sigmoid, log_softmax
-from .logistic import (
-    _activations,
-    _draw_log_proba,
-    activation_moments,
-    moderated_log_proba,
-    sampled_log_proba,
-)
+from ..types import Matrix
+from .logistic import activation_moments, moderated_log_proba
+from .sampled import _activations, _draw_log_proba, sampled_log_proba
 
 __all__ = ["moderated_predict", "sampled_predict", "fix_sampled_rows"]
 
 
-def _scaled_design(X, rows, intercept):
+def _scaled_design(X: Matrix, rows: np.ndarray, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(Phi_u, s)``: the design rows ``[1, x]`` of ``rows`` divided by their scale."""
     F = dense_rows(X, rows)
     Phi = np.column_stack([np.ones(F.shape[0]), F]) if intercept else F
@@ -29,7 +27,7 @@ def _scaled_design(X, rows, intercept):
     return Phi / s[:, None], s
 
 
-def _probit_ratio(num, var_u, s):
+def _probit_ratio(num: np.ndarray, var_u: np.ndarray, s: np.ndarray) -> np.ndarray:
     """``kappa(s^2 var_u) s num = num / sqrt(s^-2 + pi var_u / 8)``: MacKay's moderated
     activation from scaled moments (``+-inf`` where the variance vanishes)."""
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
@@ -39,7 +37,8 @@ def _probit_ratio(num, var_u, s):
     return np.where(num == 0, 0.0, r)
 
 
-def _moderated_rows(U, s, mean, cov, n_blocks):
+def _moderated_rows(U: np.ndarray, s: np.ndarray, mean: np.ndarray, cov: np.ndarray,
+                    n_blocks: int) -> np.ndarray:
     """:func:`~problin._core.bayes.logistic.moderated_log_proba` of scaled design rows ``U``:
     the same formulas with ``mu = s mu_u`` and ``var = s^2 var_u`` kept apart."""
     p = mean.size // n_blocks
@@ -57,7 +56,8 @@ def _moderated_rows(U, s, mean, cov, n_blocks):
     return log_softmax(-special.logsumexp(logits, axis=2), axis=1)
 
 
-def moderated_predict(X, intercept, mean, cov, n_blocks, block=None):
+def moderated_predict(X: Matrix, intercept: bool, mean: np.ndarray, cov: np.ndarray, n_blocks: int,
+                      block: Any = None) -> np.ndarray:
     """Moderated log predictive probabilities (``bayes.moderated_log_proba`` of
     ``bayes.activation_moments``) that are never NaN and stay exact far from
     the data: rows whose moments overflow (``x^T S x`` of a row at 1e200), or
@@ -81,7 +81,8 @@ def moderated_predict(X, intercept, mean, cov, n_blocks, block=None):
     return out
 
 
-def sampled_predict(X, intercept, draws, n_blocks, block=None):
+def sampled_predict(X: Matrix, intercept: bool, draws: np.ndarray, n_blocks: int,
+                    block: Any = None) -> np.ndarray:
     """``bayes.sampled_log_proba`` that is never NaN: rows whose activations overflow
     (``inf - inf`` at rows holding 1e308) are recomputed by :func:`fix_sampled_rows`."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -89,7 +90,8 @@ def sampled_predict(X, intercept, draws, n_blocks, block=None):
     return fix_sampled_rows(out, X, intercept, draws, n_blocks)
 
 
-def fix_sampled_rows(out, X, intercept, draws, n_blocks):
+def fix_sampled_rows(out: np.ndarray, X: Matrix, intercept: bool, draws: np.ndarray,
+                     n_blocks: int) -> np.ndarray:
     """``out`` (``bayes.sampled_log_proba``) with its NaN rows (activations
     ``inf - inf`` at rows holding 1e308) recomputed from scaled rows: the
     activations ``s (phi_u^T w)`` are then finite or ``+-inf``, averaged over

@@ -12,6 +12,9 @@ Robbins-Monro recursion on ``ln eps`` towards an acceptance rate of 0.8
 +-20 % per iteration; all chains advance together (each gradient is one
 ``X W`` and one ``X^T R`` product for the chains' columns).
 """
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 __all__ = ["hmc_sampler"]
@@ -20,7 +23,9 @@ _TARGET_ACCEPTANCE = 0.8
 _LENGTH = 1.5
 
 
-def _leapfrog(value_and_grad, z, g, momentum, eps, n_steps):
+def _leapfrog(value_and_grad: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], z: np.ndarray,
+              g: np.ndarray, momentum: np.ndarray, eps: Any,
+              n_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``n_steps`` leapfrog steps from ``(z, momentum)``; returns the end point, its
     log density and gradient and the final momentum."""
     m = momentum + 0.5 * eps * g
@@ -32,8 +37,10 @@ def _leapfrog(value_and_grad, z, g, momentum, eps, n_steps):
     return z, v, g, m + 0.5 * eps * g
 
 
-def hmc_sampler(value_and_grad, loc, cov_factor, *, n_chains, n_draws, n_warmup, rng,
-                progress=None):
+def hmc_sampler(value_and_grad: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                loc: np.ndarray, cov_factor: np.ndarray, *, n_chains: int, n_draws: int,
+                n_warmup: int, rng: np.random.Generator,
+                progress: Callable[..., Any] | None = None) -> tuple[np.ndarray, float]:
     """Draws of the density whose log and gradient ``value_and_grad(W)`` gives (rows).
 
     ``loc`` and ``cov_factor`` (``U``, covariance ``U^T U``) whiten the
@@ -43,7 +50,7 @@ def hmc_sampler(value_and_grad, loc, cov_factor, *, n_chains, n_draws, n_warmup,
     """
     p = loc.size
 
-    def whitened(Z):
+    def whitened(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with np.errstate(over="ignore", invalid="ignore"):
             v, g = value_and_grad(loc + Z @ cov_factor)
         return v, g @ cov_factor.T

@@ -75,16 +75,17 @@ class GaussianPosterior:
     n_iter: int
     converged: bool
 
-    def cov_factor(self):
+    def cov_factor(self) -> np.ndarray:
         """``F`` with ``S_N = F F^T``."""
         return self.eigvecs / np.sqrt(self.alpha + self.beta * self.eigvals)
 
-    def covariance(self):
+    def covariance(self) -> np.ndarray:
         F = self.cov_factor()
         return F @ F.T
 
 
-def _spectrum(R, r, spread=1.0):
+def _spectrum(R: np.ndarray, r: np.ndarray,
+              spread: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(s, V, z)``: singular values and right vectors of ``R`` (D x D) and ``z = U^T r``.
 
     Zero columns (constant features) are left out of the SVD and get ``s = 0``
@@ -105,7 +106,7 @@ def _spectrum(R, r, spread=1.0):
     return s, V, U.T @ r  # components of z beyond the live ones meet s = 0
 
 
-def _graded_svd(A):
+def _graded_svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Full SVD ``(U, s, V^T)`` of a tall ``A``, accurate for graded columns.
 
     The columns of ``R`` carry the units of the features (1 next to 1e7 for
@@ -130,7 +131,8 @@ def _graded_svd(A):
         return linalg.svd(A, check_finite=False, lapack_driver="gesvd")
 
 
-def _posterior_in_eigenbasis(s, z, residual, alpha, beta):
+def _posterior_in_eigenbasis(s: np.ndarray, z: np.ndarray, residual: float, alpha: float,
+                             beta: float) -> tuple[np.ndarray, float, float]:
     """Posterior means (eigen coordinates), residual sum of squares and sum |m|^2."""
     denom = alpha + beta * s * s
     M = (beta * s / denom)[:, None] * z
@@ -138,8 +140,10 @@ def _posterior_in_eigenbasis(s, z, residual, alpha, beta):
     return M, float(np.sum(miss * miss)) + residual, float(np.sum(M * M))
 
 
-def linear_gaussian_posterior(R, r, residual, n, *, alpha=None, beta=None, tol=1e-10,
-                              max_iter=1000, spread=1.0):
+def linear_gaussian_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: float, *,
+                              alpha: float | None = None, beta: float | None = None,
+                              tol: float = 1e-10, max_iter: int = 1000,
+                              spread: float = 1.0) -> GaussianPosterior:
     """Posterior for data with factors ``Phi^T Phi = R^T R``, ``Phi^T T = R^T r``.
 
     ``residual`` is ``|T|^2 - |r|^2``, what no weights can fit (``|r_tt|^2``),
@@ -180,7 +184,7 @@ def linear_gaussian_posterior(R, r, residual, n, *, alpha=None, beta=None, tol=1
     return GaussianPosterior(a, b, V @ M, lam, V, gamma, float(log_evidence), n_iter, converged)
 
 
-def _hyper_rates(R, Stt, n, k):
+def _hyper_rates(R: np.ndarray, Stt: float, n: float, k: int) -> tuple[float, float]:
     """Rates of the hyperpriors on ``alpha`` and ``beta``: ``_HYPER`` times the
     squared unit of the weights (``var(t) / var(x)``, geometric mean over the
     columns of ``R^T R / n``) and of the residuals (``var(t)``). Scale-free:
@@ -193,8 +197,11 @@ def _hyper_rates(R, Stt, n, k):
     return _HYPER * var_t / var_x, _HYPER * var_t
 
 
-def general_prior_posterior(R, r, residual, n, prior_mean, prior_chol, *, alpha=None,
-                            beta=None, tol=1e-10, max_iter=1000, spread=1.0):
+def general_prior_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: float,
+                            prior_mean: np.ndarray, prior_chol: np.ndarray, *,
+                            alpha: float | None = None, beta: float | None = None,
+                            tol: float = 1e-10, max_iter: int = 1000,
+                            spread: float = 1.0) -> GaussianPosterior:
     """Posterior under the prior ``w_k ~ N(m_0k, (alpha L L^T)^-1)``.
 
     ``prior_mean`` is ``D x K`` (one column per output), ``prior_chol`` the lower
@@ -213,14 +220,14 @@ def general_prior_posterior(R, r, residual, n, prior_mean, prior_chol, *, alpha=
     return post
 
 
-def _whiten_rows(A, L):
+def _whiten_rows(A: np.ndarray, L: np.ndarray) -> np.ndarray:
     """``L^-1 A``."""
     if L.ndim == 1:
         return A / L.reshape(-1, *([1] * (A.ndim - 1)))
     return linalg.solve_triangular(L, A, lower=True, check_finite=False)
 
 
-def _unwhiten(A, L):
+def _unwhiten(A: np.ndarray, L: np.ndarray) -> np.ndarray:
     """``L^-T A``."""
     if L.ndim == 1:
         return A / L.reshape(-1, *([1] * (A.ndim - 1)))

@@ -17,17 +17,20 @@ Model: ``t_n ~ Bernoulli(sigma(a_n))``, ``a_n = phi_n^T w``, prior ``w ~ N(0, P^
 Pure functions of a :class:`~problin._core.model.design.Design` and arrays; nothing
 here imports an estimator. Covariances come from Cholesky factors, never ``inv``.
 """
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import special
 
-from ..blocks import block_rows, iter_blocks, reduce_row_ranges
+from ..blocks import block_rows, iter_blocks
 from ..linalg import cholesky
 from ..numerics import log_sigmoid, log_softmax
+from ..types import Matrix
 
 __all__ = ["gaussian_from_precision", "laplace_log_evidence", "upper_factor",
-           "activation_moments", "probit_kappa", "moderated_log_proba", "sampled_log_proba",
+           "activation_moments", "probit_kappa", "moderated_log_proba",
            "draw_gaussian", "mackay_alpha", "jj_lambda", "VariationalPosterior",
            "jaakkola_jordan"]
 
@@ -35,7 +38,7 @@ _LOG_2PI = np.log(2.0 * np.pi)
 _EPS = np.finfo(np.float64).eps
 
 
-def gaussian_from_precision(H):
+def gaussian_from_precision(H: np.ndarray) -> tuple[np.ndarray, float]:
     """``(S, ln|H|)``: the covariance ``S = H^-1`` and log-determinant of a precision ``H``.
 
     Cholesky with jitter (``linalg.cholesky``), inverse from the factor (LAPACK ``potri``).
@@ -44,7 +47,7 @@ def gaussian_from_precision(H):
     return chol.inverse(), chol.logdet()
 
 
-def laplace_log_evidence(f_map, prior_diag, hessian_logdet):
+def laplace_log_evidence(f_map: float, prior_diag: np.ndarray, hessian_logdet: float) -> float:
     """Laplace approximation ``ln p(t) ~ -f(w_MAP) + ln|P| / 2 - ln|H| / 2``.
 
     ``f`` is the negative log-likelihood plus ``w^T P w / 2`` for the diagonal
@@ -58,19 +61,21 @@ def laplace_log_evidence(f_map, prior_diag, hessian_logdet):
     return float(-f_map + 0.5 * logdet - 0.5 * hessian_logdet)
 
 
-def upper_factor(S):
+def upper_factor(S: np.ndarray) -> np.ndarray:
     """``U`` with ``S = U^T U`` (Cholesky with jitter; a zero matrix gives zero)."""
     if not np.any(S):
         return np.zeros_like(S)
     return np.triu(cholesky(S).factor[0])
 
 
-def _dense_design_block(Xb, intercept):
+def _dense_design_block(Xb: Matrix, intercept: bool) -> np.ndarray:
     Xb = Xb.toarray() if hasattr(Xb, "toarray") else np.asarray(Xb, dtype=np.float64)
     return np.column_stack([np.ones(Xb.shape[0]), Xb]) if intercept else Xb
 
 
-def activation_moments(X, intercept, mean, cov, n_blocks=1, full=False, block=None):
+def activation_moments(X: Matrix, intercept: bool, mean: np.ndarray, cov: np.ndarray,
+                       n_blocks: int = 1, full: bool = False,
+                       block: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Mean and covariance of the activations ``a_k = [1, x]^T w_k`` under ``N(mean, cov)``.
 
     ``mean`` stacks ``n_blocks`` parameter blocks ``[intercept, coef...]``
@@ -99,13 +104,13 @@ def activation_moments(X, intercept, mean, cov, n_blocks=1, full=False, block=No
     return mu, var
 
 
-def probit_kappa(var):
+def probit_kappa(var: Any) -> np.ndarray:
     """``kappa(sigma^2) = (1 + pi sigma^2 / 8)^-1/2``: ``int sigma(a) N(a|mu, sigma^2) da ~
     sigma(kappa mu)`` (matching the probit ``Phi(sqrt(pi/8) a)`` to the logistic)."""
     return 1.0 / np.sqrt(1.0 + (np.pi / 8.0) * np.asarray(var, dtype=np.float64))
 
 
-def moderated_log_proba(mu, var):
+def moderated_log_proba(mu: np.ndarray, var: np.ndarray) -> np.ndarray:
     """Log predictive probabilities from activation moments.
 
     Binary (``mu``, ``var`` of shape ``(n, 1)``): ``[ln sigma(-kappa mu),
@@ -125,75 +130,21 @@ def moderated_log_proba(mu, var):
     return log_softmax(log_p, axis=1)
 
 
-def _activations(Phi, draws, n_blocks):
-    """``(rows, S, n_blocks)`` activations of every row under every draw (one GEMM)."""
-    p = draws.shape[1] // n_blocks
-    return (Phi @ draws.reshape(-1, p).T).reshape(Phi.shape[0], draws.shape[0], n_blocks)
-
-
-def _draw_log_proba(A):
-    """Per-draw log class probabilities from activations (binary: one column)."""
-    if A.shape[2] == 1:
-        return np.stack([log_sigmoid(-A[:, :, 0]), log_sigmoid(A[:, :, 0])], axis=2)
-    return log_softmax(A, axis=2)
-
-
-def _draw_proba_sums(A):
-    """``sum_s p(C_k | x, w_s)`` per row and class, from activations."""
-    if A.shape[2] == 1:
-        a = A[:, :, 0]
-        return np.column_stack([special.expit(-a).sum(axis=1), special.expit(a).sum(axis=1)])
-    return special.softmax(A, axis=2).sum(axis=1)
-
-
-def sampled_log_proba(X, intercept, draws, n_blocks=1, batch=256, block=None):
-    """Monte Carlo predictive ``ln (1/S sum_s p(C | x, w_s))`` over posterior draws.
-
-    ``draws`` is ``(S, n_blocks * p)``. The sum of the draws' probabilities
-    (each class's from its own ``sigma`` or softmax, never ``1 - p``) has full
-    relative precision, so its logarithm is exact; only where that sum
-    underflows (activations beyond ~700) are those rows averaged in log space
-    (``logsumexp``). By row blocks and batches of draws; ``block`` maps each
-    row block of ``X`` first (centring, for draws at the centre of the data).
-    """
-    S = draws.shape[0]
-    K = 2 if n_blocks == 1 else n_blocks
-    out = np.empty((X.shape[0], K))
-    rows = block_rows(min(S, batch) * n_blocks)
-
-    def work(lo, hi):  # row ranges in parallel threads (the ufuncs release the GIL)
-        for start, stop, Xb in iter_blocks(X, rows=rows, start=lo, stop=hi):
-            Phi = _dense_design_block(Xb if block is None else block(Xb), intercept)
-            total = np.zeros((stop - start, K))
-            for b in range(0, S, batch):
-                total += _draw_proba_sums(_activations(Phi, draws[b:b + batch], n_blocks))
-            tiny = np.any(total < 1e-250, axis=1)
-            total[tiny] = 1.0
-            out[start:stop] = np.log(total) - np.log(S)
-            if np.any(tiny):
-                logs = np.full((int(tiny.sum()), K), -np.inf)
-                for b in range(0, S, batch):
-                    A = _activations(Phi[tiny], draws[b:b + batch], n_blocks)
-                    logs = np.logaddexp(logs, special.logsumexp(_draw_log_proba(A), axis=1))
-                out[start:stop][tiny] = logs - np.log(S)
-        return 0.0
-
-    reduce_row_ranges(work, X.shape[0], rows)
-    return out
-
-
-def draw_gaussian(mean, cov, n_draws, rng):
+def draw_gaussian(mean: np.ndarray, cov: np.ndarray, n_draws: int,
+                  rng: np.random.Generator) -> np.ndarray:
     """``n_draws`` draws of ``N(mean, cov)`` as rows: ``mean + z U`` with ``cov = U^T U``."""
     Z = rng.standard_normal((n_draws, mean.size))
     return mean + Z @ upper_factor(cov)
 
 
-def mackay_alpha(reestimate, alpha0=1.0, *, bounds=(1e-8, 1e8), tol=1e-6, max_iter=100):
+def mackay_alpha(reestimate: Callable[[float], float], alpha0: float = 1.0, *,
+                 bounds: tuple[float, float] = (1e-8, 1e8), tol: float = 1e-6,
+                 max_iter: int = 100) -> tuple[float, bool]:
     """Fixed point ``alpha = gamma(alpha) / |w_MAP(alpha)|^2`` of MacKay's re-estimation.
 
     ``reestimate(alpha)`` fits at ``alpha`` and returns ``gamma / |w|^2``, with
     ``gamma = D - alpha tr(S_ww)`` the effective number of well-determined
-    weights (MacKay 1992; Bishop, PRML 3.92 and 5.178). The fixed point is the
+    weights (MacKay 1992; Bishop 2006, eq. 3.92 and §5.7). The fixed point is the
     stationary point of the Laplace evidence when the data Hessian's change
     with ``w_MAP`` is neglected (exact for a Gaussian likelihood).
 
@@ -236,7 +187,7 @@ def mackay_alpha(reestimate, alpha0=1.0, *, bounds=(1e-8, 1e8), tol=1e-6, max_it
     return float(np.exp(s)), False
 
 
-def jj_lambda(xi):
+def jj_lambda(xi: np.ndarray) -> np.ndarray:
     """``lambda(xi) = (sigma(xi) - 1/2) / (2 xi) = tanh(xi / 2) / (4 xi)``; ``1/8`` at 0."""
     xi = np.abs(np.asarray(xi, dtype=np.float64))
     small = xi < 1e-6
@@ -259,12 +210,27 @@ class VariationalPosterior:
     gamma_rate: float | None = None
 
 
-def _row_quadratics(design, mean, cov):
+def _row_quadratics(design: Any, mean: np.ndarray,
+                    cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``E[a_n] = phi_n^T m`` and ``E[a_n^2] = phi_n^T (S + m m^T) phi_n``."""
     block, params = design.kernel()  # the design's (standardised) coordinates
     mu, var = activation_moments(design.X, design.intercept, params(mean),
                                  params(cov, cov=True), block=block)
     return mu[:, 0], var[:, 0] + mu[:, 0] ** 2
+
+
+class BoundTerms(Protocol):
+    """What :func:`jaakkola_jordan` reads from the rows (:class:`JJTerms`, or
+    ``problin._dask.bayes.DaskJJTerms``): ``at`` returns the state that
+    ``curvature`` and ``bound`` take."""
+
+    def linear(self) -> np.ndarray: ...
+
+    def at(self, mean: np.ndarray, cov: np.ndarray) -> Any: ...
+
+    def curvature(self, xi: Any) -> np.ndarray: ...
+
+    def bound(self, xi: Any) -> float: ...
 
 
 class JJTerms:
@@ -274,24 +240,24 @@ class JJTerms:
     curvature ``2 Phi^T diag(s lambda(xi)) Phi`` and the bound's data term
     ``sum_n s_n (ln sigma(xi_n) - xi_n / 2)`` follow."""
 
-    def __init__(self, design, y, sample_weight):
+    def __init__(self, design: Any, y: np.ndarray, sample_weight: np.ndarray | None) -> None:
         self.design, self.y = design, np.asarray(y, dtype=np.float64)
         self.sw = np.ones_like(self.y) if sample_weight is None else sample_weight
 
-    def linear(self):
+    def linear(self) -> np.ndarray:
         return self.design.rmatvec(self.sw * (self.y - 0.5))
 
-    def at(self, mean, cov):
+    def at(self, mean: np.ndarray, cov: np.ndarray) -> np.ndarray:
         return np.sqrt(_row_quadratics(self.design, mean, cov)[1])
 
-    def curvature(self, xi):
+    def curvature(self, xi: np.ndarray) -> np.ndarray:
         return self.design.gram(2.0 * self.sw * jj_lambda(xi))
 
-    def bound(self, xi):
+    def bound(self, xi: np.ndarray) -> float:
         return float(self.sw @ (log_sigmoid(xi) - xi / 2))
 
 
-def _gamma_terms(shape, rate, a0, b0):
+def _gamma_terms(shape: float, rate: float, a0: float, b0: float) -> float:
     """``E[ln p(alpha)] - E[ln q(alpha)]``, ``q = Gamma(shape, rate)``, prior ``Gamma(a0, b0)``."""
     e_log = special.digamma(shape) - np.log(rate)
     e_alpha = shape / rate
@@ -300,17 +266,19 @@ def _gamma_terms(shape, rate, a0, b0):
     return float(prior + entropy)
 
 
-def jaakkola_jordan(terms, prior_diag, weight_mask, *, mean0, cov0,
-                    estimate_alpha=False, hyperprior=None, tol=1e-10, max_iter=500,
-                    prior_shape=None):
+def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np.ndarray, *,
+                    mean0: np.ndarray, cov0: np.ndarray, estimate_alpha: bool = False,
+                    hyperprior: tuple[float, float] | None = None, tol: float = 1e-10,
+                    max_iter: int = 500,
+                    prior_shape: np.ndarray | None = None) -> VariationalPosterior:
     """Variational Bayes for binary logistic regression with the Jaakkola-Jordan bound.
 
     Coordinate ascent on ``L(q, xi, alpha)``; each step maximises ``L`` in one
     block, so the recorded ``L`` (after every sweep) never decreases:
 
     1. ``q(w) = N(m, S)``: ``S^-1 = E[P] + 2 Phi^T diag(s lambda(xi)) Phi``,
-       ``m = S Phi^T (s (t - 1/2))`` (Bishop PRML 10.156-10.157);
-    2. ``xi_n^2 = phi_n^T (S + m m^T) phi_n`` (10.163);
+       ``m = S Phi^T (s (t - 1/2))`` (Bishop 2006, §10.6.1);
+    2. ``xi_n^2 = phi_n^T (S + m m^T) phi_n`` (§10.6.2);
     3. ``alpha`` (the precision on the entries ``weight_mask``, shared):
        ``alpha = D / E|w|^2`` (``estimate_alpha``: type-II maximum of the
        bound), or ``q(alpha) = Gamma(a0 + D/2, b0 + E|w|^2 / 2)`` with a
@@ -338,7 +306,8 @@ def jaakkola_jordan(terms, prior_diag, weight_mask, *, mean0, cov0,
     mean, cov = np.asarray(mean0, dtype=np.float64), np.asarray(cov0, dtype=np.float64)
     proper = P > 0  # zero: a flat prior (no term in the bound)
     e_log_p = np.log(np.where(proper, P, 1.0))
-    shape = rate = None
+    shape: float | None = None
+    rate: float | None = None
     xi = terms.at(mean, cov)
     history, converged, n_iter = [], False, 0
     for n_iter in range(1, max_iter + 1):
@@ -350,6 +319,7 @@ def jaakkola_jordan(terms, prior_diag, weight_mask, *, mean0, cov0,
         if hyperprior is not None:
             a0, b0 = hyperprior
             shape, rate = a0 + d / 2, b0 + raw_w2 / 2
+            gamma_terms = _gamma_terms(shape, rate, a0, b0)
             P[weight_mask] = shape / rate * shape_w[weight_mask]
             e_log_p[weight_mask] = special.digamma(shape) - np.log(rate) + \
                 np.log(shape_w[weight_mask])
@@ -362,7 +332,7 @@ def jaakkola_jordan(terms, prior_diag, weight_mask, *, mean0, cov0,
         entropy = -0.5 * logdet_h + 0.5 * P.size * (1.0 + _LOG_2PI)
         elbo = data + prior + entropy
         if hyperprior is not None:
-            elbo += _gamma_terms(shape, rate, *hyperprior)
+            elbo += gamma_terms
         history.append(elbo)
         if n_iter > 1 and abs(elbo - history[-2]) <= max(tol, 64 * _EPS * abs(elbo)):
             converged = True
@@ -371,7 +341,7 @@ def jaakkola_jordan(terms, prior_diag, weight_mask, *, mean0, cov0,
                                 shape, rate)
 
 
-def _diag_plus(H, d):
+def _diag_plus(H: np.ndarray, d: np.ndarray) -> np.ndarray:
     H = H.copy()
     H[np.diag_indices_from(H)] += d
     return H

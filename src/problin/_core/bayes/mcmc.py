@@ -21,8 +21,12 @@ rank-normalised split R-hat (the maximum of the bulk and folded versions) and
 bulk effective sample size (Geyer's initial monotone sequence on the
 combined-chain autocorrelations of the split, rank-normalised draws).
 """
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from scipy import special, stats
+from scipy.linalg import solve_triangular
 
 from ..blocks import iter_blocks, reduce_row_ranges
 
@@ -41,16 +45,17 @@ class LogitLogPosterior:
     formed once; only the softplus needs each row, for each ``w``.
     """
 
-    def __init__(self, design, y, sample_weight, prior):
+    def __init__(self, design: Any, y: np.ndarray, sample_weight: np.ndarray | None,
+                 prior: Any) -> None:
         self.design, self.prior = design, prior
         y = np.asarray(y, dtype=np.float64)
         self.sw = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight)
         self.linear = design.rmatvec(self.sw * y)
 
-    def _data_terms(self, W, grad):
+    def _data_terms(self, W: np.ndarray, grad: bool) -> Any:
         return softplus_terms(self.design, self.sw, W, grad)
 
-    def _prior_terms(self, W):
+    def _prior_terms(self, W: np.ndarray) -> tuple[Any, Any]:
         """``(w^T P w, P w)`` for each row of ``W``."""
         P = self.prior
         if P is None:
@@ -61,13 +66,13 @@ class LogitLogPosterior:
             PW = np.array([P.matvec(w) for w in W])
         return np.einsum("bi,bi->b", W, PW), PW
 
-    def __call__(self, W):
+    def __call__(self, W: np.ndarray) -> np.ndarray:
         """Log posterior (unnormalised) at each row of ``W`` (B x p)."""
         W = np.atleast_2d(W)
         quad, _ = self._prior_terms(W)
         return W @ self.linear - self._data_terms(W, False) - 0.5 * quad
 
-    def value_and_grad(self, W):
+    def value_and_grad(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Log posterior and its gradient (rows) at each row of ``W``."""
         W = np.atleast_2d(W)
         quad, PW = self._prior_terms(W)
@@ -75,7 +80,7 @@ class LogitLogPosterior:
         return W @ self.linear - total - 0.5 * quad, self.linear - G - PW
 
 
-def softplus_terms(design, sw, W, grad):
+def softplus_terms(design: Any, sw: np.ndarray, W: np.ndarray, grad: bool) -> Any:
     """``sum_n s_n softplus(a_n)`` for each row of ``W`` and, with ``grad``,
     ``Phi^T (s sigma(a))`` (rows): one pass over X by row blocks, in threads."""
     off = int(design.intercept)
@@ -86,7 +91,8 @@ def softplus_terms(design, sw, W, grad):
     X = design.X
     rows = max(64, _BLOCK_BYTES // (8 * W.shape[0]))
 
-    def work(lo, hi):
+    def work(lo: int, hi: int) -> Any:
+        G: Any
         acc, G = np.zeros(W.shape[0]), np.zeros(W.shape) if grad else None
         for _, _, Xb, sb in iter_blocks(X, sw, rows=rows, start=lo, stop=hi):
             Xb = block(Xb)
@@ -111,7 +117,8 @@ def softplus_terms(design, sw, W, grad):
     return (out[0], params(out[1])) if grad else out  # (the map is diagonal)
 
 
-def _t_draws(loc, U, nu, n, rng):
+def _t_draws(loc: np.ndarray, U: np.ndarray, nu: float, n: int,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``n`` multivariate-t draws (rows), scale matrix ``U^T U``, and their log density
     up to a constant."""
     Z = rng.standard_normal((n, loc.size))
@@ -120,13 +127,12 @@ def _t_draws(loc, U, nu, n, rng):
     return W, _t_logpdf(W, loc, U, nu)
 
 
-def _t_logpdf(W, loc, U, nu):
-    from scipy.linalg import solve_triangular
+def _t_logpdf(W: np.ndarray, loc: np.ndarray, U: np.ndarray, nu: float) -> np.ndarray:
     R = solve_triangular(U, (W - loc).T, trans="T", lower=False, check_finite=False)
     return -0.5 * (nu + loc.size) * np.log1p(np.einsum("ij,ij->j", R, R) / nu)
 
 
-def _weighted_moments(W, log_w):
+def _weighted_moments(W: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Self-normalised importance-sampling mean and covariance, and the weights' ESS."""
     w = np.exp(log_w - log_w.max())
     w /= w.sum()
@@ -135,7 +141,8 @@ def _weighted_moments(W, log_w):
     return mean, (C * w[:, None]).T @ C, 1.0 / float(w @ w)
 
 
-def _metropolis(log_r, log_u, cur):
+def _metropolis(log_r: np.ndarray, log_u: np.ndarray,
+                cur: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
     """Independence MH over proposals ``log_r`` (chains x T) from states ``cur``
     (a ``(index, log r)`` pair per chain; index -1: the previous phase's state).
     Returns the state index after every step and the number of acceptances."""
@@ -152,7 +159,8 @@ def _metropolis(log_r, log_u, cur):
     return out, accepted
 
 
-def _evaluate(log_target, W, progress):
+def _evaluate(log_target: Callable[[np.ndarray], np.ndarray], W: np.ndarray,
+              progress: Callable[..., Any] | None) -> np.ndarray:
     values = np.empty(W.shape[0])
     for lo in range(0, W.shape[0], _BATCH):
         values[lo:lo + _BATCH] = log_target(W[lo:lo + _BATCH])
@@ -161,9 +169,12 @@ def _evaluate(log_target, W, progress):
     return values
 
 
-def independence_sampler(log_target, loc, cov_factor, *, n_chains, n_draws, n_warmup, rng,
-                         nu=10.0, warmup_scale=1.3, scale=1.0, min_acceptance=0.0,
-                         progress=None):
+def independence_sampler(log_target: Callable[[np.ndarray], np.ndarray], loc: np.ndarray,
+                         cov_factor: np.ndarray, *, n_chains: int, n_draws: int, n_warmup: int,
+                         rng: np.random.Generator, nu: float = 10.0, warmup_scale: float = 1.3,
+                         scale: float = 1.0, min_acceptance: float = 0.0,
+                         progress: Callable[..., Any] | None = None
+                         ) -> tuple[np.ndarray | None, float]:
     """Adaptive independence Metropolis-Hastings (see the module docstring).
 
     ``log_target(W)`` gives the unnormalised log posterior at each row of
@@ -212,21 +223,21 @@ def independence_sampler(log_target, loc, cov_factor, *, n_chains, n_draws, n_wa
 
 
 # ------------------------------------------------------------------ diagnostics
-def split_chains(x):
+def split_chains(x: np.ndarray) -> np.ndarray:
     """``(chains, draws)`` -> ``(2 chains, draws // 2)``: first and last halves (an odd
     middle draw is dropped)."""
     half = x.shape[1] // 2
     return np.concatenate([x[:, :half], x[:, x.shape[1] - half:]], axis=0)
 
 
-def rank_normalise(x):
+def rank_normalise(x: np.ndarray) -> np.ndarray:
     """Normal scores of the pooled ranks: ``Phi^-1((r - 3/8) / (S + 1/4))``, average ranks
     for ties."""
     r = stats.rankdata(x, method="average", axis=None).reshape(x.shape)
     return special.ndtri((r - 0.375) / (x.size + 0.25))
 
 
-def _basic_rhat(x):
+def _basic_rhat(x: np.ndarray) -> float:
     n = x.shape[1]
     W = float(np.mean(np.var(x, axis=1, ddof=1)))
     B_over_n = float(np.var(np.mean(x, axis=1), ddof=1))
@@ -235,7 +246,7 @@ def _basic_rhat(x):
     return float(np.sqrt(((n - 1) / n * W + B_over_n) / W))
 
 
-def rhat(draws):
+def rhat(draws: np.ndarray) -> Any:
     """Rank-normalised split R-hat per parameter: ``max(bulk, folded)``.
 
     ``draws``: ``(chains, draws)`` or ``(chains, draws, params)``.
@@ -250,7 +261,7 @@ def rhat(draws):
     return out[0] if x.ndim == 2 else out
 
 
-def _autocovariance(x):
+def _autocovariance(x: np.ndarray) -> np.ndarray:
     """Biased autocovariances ``(1/n) sum_i c_i c_{i+t}`` of each chain (rows), by FFT."""
     n = x.shape[1]
     c = x - x.mean(axis=1, keepdims=True)
@@ -259,7 +270,7 @@ def _autocovariance(x):
     return np.fft.irfft(f * np.conj(f), n=size, axis=1)[:, :n] / n
 
 
-def _ess(x):
+def _ess(x: np.ndarray) -> float:
     """Effective sample size of ``(chains, draws)``: the combined-chain autocorrelation
     ``rho_t = 1 - (W - mean_m acov_m(t)) / var+`` summed by Geyer's initial monotone
     sequence (with Stan's use of the last positive even lag)."""
@@ -281,13 +292,13 @@ def _ess(x):
         pairs.append(pair)
         if pair <= 0:
             break
-    pairs = np.minimum.accumulate(np.array(pairs))
-    tau = -1.0 + 2.0 * float(pairs.sum()) + max(last_even, 0.0)
+    monotone = np.minimum.accumulate(np.array(pairs))
+    tau = -1.0 + 2.0 * float(monotone.sum()) + max(last_even, 0.0)
     total = m * n
     return total / max(tau, 1.0 / np.log10(total))
 
 
-def ess_bulk(draws):
+def ess_bulk(draws: np.ndarray) -> Any:
     """Bulk effective sample size per parameter (split chains, rank-normalised)."""
     x = np.asarray(draws, dtype=np.float64)
     flat = x[:, :, None] if x.ndim == 2 else x

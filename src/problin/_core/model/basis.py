@@ -25,8 +25,12 @@ is standardised as it is read (a copy of the block, in cache); otherwise the
 blocks are read as they are and only the parameters are rescaled, which is
 exact and free.
 """
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
+
+from ..types import Matrix
 
 __all__ = ["ColumnBasis", "SAMPLE_ROWS"]
 
@@ -42,7 +46,7 @@ _CENTRE_RATIO = 8.0
 _SINGLE_SAFE = (1e-15, 1e15)
 
 
-def sample_rows(n_samples, size=SAMPLE_ROWS):
+def sample_rows(n_samples: int, size: int = SAMPLE_ROWS) -> np.ndarray:
     """Evenly spaced row indices (all rows when there are few)."""
     if n_samples <= size:
         return np.arange(n_samples)
@@ -62,7 +66,8 @@ class ColumnBasis:
         Whether the parameters start with an intercept.
     """
 
-    def __init__(self, scale, center=None, intercept=True):
+    def __init__(self, scale: np.ndarray, center: np.ndarray | None = None,
+                 intercept: bool = True) -> None:
         self.scale = np.asarray(scale, dtype=np.float64)
         self.center = None if center is None else np.asarray(center, dtype=np.float64)
         self.intercept = bool(intercept)
@@ -71,7 +76,8 @@ class ColumnBasis:
             np.all((self.scale >= lo) & (self.scale <= hi)))
 
     @classmethod
-    def from_sample(cls, Xs, intercept=True, weights=None, centre="auto"):
+    def from_sample(cls, Xs: Matrix, intercept: bool = True, weights: np.ndarray | None = None,
+                    centre: bool | str = "auto") -> "ColumnBasis":
         """The basis of a design from a sample of its rows (dense or sparse).
 
         ``centre``: "auto" centres only where some column sits far from zero;
@@ -110,7 +116,8 @@ class ColumnBasis:
         return cls(scale, center, intercept)
 
     @classmethod
-    def of(cls, X, intercept=True, sample_weight=None, centre="auto"):
+    def of(cls, X: Matrix, intercept: bool = True, sample_weight: np.ndarray | None = None,
+           centre: bool | str = "auto") -> "ColumnBasis":
         """The basis of an in-memory ``X`` (numpy, sparse): from :func:`sample_rows`.
         Sparse data are never centred (it would densify them)."""
         rows = sample_rows(X.shape[0])
@@ -118,25 +125,25 @@ class ColumnBasis:
                                None if sample_weight is None else sample_weight[rows], centre)
 
     # ------------------------------------------------------------------ blocks
-    def standardise(self, Xb):
+    def standardise(self, Xb: np.ndarray) -> np.ndarray:
         """``(X_b - c) / s`` as a new float64 array (centred bases, dense blocks)."""
-        out = np.subtract(Xb, self.center, dtype=np.float64)
+        out = np.subtract(Xb, cast(np.ndarray, self.center), dtype=np.float64)  # centred
         out *= 1.0 / self.scale
         return out
 
-    def multipliers(self):
+    def multipliers(self) -> np.ndarray:
         """``m`` with ``theta_kernel = m * theta_z`` for uncentred designs:
         ``[1, 1/s]`` (or ``1/s`` without an intercept)."""
         inv = 1.0 / self.scale
         return np.concatenate(([1.0], inv)) if self.intercept else inv
 
     # -------------------------------------------------------------- parameters
-    def _blocks(self, theta):
+    def _blocks(self, theta: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
         p = self.scale.size + int(self.intercept)
         theta = np.asarray(theta, dtype=np.float64)
         return theta.reshape(-1, p), theta.shape
 
-    def to_raw(self, theta_z):
+    def to_raw(self, theta_z: np.ndarray) -> np.ndarray:
         """``T theta_z`` per class block: ``w = w_z / s``, ``b = b_z - c^T w``."""
         Z, shape = self._blocks(theta_z)
         out = Z * self.multipliers()
@@ -144,14 +151,15 @@ class ColumnBasis:
             out[:, 0] -= out[:, 1:] @ self.center
         return out.reshape(shape)
 
-    def transform_matrix(self, n_blocks=1):
+    def transform_matrix(self, n_blocks: int = 1) -> np.ndarray:
         """``T`` (block diagonal over ``n_blocks`` class blocks), for covariances."""
         T = np.diag(self.multipliers())
         if self.center is not None:
             T[0, 1:] = -self.center / self.scale
         return np.kron(np.eye(n_blocks), T) if n_blocks > 1 else T
 
-    def covariance_to_raw(self, cov_z, n_blocks=1, flat=None):
+    def covariance_to_raw(self, cov_z: np.ndarray, n_blocks: int = 1,
+                          flat: np.ndarray | None = None) -> np.ndarray:
         """``T Cov_z T^T``; parameters with NaN rows (not identified) are held
         fixed in the map (their NaN rows and columns are restored after).
 
@@ -176,7 +184,7 @@ class ColumnBasis:
         raw[:, lost] = np.nan
         return raw
 
-    def precision_to_standard(self, P_diag):
+    def precision_to_standard(self, P_diag: np.ndarray) -> np.ndarray:
         """A diagonal prior precision on raw slopes, in standardised
         coordinates: ``alpha_j s_j^2``. The intercept's entry is kept: in a
         centred basis it is then a prior on the intercept at the centre."""

@@ -10,11 +10,15 @@ standardised coordinates (the solvers never see raw units), computed either
 on standardised copies of the blocks (centred bases) or on the raw blocks
 with rescaled parameters and results (exact: a diagonal change of variables).
 """
+from collections.abc import Callable
+from typing import Any, cast
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
 from ..linalg import add_weighted_gram, symmetrize
+from ..types import Matrix
 from .basis import ColumnBasis
 from .design_softmax import SoftmaxProducts
 
@@ -37,7 +41,8 @@ class Design(SoftmaxProducts):
         Standardised coordinates (see the module docstring); None: raw ``X``.
     """
 
-    def __init__(self, X, intercept=True, rows=None, basis=None):
+    def __init__(self, X: Matrix, intercept: bool = True, rows: int | None = None,
+                 basis: ColumnBasis | None = None) -> None:
         self.X = X
         self.intercept = bool(intercept)
         self.rows = rows
@@ -49,23 +54,25 @@ class Design(SoftmaxProducts):
             raise ValueError("a centred basis would densify sparse X")
         # Centred: blocks are standardised copies, parameters used as they are.
         # Uncentred: raw blocks, parameters and results scaled by ``_m``.
-        self._standardise = basis.standardise if centred else None
+        self._standardise = basis.standardise if centred and basis is not None else None
         self._m = basis.multipliers() if basis is not None and not centred else None
         self._single_ok = basis is None or basis.single_safe
 
     @classmethod
-    def standardised(cls, X, intercept=True, rows=None, sample_weight=None, centre="auto"):
+    def standardised(cls, X: Matrix, intercept: bool = True, rows: int | None = None,
+                     sample_weight: np.ndarray | None = None,
+                     centre: bool | str = "auto") -> "Design":
         """The design of ``X`` in the coordinates of :meth:`ColumnBasis.of`."""
         return cls(X, intercept, rows, ColumnBasis.of(X, intercept, sample_weight, centre))
 
-    def subsample(self, rows):
+    def subsample(self, rows: np.ndarray) -> "Design":
         """The design restricted to ``rows`` (a copy of those rows only), same basis."""
         X = self.X[rows]
         if not sp.issparse(X):
             X = np.ascontiguousarray(X)
         return Design(X, self.intercept, self.rows, self.basis)
 
-    def _block(self, Xb):
+    def _block(self, Xb: Matrix) -> Matrix:
         """A block as the kernels read it: float64 (dense), standardised if centred."""
         if self._standardise is not None:
             return self._standardise(Xb)
@@ -73,20 +80,20 @@ class Design(SoftmaxProducts):
             return Xb.astype(np.float64)
         return Xb
 
-    def _in(self, theta):
+    def _in(self, theta: np.ndarray) -> np.ndarray:
         """Standardised parameters (p-vector, or class rows M x p) -> kernel ones."""
         theta = np.asarray(theta, dtype=np.float64)
         return theta if self._m is None else theta * self._m
 
     _out = _in  # the map is diagonal: gradients scale as parameters do
 
-    def kernel(self):
+    def kernel(self) -> tuple[Callable[[Matrix], Matrix], Callable[..., np.ndarray]]:
         """``(block, params)``: how a kernel reading ``X`` by row blocks sees this
         design. ``block(X_b)`` is what it multiplies (standardised if centred)
         and ``params(theta)`` maps standardised parameters (or gradients, rows
         of class blocks) to the ones that go with it; ``params`` also maps a
         covariance when called with ``cov=True``."""
-        def params(theta, cov=False):
+        def params(theta: np.ndarray, cov: bool = False) -> np.ndarray:
             theta = np.asarray(theta, dtype=np.float64)
             if self._m is None:
                 return theta
@@ -94,7 +101,7 @@ class Design(SoftmaxProducts):
 
         return self._block, params
 
-    def _out_gram(self, H, n_blocks=1):
+    def _out_gram(self, H: np.ndarray, n_blocks: int = 1) -> np.ndarray:
         if self._m is None:
             return H
         m = np.tile(self._m, n_blocks)
@@ -102,7 +109,7 @@ class Design(SoftmaxProducts):
         H *= m[None, :]
         return H
 
-    def dense_rows(self, rows):
+    def dense_rows(self, rows: np.ndarray) -> np.ndarray:
         """The rows ``[1, Z][rows]`` as a dense float64 array (for a few rows only)."""
         Xr = self.X[rows]
         Xr = Xr.toarray() if sp.issparse(Xr) else self._block(np.asarray(Xr))
@@ -111,22 +118,22 @@ class Design(SoftmaxProducts):
             Xr = np.hstack([np.ones((Xr.shape[0], 1)), Xr])
         return Xr if self._m is None else Xr * self._m
 
-    def _split(self, theta):
+    def _split(self, theta: np.ndarray) -> tuple[Any, np.ndarray]:
         if self.intercept:
             return theta[0], theta[1:]
         return 0.0, theta
 
-    def _stream_rows(self):
+    def _stream_rows(self) -> int:
         # Streaming products (X w, X^T v) do little work per byte: larger
         # blocks than the Gram kernel's keep the per-block overhead small.
         return 8 * (self.rows or _default_rows(self.X))
 
-    def _thin_gemm_rows(self):
+    def _thin_gemm_rows(self) -> int:
         # Products with a few columns (X W, G^T X for k ~ 10) run fastest on
         # blocks of ~512 KB (measured for d = 50: 1024 rows 2x faster than 20k).
         return self.rows or block_rows(self.n_features, 8, target_bytes=1 << 19)
 
-    def _forward(self, W):
+    def _forward(self, W: np.ndarray) -> np.ndarray:
         """``X W`` (n x k, float64) by row blocks, in parallel threads."""
         if sp.issparse(self.X):
             # Sparse row slices are copies: scipy's whole-matrix product is
@@ -136,14 +143,15 @@ class Design(SoftmaxProducts):
 
         rows = self._stream_rows() if W.shape[1] == 1 else self._thin_gemm_rows()
 
-        def work(lo, hi):
+        def work(lo: int, hi: int) -> None:
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 out[start:stop] = self._block(Xb) @ W  # one block, never all of X
 
         reduce_row_ranges(work, self.n_samples, rows)
         return out
 
-    def _backward(self, G, n_columns=None, with_sums=False):
+    def _backward(self, G: Any, n_columns: int | None = None,
+                  with_sums: bool = False) -> np.ndarray:
         """``X^T G`` (d x k) by row blocks, summed over parallel threads.
 
         ``G`` is an n x k array, or a function ``G(lo, hi)`` returning rows
@@ -152,7 +160,7 @@ class Design(SoftmaxProducts):
         column sums of G (the intercept's row).
         """
         make = G if callable(G) else (lambda lo, hi: G[lo:hi])
-        k = n_columns if callable(G) else G.shape[1]
+        k = cast(int, n_columns) if callable(G) else G.shape[1]  # (given with a function G)
         off = int(with_sums)
         if sp.issparse(self.X):
             Gall = make(0, self.n_samples)
@@ -164,7 +172,7 @@ class Design(SoftmaxProducts):
         # faster than X_b^T G_b on 20k-row blocks for k = 9, d = 50.
         rows = self._stream_rows() if k == 1 else self._thin_gemm_rows()
 
-        def work(lo, hi):
+        def work(lo: int, hi: int) -> np.ndarray:
             acc = np.zeros((k, off + self.n_features))
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 Xb = self._block(Xb)
@@ -176,7 +184,7 @@ class Design(SoftmaxProducts):
 
         return reduce_row_ranges(work, self.n_samples, rows).T
 
-    def matvec(self, theta):
+    def matvec(self, theta: np.ndarray) -> np.ndarray:
         """Linear predictor ``eta = b + Z w`` (an n-vector, float64)."""
         b, w = self._split(self._in(theta))
         eta = self._forward(w.reshape(-1, 1)).ravel()
@@ -184,7 +192,7 @@ class Design(SoftmaxProducts):
             eta += b
         return eta
 
-    def rmatvec(self, v):
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
         """``[1, X]^T v`` (a p-vector) for an n-vector ``v``."""
         v = np.asarray(v, dtype=np.float64)
         Xtv = self._backward(v.reshape(-1, 1)).ravel()
@@ -192,7 +200,8 @@ class Design(SoftmaxProducts):
             Xtv = np.concatenate(([v.sum()], Xtv))
         return self._out(Xtv)
 
-    def grad_and_gram(self, g, h, single=False):
+    def grad_and_gram(self, g: np.ndarray, h: np.ndarray,
+                      single: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once.
 
         With non-negative ``h`` (every convex family) each block becomes
@@ -205,7 +214,7 @@ class Design(SoftmaxProducts):
         rows = self.rows or _default_rows(self.X)
         dtype = np.float32 if single and self._single_ok else np.float64
 
-        def accumulate(lo, hi):
+        def accumulate(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
             grad, G, buffer = np.zeros(d), np.zeros((p, p)), None
             for start, stop, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo,
                                                        stop=hi):
@@ -220,7 +229,8 @@ class Design(SoftmaxProducts):
             grad = np.concatenate(([g.sum()], grad))
         return self._out(grad), self._out_gram(H)
 
-    def advance(self, eta, step, derivatives, gram=None, out=None, keep=True):
+    def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
+                gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
         """One pass for a Newton step: ``eta + [1,X] step``, the per-row
         derivatives there, ``[1,X]^T g`` and (``gram``: "single" or "double")
         ``[1,X]^T diag(h) [1,X]``, reading each block of X once, from cache.
@@ -248,16 +258,19 @@ class Design(SoftmaxProducts):
         # the Gram runs on sub-blocks that stay in L2 while syrk reads them.
         sub = self.rows or _default_rows(self.X)
         rows = self.rows or max(sub, (_FUSED_ROWS // sub) * sub)
+        eta_new: Any
+        g: Any
+        h: Any
         if keep:
             eta_new = np.empty(n)
             g, h = (np.empty(n), np.empty(n)) if out is None else out
         else:
             eta_new = g = h = None
 
-        def accumulate(lo, hi):
+        def accumulate(lo: int, hi: int) -> tuple[Any, ...]:
             loss, grad, buffer, gsum = 0.0, np.zeros(d), None, 0.0
-            G = np.zeros((p, p)) if gram else None
-            scratch = None if keep else np.empty(rows)
+            G: Any = np.zeros((p, p)) if gram else None
+            scratch: Any = None if keep else np.empty(rows)
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 Xb = self._block(Xb)
                 if keep:
@@ -289,7 +302,7 @@ class Design(SoftmaxProducts):
             grad = np.concatenate(([g.sum() if keep else gsum], grad))
         return eta_new, loss, g, h, self._out(grad), H
 
-    def matmat(self, Theta):
+    def matmat(self, Theta: np.ndarray) -> np.ndarray:
         """Linear predictors ``[1, Z] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
         Theta = self._in(Theta)
         b, W = (Theta[:, 0], Theta[:, 1:]) if self.intercept else (0.0, Theta)
@@ -297,7 +310,7 @@ class Design(SoftmaxProducts):
         eta += b
         return eta
 
-    def rmatmat(self, G, n_columns=None):
+    def rmatmat(self, G: Any, n_columns: int | None = None) -> np.ndarray:
         """``([1, X]^T G)^T`` for an n x M matrix ``G``: M x p (one row per class block).
 
         ``G`` may be a function of a row range (see :meth:`_backward`)."""
@@ -305,11 +318,11 @@ class Design(SoftmaxProducts):
             G = np.asarray(G, dtype=np.float64)
         return self._out(self._backward(G, n_columns, with_sums=self.intercept).T)
 
-    def gram(self, h):
+    def gram(self, h: np.ndarray) -> np.ndarray:
         """``[1,X]^T diag(h) [1,X]`` alone."""
         return self.grad_and_gram(np.zeros(self.n_samples), h)[1]
 
-    def column(self, j):
+    def column(self, j: int) -> np.ndarray:
         """Column ``j`` of ``[1, Z]`` as a dense float64 n-vector."""
         if self.intercept:
             if j == 0:
@@ -321,11 +334,12 @@ class Design(SoftmaxProducts):
         col = np.asarray(col, dtype=np.float64).ravel()
         if self.basis is None:
             return col
-        if self._standardise is not None:
-            return (col - self.basis.center[j]) / self.basis.scale[j]
+        center = self.basis.center
+        if self._standardise is not None and center is not None:
+            return (col - center[j]) / self.basis.scale[j]
         return col / self.basis.scale[j]
 
-    def column_moments(self):
+    def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and standard deviation of ``Z`` (two blocked sums)."""
         n = self.n_samples
         s1 = np.zeros(self.n_features)
@@ -349,7 +363,8 @@ class Design(SoftmaxProducts):
         return mean, std
 
 
-def _add_block_gram(G, Xb, hb, intercept, dtype, buffer):
+def _add_block_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool, dtype: Any,
+                    buffer: np.ndarray | None) -> np.ndarray | None:
     """``G += [1, X_b]^T diag(h_b) [1, X_b]``; returns the weighted-copy buffer for reuse.
 
     Non-negative weights (every convex family): ``B = sqrt(h_b) [1, X_b]`` and
@@ -369,7 +384,7 @@ def _add_block_gram(G, Xb, hb, intercept, dtype, buffer):
     return buffer
 
 
-def _add_bordered_gram(G, Xb, hb, intercept):
+def _add_bordered_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool) -> None:
     """``G += [1, X_b]^T diag(h_b) [1, X_b]`` for sparse blocks or signed weights."""
     off = int(intercept)
     add_weighted_gram(G[off:, off:], Xb, hb)

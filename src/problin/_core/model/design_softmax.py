@@ -5,6 +5,9 @@ blocks like every other product of the design, in the design's (possibly
 standardised) coordinates: ``_block`` maps a row block, ``_in``/``_out`` and
 ``_out_gram`` map parameters, gradients and Hessians (see ``design.py``).
 """
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,7 +20,21 @@ __all__ = ["SoftmaxProducts"]
 class SoftmaxProducts:
     """``softmax_hessp`` and ``softmax_gram`` for :class:`~problin._core.model.design.Design`."""
 
-    def softmax_hessp(self, P, sample_weight, Theta):
+    # What the design class that mixes this in provides (for mypy).
+    X: Any
+    intercept: bool
+    rows: int | None
+    n_samples: int
+    n_params: int
+    _single_ok: bool
+    _in: Callable[[np.ndarray], np.ndarray]
+    _out: Callable[[np.ndarray], np.ndarray]
+    _block: Callable[[Any], Any]
+    _thin_gemm_rows: Callable[[], int]
+    _out_gram: Callable[..., np.ndarray]
+
+    def softmax_hessp(self, P: Any, sample_weight: np.ndarray | None,
+                      Theta: np.ndarray) -> np.ndarray:
         """Fused ``H v`` of softmax: ``[1,X]^T (s (P o U - P (P . U)))``, ``U = [1,X] Theta^T``.
 
         One pass over X by row blocks (in parallel threads); the n x M
@@ -31,7 +48,7 @@ class SoftmaxProducts:
         rows = self._thin_gemm_rows()
         ones = np.ones(Theta.shape[0])
 
-        def work(lo, hi):
+        def work(lo: int, hi: int) -> np.ndarray:
             acc = np.zeros(Theta.shape)
             for _, _, Xb, Pb, sb in iter_blocks(self.X, P, sample_weight, rows=rows,
                                                 start=lo, stop=hi):
@@ -49,7 +66,8 @@ class SoftmaxProducts:
 
         return self._out(reduce_row_ranges(work, self.n_samples, rows))
 
-    def softmax_gram(self, curvature, sample_weight=None, single=False):
+    def softmax_gram(self, curvature: Any, sample_weight: np.ndarray | None = None,
+                     single: bool = False) -> np.ndarray:
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).
 
         ``curvature``: a :class:`~problin._core.model.families.SoftmaxState` (the
@@ -68,7 +86,7 @@ class SoftmaxProducts:
         sw = np.ones(self.n_samples) if sample_weight is None else sample_weight
         dtype = np.float32 if single and self._single_ok else np.float64
 
-        def accumulate(lo, hi):
+        def accumulate(lo: int, hi: int) -> np.ndarray:
             H = np.zeros((M * p, M * p))
             diag = np.zeros((M, p, p))
             for start, stop, Xb, Pb, sb in iter_blocks(self.X, P, sw, rows=rows, start=lo,

@@ -5,15 +5,20 @@ A family turns targets ``y`` and linear predictors ``eta`` into
 * ``loss``: the summed negative log-likelihood ``-sum_i s_i log p(y_i | eta_i)``,
 * ``grad``: per-row weights ``g_i = d loss_i / d eta_i`` (so ``X^T g`` is the gradient),
 * ``curv``: per-row weights ``h_i = d^2 loss_i / d eta_i^2`` (so ``X^T diag(h) X``
-  is the Hessian); ``information="expected"`` gives Fisher scoring weights.
+  is the Hessian); ``information="expected"`` gives Fisher scoring weights
+  (McCullagh & Nelder 1989).
 
 ``s_i`` are sample weights. Nothing here touches X: the Newton engine and the
 design operator combine these n-vectors with the data by row blocks.
 """
+from typing import Any
+
 import numpy as np
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+from scipy.special import ndtri
 
 from ..numerics import (
     inverse_mills,
@@ -28,11 +33,11 @@ from ..numerics import (
 __all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES"]
 
 
-def _weighted(v, sample_weight):
+def _weighted(v: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
     return v if sample_weight is None else v * sample_weight
 
 
-def _sign(y):
+def _sign(y: np.ndarray) -> np.ndarray:
     """Map targets in {0, 1} to signs in {-1, +1}."""
     return 2.0 * y - 1.0
 
@@ -40,14 +45,24 @@ def _sign(y):
 class _Bernoulli:
     """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)``."""
 
-    def log_proba(self, eta):
+    def log_cdf(self, eta: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """``log F(eta)``."""
+        raise NotImplementedError
+
+    def _derivatives(self, y: np.ndarray, eta: np.ndarray,
+                     information: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def log_proba(self, eta: np.ndarray) -> np.ndarray:
         """``(n, 2)`` array of ``[log p(y=0), log p(y=1)]``, in log space."""
         return np.column_stack([self.log_cdf(-eta), self.log_cdf(eta)])
 
-    def loss(self, y, eta, sample_weight=None):
+    def loss(self, y: np.ndarray, eta: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> float:
         return -float(np.sum(_weighted(self.log_cdf(_sign(y) * eta), sample_weight)))
 
-    def derivatives(self, y, eta, sample_weight=None, information="observed"):
+    def derivatives(self, y: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
+                    information: str = "observed") -> tuple[float, np.ndarray, np.ndarray]:
         """Return ``(loss, g, h)``: summed loss and per-row gradient/curvature weights."""
         if information not in ("observed", "expected"):
             raise ValueError(f"information must be 'observed' or 'expected', got {information!r}")
@@ -63,16 +78,17 @@ class BernoulliLogit(_Bernoulli):
     name = "logit"
     canonical = True
 
-    def log_cdf(self, eta):
+    def log_cdf(self, eta: np.ndarray) -> np.ndarray:
         return log_sigmoid(eta)
 
-    def mean(self, eta):
+    def mean(self, eta: np.ndarray) -> np.ndarray:
         return sigmoid(eta)
 
-    def link(self, p):
+    def link(self, p: np.ndarray) -> np.ndarray:
         return np.log(p) - np.log1p(-p)
 
-    def _derivatives(self, y, eta, information):
+    def _derivatives(self, y: np.ndarray, eta: np.ndarray,
+                     information: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # Canonical link: observed and expected information coincide. All
         # three from e = exp(-|z|), z = s eta (one exp and one log1p per row):
         # log p = -log1p(e) - max(-z, 0); 1 - p = sigma(-z); p (1 - p) = e / (1 + e)^2.
@@ -92,17 +108,17 @@ class BernoulliProbit(_Bernoulli):
     name = "probit"
     canonical = False
 
-    def log_cdf(self, eta):
+    def log_cdf(self, eta: np.ndarray) -> np.ndarray:
         return log_probit_cdf(eta)
 
-    def mean(self, eta):
+    def mean(self, eta: np.ndarray) -> np.ndarray:
         return probit_cdf(eta)
 
-    def link(self, p):
-        from scipy.special import ndtri
+    def link(self, p: np.ndarray) -> np.ndarray:
         return ndtri(p)
 
-    def _derivatives(self, y, eta, information):
+    def _derivatives(self, y: np.ndarray, eta: np.ndarray,
+                     information: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         s = _sign(y)
         z = np.asarray(s * eta, dtype=np.float64)
         # Bulk (z >= -5): Phi = ndtr(z) keeps full relative precision there
@@ -155,23 +171,25 @@ class CategoricalSoftmax:
     name = "softmax"
     canonical = True
 
-    def __init__(self, n_classes, contrast=True):
+    def __init__(self, n_classes: int, contrast: bool = True) -> None:
         self.n_classes = int(n_classes)
         self.contrast = bool(contrast)
         self.n_free = self.n_classes - int(self.contrast)
 
-    def logits(self, eta):
+    def logits(self, eta: np.ndarray) -> np.ndarray:
         """All K logits: a zero column for the reference class, then ``eta``."""
         eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         if not self.contrast:
             return eta
         return np.concatenate([np.zeros((eta.shape[0], 1)), eta], axis=1)
 
-    def log_proba(self, eta):
+    def log_proba(self, eta: np.ndarray) -> np.ndarray:
         """``(n, K)`` log class probabilities, by log-softmax."""
         return log_softmax(self.logits(eta), axis=1)
 
-    def _normalise(self, eta, out=None):
+    def _normalise(self, eta: np.ndarray,
+                   out: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
         """``(E, e0, log_z)``: shifted exponentials of the free logits, of the
         reference logit (contrast only) and the log normaliser per row, without
         materialising the zero column. ``E`` is written into ``out`` if given."""
@@ -190,18 +208,21 @@ class CategoricalSoftmax:
             total += e0
         return E, e0, np.log(total) + top, total
 
-    def _picked_logits(self, eta, t):
+    def _picked_logits(self, eta: np.ndarray, t: np.ndarray) -> np.ndarray:
         eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         rows = np.arange(eta.shape[0])
         if not self.contrast:
             return eta[rows, t]
         return np.where(t > 0, eta[rows, np.maximum(t - 1, 0)], 0.0)
 
-    def loss(self, t, eta, sample_weight=None):
+    def loss(self, t: np.ndarray, eta: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> float:
         _, _, log_z, _ = self._normalise(eta)
         return -float(np.sum(_weighted(self._picked_logits(eta, t) - log_z, sample_weight)))
 
-    def derivatives(self, t, eta, sample_weight=None, information="observed", out=None):
+    def derivatives(self, t: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
+                    information: str = "observed",
+                    out: np.ndarray | None = None) -> tuple[float, "SoftmaxState"]:
         """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
         holding the free-class probabilities (from which the gradient weights
         ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
@@ -225,7 +246,9 @@ class SoftmaxState:
     gradient) and ``p (1 - p)`` (the curvature).
     """
 
-    def __init__(self, P, p0, free_t, sample_weight, fix=None, total=None):
+    def __init__(self, P: np.ndarray, p0: np.ndarray | None, free_t: np.ndarray,
+                 sample_weight: np.ndarray | None, fix: Any = None,
+                 total: np.ndarray | None = None) -> None:
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
         if fix is None:
             # The largest probability of a row is 1 / total (total: the sum of
@@ -243,14 +266,15 @@ class SoftmaxState:
         self.fix = fix  # (rows, cols, 1 - P[rows, cols]) where P > 1/2, by row
 
     @classmethod
-    def concatenate(cls, P, parts, free_t, sample_weight):
+    def concatenate(cls, P: np.ndarray, parts: list[tuple[int, "SoftmaxState"]], free_t: np.ndarray,
+                    sample_weight: np.ndarray | None) -> "SoftmaxState":
         """The state of all rows from those of consecutive row chunks:
         ``parts`` is ``[(first row, state of the chunk), ...]`` in row order."""
         fix = tuple(np.concatenate([st.fix[0] + lo for lo, st in parts]) if i == 0 else
                     np.concatenate([st.fix[i] for _, st in parts]) for i in range(3))
         return cls(P, None, free_t, sample_weight, fix)
 
-    def complements(self, lo=0, hi=None):
+    def complements(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """``1 - P[lo:hi]``, exact."""
         Q = 1.0 - self.P[lo:hi]
         rows, cols, q = self.fix
@@ -259,7 +283,7 @@ class SoftmaxState:
         Q[rows[a:b] - lo, cols[a:b]] = q[a:b]
         return Q
 
-    def observed_complements(self):
+    def observed_complements(self) -> np.ndarray:
         """``1 - p(observed class)`` per row, exactly (n-vector)."""
         q = np.empty(self.P.shape[0])
         free = self.free_t >= 0
@@ -268,7 +292,7 @@ class SoftmaxState:
         q[~free] = self.P[~free].sum(axis=1)  # reference class: 1 - p0 = sum of the others
         return q
 
-    def gradient_weights(self, lo=0, hi=None):
+    def gradient_weights(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """``s (P - T)`` for rows ``lo:hi`` (all: n x M); on the observed class
         ``p - 1 = -(1 - p)``, exactly."""
         hi = self.P.shape[0] if hi is None else hi
@@ -281,7 +305,7 @@ class SoftmaxState:
         return G
 
 
-def _observed_complements(state, rows, cols):
+def _observed_complements(state: SoftmaxState, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``1 - P[rows, cols]`` exactly, without building the whole complement array."""
     q = 1.0 - state.P[rows, cols]
     fr, fc, fq = state.fix

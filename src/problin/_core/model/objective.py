@@ -6,85 +6,27 @@
 where ``P`` is the precision of a Gaussian prior ``N(m, P^-1)`` (``P = 0``:
 maximum likelihood). Solvers see only n-vectors (``eta``) and p-sized
 results; the data are read through :class:`~problin._core.model.design.Design`.
+Both objectives follow the solvers' contract
+(:mod:`~problin._core.model.contract`): the GLM fuses the step into one pass
+over X (``advance``) and bounds the change of its Hessian from per-row
+curvatures (``hessian_change``); softmax takes the contract's unfused defaults.
 """
+from typing import Any, cast
+
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import cho_factor, solve_triangular
 
-from ..blocks import ELEMENTWISE_ROWS, map_rows
+from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
+from .contract import Gram, ObjectiveBase, Trial
+from .design import Design
 from .families import SoftmaxState
+from .prior import GaussianPrior, PriorPrecision
 
 __all__ = ["GLMObjective", "SoftmaxObjective", "PriorPrecision"]
 
 
-class PriorPrecision:
-    """Precision matrix of a Gaussian prior, kept structured: diagonal plus rank one terms.
-
-    ``P = diag(d) + sum_i c_i v_i v_i^T``. A dense p x p matrix would not fit
-    in memory for wide data (p = 50,001 is 20 GB); products cost O(p) here.
-    A 2-D array is also accepted and used as given.
-    """
-
-    def __init__(self, diag, rank_one=()):
-        diag = np.asarray(diag, dtype=np.float64)
-        self.dense_matrix = diag if diag.ndim == 2 else None
-        self.diag = None if diag.ndim == 2 else diag
-        self.rank_one = [(np.asarray(v, dtype=np.float64), float(c)) for v, c in rank_one]
-
-    def matvec(self, r):
-        out = self.dense_matrix @ r if self.dense_matrix is not None else self.diag * r
-        for v, c in self.rank_one:
-            out = out + c * v * float(v @ r)
-        return out
-
-    def quad(self, r):
-        """``r^T P r``."""
-        return float(r @ self.matvec(r))
-
-    def add_to(self, H):
-        """``H + P`` as a new dense matrix."""
-        H = H + self.dense_matrix if self.dense_matrix is not None else H.copy()
-        if self.diag is not None:
-            H[np.diag_indices_from(H)] += self.diag
-        for v, c in self.rank_one:
-            H += c * np.outer(v, v)
-        return H
-
-
-class _GaussianPrior:
-    """The prior term ``1/2 (theta - m)^T P (theta - m)`` shared by every objective."""
-
-    n_blocks = 1
-
-    def _init_prior(self, prior_precision, prior_mean):
-        p = self.n_params
-        if prior_precision is not None and not isinstance(prior_precision, PriorPrecision):
-            prior_precision = PriorPrecision(prior_precision)
-        self.P = prior_precision
-        self.m = np.zeros(p) if prior_mean is None else np.asarray(prior_mean, dtype=np.float64)
-
-    @property
-    def total_weight(self):
-        if self.sample_weight is None:
-            return float(self.design.n_samples)
-        return float(np.sum(self.sample_weight))
-
-    def penalty(self, theta):
-        if self.P is None:
-            return 0.0
-        return 0.5 * self.P.quad(theta - self.m)
-
-    def _add_prior(self, theta, f, grad, hess=None):
-        if self.P is None:
-            return f, grad, hess
-        Pr = self.P.matvec(theta - self.m)
-        f = f + 0.5 * float((theta - self.m) @ Pr)
-        grad = grad + Pr
-        if hess is not None:
-            hess = self.P.add_to(hess)
-        return f, grad, hess
-
-
-class GLMObjective(_GaussianPrior):
+class GLMObjective(GaussianPrior, ObjectiveBase):
     """Negative log-posterior of a GLM with a Gaussian prior on the parameters.
 
     Parameters
@@ -99,8 +41,10 @@ class GLMObjective(_GaussianPrior):
         Curvature used for the Hessian (Newton vs Fisher scoring).
     """
 
-    def __init__(self, design, family, y, sample_weight=None, prior_precision=None,
-                 prior_mean=None, information="observed"):
+    def __init__(self, design: Design, family: Any, y: np.ndarray,
+                 sample_weight: np.ndarray | None = None,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None, information: str = "observed") -> None:
         self.design = design
         self.family = family
         self.y = np.asarray(y, dtype=np.float64)
@@ -109,17 +53,19 @@ class GLMObjective(_GaussianPrior):
         self._init_prior(prior_precision, prior_mean)
         self.information = information
         # Expected information is exact only for canonical links.
-        self.exact_hessian = information == "observed" or getattr(family, "canonical", False)
+        self.exact_hessian = information == "observed" or bool(family.canonical)
+        # The row derivatives at the most recent eta: (eta, (loss, g, h)[, "advance"]).
+        self._cached: tuple[Any, ...] | None = None
 
-    def linear_predictor(self, theta):
+    def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
         return self.design.matvec(theta)
 
-    def subsample(self, rows):
+    def subsample(self, rows: np.ndarray) -> "GLMObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
         return GLMObjective(self.design.subsample(rows), self.family, self.y[rows],
                             _scaled_weights(self, rows), self.P, self.m, self.information)
 
-    def value(self, theta, eta):
+    def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
         """``f(theta)`` given its linear predictor ``eta`` (no pass over X).
 
         Evaluates (and keeps) the per-row derivatives too: a line search's
@@ -127,17 +73,17 @@ class GLMObjective(_GaussianPrior):
         """
         return self.row_derivatives(eta)[0] + self.penalty(theta)
 
-    def row_derivatives(self, eta):
+    def row_derivatives(self, eta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Loss and per-row gradient / curvature weights at ``eta`` (cached for
         the most recent ``eta`` array)."""
-        cached = getattr(self, "_cached", None)
+        cached = self._cached
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = cached = None  # free the old derivatives before building new ones
         y, sw, info = self.y, self.sample_weight, self.information
         g, h = np.empty(eta.shape[0]), np.empty(eta.shape[0])
 
-        def chunk(lo, hi):
+        def chunk(lo: int, hi: int) -> tuple[float, np.ndarray, np.ndarray]:
             return self.family.derivatives(y[lo:hi], eta[lo:hi],
                                            None if sw is None else sw[lo:hi], info)
 
@@ -145,24 +91,28 @@ class GLMObjective(_GaussianPrior):
         self._cached = (eta, out)
         return out
 
-    def value_grad_hess(self, theta, eta, single=False):
+    def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(f, gradient, Hessian)`` at ``theta``: one fused pass over X
         (``single``: Hessian products in float32)."""
         loss, g, h = self.row_derivatives(eta)
         grad, hess = self.design.grad_and_gram(g, h, single)
-        return self._add_prior(theta, loss, grad, hess)
+        f, grad, full = self._add_prior(theta, loss, grad, hess)
+        return f, grad, cast(np.ndarray, full)
 
-    def advance(self, theta, eta, d, gram=None):
-        """The point ``theta + d`` in one pass: ``(eta_new, f, gradient, Hessian)``.
+    def advance(self, theta: np.ndarray, eta: np.ndarray | None, d: np.ndarray,
+                gram: Gram = None, accept_below: float | None = None) -> Trial:
+        """The point ``theta + d`` in one pass: its ``eta``, ``f``, gradient and Hessian.
 
         ``eta`` is the linear predictor at ``theta`` (None: ``theta`` is zero).
         ``gram``: None (no Hessian), "single" or "double" (see
-        ``value_grad_hess``). The row derivatives at ``eta_new`` are kept for
-        the next ``value``/``gradient`` at that point; their arrays are reused
-        by the next ``advance`` (a fresh n-vector costs a page fault per 4 KB,
-        ~10 % of a large fit), so they are valid until then.
+        ``value_grad_hess``). The derivatives come with the pass, accepted or
+        not (``accept_below`` is not needed). The row derivatives at the new
+        ``eta`` are kept for the next ``value``/``gradient`` at that point;
+        their arrays are reused by the next ``advance`` (a fresh n-vector costs
+        a page fault per 4 KB, ~10 % of a large fit), so they are valid until then.
         """
-        cached, self._cached = getattr(self, "_cached", None), None
+        cached, self._cached = self._cached, None
         if sp.issparse(self.design.X):
             eta_new = self.design.matvec(d)
             if eta is not None:
@@ -179,60 +129,101 @@ class GLMObjective(_GaussianPrior):
                 eta, d, self._block_derivatives, gram, out=reuse)
             self._cached = (eta_new, (loss, g, h), "advance")
         f, grad, hess = self._add_prior(theta + d, loss, grad, hess)
-        return eta_new, f, grad, hess
+        return Trial(eta_new, f, grad, hess)
 
-    def _block_derivatives(self, lo, hi, eta_b):
+    def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
+                           ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(loss, g, h)`` of rows ``lo:hi`` at their linear predictor ``eta_b``."""
         sw = self.sample_weight
         return self.family.derivatives(self.y[lo:hi], eta_b,
                                        None if sw is None else sw[lo:hi], self.information)
 
-    def summed_derivatives(self, theta, gram=None):
+    def summed_derivatives(self, theta: np.ndarray, gram: Gram = None
+                           ) -> tuple[float, np.ndarray, np.ndarray | None]:
         """``(f, gradient, Hessian)`` at ``theta`` in one pass that keeps no
         n-vector (for a chunk's share of a distributed pass; dense X)."""
         if sp.issparse(self.design.X):
-            return self.advance(np.zeros_like(theta), None, theta, gram)[1:]
+            return super().summed_derivatives(theta, gram)
         _, loss, _, _, grad, hess = self.design.advance(None, theta, self._block_derivatives,
                                                         gram, keep=False)
         return self._add_prior(theta, loss, grad, hess)
 
-    def value_grad(self, theta, eta):
+    def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``theta``: one ``X^T v`` pass."""
         loss, g, _ = self.row_derivatives(eta)
         f, grad, _ = self._add_prior(theta, loss, self.design.rmatvec(g))
         return f, grad
 
-    def hessp(self, theta, eta, v):
+    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian-vector product ``H v`` at ``theta``: two passes, no p x p matrix."""
         _, _, h = self.row_derivatives(eta)
         Hv = self.design.rmatvec(h * self.design.matvec(v))
         return Hv if self.P is None else Hv + self.P.matvec(v)
 
-    def coordinate_derivatives(self, eta, c, block=0):
+    def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
+                       cut: float) -> float:
+        """A bound on ``max_v |v^T (H_new - H) v| / v^T H v``: how far the Hessian
+        ``H`` in hand (built at ``eta_old``) is from the one at ``eta_new``, in
+        its own metric (a generalised eigenvalue, Golub & Van Loan 2013 §8.7).
+
+        With ``r_i = |h_i(new) - h_i(old)| / h_i(old)``, rows with ``r_i <= cut``
+        contribute at most ``cut`` and the few rows ``L`` above it at most
+        ``trace(H^-1 sum_L |dh_i| x_i x_i^T) = sum_L |dh_i| x_i^T H^-1 x_i``. A
+        final Newton step moves the curvature of tail rows, where ``h`` is tiny
+        and ``|h' / h|`` large, by relatively much more than that of the others:
+        the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
+        (The row derivatives at ``eta_new`` stay cached for the next ``value``.)
+        """
+        h_old = self.row_derivatives(eta_old)[2]
+        h_new = self.row_derivatives(eta_new)[2]
+
+        def rows_above(lo: int, hi: int) -> list[np.ndarray]:
+            # |dh_i| > cut h_i (also h_i = 0 < |dh_i|)
+            change = np.abs(h_new[lo:hi] - h_old[lo:hi])
+            return [np.flatnonzero(~(change <= cut * h_old[lo:hi])) + lo]
+
+        above = np.concatenate(reduce_row_ranges(rows_above, h_old.size, ELEMENTWISE_ROWS))
+        if above.size == 0:
+            return cut
+        change = np.abs(h_new[above] - h_old[above])
+        if above.size > max(1000, h_old.size // 16):
+            return np.inf  # as costly as building the Hessian anew
+        try:
+            with small_blas(H.shape[0]):
+                chol = cho_factor(H, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return np.inf
+        Z = solve_triangular(chol[0], self.design.dense_rows(above).T, lower=True,
+                             check_finite=False)
+        leverage = np.einsum("ij,ij->j", Z, Z)  # x_i^T H^-1 x_i
+        return cut + float(change @ leverage)
+
+    def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0
+                               ) -> tuple[float, float]:
         """First and second derivative of the data term along ``eta += delta c``."""
         _, g, h = self.row_derivatives(eta)
         return float(c @ g), float(h @ np.square(c))
 
-    def block_direction(self, c, block=0):
+    def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
         """The change of ``eta`` when one coefficient moves along column ``c``."""
         return c
 
-    def recentre(self, theta):
+    def recentre(self, theta: np.ndarray) -> np.ndarray:
         """No invariant directions in a single-block model."""
         return theta
 
-    def data_range_basis(self):
+    def data_range_basis(self) -> np.ndarray:
         """Orthonormal basis of the parameter directions the data can see."""
         return _range_basis(self.design, self.sample_weight)
 
-    def observed_hessian(self, theta, eta):
+    def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """Hessian with the observed information, whatever ``information`` says."""
         _, _, h = self.family.derivatives(self.y, eta, self.sample_weight, "observed")
         hess = self.design.gram(h)
         return hess if self.P is None else self.P.add_to(hess)
 
 
-class SoftmaxObjective(_GaussianPrior):
+class SoftmaxObjective(GaussianPrior, ObjectiveBase):
     """Negative log-posterior of softmax regression.
 
     ``theta`` stacks one parameter block ``[intercept, coef...]`` per free
@@ -241,8 +232,10 @@ class SoftmaxObjective(_GaussianPrior):
 
     exact_hessian = True
 
-    def __init__(self, design, family, t, sample_weight=None, prior_precision=None,
-                 prior_mean=None):
+    def __init__(self, design: Design, family: Any, t: np.ndarray,
+                 sample_weight: np.ndarray | None = None,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None) -> None:
         self.design = design
         self.family = family
         self.t = np.asarray(t, dtype=np.intp)
@@ -250,23 +243,24 @@ class SoftmaxObjective(_GaussianPrior):
         self.n_blocks = family.n_free
         self.n_params = self.n_blocks * design.n_params
         self._init_prior(prior_precision, prior_mean)
+        self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
 
-    def subsample(self, rows):
+    def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
         return SoftmaxObjective(self.design.subsample(rows), self.family, self.t[rows],
                                 _scaled_weights(self, rows), self.P, self.m)
 
-    def _blocks(self, theta):
+    def _blocks(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, self.design.n_params)
 
-    def linear_predictor(self, theta):
+    def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
         return self.design.matmat(self._blocks(theta))
 
-    def value(self, theta, eta):
+    def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
         """``f(theta)``; keeps the row derivatives for the next gradient (see GLMObjective)."""
         return self.row_derivatives(eta)[0] + self.penalty(theta)
 
-    def row_derivatives(self, eta):
+    def row_derivatives(self, eta: np.ndarray) -> tuple[float, SoftmaxState]:
         """Loss, gradient weights and probabilities at ``eta`` (cached for the
         most recent ``eta`` array).
 
@@ -274,7 +268,7 @@ class SoftmaxObjective(_GaussianPrior):
         another ``eta`` (a fresh array costs a page fault per 4 KB: ~5 % of
         a large softmax fit), so a state is valid until then.
         """
-        cached = getattr(self, "_cached", None)
+        cached = self._cached
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = None
@@ -283,9 +277,9 @@ class SoftmaxObjective(_GaussianPrior):
             P = np.empty(eta.shape)
         cached = None
         t, sw = self.t, self.sample_weight
-        parts = []
+        parts: list[tuple[int, SoftmaxState]] = []
 
-        def chunk(lo, hi):  # writes P[lo:hi] in place
+        def chunk(lo: int, hi: int) -> tuple[float]:  # writes P[lo:hi] in place
             loss, state = self.family.derivatives(t[lo:hi], eta[lo:hi],
                                                   None if sw is None else sw[lo:hi],
                                                   out=P[lo:hi])
@@ -299,25 +293,30 @@ class SoftmaxObjective(_GaussianPrior):
         self._cached = (eta, out)
         return out
 
-    def value_grad(self, theta, eta):
+    def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(f, gradient)`` at ``theta``: one ``X^T V`` pass."""
         loss, state = self.row_derivatives(eta)
         grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
         f, grad, _ = self._add_prior(theta, loss, grad)
         return f, grad
 
-    def hessp(self, theta, eta, v):
+    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""
         _, state = self.row_derivatives(eta)
         Hv = self.design.softmax_hessp(state.P, self.sample_weight, self._blocks(v)).ravel()
         return Hv if self.P is None else Hv + self.P.matvec(v)
 
-    def value_grad_hess(self, theta, eta, single=False):
+    def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(f, gradient, Hessian)`` at ``theta`` (the exact block Hessian)."""
         loss, state = self.row_derivatives(eta)
         hess = self.design.softmax_gram(state, self.sample_weight, single)
         grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
-        return self._add_prior(theta, loss, grad, hess)
+        f, grad, full = self._add_prior(theta, loss, grad, hess)
+        return f, grad, cast(np.ndarray, full)
 
-    def coordinate_derivatives(self, eta, c, block=0):
+    def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0
+                               ) -> tuple[float, float]:
         """Derivatives along ``eta[:, block] += delta c`` (curvature ``p_k (1 - p_k)``)."""
         _, state = self.row_derivatives(eta)
         curv = state.P[:, block] * state.complements()[:, block]
@@ -325,7 +324,7 @@ class SoftmaxObjective(_GaussianPrior):
             curv = curv * self.sample_weight
         return float(c @ state.gradient_weights()[:, block]), float(curv @ np.square(c))
 
-    def recentre(self, theta):
+    def recentre(self, theta: np.ndarray) -> np.ndarray:
         """Exact minimiser along the directions the likelihood cannot see.
 
         With all K blocks free, shifting every class's parameters by the same
@@ -338,33 +337,36 @@ class SoftmaxObjective(_GaussianPrior):
         Theta = self._blocks(theta)
         return (Theta - Theta.mean(axis=0)).ravel()
 
-    def data_range_basis(self):
+    def data_range_basis(self) -> np.ndarray:
         """The data's range basis in every class block (prior invariances excluded)."""
         return np.kron(np.eye(self.n_blocks), _range_basis(self.design, self.sample_weight))
 
-    def block_direction(self, c, block=0):
+    def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
+        """The change of ``eta`` (n x M) when a coefficient of ``block`` moves along ``c``."""
         D = np.zeros((self.design.n_samples, self.n_blocks))
         D[:, block] = c
         return D
 
-    def observed_hessian(self, theta, eta):
+    def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        """The Hessian (softmax's link is canonical: observed = expected information)."""
         return self.value_grad_hess(theta, eta)[2]
 
 
-def _range_basis(design, sample_weight, rtol=1e-10):
+def _range_basis(design: Design, sample_weight: np.ndarray | None,
+                 rtol: float = 1e-10) -> np.ndarray:
     """Eigenvectors of ``[1,X]^T diag(s > 0) [1,X]`` with non-negligible eigenvalues."""
     used = np.ones(design.n_samples) if sample_weight is None else \
         (np.asarray(sample_weight) > 0).astype(np.float64)
     return range_basis(design.gram(used), rtol)
 
 
-def range_basis(G, rtol=1e-10):
+def range_basis(G: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     """Eigenvectors of the Gram matrix ``G`` with non-negligible eigenvalues."""
     vals, vecs = np.linalg.eigh(G)
     return vecs[:, vals > rtol * max(float(vals[-1]), 0.0)]
 
 
-def _scaled_weights(objective, rows):
+def _scaled_weights(objective: GaussianPrior, rows: np.ndarray) -> np.ndarray:
     """Sample weights of ``rows``, scaled so that they sum to the full total weight."""
     sw = np.ones(rows.size) if objective.sample_weight is None else objective.sample_weight[rows]
     return sw * (objective.total_weight / max(float(sw.sum()), 1e-300))

@@ -12,6 +12,8 @@ A positive optimum is a separating direction; the rows with
 This is a diagnostic, run only when a fit looks divergent: it builds the
 signed design (size of X) for the LP solver.
 """
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
@@ -23,7 +25,9 @@ __all__ = ["separated_rows", "certified_separation", "LP_MAX_SIZE"]
 LP_MAX_SIZE = 5_000_000
 
 
-def certified_separation(margins, y, sample_weight=None, rtol=1e-6):
+def certified_separation(margins: np.ndarray, y: np.ndarray,
+                         sample_weight: np.ndarray | None = None,
+                         rtol: float = 1e-6) -> np.ndarray | None:
     """Rows separated by a given direction, if it is a separating one (else None).
 
     ``margins = [1, X] b`` for a candidate ``b`` (the fitted parameters, or
@@ -42,7 +46,7 @@ def certified_separation(margins, y, sample_weight=None, rtol=1e-6):
     return mask if mask.any() else None
 
 
-def _max_margin(A, rows):
+def _max_margin(A: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
     """Direction ``b`` in the cone ``A b >= 0`` maximising the margins of ``rows``."""
     c = -np.asarray(A[rows].sum(axis=0)).ravel()
     res = linprog(c, A_ub=-A, b_ub=np.zeros(A.shape[0]),
@@ -52,7 +56,8 @@ def _max_margin(A, rows):
     return res.x
 
 
-def separated_rows(design, y, sample_weight=None, max_rounds=20):
+def separated_rows(design: Any, y: np.ndarray, sample_weight: np.ndarray | None = None,
+                   max_rounds: int = 20) -> np.ndarray:
     """Boolean mask of the rows a separating hyperplane isolates (all False if none).
 
     One LP finds a separating direction; since an LP optimum is a vertex of

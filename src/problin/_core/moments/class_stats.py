@@ -31,11 +31,13 @@ array([[1., 1.],
 True
 """
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..blocks import block_rows, iter_blocks, reduce_row_ranges
+from ..types import Matrix
 
 __all__ = ["ClassStats", "empty_stats", "class_stats", "merge_means", "pooled_scatter",
            "between_scatter"]
@@ -46,7 +48,9 @@ KINDS = ("full", "tied", "diag")
 _STATS_BLOCK_BYTES = 4 << 20
 
 
-def merge_means(n_a, origin_a, offset_a, n_b, origin_b, offset_b):
+def merge_means(n_a: Any, origin_a: np.ndarray, offset_a: np.ndarray, n_b: Any,
+                origin_b: np.ndarray,
+                offset_b: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]:
     """Chan, Golub & LeVeque's update of the weights and means of two samples.
 
     Each mean is held as ``origin + offset``: ``origin`` a float near the data
@@ -126,40 +130,41 @@ class ClassStats:
     kind: str
 
     @property
-    def means(self):
+    def means(self) -> np.ndarray:
         """Class means ``origin + offset``, shape (K, D)."""
         return self.origin + self.offset
 
     @property
-    def n_classes(self):
+    def n_classes(self) -> int:
         return self.counts.shape[0]
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return self.origin.shape[1]
 
-    def var(self):
+    def var(self) -> np.ndarray:
         """Per-class maximum-likelihood variances ``sq / n_k``, shape (K, D) (0 if empty)."""
         return self.sq / np.where(self.counts > 0, self.counts, 1.0)[:, None]
 
-    def covariances(self):
+    def covariances(self) -> np.ndarray:
         """Maximum-likelihood covariances: ``S_k / n_k`` (K, D, D) for "full";
         the tied ``S_W / n = sum_k (n_k / n) S_k`` (D, D) for "tied"; the
         per-class variances (K, D) for "diag"."""
-        if self.kind == "full":
-            return self.scatter / np.where(self.counts > 0, self.counts, 1.0)[:, None, None]
-        if self.kind == "tied":
-            return self.scatter / max(float(self.counts.sum()), np.finfo(float).tiny)
+        scatter = self.scatter
+        if self.kind == "full" and scatter is not None:
+            return scatter / np.where(self.counts > 0, self.counts, 1.0)[:, None, None]
+        if self.kind == "tied" and scatter is not None:
+            return scatter / max(float(self.counts.sum()), np.finfo(float).tiny)
         return self.var()
 
-    def centred_means(self):
+    def centred_means(self) -> np.ndarray:
         """Class means minus the overall weighted mean, shape (K, D), formed from
         the offsets (accurate however far the data sit from zero)."""
         n = float(self.counts.sum())
         rel = (self.origin - self.origin[int(np.argmax(self.counts))]) + self.offset
         return rel - self.counts @ rel / n
 
-    def total_var(self):
+    def total_var(self) -> np.ndarray:
         """Variance of every feature over all classes (law of total variance), shape (D,)."""
         n = float(self.counts.sum())
         if n <= 0:
@@ -167,7 +172,14 @@ class ClassStats:
         dev = self.centred_means()
         return (self.sq.sum(axis=0) + self.counts @ (dev * dev)) / n
 
-    def merge(self, other):
+    def scatters(self) -> np.ndarray:
+        """``scatter``, which "full" and "tied" statistics hold ("diag": an error)."""
+        if self.scatter is None:
+            raise ValueError("diag statistics hold no off-diagonal scatter; "
+                             "use kind='tied' or 'full'")
+        return self.scatter
+
+    def merge(self, other: "ClassStats") -> "ClassStats":
         """The statistics of the union of both samples (exact pairwise update); new object."""
         if self.kind != other.kind or self.origin.shape != other.origin.shape:
             raise ValueError(f"cannot merge {self.kind} statistics of shape {self.origin.shape} "
@@ -178,15 +190,15 @@ class ClassStats:
         sq = self.sq + other.sq + cd * delta
         scatter = None
         if self.kind == "full":
-            scatter = self.scatter + other.scatter + cd[:, :, None] * delta[:, None, :]
+            scatter = self.scatters() + other.scatters() + cd[:, :, None] * delta[:, None, :]
         elif self.kind == "tied":
-            scatter = self.scatter + other.scatter + cd.T @ delta
+            scatter = self.scatters() + other.scatters() + cd.T @ delta
         return ClassStats(n, origin, offset, sq, scatter, self.kind)
 
     __add__ = merge
 
 
-def empty_stats(n_classes, n_features, kind="full"):
+def empty_stats(n_classes: int, n_features: int, kind: str = "full") -> ClassStats:
     """Statistics of no data: the identity of :meth:`ClassStats.merge`."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -206,7 +218,7 @@ _SHIFT_ROWS = 32
 _SHIFT_RATIO = 17.0
 
 
-def _products(Rk, kind):
+def _products(Rk: np.ndarray, kind: str) -> tuple[np.ndarray | None, np.ndarray]:
     """``(R^T R, its diagonal)`` by BLAS syrk, or ``(None, column sums of R * R)``."""
     if kind == "diag":
         return None, np.einsum("ij,ij->j", Rk, Rk)
@@ -214,7 +226,8 @@ def _products(Rk, kind):
     return P, np.diagonal(P).copy()
 
 
-def _block_stats(Xb, codes, w, n_classes, kind):
+def _block_stats(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes: int,
+                 kind: str) -> ClassStats:
     """Statistics of one block: rows grouped by class (one gather), each class
     centred in place (see ``_SHIFT_RATIO``), then ``R_k^T R_k`` by BLAS syrk
     (whose diagonal is ``sq``) or, for "diag", just the column sums of
@@ -259,14 +272,16 @@ def _block_stats(Xb, codes, w, n_classes, kind):
         P -= np.outer(n_k * c, c)
         P.flat[::P.shape[0] + 1] = stats.sq[k]
         if kind == "full":
-            stats.scatter[k] = P
+            stats.scatters()[k] = P
         else:
-            stats.scatter += P
+            scatter = stats.scatters()
+            scatter += P  # in place
     return stats
 
 
-def class_stats(X, codes, n_classes, sample_weight=None, kind="full", *, rows=None,
-                workers=None):
+def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
+                sample_weight: np.ndarray | None = None, kind: str = "full", *,
+                rows: int | None = None, workers: int | None = None) -> ClassStats:
     """Per-class weighted statistics of ``X`` in one blocked pass.
 
     Parameters
@@ -298,7 +313,7 @@ def class_stats(X, codes, n_classes, sample_weight=None, kind="full", *, rows=No
     # NaN or infinity in X propagate silently into the statistics (callers may
     # check those instead of X: every value reaches a class sum). errstate is
     # per thread, so each range sets its own.
-    def over_range(lo, hi):
+    def over_range(lo: int, hi: int) -> ClassStats:
         total = empty
         with np.errstate(invalid="ignore", over="ignore"):
             for _, _, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows, start=lo,
@@ -310,16 +325,16 @@ def class_stats(X, codes, n_classes, sample_weight=None, kind="full", *, rows=No
         return reduce_row_ranges(over_range, X_shape[0], rows, workers)
 
 
-def pooled_scatter(stats):
+def pooled_scatter(stats: ClassStats) -> np.ndarray:
     """Within-class scatter ``S_W = sum_k sum_{n in C_k} (x_n - mu_k)(x_n - mu_k)^T``, (D, D)."""
     if stats.kind == "full":
-        return stats.scatter.sum(axis=0)
+        return stats.scatters().sum(axis=0)
     if stats.kind == "tied":
-        return stats.scatter.copy()
+        return stats.scatters().copy()
     raise ValueError("diag statistics hold no off-diagonal scatter; use kind='tied' or 'full'")
 
 
-def between_scatter(stats):
+def between_scatter(stats: ClassStats) -> np.ndarray:
     """Between-class scatter ``S_B = sum_k n_k (mu_k - mu)(mu_k - mu)^T``, (D, D)."""
     dev = stats.centred_means()
     return (dev.T * stats.counts) @ dev

@@ -16,14 +16,18 @@ Householder QR instead. The result is thus as accurate as if the whole data
 had been centred on their exact means first, however the column means drift
 along the rows, and no copy of X is ever made.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
 from ..blocks import _default_rows, iter_blocks, reduce_row_ranges, small_blas
+from ..types import Matrix
 from .class_stats import merge_means
+from .running import RAW_RATIO, RawRun, Running
 from .tsqr import QRRunning, centre_rows, gram_factor, stack_qr
 
 __all__ = ["Moments", "Factors", "ClassMoments", "moments", "class_moments"]
@@ -54,16 +58,16 @@ class Moments:
     origin: np.ndarray
 
     @property
-    def mean(self):
+    def mean(self) -> np.ndarray:
         """Weighted mean of z."""
         return self.origin + self.offset
 
     @property
-    def scatter(self):
+    def scatter(self) -> np.ndarray:
         """The centred scatter matrix ``R^T R``."""
         return self.factor.T @ self.factor
 
-    def merge(self, other):
+    def merge(self, other: "Moments") -> "Moments":
         """The moments of both data sets together: the R factor of both factors stacked,
         with the Chan-Golub-LeVeque row ``sqrt(n_a n_b / n) (mean_b - mean_a)``."""
         if other.offset.shape != self.offset.shape or other.n_features != self.n_features:
@@ -80,7 +84,7 @@ class Moments:
 
     __add__ = merge  # reduce_row_ranges merges the threads' statistics with ``+``
 
-    def factors(self, centred=True):
+    def factors(self, centred: bool = True) -> "Factors":
         """:class:`Factors` of the centred data, or of the raw data (``centred=False``).
 
         Features whose centred values are all rounding (a constant column) get
@@ -104,11 +108,11 @@ class Moments:
         return Factors(R[:d, :d], R[:d, d:], R[d:, d:], live, float(np.max(spread, initial=1.0)))
 
     @property
-    def x_mean(self):
+    def x_mean(self) -> np.ndarray:
         return self.mean[:self.n_features]
 
     @property
-    def t_mean(self):
+    def t_mean(self) -> np.ndarray:
         return self.mean[self.n_features:]
 
 
@@ -129,21 +133,23 @@ class Factors:
     live: np.ndarray
     spread: float
 
-    def residual_sum_of_squares(self, W):
+    def residual_sum_of_squares(self, W: np.ndarray) -> float:
         """``sum_k |t_k - Phi w_k|^2``, without cancellation."""
         return float(np.sum((self.xt - self.xx @ W) ** 2) + np.sum(self.tt ** 2))
 
-    def gram(self):
+    def gram(self) -> tuple[np.ndarray, np.ndarray]:
         """``(Phi^T Phi, Phi^T T)``, formed from the factors (for the iterative solvers)."""
         return self.xx.T @ self.xx, self.xx.T @ self.xt
 
     @property
-    def total_sum_of_squares(self):
+    def total_sum_of_squares(self) -> float:
         """``trace(T^T T)`` (centred or raw, as the factors)."""
         return float(np.sum(self.xt ** 2) + np.sum(self.tt ** 2))
 
 
-def moments(X, T, sample_weight=None, *, rows=None, workers=None, n_classes=None):
+def moments(X: Matrix, T: np.ndarray, sample_weight: np.ndarray | None = None, *,
+            rows: int | None = None, workers: int | None = None,
+            n_classes: int | None = None) -> Moments:
     """:class:`Moments` of ``[X, T]`` (``T`` 2-D) in one thread-parallel blocked pass.
 
     ``X`` may be a numpy array or a scipy.sparse matrix (densified a block at a
@@ -163,7 +169,7 @@ def moments(X, T, sample_weight=None, *, rows=None, workers=None, n_classes=None
       the first-order error of the rounded mean.
     * **raw** (unweighted C-contiguous float64 X only): ``X_b^T X_b`` on the
       block itself, no copy, with the targets shifted by a nearby mean (the
-      previous block's); consecutive raw blocks add up (:class:`_RawRun`) and
+      previous block's); consecutive raw blocks add up (:class:`RawRun`) and
       merge once. A block is taken raw only if each column passes
       ``sum (z - c)^2 <= 17 sum (z - m)^2`` (``|m - c| <= 4 sd``; ``c = 0`` for
       the features) on the block's own products, so the raw sums carry at
@@ -193,11 +199,12 @@ class ClassMoments:
     counts: np.ndarray
     moments: Moments
 
-    def merge(self, other):
+    def merge(self, other: "ClassMoments") -> "ClassMoments":
         return ClassMoments(self.counts + other.counts, self.moments.merge(other.moments))
 
 
-def class_moments(X, codes, sample_weight, n_classes):
+def class_moments(X: Matrix, codes: np.ndarray, sample_weight: np.ndarray | None,
+                  n_classes: int) -> ClassMoments:
     """:class:`ClassMoments` of ``X`` (dense or sparse) and integer class ``codes``, one pass.
 
     The regression of the 1-of-K targets on ``X`` (least-squares classification).
@@ -206,40 +213,19 @@ def class_moments(X, codes, sample_weight, n_classes):
     return ClassMoments(counts, moments(X, codes, sample_weight, n_classes=n_classes))
 
 
-_RAW_RATIO = 17.0  # raw sums of squares may exceed the centred ones by at most this factor
-
-
-class _Running:
-    """Weight, mean (``origin + offset``) and centred scatter, merged block by block
-    (the first block's centre becomes the origin; ``origin`` is that of no block)."""
-
-    def __init__(self, origin, n_features):
-        self.origin, self.n_features, self.weight = origin, n_features, 0.0
-        self.offset = np.zeros(origin.size)
-        self.scatter = np.zeros((origin.size, origin.size))
-
-    def add(self, n, shift, P, r):
-        """Merge a block of weight ``n``, scatter ``P`` about ``shift`` and residual
-        sums ``r = sum w (z - shift)``; returns the block's sums of squares about its mean."""
-        self.weight, self.origin, self.offset, delta, c = merge_means(
-            self.weight, self.origin, self.offset, n, shift, r / n)
-        self.scatter += P
-        self.scatter -= np.outer(r, r / n)
-        self.scatter += np.outer(delta, delta * c)
-        return np.diagonal(P) - r * r / n
-
-
-def _block_reader(X, n_classes):
+def _block_reader(X: Matrix, n_classes: int | None
+                  ) -> Callable[[Any, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """``(X_b, T_b) -> dense (X_b, T_b)``: sparse blocks densified, class codes 1-of-K coded."""
     sparse = sp.issparse(X)
     eye = None if n_classes is None else np.eye(int(n_classes))
 
-    def read(Xb, Tb):
+    def read(Xb: Any, Tb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (Xb.toarray() if sparse else Xb), (Tb if eye is None else eye[Tb])
     return read
 
 
-def _moments(X, T, sample_weight, rows, workers, n_classes):
+def _moments(X: Matrix, T: np.ndarray, sample_weight: np.ndarray | None, rows: int | None,
+             workers: int | None, n_classes: int | None) -> Moments:
     read = _block_reader(X, n_classes)
     n, d = X.shape
     k = T.shape[1] if n_classes is None else int(n_classes)
@@ -251,10 +237,10 @@ def _moments(X, T, sample_weight, rows, workers, n_classes):
     may_raw = (sample_weight is None and not sp.issparse(X) and X.dtype == np.float64
                and X.flags.c_contiguous)
 
-    def accumulate(lo, hi):
-        acc = _Running(origin, d)
+    def accumulate(lo: int, hi: int) -> Moments:
+        acc = Running(origin, d)
         m0 = min(rows, hi - lo)
-        run = _RawRun(d, k, m0) if may_raw else None
+        run = RawRun(d, k, m0) if may_raw else None
         if run is not None:  # try in place first: a wrong guess costs one block
             run.start(origin[d:])
         buffer = None  # [X_b - m, T_b - m, 1] (times sqrt(w)), made when first needed
@@ -277,7 +263,7 @@ def _moments(X, T, sample_weight, rows, workers, n_classes):
             Q = buffer[:m].T @ buffer[:m]  # syrk: scatter, residual sums, weight
             sq = acc.add(weight, shift, Q[:size, :size], Q[:size, size])
             mean = shift[:d] + Q[:d, size] / weight
-            if run is not None and np.all(weight * mean * mean <= (_RAW_RATIO - 1.0) * sq[:d]):
+            if run is not None and np.all(weight * mean * mean <= (RAW_RATIO - 1.0) * sq[:d]):
                 run.start(shift[d:] + Q[d:size, size] / weight)  # predicted: raw blocks next
         if run is not None:
             run.flush(acc)
@@ -286,14 +272,16 @@ def _moments(X, T, sample_weight, rows, workers, n_classes):
             return _householder(X, T, sample_weight, lo, hi, rows, origin, d, read)
         return Moments(float(acc.weight), acc.offset, R, d, acc.origin)
 
-    def accumulate_quietly(lo, hi):  # errstate is per thread
+    def accumulate_quietly(lo: int, hi: int) -> Moments:
         with np.errstate(all="ignore"):
             return accumulate(lo, hi)
 
     return reduce_row_ranges(accumulate_quietly, n, rows, workers)
 
 
-def _householder(X, T, sample_weight, lo, hi, rows, origin, d, read):
+def _householder(X: Matrix, T: np.ndarray, sample_weight: np.ndarray | None, lo: int, hi: int,
+                 rows: int, origin: np.ndarray, d: int,
+                 read: Callable[[Any, np.ndarray], tuple[np.ndarray, np.ndarray]]) -> Moments:
     """:class:`Moments` of rows ``lo:hi`` by blocked Householder QR of the centred rows."""
     acc = QRRunning(origin, d)
     m0 = min(rows, hi - lo)
@@ -303,77 +291,13 @@ def _householder(X, T, sample_weight, lo, hi, rows, origin, d, read):
         Xb, Tb = read(Xb, Tb)
         weight, shift, u = centre_rows(Xb, Tb, None if sample_weight is None else
                                        sample_weight[start:stop], buffer[:m])
-        if weight > 0:
+        if weight > 0 and shift is not None and u is not None:  # (None only at weight 0)
             acc.add(weight, shift, u, buffer[:m + 1])
     return Moments(acc.weight, acc.offset, acc.R, d, acc.origin)
 
 
-class _RawRun:
-    """Raw products of consecutive blocks, read in place, about ``[0, t_shift]``.
-
-    A block joins the run only if each of its columns passes the test on its
-    own products: ``sum (z - c)^2 <= R sum (z - m_b)^2`` (``c`` the shift, ``m_b``
-    the block mean). Summed over the blocks, the run's raw sums then exceed its
-    centred scatter by at most the factor ``R`` too (within-block scatters add
-    up to at most the run's), so the whole run merges as one block.
-    """
-
-    def __init__(self, d, k, rows):
-        self.d, self.k, self.active = d, k, False
-        self.B = np.empty((rows, k + 1))  # [T_b - t_shift, 1]
-        self.B[:, k] = 1.0
-        self.shift = np.zeros(d + k)
-        self.P, self.r, self.n = np.zeros((d + k, d + k)), np.zeros(d + k), 0
-
-    def start(self, t_shift):
-        self.shift[self.d:] = t_shift
-        self.active = True
-
-    def add(self, Xb, Tb, acc):
-        """Add a block; ``False`` (and the run stops) if a feature fails the test.
-
-        Targets that fail it (a target drifting along the rows) are shifted to
-        the block's own mean instead, which starts a new run (the old one is
-        merged into ``acc``): only ``X_b^T [T_b - c, 1]`` is formed again.
-        """
-        d, k, m = self.d, self.k, Xb.shape[0]
-        B = self.B[:m]
-        np.subtract(Tb, self.shift[d:], out=B[:, :k])
-        G = Xb.T @ Xb  # syrk on the block itself
-        XtB = Xb.T @ B
-        BtB = B.T @ B
-        rx, rt = XtB[:, k], BtB[:k, k]
-        limit = (1.0 - 1.0 / _RAW_RATIO) * m  # r^2 / m <= (1 - 1/R) sum (z - c)^2
-        if not (rx * rx <= limit * G.diagonal()).all():
-            self.active = False
-            return False
-        if not (rt * rt <= limit * BtB.diagonal()[:k]).all():
-            self.flush(acc)
-            self.shift[d:] += rt / m
-            np.subtract(Tb, self.shift[d:], out=B[:, :k])  # about the shift as stored
-            XtB = Xb.T @ B
-            BtB = B.T @ B
-            rt = BtB[:k, k]
-            if not (rt * rt <= limit * BtB.diagonal()[:k]).all():  # NaN or infinity
-                self.active = False
-                return False
-        self.P[:d, :d] += G
-        self.P[:d, d:] += XtB[:, :k]
-        self.P[d:, d:] += BtB[:k, :k]
-        self.r[:d] += rx
-        self.r[d:] += rt
-        self.n += m
-        return True
-
-    def flush(self, acc):
-        """Merge the run into ``acc`` and empty it."""
-        if self.n:
-            self.P[self.d:, :self.d] = self.P[:self.d, self.d:].T
-            acc.add(float(self.n), self.shift, self.P, self.r)
-            self.P[:], self.r[:], self.n = 0.0, 0.0, 0
-
-
-def _centred_block(Xb, Tb, wb, B, ones, shift):
+def _centred_block(Xb: np.ndarray, Tb: np.ndarray, wb: np.ndarray | None, B: np.ndarray,
+                   ones: np.ndarray, shift: np.ndarray) -> float:
     """Write ``[Z_b - shift, 1]`` (rows times ``sqrt(w)``) into ``B``, ``shift`` the
     block's rounded weighted mean; returns the block's weight."""
     m, d = Xb.shape

@@ -9,7 +9,8 @@ an SVD of the small ``R`` when the design is rank-deficient; ridge from the
 factor of the augmented matrix ``[R; sqrt(alpha) I]``. It reports the rank and
 an estimate of the digits that the solution can be trusted to, from the
 standard bound for least squares (relative error ``~ eps kappa (1 + kappa
-tan theta)``, ``theta`` the angle between the targets and the fit).
+tan theta)``, ``theta`` the angle between the targets and the fit; Higham
+2002, ch. 20).
 
 :func:`solve_normal_equations` is the Gram-matrix solve that the iterative
 q-norm solvers use on ``R^T R``.
@@ -21,6 +22,7 @@ from scipy import linalg
 from scipy.linalg import lapack
 
 from ..linalg import solve_psd
+from .least_squares import Factors
 from .tsqr import stack_qr, triangular_rcond
 
 __all__ = ["LeastSquaresSolution", "solve_factors", "solve_normal_equations"]
@@ -44,7 +46,7 @@ class LeastSquaresSolution:
     digits: float
 
 
-def solve_factors(F, alpha=0.0):
+def solve_factors(F: Factors, alpha: float = 0.0) -> LeastSquaresSolution:
     """Least squares (``alpha = 0``: minimum norm if rank-deficient) or ridge from factors.
 
     Parameters
@@ -72,7 +74,8 @@ def solve_factors(F, alpha=0.0):
     return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d, tol=tol)
 
 
-def _triangular_or_svd(R, rhs, tt, live, d, *, tol=0.0, full_rank=False):
+def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.ndarray, d: int, *,
+                       tol: float = 0.0, full_rank: bool = False) -> LeastSquaresSolution:
     """Solve ``R W = rhs`` (rows ``live`` of the D x K result; the others are zero) in the
     basis of unit columns: by back substitution when ``R`` is well conditioned (or
     ``full_rank``), else by the truncated SVD (singular values below ``tol`` times the
@@ -113,7 +116,7 @@ def _triangular_or_svd(R, rhs, tt, live, d, *, tol=0.0, full_rank=False):
     return LeastSquaresSolution(W, rank, condition, digits)
 
 
-def _svd(A):
+def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """SVD by divide and conquer, or by the QR iteration should that fail to converge."""
     try:
         return linalg.svd(A, check_finite=False)
@@ -121,7 +124,8 @@ def _svd(A):
         return linalg.svd(A, check_finite=False, lapack_driver="gesvd")
 
 
-def solve_normal_equations(G, C, alpha=0.0, *, rcond=1e-12):
+def solve_normal_equations(G: np.ndarray, C: np.ndarray, alpha: float = 0.0, *,
+                           rcond: float = 1e-12) -> tuple[np.ndarray, int]:
     """``W`` solving ``(G + alpha I) W = C`` for PSD ``G``; returns ``(W, rank)``.
 
     Cholesky of the matrix scaled to unit diagonal (so badly scaled columns do

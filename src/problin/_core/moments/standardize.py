@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .class_stats import class_stats
+from ..types import Matrix
+from .class_stats import ClassStats, class_stats
 
 __all__ = ["ColumnScaling", "column_scaling", "column_stats"]
 
@@ -46,29 +47,29 @@ class ColumnScaling:
     offset: np.ndarray
     scale: np.ndarray
 
-    def transform(self, X):
+    def transform(self, X: np.ndarray) -> np.ndarray:
         """The standardised rows ``z`` of a block ``X`` (a new float64 array)."""
         Z = np.subtract(X, self.origin, dtype=np.float64)
         Z -= self.offset
         Z /= self.scale
         return Z
 
-    def coef(self, V):
+    def coef(self, V: np.ndarray) -> np.ndarray:
         """Raw weights ``w = v / s`` of standardised ones ``v`` (shape (..., D))."""
         return np.asarray(V, dtype=np.float64) / self.scale
 
-    def intercept(self, b, W):
+    def intercept(self, b: np.ndarray, W: np.ndarray) -> np.ndarray:
         """Raw intercepts ``b_z - w^T m`` for raw weights ``W`` (shape (..., D))."""
         return b - W @ self.origin - W @ self.offset
 
 
-def column_stats(X):
+def column_stats(X: Matrix) -> ClassStats:
     """One-class :class:`~problin._core.moments.class_stats.ClassStats` (``kind="diag"``) of the rows of ``X``:
     the count, each column's mean as ``origin + offset`` and centred sum of squares."""
     return class_stats(X, np.zeros(X.shape[0], dtype=np.intp), 1, kind="diag")
 
 
-def column_scaling(stats, centre=True):
+def column_scaling(stats: ClassStats, centre: bool = True) -> ColumnScaling:
     """The :class:`ColumnScaling` of one-class statistics.
 
     ``centre``: subtract each column's mean and divide by its standard

@@ -16,7 +16,8 @@ Chan-Golub-LeVeque term ``c delta delta^T`` of the scatter, written as a row).
 LAPACK's triangular-pentagonal QR (``dtpqrt``) re-factors such a stack at the
 cost of the new rows alone, so a running factor absorbs each row block as it
 comes (:class:`QRRunning`) and any two factors merge (:func:`stack_qr`) --
-within a pass, across ``partial_fit`` calls and in Dask's reduction tree.
+within a pass, across ``partial_fit`` calls and in Dask's reduction tree (the
+tree of TSQR, Demmel, Grigori, Hoemmen & Langou 2012).
 
 Householder QR of a block costs about 2.5 times the block's ``syrk``, so a
 pass first forms the (centred) Gram matrix as before and converts it to ``R``
@@ -47,13 +48,13 @@ _GRAM_RESIDUAL = 1e-4
 _EPS = np.finfo(np.float64).eps
 
 
-def _block_size(n):
+def _block_size(n: int) -> int:
     """Panel width for ``dtpqrt``: narrow panels are faster on tall, thin blocks (measured:
     8 columns ~2.2 x syrk for 52 columns, 16 for 200 columns)."""
     return max(1, min(n, 8 if n <= 64 else 16))
 
 
-def stack_qr(R, B):
+def stack_qr(R: np.ndarray, B: np.ndarray) -> np.ndarray:
     """The triangular factor of ``[R; B]``: ``R`` upper triangular (n x n), ``B`` (m x n).
 
     Both are overwritten when they are Fortran-ordered float64 arrays (no copy).
@@ -67,7 +68,8 @@ def stack_qr(R, B):
     return np.triu(a)
 
 
-def centre_rows(Xb, Tb, wb, B):
+def centre_rows(Xb: np.ndarray, Tb: np.ndarray, wb: np.ndarray | None,
+                B: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
     """Write ``sqrt(w) ([X_b, T_b] - mean)`` into ``B`` (m rows); returns ``(weight, shift, u)``.
 
     The weighted mean is ``shift + u``: ``shift`` its rounded value, ``u`` the
@@ -98,12 +100,12 @@ class QRRunning:
     ``R`` is upper triangular with ``R^T R`` the centred scatter.
     """
 
-    def __init__(self, origin, n_features):
+    def __init__(self, origin: np.ndarray, n_features: int) -> None:
         self.origin, self.n_features, self.weight = origin, n_features, 0.0
         self.offset = np.zeros(origin.size)
         self.R = np.zeros((origin.size, origin.size), order="F")
 
-    def add(self, n, shift, u, B):
+    def add(self, n: float, shift: np.ndarray, u: np.ndarray, B: np.ndarray) -> None:
         """Absorb a block of weight ``n`` whose rows, centred on ``shift + u``, fill all
         but the last row of ``B``; that row is overwritten (with the centre's change)."""
         self.weight, self.origin, self.offset, delta, c = merge_means(
@@ -113,7 +115,8 @@ class QRRunning:
         self.R = np.asfortranarray(stack_qr(self.R, B))
 
 
-def gram_factor(S, n_features, weight, mean):
+def gram_factor(S: np.ndarray, n_features: int, weight: float,
+                mean: np.ndarray) -> np.ndarray | None:
     """``R`` (upper triangular) with ``R^T R = S`` by Cholesky, or ``None`` where that loses digits.
 
     ``S`` is the centred scatter of ``[x, t]``, ``weight`` and ``mean`` those of
@@ -154,7 +157,7 @@ def gram_factor(S, n_features, weight, mean):
     return R
 
 
-def _psd_factor(E):
+def _psd_factor(E: np.ndarray) -> np.ndarray:
     """Upper triangular ``F`` with ``F^T F = E``, a small PSD matrix (collinear outputs
     make it singular, so not by Cholesky)."""
     vals, vecs = linalg.eigh(E, check_finite=False)
@@ -162,7 +165,7 @@ def _psd_factor(E):
     return linalg.qr(F, mode="r", check_finite=False)[0]
 
 
-def triangular_rcond(R):
+def triangular_rcond(R: np.ndarray) -> float:
     """LAPACK's estimate of ``1 / kappa_1(R)`` for an upper triangular ``R`` (0 if singular)."""
     if R.shape[0] == 0:
         return 1.0

@@ -1,4 +1,4 @@
-"""First-order solvers of the seeds: gradient ascent and one coefficient at a time.
+"""First-order solvers: gradient ascent (Bishop 2006, §4.3.2) and one coefficient at a time.
 
 Both maximise the log-likelihood (minimise the objective ``f``) and reach the
 optimum of the Newton engine, only more slowly. Both work in *standardised
@@ -20,7 +20,9 @@ remaining error, as the Newton engine's final step does.
 import numpy as np
 
 from ..linalg import solve_psd
-from .newton import SolverResult, backtrack
+from ..model.contract import Eta, Objective
+from ..model.design import Design
+from .steps import SolverResult, backtrack
 
 __all__ = ["Standardiser", "gradient_descent", "coordinate_descent"]
 
@@ -34,17 +36,17 @@ class Standardiser:
     costs O(p) even for very wide data.
     """
 
-    def __init__(self, objective):
+    def __init__(self, objective: Objective) -> None:
         design = objective.design
         mean, std = design.column_moments()
         self.scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0)
-        self.shift = -mean * self.scale if design.intercept else None
+        self.shift: np.ndarray | None = -mean * self.scale if design.intercept else None
         self.p, self.blocks = design.n_params, objective.n_blocks
 
-    def _split(self, v):
+    def _split(self, v: np.ndarray) -> np.ndarray:
         return np.asarray(v, dtype=np.float64).reshape(self.blocks, self.p)
 
-    def apply(self, u):
+    def apply(self, u: np.ndarray) -> np.ndarray:
         """``T u``."""
         U = self._split(u)
         if self.shift is None:
@@ -54,7 +56,7 @@ class Standardiser:
         out[:, 0] = U[:, 0] + U[:, 1:] @ self.shift
         return out.ravel()
 
-    def apply_transpose(self, g):
+    def apply_transpose(self, g: np.ndarray) -> np.ndarray:
         """``T^T g``."""
         G = self._split(g)
         if self.shift is None:
@@ -64,22 +66,23 @@ class Standardiser:
         out[:, 1:] = G[:, 1:] * self.scale + G[:, :1] * self.shift
         return out.ravel()
 
-    def design_column(self, design, j):
+    def design_column(self, design: Design, j: int) -> np.ndarray:
         """``[1, X] T e_j`` (a single-block design), from one column of X."""
-        if design.intercept:
+        if self.shift is not None:  # (there is an intercept)
             if j == 0:
                 return np.ones(design.n_samples)
             return design.column(j) * self.scale[j - 1] + self.shift[j - 1]
         return design.column(j) * self.scale[j]
 
-    def column(self, j):
+    def column(self, j: int) -> np.ndarray:
         """``T e_j``."""
         e = np.zeros(self.p * self.blocks)
         e[j] = 1.0
         return self.apply(e)
 
 
-def _gradient_small(objective, T, grad, tol):
+def _gradient_small(objective: Objective, T: Standardiser, grad: np.ndarray,
+                    tol: float) -> bool:
     gu = T.apply_transpose(grad)
     return float(np.max(np.abs(gu), initial=0.0)) <= tol * np.sqrt(objective.total_weight)
 
@@ -94,10 +97,12 @@ _CHECK_MAX_PARAMS = 500
 class _Convergence:
     """The first-order stopping rule, confirmed by the Newton decrement when affordable."""
 
-    def __init__(self, objective, T, tol):
+    correction: np.ndarray | None = None
+
+    def __init__(self, objective: Objective, T: Standardiser, tol: float) -> None:
         self.objective, self.T, self.tol, self.gradient_tol = objective, T, tol, tol
 
-    def __call__(self, theta, eta, grad):
+    def __call__(self, theta: np.ndarray, eta: Eta, grad: np.ndarray) -> bool:
         if not _gradient_small(self.objective, self.T, grad, self.gradient_tol):
             return False
         if self.objective.n_params > _CHECK_MAX_PARAMS:
@@ -110,14 +115,13 @@ class _Convergence:
         self.gradient_tol /= 10.0
         return False
 
-    correction = None
-
-    def finish(self, theta):
+    def finish(self, theta: np.ndarray) -> np.ndarray:
         """``theta`` plus the final Newton correction, if the check computed one."""
         return theta if self.correction is None else theta + self.correction
 
 
-def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
+def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int = 10000,
+                     tol: float = 1e-8) -> SolverResult:
     """Gradient descent on ``f`` (gradient ascent on the log-likelihood).
 
     Steps ``theta <- theta - t T T^T grad f`` with a Barzilai-Borwein trial
@@ -161,8 +165,9 @@ def gradient_descent(objective, theta0, *, max_iter=10000, tol=1e-8):
                         history=history, message=message, grad=grad)
 
 
-def coordinate_descent(objective, theta0, *, max_iter=1000, tol=1e-8):
-    """Cyclic coordinate descent: one coefficient at a time (the seeds' variant).
+def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
+                       tol: float = 1e-8) -> SolverResult:
+    """Cyclic coordinate descent: one coefficient at a time (cf. Friedman et al. 2010).
 
     Each coordinate takes an exact one-dimensional Newton step along its
     standardised column ``c_j = [1, X] T e_j`` (backtracked until ``f``

@@ -1,7 +1,8 @@
 """The one damped Newton / IRLS engine.
 
-Each iteration reads like the algorithm (the seeds' IRLS update
-``w <- w - (Phi^T R Phi + P)^-1 (Phi^T (y - t) + P w)``):
+Each iteration reads like the algorithm (the IRLS update of Bishop 2006,
+§4.3.3 eq. 4.99, with the prior's precision ``P`` added to the Hessian as
+in §4.5.1 eq. 4.143: ``w <- w - (Phi^T R Phi + P)^-1 (Phi^T (y - t) + P w)``):
 
     Cholesky solve (within the span of the data where the Hessian is
     singular) -> Newton decrement test -> full step, fused with the next
@@ -10,11 +11,11 @@ Each iteration reads like the algorithm (the seeds' IRLS update
 
 An iteration reads X once where the objective fuses the step (see
 ``steps.take_step``); backtracking trial points move ``eta`` along ``X d``
-without further passes. Convergence is declared when
-half the squared Newton decrement ``lambda^2 / 2 = -g^T d / 2`` (an
-affine-invariant estimate of ``f - f*``, i.e. of the distance to the optimum
-in standard-error units) falls below ``tol``; the final Newton step is then
-taken, which squares the remaining error. When the curvature is not the
+without further passes. Convergence is declared when half the squared Newton
+decrement ``lambda^2 / 2 = -g^T d / 2`` (an affine-invariant estimate of
+``f - f*``, i.e. of the distance to the optimum in standard-error units; Boyd &
+Vandenberghe 2004, §9.5.1) falls below ``tol``; the final Newton step is
+then taken, which squares the remaining error. When the curvature is not the
 exact Hessian (Fisher scoring with expected information) steps converge only
 linearly, so the test becomes ``lambda^2 / 2 <= tol^2``: either way the
 answer ends within about ``tol`` standard errors of the optimum.
@@ -28,12 +29,22 @@ decrement is below ``tol^2`` the full Hessian is built once, at a point that
 is already converged, to confirm convergence and for the covariance; where
 even one full Hessian is too costly (``exact_final=False``) the engine stops
 there.
-"""
-import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from ..blocks import ELEMENTWISE_ROWS, reduce_row_ranges, small_blas
+**Phases.** :func:`newton` runs named phases over one iterate, ``_State``
+(the point, its derivatives, and what the Hessian in hand is: built here or
+carried over by a chord step, float32 or double): ``_start`` or, with a
+sketch, ``_warm_start`` and ``_sketched_phase``; then ``_exact_phase``, whose
+``_iteration`` takes the Newton direction and one of three steps (the last
+step, a full step without search, or a searched step); then ``_finish``.
+What the caller fixed for the run (tolerances, float32 throughout, chord
+steps) is the ``_Policy``.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
 from ..linalg import solve_psd
+from ..model.contract import Eta, Gram, Objective
 from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step
 from .truncated_newton import truncated_newton
 
@@ -56,67 +67,54 @@ _LAST_STEP_DECREMENT = 0.5
 _HESSIAN_RTOL = 1e-6
 
 
-def _hessian_change(objective, eta_old, eta_new, H):
-    """A bound on ``max_v |v^T (H_new - H) v| / v^T H v``: how far the Hessian
-    ``H`` in hand (built at ``eta_old``) is from the one at ``eta_new``, in
-    its own metric; inf when the objective has no per-row curvature (softmax).
+@dataclass(frozen=True)
+class _Policy:
+    """What stays fixed through the exact phase."""
 
-    With ``r_i = |h_i(new) - h_i(old)| / h_i(old)``, rows with ``r_i <= c``
-    contribute at most ``c`` and the few rows ``L`` above it at most
-    ``trace(H^-1 sum_L |dh_i| x_i x_i^T) = sum_L |dh_i| x_i^T H^-1 x_i``. A
-    final Newton step moves the curvature of tail rows, where ``h`` is tiny
-    and ``|h' / h|`` large, by relatively much more than that of the others:
-    the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
-    """
-    if hasattr(objective, "hessian_change"):  # Dask: the same bound, one distributed pass
-        return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4)
-    if np.ndim(eta_old) != 1 or not hasattr(objective, "row_derivatives"):
-        return np.inf
-    h_old = objective.row_derivatives(eta_old)[2]
-    h_new = objective.row_derivatives(eta_new)[2]
-    cut = _HESSIAN_RTOL / 4
-
-    def rows_above(lo, hi):  # |dh_i| > cut h_i (also h_i = 0 < |dh_i|)
-        change = np.abs(h_new[lo:hi] - h_old[lo:hi])
-        return [np.flatnonzero(~(change <= cut * h_old[lo:hi])) + lo]
-
-    above = np.concatenate(reduce_row_ranges(rows_above, h_old.size, ELEMENTWISE_ROWS))
-    if above.size == 0:
-        return cut
-    change = np.abs(h_new[above] - h_old[above])
-    if above.size > max(1000, h_old.size // 16):
-        return np.inf  # as costly as building the Hessian anew
-    try:
-        with small_blas(H.shape[0]):
-            chol = cho_factor(H, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return np.inf
-    Z = solve_triangular(chol[0], objective.design.dense_rows(above).T, lower=True,
-                         check_finite=False)
-    leverage = np.einsum("ij,ij->j", Z, Z)  # x_i^T H^-1 x_i
-    return cut + float(change @ leverage)
+    tol: float
+    threshold: float  # stop at lambda^2 / 2 <= this: tol, or tol^2 for a non-exact Hessian
+    always_single: bool  # every Hessian in float32 (the caller's approximate fit)
+    chords: bool  # a Hessian may serve a second step (after a sketched phase)
+    final_hessian: bool  # the caller wants the gradient and Hessian at the answer
 
 
-def _step_without_search(objective, theta, eta, d):
-    """The full step ``theta + d`` with the double-precision Hessian there:
-    ``(f, g, H, theta, eta, Xd)`` (one fused pass where the objective has one)."""
-    if hasattr(objective, "advance"):
-        eta, f, g, H = objective.advance(theta, eta, d, "double")
-        return f, g, H, theta + d, eta, None
-    Xd = objective.linear_predictor(d)
-    theta, eta = theta + d, eta + Xd
-    f, g, H = objective.value_grad_hess(theta, eta)
-    return f, g, H, theta, eta, Xd
+@dataclass
+class _State:
+    """The engine's iterate: the point, its derivatives, and what the Hessian is."""
+
+    theta: np.ndarray
+    eta: Eta
+    f: float
+    g: np.ndarray | None  # the gradient at theta (None only after a failed search)
+    H: np.ndarray  # the Hessian in hand
+    history: list[float]
+    h_single: bool  # H is a float32 product (not the one to report)
+    single: bool  # new Hessians are built in float32 (until Newton's next step is the last)
+    fresh: bool = True  # H was built at theta (a chord step moves theta, not H)
+    span: np.ndarray | None = None  # the data's span, once H was singular: steps stay in it
+    rank_deficient: bool = False
+    d: np.ndarray | None = None  # the last Newton direction (divergence diagnostics)
+    Xd: Eta | None = None  # its X d, where a pass formed it
+    converged: bool = False
+    message: str = "maximum number of iterations reached"
 
 
-def sketch_rows(n_samples, n_params, random_state=0):
+def _hessian_change(objective: Objective, eta_old: Eta, eta_new: Eta, H: np.ndarray) -> float:
+    """How far ``H`` (built at ``eta_old``) is from the Hessian at ``eta_new``, in
+    its own metric: the objective's bound (``GLMObjective.hessian_change``),
+    with rows counted as changed above a quarter of the tolerance."""
+    return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4)
+
+
+def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndarray | None:
     """Sorted random rows for a Hessian sketch, or None when the data are too few.
 
     ``m`` rows make one sketched Hessian cost about ``m p^2 / 2 = 2.5e7``
     multiply-adds (measured: larger sketches contract a little more per step
     but cost more in the warm start than they save), with at least ``20 p``
     rows (relative error of the sketch ``~ sqrt(p / m) <= 0.22``) and 10,000;
-    sketching pays only when n is well above m.
+    sketching pays only when n is well above m (Pilanci & Wainwright 2017,
+    Newton sketch).
     """
     m = int(min(max(5e7 / n_params**2, 20 * n_params, 10_000), n_samples))
     if n_samples < 8 * m:
@@ -125,42 +123,14 @@ def sketch_rows(n_samples, n_params, random_state=0):
     return np.sort(rng.choice(n_samples, size=m, replace=False))
 
 
-def _sketched_phase(objective, sketch, theta, n_steps):
-    """Newton steps with exact gradients and the sketch's Hessian (float32).
-
-    Each contracts the error by about the sketch's relative error
-    (``~ sqrt(p / m)``) for the price of a gradient. Returns
-    ``(theta, eta, f, g, H, history)``: the point after the last step with
-    its gradient and the full float32 Hessian that the exact phase starts
-    from (formed in the last step's pass).
-    """
-    eta, f, g, H = evaluate(objective, theta, "single" if n_steps == 0 else None)
-    history = [f]
-    for step_no in range(n_steps):
-        Hs = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
-        step, rank = solve_psd(Hs, g)
-        if rank < Hs.shape[0]:
-            break  # singular: leave it to the exact phase and its data-span solve
-        d = -step
-        gram = "single" if step_no == n_steps - 1 else None
-        t, theta, eta, f, g, H, _ = take_step(objective, theta, eta, f, float(g @ d), d, gram)
-        if t is None:
-            break
-        history.append(f)
-        if g is None:
-            f, g = objective.value_grad(theta, eta)
-    if H is None:
-        f, g, H = objective.value_grad_hess(theta, eta, single=True)
-    return theta, eta, f, g, H, history
-
-
-def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, sketch=None,
-           exact_final=True, single=False):
+def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
+           final_hessian: bool = True, sketch: np.ndarray | None = None,
+           exact_final: bool = True, single: bool = False) -> SolverResult:
     """Minimise ``objective`` by damped Newton from ``theta0``.
 
     Parameters
     ----------
-    objective : GLMObjective (or anything with the same methods)
+    objective : Objective (see :mod:`~problin._core.model.contract`)
     theta0 : ndarray of shape (p,)
     max_iter : int
         Maximum number of Newton iterations (per phase).
@@ -177,127 +147,209 @@ def newton(objective, theta0, *, max_iter=100, tol=1e-8, final_hessian=True, ske
         After a sketched phase, build the full Hessian once (default) or stop.
     single : bool
         Form every Hessian in float32 (for approximate fits such as warm starts).
-
-    Returns
-    -------
-    SolverResult
     """
     theta = np.array(theta0, dtype=np.float64)
-    history, n_sketched, always_single, reuse = [], 0, single, False
-    if sketch is not None:
-        # 1. Warm start: a rough fit to the sketch rows alone (~m/n of a pass
-        #    per iteration); its error is statistical, ~sqrt(n/m) standard errors.
+    if sketch is None:
+        state, n_sketched = _start(objective, theta, single), 0
+    else:
         sub = objective.subsample(sketch)
-        n, m = objective.design.n_samples, len(sketch)
-        warm_tol = max(_WARM_TOL, _WARM_FRACTION * (n / m - 1) * objective.n_params / 2)
-        warm = newton(sub, theta, max_iter=max_iter, tol=warm_tol, final_hessian=False,
-                      single=True)
-        theta = warm.theta
-        # 2. Where even one full Hessian is too costly: truncated Newton.
+        warm = _warm_start(objective, sub, theta, len(sketch), max_iter)
         if not exact_final:
-            # The warm start's last sketch Hessian (one step back) preconditions.
-            result = truncated_newton(objective, sub, theta, tol, max_iter, warm.last_hessian)
+            # Where even one full Hessian is too costly: truncated Newton, the
+            # warm start's last sketch Hessian (one step back) preconditioning.
+            result = truncated_newton(objective, sub, warm.theta, tol, max_iter,
+                                      warm.last_hessian)
             if result is not None:
                 return result
-        # 2'. Else two steps with the sketched Hessian, which remove most of
-        #     the warm start's statistical error (~1e-3 of lambda^2 each), then
-        theta, eta, f, g, H, history = _sketched_phase(objective, sub, theta, _SKETCH_STEPS)
-        n_sketched = len(history) - 1
-        # 3. full Hessians, in float32 until Newton's next step is the last,
-        #    reused for a step where that costs less than building one anew.
-        single = reuse = True
-        history = history[:-1] + [f]
-    else:
-        eta, f, g, H = evaluate(objective, theta, "single" if single else "double")
-        history = [f]
-    threshold = tol if getattr(objective, "exact_hessian", True) else tol * tol
-    converged, message, rank_deficient = False, "maximum number of iterations reached", False
-    # fresh: H was built at theta; h_single: H is a float32 product.
-    n_iter, basis, d, Xd, fresh, h_single = 0, None, None, None, True, single
-    for n_iter in range(1, max_iter + 1):
-        if basis is None:
-            step, rank = solve_psd(H, g)
-            if rank < H.shape[0]:
-                rank_deficient = True
-                basis = objective.data_range_basis()
-        if basis is not None:
-            # Newton within the span of the data: components along directions
-            # no observation sees stay exactly zero, instead of being rounding
-            # errors amplified by a near-zero curvature.
-            step = basis @ solve_psd(basis.T @ H @ basis, basis.T @ g)[0]
-        d = -step
-        decrement2 = float(-g @ d)
-        if not np.isfinite(decrement2):
-            message, Xd = "non-finite Newton step", None
-            break
-        if decrement2 / 2 <= threshold:
-            # Converged: the last, full Newton step squares the remaining error.
-            # No line search: f would change below its own rounding error.
-            if (fresh and not h_single) or always_single or not final_hessian:
-                # The Hessian in hand (if built in double precision) is the one
-                # at the answer, to _HESSIAN_RTOL in its own metric, unless the
-                # step changed the curvature by more than that. (Checked before
-                # f: the row derivatives at eta_old are still cached.)
-                eta_old, Xd = eta, objective.linear_predictor(d)
-                theta, eta = theta + d, eta + Xd
-                fresh = not h_single and (
-                    decrement2 / 2 <= tol * tol or
-                    _hessian_change(objective, eta_old, eta, H) <= _HESSIAN_RTOL)
-                f = objective.value(theta, eta)
-                history.append(f)
-                converged, message = True, "converged"
-                break
-            # A float32 or reused Hessian got us here: the double-precision one
-            # is built at the point after this step, already converged, so that
-            # the last step from it is tiny and it is the Hessian of the answer.
-            f, g, H, theta, eta, Xd = _step_without_search(objective, theta, eta, d)
-            history.append(f)
-            fresh, h_single = True, False
-            continue
-        if decrement2 / 2 <= _rounding_level(f):
-            # (Only with a non-exact Hessian, converging linearly.) The decrease
-            # the step promises is below f's rounding: a line search would judge
-            # rounding noise (and so depend on the order of summation, e.g. on
-            # chunking). In this regime the full step is the right one.
-            f, g, H, theta, eta, Xd = _step_without_search(objective, theta, eta, d)
-            history.append(f)
-            fresh, h_single = True, False
-            continue
-        # What the next point needs if the full step is taken: the same Hessian
-        # again (a chord step, for the price of a gradient: in the quadratic
-        # regime the Hessian moves little over a step) or a new one, in double
-        # precision once the next step will be the last (its decrement ~ the
-        # square of this one).
-        chord = reuse and fresh and decrement2 / 2 <= _LAST_STEP_DECREMENT
-        next_single = always_single or (single and decrement2 / 2 > _LAST_STEP_DECREMENT)
-        gram = None if chord else ("single" if next_single else "double")
-        t, theta, eta, f, g, H_new, Xd = take_step(objective, theta, eta, f, -decrement2, d,
-                                                   gram)
-        if t is None:
-            # No decrease left to find: converged if the predicted decrease
-            # is itself at the level of rounding in f.
-            converged = decrement2 / 2 <= _rounding_level(f)
-            message = "converged" if converged else "line search failed"
+        state = _sketched_phase(objective, sub, warm.theta, _SKETCH_STEPS)
+        n_sketched = len(state.history) - 1
+        state.history[-1] = state.f  # the point the exact phase starts from
+    # After a sketched phase: full Hessians, in float32 until Newton's next step
+    # is the last, reused for a step where that costs less than building one anew.
+    policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, always_single=single,
+                     chords=sketch is not None, final_hessian=final_hessian)
+    n_iter = _exact_phase(objective, state, policy, max_iter)
+    return _finish(objective, state, n_sketched + n_iter, final_hessian)
+
+
+def _start(objective: Objective, theta: np.ndarray, single: bool) -> _State:
+    """The engine's first point without a sketch: one pass for f, g and H."""
+    point = evaluate(objective, theta, "single" if single else "double")
+    assert point.grad is not None and point.hess is not None
+    return _State(theta, point.eta, point.f, point.grad, point.hess, [point.f],
+                  h_single=single, single=single)
+
+
+def _warm_start(objective: Objective, sub: Objective, theta: np.ndarray, m: int,
+                max_iter: int) -> SolverResult:
+    """A rough fit to the sketch rows alone (~m/n of a pass per iteration); its
+    error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance."""
+    n = objective.design.n_samples
+    warm_tol = max(_WARM_TOL, _WARM_FRACTION * (n / m - 1) * objective.n_params / 2)
+    return newton(sub, theta, max_iter=max_iter, tol=warm_tol, final_hessian=False, single=True)
+
+
+def _sketched_phase(objective: Objective, sketch: Objective, theta: np.ndarray,
+                    n_steps: int) -> _State:
+    """Newton steps with exact gradients and the sketch's Hessian (float32).
+
+    Each contracts the error by about the sketch's relative error
+    (``~ sqrt(p / m)``) for the price of a gradient; two remove most of the
+    warm start's statistical error (~1e-3 of lambda^2 each). Returns the
+    point after the last step with its gradient and the full float32 Hessian
+    that the exact phase starts from (formed in the last step's pass), and
+    ``history`` (one entry per point).
+    """
+    point = evaluate(objective, theta, "single" if n_steps == 0 else None)
+    eta, f, g, H = point.eta, point.f, point.grad, point.hess
+    history = [f]
+    for step_no in range(n_steps):
+        assert g is not None  # (formed at every accepted point)
+        Hs = sketch.value_grad_hess(theta, sketch.linear_predictor(theta), single=True)[2]
+        direction, rank = solve_psd(Hs, g)
+        if rank < Hs.shape[0]:
+            break  # singular: leave it to the exact phase and its data-span solve
+        d = -direction
+        gram: Gram = "single" if step_no == n_steps - 1 else None
+        step = take_step(objective, theta, eta, f, float(g @ d), d, gram)
+        theta, eta, f, g, H = step.theta, step.eta, step.f, step.grad, step.hess
+        if step.t is None:
             break
         history.append(f)
-        if chord and t == 1.0:
-            if g is None:
-                f, g = objective.value_grad(theta, eta)
-            fresh = False
-            continue
-        single = next_single
-        if H_new is None:
-            f, g, H_new = objective.value_grad_hess(theta, eta, single=single)
-        H, fresh, h_single = H_new, True, single
-    at_theta = fresh and not h_single
-    last_hessian = H
-    if not at_theta:
+        if g is None:
+            f, g = objective.value_grad(theta, eta)
+    if H is None:
+        f, g, H = objective.value_grad_hess(theta, eta, single=True)
+    return _State(theta, eta, f, g, H, history, h_single=True, single=True)
+
+
+def _exact_phase(objective: Objective, state: _State, policy: _Policy, max_iter: int) -> int:
+    """Newton iterations with full Hessians until converged or stopped; the count."""
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        if _iteration(objective, state, policy):
+            break
+    return n_iter
+
+
+def _iteration(objective: Objective, s: _State, policy: _Policy) -> bool:
+    """One Newton iteration from ``s`` (updated in place); True when the engine stops."""
+    s.d = d = _newton_direction(objective, s)
+    assert s.g is not None
+    decrement2 = float(-s.g @ d)
+    if not np.isfinite(decrement2):
+        s.message, s.Xd = "non-finite Newton step", None
+        return True
+    if decrement2 / 2 <= policy.threshold:
+        return _last_step(objective, s, policy, decrement2)
+    if decrement2 / 2 <= _rounding_level(s.f):
+        # (Only with a non-exact Hessian, converging linearly.) The decrease
+        # the step promises is below f's rounding: a line search would judge
+        # rounding noise (and so depend on the order of summation, e.g. on
+        # chunking). In this regime the full step is the right one.
+        _step_without_search(objective, s)
+        return False
+    return _searched_step(objective, s, policy, decrement2)
+
+
+def _newton_direction(objective: Objective, s: _State) -> np.ndarray:
+    """``-H^-1 g`` by Cholesky, within the span of the data once H is singular."""
+    assert s.g is not None  # (formed at every point the engine iterates from)
+    if s.span is None:
+        step, rank = solve_psd(s.H, s.g)
+        if rank < s.H.shape[0]:
+            s.rank_deficient = True
+            s.span = objective.data_range_basis()
+    if s.span is not None:
+        # Newton within the span of the data: components along directions
+        # no observation sees stay exactly zero, instead of being rounding
+        # errors amplified by a near-zero curvature.
+        span = s.span
+        step = span @ solve_psd(span.T @ s.H @ span, span.T @ s.g)[0]
+    return -step
+
+
+def _last_step(objective: Objective, s: _State, policy: _Policy, decrement2: float) -> bool:
+    """Converged: the last, full Newton step squares the remaining error (no line
+    search: f would change below its own rounding error). True when done."""
+    if not ((s.fresh and not s.h_single) or policy.always_single or not policy.final_hessian):
+        # A float32 or reused Hessian got us here: the double-precision one
+        # is built at the point after this step, already converged, so that
+        # the last step from it is tiny and it is the Hessian of the answer.
+        _step_without_search(objective, s)
+        return False
+    # The Hessian in hand (if built in double precision) is the one at the
+    # answer, to _HESSIAN_RTOL in its own metric, unless the step changed the
+    # curvature by more than that. (Checked before f: the row derivatives at
+    # eta_old are still cached.)
+    assert s.d is not None
+    eta_old, s.Xd = s.eta, objective.linear_predictor(s.d)
+    s.theta, s.eta = s.theta + s.d, s.eta + s.Xd
+    s.fresh = not s.h_single and (
+        decrement2 / 2 <= policy.tol * policy.tol or
+        _hessian_change(objective, eta_old, s.eta, s.H) <= _HESSIAN_RTOL)
+    s.f = objective.value(s.theta, s.eta)
+    s.history.append(s.f)
+    s.converged, s.message = True, "converged"
+    return True
+
+
+def _step_without_search(objective: Objective, s: _State) -> None:
+    """The full step ``theta + d`` with the double-precision Hessian there (one
+    fused pass where the objective has one)."""
+    assert s.d is not None
+    point = objective.advance(s.theta, s.eta, s.d, "double")
+    assert point.hess is not None
+    s.theta, s.eta, s.f, s.g, s.H = s.theta + s.d, point.eta, point.f, point.grad, point.hess
+    s.Xd = point.Xd
+    s.history.append(s.f)
+    s.fresh, s.h_single = True, False
+
+
+def _searched_step(objective: Objective, s: _State, policy: _Policy, decrement2: float) -> bool:
+    """A Newton step with the Armijo line search; True when the search failed."""
+    assert s.d is not None
+    # What the next point needs if the full step is taken: the same Hessian
+    # again (a chord step, for the price of a gradient: in the quadratic
+    # regime the Hessian moves little over a step) or a new one, in double
+    # precision once the next step will be the last (its decrement ~ the
+    # square of this one).
+    chord = policy.chords and s.fresh and decrement2 / 2 <= _LAST_STEP_DECREMENT
+    next_single = policy.always_single or (s.single and decrement2 / 2 > _LAST_STEP_DECREMENT)
+    gram: Gram = None if chord else ("single" if next_single else "double")
+    step = take_step(objective, s.theta, s.eta, s.f, -decrement2, s.d, gram)
+    s.theta, s.eta, s.f, s.g, s.Xd = step.theta, step.eta, step.f, step.grad, step.Xd
+    if step.t is None:
+        # No decrease left to find: converged if the predicted decrease
+        # is itself at the level of rounding in f.
+        s.converged = decrement2 / 2 <= _rounding_level(s.f)
+        s.message = "converged" if s.converged else "line search failed"
+        return True
+    s.history.append(s.f)
+    if chord and step.t == 1.0:
+        if s.g is None:
+            s.f, s.g = objective.value_grad(s.theta, s.eta)
+        s.fresh = False
+        return False
+    s.single = next_single
+    H = step.hess
+    if H is None:
+        s.f, s.g, H = objective.value_grad_hess(s.theta, s.eta, single=s.single)
+    s.H, s.fresh, s.h_single = H, True, s.single
+    return False
+
+
+def _finish(objective: Objective, s: _State, n_iter: int, final_hessian: bool) -> SolverResult:
+    """The result, with the gradient and double-precision Hessian at the answer
+    (built now unless the one in hand is that one; dropped without ``final_hessian``)."""
+    f, g, H = s.f, s.g, s.H
+    hessian: np.ndarray | None = H
+    if not (s.fresh and not s.h_single):
         if final_hessian:
-            f, g, H = objective.value_grad_hess(theta, eta)
+            f, g, hessian = objective.value_grad_hess(s.theta, s.eta)
         else:
-            g = H = None
-    return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_sketched + n_iter,
-                        converged=converged, history=history, message=message, grad=g,
-                        hessian=H, rank_deficient=rank_deficient, direction=d,
-                        direction_eta=Xd,
-                        last_hessian=last_hessian)
+            g = hessian = None
+    return SolverResult(theta=s.theta, eta=s.eta, value=f, n_iter=n_iter,
+                        converged=s.converged, history=s.history, message=s.message, grad=g,
+                        hessian=hessian, rank_deficient=s.rank_deficient, direction=s.d,
+                        direction_eta=s.Xd, last_hessian=H)

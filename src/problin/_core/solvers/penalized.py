@@ -4,13 +4,14 @@ Each output column minimises
 
     f(w) = 1/2 w^T G w - c^T w + alpha/2 sum_j |w_j|^q
 
-(``G = Phi^T Phi``, ``c = Phi^T t``: the seeds' ``E_D(w) + lambda E_W(w)``
-up to the constant ``t^T t / 2``). Only D x D quantities are touched, so a
-solve costs nothing next to the pass that built ``G``.
+(``G = Phi^T Phi``, ``c = Phi^T t``: Bishop's (2006) ``E_D(w) + lambda E_W(w)``
+with the regulariser of §3.1.4 eq. 3.29, up to the constant ``t^T t / 2``).
+Only D x D quantities are touched, so a solve costs nothing next to the
+pass that built ``G``.
 
 * ``q = 1`` (lasso): cyclic coordinate descent, then an exact solve on the
   active set, accepted when it satisfies the optimality conditions.
-* ``q < 2``: majorise-minimise. ``|w|^q = (w^2)^{q/2}`` is concave in ``w^2``,
+* ``q < 2``: majorise-minimise (Hunter & Lange 2004). ``|w|^q = (w^2)^{q/2}`` is concave in ``w^2``,
   so its tangent at the current ``w0`` bounds it from above:
   ``|w|^q <= |w0|^q + q/2 |w0|^{q-2} (w^2 - w0^2)``. Minimising the bound is a
   ridge problem with per-coefficient precisions ``alpha q/2 |w0|^{q-2}``
@@ -21,21 +22,33 @@ solve costs nothing next to the pass that built ``G``.
   minimum, for ``q < 1`` a stationary point (zeros stay zero; coefficients
   that have shrunk below 1e-12 of the largest are set to exactly zero).
 * ``q > 2``: ``f`` is convex and twice differentiable: damped Newton with a
-  backtracking (Armijo) line search, which converges to the minimum.
+  backtracking (Armijo) line search (the solvers' shared one,
+  :func:`~problin._core.solvers.steps.armijo`), which converges to the minimum.
 """
+from collections.abc import Callable
+
 import numpy as np
 
 from ..moments.lstsq import solve_normal_equations
+from .steps import armijo
 
 __all__ = ["lq_objective", "lasso_gram", "lq_gram"]
 
+# Halvings of the Newton step before it is given up (a step of 2^-60 changes
+# nothing representable in w).
+_MAX_HALVINGS = 60
 
-def lq_objective(G, c, w, alpha, q):
+# One scheme's update: (G, c, w, alpha, q, f(w)) -> the next w.
+_Update = Callable[[np.ndarray, np.ndarray, np.ndarray, float, float, float], np.ndarray]
+
+
+def lq_objective(G: np.ndarray, c: np.ndarray, w: np.ndarray, alpha: float, q: float) -> float:
     """``f(w)`` above for one output."""
     return 0.5 * float(w @ G @ w) - float(c @ w) + 0.5 * alpha * float(np.sum(np.abs(w) ** q))
 
 
-def lasso_gram(G, c, alpha, *, tol=1e-10, max_iter=10000):
+def lasso_gram(G: np.ndarray, c: np.ndarray, alpha: float, *, tol: float = 1e-10,
+               max_iter: int = 10000) -> tuple[np.ndarray, int, bool]:
     """Minimise ``f`` with ``q = 1``; returns ``(w, n_sweeps, converged)``."""
     G = np.asarray(G, dtype=np.float64)
     penalty = 0.5 * alpha
@@ -61,7 +74,8 @@ def lasso_gram(G, c, alpha, *, tol=1e-10, max_iter=10000):
     return _polish_active_set(G, c, w, penalty), sweep, converged
 
 
-def _polish_active_set(G, c, w, penalty):
+def _polish_active_set(G: np.ndarray, c: np.ndarray, w: np.ndarray,
+                       penalty: float) -> np.ndarray:
     """Solve exactly on the active set; keep the result if it meets the KKT conditions."""
     active = np.flatnonzero(w != 0)
     if active.size == 0:
@@ -79,11 +93,12 @@ def _polish_active_set(G, c, w, penalty):
     return w
 
 
-def lq_gram(G, c, alpha, q, *, tol=1e-10, max_iter=1000):
+def lq_gram(G: np.ndarray, c: np.ndarray, alpha: float, q: float, *, tol: float = 1e-10,
+            max_iter: int = 1000) -> tuple[np.ndarray, int, bool]:
     """Minimise ``f`` for ``q`` not 1 or 2; returns ``(w, n_iter, converged)``."""
     G = np.asarray(G, dtype=np.float64)
     w, _ = solve_normal_equations(G, c, alpha)  # the ridge solution starts both schemes
-    step = _newton_step if q > 2 else _mm_step
+    step: _Update = _newton_step if q > 2 else _mm_step
     f = lq_objective(G, c, w, alpha, q)
     for it in range(1, max_iter + 1):
         w_new = step(G, c, w, alpha, q, f)
@@ -96,14 +111,15 @@ def lq_gram(G, c, alpha, q, *, tol=1e-10, max_iter=1000):
     return _snap(w, q), max_iter, False
 
 
-def _snap(w, q):
+def _snap(w: np.ndarray, q: float) -> np.ndarray:
     """For q < 1 the minimiser has exact zeros, which MM only approaches geometrically."""
     if q < 1:
         w = np.where(np.abs(w) <= 1e-12 * np.max(np.abs(w), initial=0.0), 0.0, w)
     return w
 
 
-def _mm_step(G, c, w, alpha, q, f):
+def _mm_step(G: np.ndarray, c: np.ndarray, w: np.ndarray, alpha: float, q: float,
+             f: float) -> np.ndarray:
     """Minimise the quadratic majoriser at ``w`` (in the variables ``v``)."""
     root = np.abs(w) ** (1.0 - 0.5 * q)  # Lambda^{1/2}, Lambda = |w|^{2-q}
     A = G * np.outer(root, root)
@@ -111,17 +127,14 @@ def _mm_step(G, c, w, alpha, q, f):
     return root * v
 
 
-def _newton_step(G, c, w, alpha, q, f):
-    """One damped Newton step on the smooth convex ``f`` (q > 2)."""
+def _newton_step(G: np.ndarray, c: np.ndarray, w: np.ndarray, alpha: float, q: float,
+                 f: float) -> np.ndarray:
+    """One damped Newton step on the smooth convex ``f`` (q > 2), Armijo-backtracked."""
     a = np.abs(w)
     grad = G @ w - c + 0.5 * alpha * q * np.sign(w) * a ** (q - 1.0)
     H = G + np.diag(0.5 * alpha * q * (q - 1.0) * a ** (q - 2.0))
     direction, _ = solve_normal_equations(H, -grad)
     slope = float(grad @ direction)
-    t = 1.0
-    for _ in range(60):
-        trial = w + t * direction
-        if lq_objective(G, c, trial, alpha, q) <= f + 1e-4 * t * slope:
-            return trial
-        t *= 0.5
-    return w
+    found = armijo(lambda t: lq_objective(G, c, w + t * direction, alpha, q), f, slope,
+                   max_halvings=_MAX_HALVINGS)
+    return w if found is None else w + found[0] * direction

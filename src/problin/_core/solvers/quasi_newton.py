@@ -11,25 +11,29 @@ thousands of iterations on raw features of very different scales.
 Stopping rule: ``max |T^T grad f| <= tol * sqrt(sum of weights)``, the same
 test as the other first-order solvers (a few ``tol`` standard errors).
 """
+from typing import Any
+
 import numpy as np
 from scipy.optimize import minimize
 
+from ..model.contract import Objective
 from .ascent import Standardiser, _gradient_small
-from .newton import SolverResult
+from .steps import SolverResult
 
 __all__ = ["lbfgs"]
 
 _MEMORY = 20  # stored curvature pairs: more pairs, fewer passes over X
 
 
-def lbfgs(objective, theta0, *, max_iter=1000, tol=1e-8):
+def lbfgs(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
+          tol: float = 1e-8) -> SolverResult:
     """Minimise ``objective`` by L-BFGS (scipy's L-BFGS-B without bounds)."""
     T = Standardiser(objective)
     u0 = _inverse_apply(T, np.asarray(theta0, dtype=np.float64))
-    history = []
-    cache = {}
+    history: list[float] = []
+    cache: dict[str, Any] = {}
 
-    def fun(u):
+    def fun(u: np.ndarray) -> tuple[float, np.ndarray]:
         theta = T.apply(u)
         eta = objective.linear_predictor(theta)
         f, grad = objective.value_grad(theta, eta)
@@ -38,7 +42,7 @@ def lbfgs(objective, theta0, *, max_iter=1000, tol=1e-8):
             history.append(f)
         return f, T.apply_transpose(grad)
 
-    def callback(intermediate_result):
+    def callback(intermediate_result: Any) -> None:
         history.append(float(intermediate_result.fun))
 
     gtol = tol * np.sqrt(objective.total_weight)
@@ -58,7 +62,7 @@ def lbfgs(objective, theta0, *, max_iter=1000, tol=1e-8):
                         converged=bool(converged), history=history, message=str(res.message), grad=cache["grad"])
 
 
-def _inverse_apply(T, theta):
+def _inverse_apply(T: Standardiser, theta: np.ndarray) -> np.ndarray:
     """``u = T^{-1} theta``: T is triangular (scale the weights, then undo the shift)."""
     Theta = T._split(theta)
     U = np.empty_like(Theta)

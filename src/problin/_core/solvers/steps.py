@@ -1,94 +1,128 @@
 """What every solver shares: its result, the Armijo line search, and the
 fused step that carries the next gradient with it.
 
-Trial points move ``eta`` along ``X d`` (no pass over X per trial). Where
-the objective offers ``advance`` (GLMs on dense data), the full step
-``t = 1`` is tried in the same pass that forms the gradient (and Hessian)
-there: in Newton's regime it is nearly always the accepted step, and one
-read of X replaces two.
+Trial points move ``eta`` along ``X d`` (no pass over X per trial). The full
+step ``t = 1`` is tried by the objective's ``advance`` (see
+:mod:`~problin._core.model.contract`): where the objective fuses it (GLMs on
+dense data), in the same pass that forms the gradient (and Hessian) there; in
+Newton's regime it is nearly always the accepted step, and one read of X
+replaces two. Backtracking halves the step until the Armijo condition of
+sufficient decrease holds (Nocedal & Wright 2006, §3.1 eq. 3.4 and
+Algorithm 3.1, with ``c_1 = 1e-4``).
 """
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SolverResult", "backtrack", "take_step", "evaluate"]
+from ..model.contract import Eta, Gram, Objective, Trial
 
-_ARMIJO = 1e-4
+__all__ = ["SolverResult", "Step", "armijo", "backtrack", "take_step", "evaluate"]
+
+_ARMIJO = 1e-4  # c_1: the fraction of the linear decrease a step must achieve
 _MAX_HALVINGS = 50
 
 
-@dataclass
+@dataclass(frozen=True)
 class SolverResult:
     """What a solver returns: the optimum and how it got there."""
 
     theta: np.ndarray
-    eta: np.ndarray
+    eta: Eta
     value: float
     n_iter: int
     converged: bool
-    history: list = field(default_factory=list)
+    history: list[float] = field(default_factory=list)
     message: str = ""
     grad: np.ndarray | None = None
     hessian: np.ndarray | None = None
     rank_deficient: bool = False
     direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
-    direction_eta: np.ndarray | None = None  # its change of eta, X direction
+    direction_eta: Eta | None = None  # its change of eta, X direction
     last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
 
 
-def _rounding_level(f):
+@dataclass(frozen=True)
+class Step:
+    """Where :func:`take_step` went along ``d``: ``theta + t d``."""
+
+    t: float | None  # the step length; None when no step decreased f (the point is unchanged)
+    theta: np.ndarray
+    eta: Eta
+    f: float
+    grad: np.ndarray | None  # at the new point, where the full step's pass formed it
+    hess: np.ndarray | None  # likewise (only with a ``gram``)
+    Xd: Eta | None  # X d, where it was formed (None: the fused pass never did)
+
+
+def _rounding_level(f: float) -> float:
     """Objective changes below this are lost to floating-point rounding."""
     return 64 * np.finfo(float).eps * max(1.0, abs(f))
 
 
-def backtrack(objective, theta, eta, f, slope, d, Xd, step=1.0):
+def armijo(value: Callable[[float], float], f: float, slope: float, step: float = 1.0,
+           max_halvings: int = _MAX_HALVINGS) -> tuple[float, float] | None:
+    """Armijo backtracking: halve ``t`` from ``step`` until ``value(t) <= f + c_1 t slope``.
+
+    ``value(t)`` is the objective at ``t`` along the direction and ``slope``
+    its derivative there at ``t = 0`` (negative for a descent direction).
+    Returns ``(t, value(t))``, or None when no step in ``max_halvings`` trials
+    decreases ``f`` enough (a descent direction that is lost in rounding, or a
+    broken objective).
+    """
+    t = step
+    for _ in range(max_halvings):
+        f_t = value(t)
+        if np.isfinite(f_t) and f_t <= f + _ARMIJO * t * slope:
+            return t, f_t
+        t *= 0.5
+    return None
+
+
+def backtrack(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: float,
+              d: np.ndarray, Xd: Eta, step: float = 1.0) -> tuple[float | None, float, Eta]:
     """Armijo backtracking along ``theta + t d`` using ``eta + t X d``.
 
     Returns ``(t, f_new, eta_new)`` or ``(None, f, eta)`` when no step in
-    ``_MAX_HALVINGS`` halvings decreases ``f`` (a descent direction that is
-    lost in rounding, or a broken objective).
+    ``_MAX_HALVINGS`` halvings decreases ``f``.
     """
-    t = step
-    for _ in range(_MAX_HALVINGS):
+    trial_eta = [eta]  # the linear predictor of the latest trial point
+
+    def value(t: float) -> float:
         eta_t = t * Xd
         eta_t += eta  # one new array per trial, not two
-        f_t = objective.value(theta + t * d, eta_t)
-        if np.isfinite(f_t) and f_t <= f + _ARMIJO * t * slope:
-            return t, f_t, eta_t
-        t *= 0.5
-    return None, f, eta
+        trial_eta[0] = eta_t
+        return objective.value(theta + t * d, eta_t)
+
+    found = armijo(value, f, slope, step)
+    if found is None:
+        return None, f, eta
+    return found[0], found[1], trial_eta[0]
 
 
-def evaluate(objective, theta, gram=None):
-    """``(eta, f, g, H)`` at ``theta`` (``H`` None unless ``gram`` is
-    "single" or "double"); one pass over X where the objective fuses them."""
-    if hasattr(objective, "advance"):
-        eta, f, g, H = objective.advance(np.zeros_like(theta), None, theta, gram)
-        return eta, f, g, H
-    eta = objective.linear_predictor(theta)
-    if gram is None:
-        return (eta, *objective.value_grad(theta, eta), None)
-    return (eta, *objective.value_grad_hess(theta, eta, single=gram == "single"))
+def evaluate(objective: Objective, theta: np.ndarray, gram: Gram = None) -> Trial:
+    """The point ``theta`` with its ``eta``, ``f``, gradient and (with ``gram``
+    "single" or "double") Hessian; one pass over X where the objective fuses them."""
+    return objective.advance(np.zeros_like(theta), None, theta, gram)
 
 
-def take_step(objective, theta, eta, f, slope, d, gram=None):
+def take_step(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: float,
+              d: np.ndarray, gram: Gram = None) -> Step:
     """Move along ``d`` with the Armijo rule, trying the full step first.
 
-    Returns ``(t, theta, eta, f, g, H, Xd)``. ``g`` (and ``H`` with
-    ``gram``) come with the point only when the full step was accepted and
-    the objective fuses the pass; otherwise they are None and the caller
-    evaluates them. ``Xd`` (the change of eta per unit step) is None where
-    the fused pass never formed it. ``t`` is None when no step decreases ``f``.
+    The full step comes with its gradient (and Hessian with ``gram``) when
+    it is accepted. Otherwise the search backtracks from ``t = 1/2`` on the
+    cached ``eta`` and the caller evaluates the derivatives at the point found
+    (``grad`` None); ``t`` is None when no step decreases ``f``.
     """
-    start = 1.0
-    if hasattr(objective, "advance"):
-        eta_1, f_1, g_1, H_1 = objective.advance(theta, eta, d, gram)
-        if np.isfinite(f_1) and f_1 <= f + _ARMIJO * slope:
-            return 1.0, theta + d, eta_1, f_1, g_1, H_1, None
-        Xd, start = eta_1 - eta, 0.5  # X d to rounding: enough for trial points
-    else:
-        Xd = objective.linear_predictor(d)
-    t, f_new, eta_new = backtrack(objective, theta, eta, f, slope, d, Xd, step=start)
+    bound = f + _ARMIJO * slope
+    full = objective.advance(theta, eta, d, gram, accept_below=bound)
+    if np.isfinite(full.f) and full.f <= bound:
+        return Step(1.0, theta + d, full.eta, full.f, full.grad, full.hess, full.Xd)
+    # The rejected trial's X d (to rounding, where only eta_new - eta is at hand)
+    # is enough for the trial points.
+    Xd = full.Xd if full.Xd is not None else full.eta - eta
+    t, f_new, eta_new = backtrack(objective, theta, eta, f, slope, d, Xd, step=0.5)
     if t is None:
-        return None, theta, eta, f, None, None, Xd
-    return t, theta + t * d, eta_new, f_new, None, None, Xd
+        return Step(None, theta, eta, f, None, None, Xd)
+    return Step(t, theta + t * d, eta_new, f_new, None, None, Xd)

@@ -6,10 +6,13 @@ conjugate gradients, each iteration costing one fused Hessian-vector product
 (two reads of every block of X, from cache), preconditioned by the Hessian of
 a row sketch.
 """
+from collections.abc import Callable
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from ..blocks import small_blas
+from ..model.contract import Objective
 from .steps import SolverResult, _rounding_level, backtrack
 
 __all__ = ["truncated_newton"]
@@ -17,7 +20,9 @@ __all__ = ["truncated_newton"]
 _MAX_CG = 50
 
 
-def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
+def _preconditioned_cg(hessp: Callable[[np.ndarray], np.ndarray], g: np.ndarray,
+                       precondition: Callable[[np.ndarray], np.ndarray], rtol: float,
+                       max_iter: int) -> np.ndarray:
     """Approximately solve ``H d = -g`` by conjugate gradients preconditioned with ``M^-1``.
 
     The first iterate is the preconditioner's step ``-M^-1 g`` (the sketched
@@ -47,7 +52,8 @@ def _preconditioned_cg(hessp, g, precondition, rtol, max_iter):
 
 
 
-def truncated_newton(objective, sketch, theta, tol, max_iter, H=None):
+def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray, tol: float,
+                     max_iter: int, H: np.ndarray | None = None) -> SolverResult | None:
     """Newton with conjugate-gradient solves: exact gradients and Hessian-vector
     products (two passes each), the sketch's Hessian as preconditioner.
 
@@ -71,7 +77,7 @@ def truncated_newton(objective, sketch, theta, tol, max_iter, H=None):
     if not np.all(np.isfinite(chol[0])):
         return None
 
-    def precondition(r):
+    def precondition(r: np.ndarray) -> np.ndarray:
         with small_blas(H.shape[0]):
             return cho_solve(chol, r, check_finite=False)
 

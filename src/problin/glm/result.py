@@ -1,0 +1,161 @@
+"""The result of a GLM classifier's fit, in one frozen record.
+
+Every fit of :class:`~problin.LogisticRegression` (binary or softmax) and
+:class:`~problin.ProbitRegression`, in memory, sparse or on Dask, produces one
+:class:`GLMFit`; the estimator's fitted attributes (``coef_``, ``covariance_``,
+``n_iter_``, ...), its predictions and ``summary()`` are all read from it.
+"""
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core.model.basis import ColumnBasis
+from .._core.solvers.steps import SolverResult
+
+__all__ = ["GLMFit"]
+
+
+@dataclass(frozen=True, eq=False)
+class GLMFit:
+    """A fitted GLM classifier: parameters, their covariance, and how the fit went.
+
+    Parameters are ordered ``[intercept, coef...]`` per free class block
+    (the order of ``covariance``); the blocks follow the classes, without
+    the reference class where that is fixed at zero.
+
+    Attributes
+    ----------
+    theta : ndarray of shape (n_blocks * p,)
+        The estimate (maximum likelihood, or the MAP under the Gaussian prior
+        ``alpha``) in raw units: the ``coef`` column of ``summary()``.
+    theta_standard : ndarray of shape (n_blocks * p,)
+        The same in the coordinates the solver worked in: the equilibrated
+        (and, for dense data, centred) basis ``scale``/``center``, or raw units
+        where ``scale`` is None. Predictions on dense data read these
+        (the intercept at the centre keeps every digit far from the origin).
+    scale, center : ndarray of shape (n_features,) or None
+        The basis (:class:`~problin._core.model.basis.ColumnBasis`): column
+        scales ``s`` and centres ``c`` (None: not centred; ``scale`` None: no basis).
+    fit_intercept : bool
+        Whether each block starts with an intercept.
+    n_blocks : int
+        Free parameter blocks: 1 for binary models, K - 1 softmax contrasts
+        against the first class when unpenalised, K when ``alpha > 0``.
+    reference_class : bool
+        Whether the first class is a reference whose parameters are fixed at
+        zero (unpenalised softmax: the K - 1 contrasts of Bishop 2006, section
+        4.3.4, identified as statsmodels' ``MNLogit``).
+    objective : float
+        The minimised negative log-posterior: the negative log-likelihood plus
+        ``alpha |w|^2 / 2`` (deviance / 2 when ``alpha = 0``).
+    alpha : float
+        The prior precision of the weights the fit used.
+    n_obs : int
+        Rows of the training data.
+    solver : str
+        The solver used (what ``"auto"`` chose).
+    n_iter, converged, message, history :
+        Iterations, whether the tolerance was met, the solver's stopping
+        message, the objective per iterate.
+    covariance : ndarray of shape (n_blocks * p, n_blocks * p) or None
+        Inverse observed information (of the penalised objective when
+        ``alpha > 0``: the Laplace posterior covariance, Bishop 2006, eq. 4.143),
+        NaN on parameters that are not identified; None where fit skipped it
+        (too many parameters).
+    identified : ndarray of bool, shape (n_blocks * p,) or None
+        False for parameters that collinear or constant columns leave
+        undetermined (decided on the rank of the information matrix).
+    separated : ndarray of bool, shape (n_obs,) or None
+        Where the classes are (quasi-)separated (Albert & Anderson 1984;
+        Konis 2007): the rows fitted with probability 0 or 1. None otherwise.
+    """
+
+    theta: NDArray[np.float64]
+    theta_standard: NDArray[np.float64]
+    scale: NDArray[np.float64] | None
+    center: NDArray[np.float64] | None
+    fit_intercept: bool
+    n_blocks: int
+    reference_class: bool
+    objective: float
+    alpha: float
+    n_obs: int
+    solver: str
+    n_iter: int
+    converged: bool
+    message: str
+    history: NDArray[np.float64]
+    covariance: NDArray[np.float64] | None = None
+    identified: NDArray[np.bool_] | None = None
+    separated: Any = None  # (a lazy Dask array for Dask fits)
+
+    @classmethod
+    def from_solver(cls, objective: Any, result: SolverResult, *, solver: str, alpha: float,
+                    covariance: NDArray[np.float64] | None = None,
+                    identified: NDArray[np.bool_] | None = None,
+                    separated: Any = None) -> "GLMFit":
+        """The fit from a solver's result on ``objective`` (in its design's basis), with
+        the diagnostics' covariance, identified parameters and separated rows."""
+        design = objective.design
+        basis = design.basis
+        theta = result.theta if basis is None else basis.to_raw(result.theta)
+        return cls(theta=np.array(theta, dtype=np.float64),
+                   theta_standard=result.theta.copy(),
+                   scale=None if basis is None else basis.scale.copy(),
+                   center=None if basis is None or basis.center is None
+                   else basis.center.copy(),
+                   fit_intercept=bool(design.intercept), n_blocks=int(objective.n_blocks),
+                   reference_class=objective.n_blocks > 1 and bool(objective.family.contrast),
+                   objective=float(result.value), alpha=alpha, n_obs=int(design.n_samples),
+                   solver=solver, n_iter=int(result.n_iter), converged=bool(result.converged),
+                   message=result.message, history=np.asarray(result.history, dtype=np.float64),
+                   covariance=covariance, identified=identified, separated=separated)
+
+    def replace(self, **changes: Any) -> "GLMFit":
+        """A copy with ``changes`` (e.g. a covariance computed after the fit)."""
+        return dataclasses.replace(self, **changes)
+
+    # ------------------------------------------------------------ derived
+    @property
+    def basis(self) -> ColumnBasis | None:
+        """The solver's coordinates (None for fits made without a basis)."""
+        if self.scale is None:
+            return None
+        return ColumnBasis(self.scale, self.center, self.fit_intercept)
+
+    @property
+    def n_params(self) -> int:
+        """Parameters in all: ``n_blocks * p``."""
+        return int(self.theta.size)
+
+    @property
+    def log_likelihood(self) -> float | None:
+        """The maximised log-likelihood ``-objective``; None for penalised fits
+        (``alpha > 0``), whose objective also holds the prior."""
+        return -self.objective if self.alpha == 0 else None
+
+    def raw_blocks(self) -> NDArray[np.float64]:
+        """``[b_k, w_k]`` per free block, in raw units (``b_k = 0`` without an intercept)."""
+        Theta = self.theta.reshape(self.n_blocks, -1)
+        if not self.fit_intercept:
+            Theta = np.column_stack([np.zeros(self.n_blocks), Theta])
+        return Theta
+
+    def attributes(self) -> dict[str, Any]:
+        """The estimator's fitted attributes, in the order they are set."""
+        Theta = self.theta.reshape(self.n_blocks, -1)
+        if self.reference_class:
+            Theta = np.vstack([np.zeros((1, Theta.shape[1])), Theta])
+        off = int(self.fit_intercept)
+        intercepts = Theta[:, 0] if off else np.zeros(Theta.shape[0])
+        attrs: dict[str, Any] = {
+            "solver_": self.solver, "coef_": np.ascontiguousarray(Theta[:, off:]),
+            "intercept_": np.asarray(intercepts, dtype=np.float64).copy(),
+            "n_iter_": self.n_iter, "converged_": self.converged, "history_": self.history,
+            "covariance_": self.covariance, "identified_": self.identified}
+        if self.separated is not None:
+            attrs["separated_"] = self.separated
+        return attrs
