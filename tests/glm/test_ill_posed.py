@@ -48,6 +48,16 @@ def test_complete_separation_warns_and_stops_finite(model):
 
 
 @pytest.mark.parametrize("model", MODELS)
+def test_refit_without_separation_drops_the_separated_rows(model):
+    fitted, _ = _fit_recording(model(), X_SEP, Y_SEP)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    fitted, caught = _fit_recording(fitted, X, y)
+    assert caught == [] and not hasattr(fitted, "separated_")
+
+
+@pytest.mark.parametrize("model", MODELS)
 def test_quasi_separation_names_the_separated_rows(model):
     X, y = _quasi_separated()
     fitted, caught = _fit_recording(model(), X, y)

@@ -18,7 +18,7 @@ from sklearn.preprocessing import StandardScaler
 
 import problin
 from problin.io import ModelFileError, read_model_file
-from problin.io.model_file import FORMAT_VERSION
+from problin.io.model_file import FORMAT_VERSION, MIN_FORMAT_VERSION
 
 ESTIMATORS = sorted(name for name in problin.__all__
                     if isinstance(getattr(problin, name), type)
@@ -139,6 +139,7 @@ def _rewrite(path, edit_meta=None, comment=None, drop=None, replace=None):
     ("foreign_zip", "no metadata.json"),
     ("foreign_format", "not a problin model file"),
     ("future", "newer problin"),
+    ("past", "older problin"),
     ("tampered_array", "checksum mismatch for member"),
     ("tampered_meta", "checksum mismatch for metadata.json"),
     ("missing_member", "missing"),
@@ -158,6 +159,8 @@ def test_bad_files_raise_model_file_error(saved, case, message):
         _rewrite(saved, lambda m: m.update(format="other"))
     elif case == "future":
         _rewrite(saved, lambda m: m.update(format_version=FORMAT_VERSION + 1))
+    elif case == "past":  # state from before the fit records: refused, never half-loaded
+        _rewrite(saved, lambda m: m.update(format_version=MIN_FORMAT_VERSION - 1))
     elif case == "tampered_array":
         _rewrite(saved, replace={"arrays/1.npy": zipfile.ZipFile(saved).read("arrays/1.npy")[:-8]
                                  + np.float64(7.0).tobytes()})

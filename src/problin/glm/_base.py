@@ -105,6 +105,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
 
     def _set_fit(self, fit: GLMFit) -> None:
         """Keep ``fit`` and set the fitted attributes from it: the one place they are set."""
+        self.__dict__.pop("separated_", None)  # a refit without separation has none
         self.__dict__.update(fit.attributes())
         self._result = fit
 

@@ -40,10 +40,14 @@ from ._codec import Decoder, Encoder, name_of
 from .errors import ModelFileError
 
 __all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
-           "FORMAT", "FORMAT_VERSION", "MAX_MODEL_BYTES", "MAX_MEMBERS"]
+           "FORMAT", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "MAX_MODEL_BYTES", "MAX_MEMBERS"]
 
 FORMAT = "problin-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Files of earlier format versions hold estimator state this version no longer
+# has (version 1: least-squares moments without R factors, GLM fits before the
+# GLMFit record): refused with a clear message instead of failing at predict.
+MIN_FORMAT_VERSION = 2
 _METADATA = "metadata.json"
 _COMMENT_PREFIX = b"problin-model sha256="
 _MAX_METADATA_BYTES = 64 * 2 ** 20
@@ -241,6 +245,12 @@ def _read_archive(fh: IO[bytes], path: Any) -> tuple[dict[str, Any], dict[str, n
             f"{path}: written by a newer problin ({meta.get('problin_version', '?')}, format "
             f"version {version}); this problin reads format version {FORMAT_VERSION} and "
             "older: upgrade problin to load it")
+    if version < MIN_FORMAT_VERSION:
+        raise ModelFileError(
+            f"{path}: written by an older problin ({meta.get('problin_version', '?')}, format "
+            f"version {version}) whose fitted state this problin cannot read (it reads format "
+            f"versions {MIN_FORMAT_VERSION} to {FORMAT_VERSION}): refit the model and save it "
+            "again")
     expected = _COMMENT_PREFIX + hashlib.sha256(meta_bytes).hexdigest().encode()
     if zf.comment != expected:
         raise ModelFileError(f"{path}: checksum mismatch for {_METADATA}: the file was "
