@@ -1,0 +1,1 @@
+"""Statistical inference shared by the estimators: tests, statistics and their display."""
