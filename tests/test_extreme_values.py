@@ -45,7 +45,7 @@ def _estimators():
     out = []
     for name in problin.__all__:
         obj = getattr(problin, name)
-        if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and name != "Formula":
             out.append(obj(GaussianNB()) if name == "BayesDecision" else obj())
     return out
 

@@ -82,7 +82,8 @@ def test_every_estimator_has_a_case():
     """All the estimators of ``problin.__all__`` are covered (a new one needs a case)."""
     public = {getattr(problin, name) for name in problin.__all__
               if isinstance(getattr(problin, name), type)
-              and issubclass(getattr(problin, name), BaseEstimator)}
+              and issubclass(getattr(problin, name), BaseEstimator)
+              and name != "Formula"}  # a wrapper reading DataFrames (tests/test_formula.py)
     covered = set()
     for case in CASES:
         est = case.make(Transform.identity(2))

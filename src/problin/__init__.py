@@ -22,7 +22,9 @@ from .exceptions import (
                          SeparationWarning,
                          SingularCovarianceWarning,
 )
+from .formula import Formula
 from .glm import LogisticRegression, ProbitRegression
+from .inference.hypothesis import lr_test
 from .io import ModelFileError, load, save
 from .linear_model import (
                          BayesianLinearRegression,
@@ -40,8 +42,9 @@ __all__ = [
     "BayesianLinearRegression", "BayesianLogisticRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",
     "GaussianNB", "BernoulliNB", "MultinomialNB",
-    "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision",
+    "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
     "ProblinWarning", "SeparationWarning", "CollinearityWarning", "ConvergenceWarning",
     "NumericalWarning", "SingularCovarianceWarning", "save", "load", "ModelFileError",
+    "lr_test",
     "__version__",
 ]

@@ -1,1 +1,344 @@
-"""Formulas: a model written as ``y ~ a + b + C(c)``, its design built by formulaic."""
+"""Formulas: a model written as ``y ~ a + b + C(c)``, its design built by formulaic.
+
+:class:`Formula` wraps any problin estimator. The right-hand side of the formula is
+expanded into a design matrix by `formulaic <https://matthewwardrop.github.io/formulaic/>`_
+in Wilkinson & Rogers' (1973) notation, as patsy (and so ``statsmodels.formula.api``)
+expands it: ``C(x)`` and text columns are coded by treatment contrasts against the first
+level (the reference), ``a:b`` is the product of the columns of ``a`` and ``b``, ``a*b`` is
+``a + b + a:b``, ``np.log(x)`` (numpy's element-wise functions) and the stateful ``center(x)``,
+``scale(x)`` transforms are evaluated on the data, and ``- 1`` (or ``+ 0``) drops the
+intercept. With an intercept the model is
+
+.. math::
+
+    \\eta_i = b + \\sum_j w_j\\, z_{ij}(x_i), \\qquad z(x) = \\text{the formula's columns},
+
+where the intercept ``b`` is the estimator's own (``fit_intercept=True``: unpenalised,
+named ``intercept`` in ``summary()``), never a column of ones; without one
+(``- 1``) the estimator is fitted with ``fit_intercept=False``. The wrapped estimator is
+fitted on a DataFrame whose columns carry the formula's names (``C(rank)[T.2]``,
+``gre:gpa``, ``np.log(gre)``), so its summary, Wald tests and marginal effects name their
+rows by them (Greene, *Econometric Analysis*, 8th ed., §6.2 on dummy variables and
+interactions).
+
+New data are encoded by the fitted model spec: the same levels and references, the
+same transform state (``center``'s mean). A level not seen at fit time is an error naming
+the column and the levels; so is a formula naming a column the data do not have (with the
+closest column names). ``problin.save`` stores the formula and this state as data, never
+pickled (:mod:`problin.io._formula_state`).
+"""
+import difflib
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Self, TypeVar, cast
+
+import numpy as np
+import pandas as pd
+from formulaic import Formula as _Parsed
+from formulaic import model_matrix
+from formulaic.errors import DataMismatchWarning, FormulaicError
+from formulaic.parser.types import Factor
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["Formula"]
+
+INTERCEPT = "Intercept"  # formulaic's name of the column of ones
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _if_has(method: str) -> Callable[[_F], _F]:
+    """A method that exists (``hasattr``) only where the fitted, else the given,
+    estimator has ``method`` (scikit-learn's ``available_if``)."""
+    def check(self: Any) -> bool:
+        return hasattr(getattr(self, "estimator_", self.estimator), method)
+    return cast(Callable[[_F], _F], available_if(check))
+
+
+def _missing_message(missing: Iterable[str], columns: Iterable[Any], what: str) -> str:
+    """Names absent from the data, each with its closest column names (difflib)."""
+    names = [str(c) for c in columns]
+    parts = []
+    for name in missing:
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        parts.append(f"{name!r}{hint}")
+    return (f"{what} names columns the data do not have: {', '.join(parts)}; the data's "
+            f"columns are {names[:20]}{' ...' if len(names) > 20 else ''}")
+
+
+def _frame(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, Mapping):
+        return pd.DataFrame(dict(data))
+    raise TypeError(f"a Formula reads its data from a pandas DataFrame (or a dict of "
+                    f"columns), got {type(data).__name__}")
+
+
+class Formula(MetaEstimatorMixin, BaseEstimator):
+    """A problin estimator fitted to the design that a model formula builds from a DataFrame.
+
+    Parameters
+    ----------
+    formula : str
+        A Wilkinson formula, e.g. ``"admit ~ gre + gpa + C(rank)"`` (see the module
+        docstring); the left-hand side names the response (a column, or a transform of
+        one such as ``np.log(y)``). A one-sided formula (``"~ a + b"``) takes ``y`` in
+        :meth:`fit`.
+    estimator : estimator
+        Any problin estimator; it is cloned. Its ``fit_intercept`` is set from the
+        formula (an intercept unless ``- 1``); ``fit_intercept=False`` with a formula that
+        has an intercept is an error. Estimators without ``fit_intercept`` (generative
+        classifiers) get the design without its column of ones.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted clone, fitted on a DataFrame of the formula's columns.
+    model_spec_ : formulaic.ModelSpec
+        The formula's fitted encoding (levels, references, transform state).
+    design_columns_ : list of str
+        The formula's column names (``Intercept`` included where present).
+    response_ : str or None
+        The left-hand side of the formula.
+    feature_names_in_ : ndarray of str
+        The data columns the right-hand side reads.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from problin import Formula, LinearRegression
+    >>> df = pd.DataFrame({"y": [1., 3., 2., 5., 4., 7.], "x": [1., 2., 3., 4., 5., 6.],
+    ...                    "g": ["a", "b", "a", "b", "a", "b"]})
+    >>> model = Formula("y ~ x + C(g)", LinearRegression()).fit(df)
+    >>> list(model.estimator_.feature_names_in_)
+    ['x', 'C(g)[T.b]']
+    """
+
+    def __init__(self, formula: str, estimator: Any) -> None:
+        self.formula = formula
+        self.estimator = estimator
+
+    # ------------------------------------------------------------------ parsing
+    def _parse(self) -> Any:
+        if not isinstance(self.formula, str) or not self.formula.strip():
+            raise TypeError(f"formula must be a non-empty string, got {self.formula!r}")
+        try:
+            parsed = _Parsed(self.formula)
+        except (FormulaicError, SyntaxError) as exc:
+            raise ValueError(f"cannot parse the formula {self.formula!r}: {exc}") from None
+        rhs = parsed.rhs if hasattr(parsed, "rhs") else parsed
+        if not hasattr(rhs, "required_variables") or isinstance(rhs, tuple):
+            raise ValueError(f"formula {self.formula!r}: only 'y ~ terms' formulas are "
+                             "supported (no '|' parts)")
+        return parsed
+
+    # ---------------------------------------------------------------------- fit
+    def fit(self, data: Any, y: Any = None, **fit_params: Any) -> Self:
+        """Build the design from ``data`` and fit the estimator to it.
+
+        Parameters
+        ----------
+        data : DataFrame
+            The columns the formula names (the response among them, unless ``y``).
+        y : array-like, optional
+            The response of a one-sided formula (``"~ a + b"``).
+        **fit_params
+            Passed to the estimator's ``fit`` (``sample_weight=...``): a string names a
+            column of ``data``, anything else is passed as it is.
+
+        Returns
+        -------
+        self
+        """
+        frame = _frame(data)
+        parsed = self._parse()
+        rhs = parsed.rhs if hasattr(parsed, "rhs") else parsed
+        lhs = parsed.lhs if hasattr(parsed, "rhs") else None
+        needed = set(rhs.required_variables) | set(lhs.required_variables if lhs else ())
+        self._check_columns(frame, needed, f"formula {self.formula!r}")
+        if lhs is not None and y is not None:
+            raise ValueError(f"formula {self.formula!r} has a response; give y only with a "
+                             "one-sided formula ('~ a + b')")
+        if lhs is None and y is None:
+            raise ValueError(f"formula {self.formula!r} has no response ('y ~ ...') and no "
+                             "y was given")
+        target = self._response(frame, lhs) if lhs is not None else y
+        try:
+            matrix = model_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
+                                  output="pandas")
+        except (FormulaicError, ValueError) as exc:
+            raise ValueError(f"formula {self.formula!r}: {exc}") from None
+        columns = [str(c) for c in matrix.columns]
+        est = clone(self.estimator)
+        has_intercept = INTERCEPT in columns
+        if "fit_intercept" in est.get_params(deep=False):
+            if has_intercept and not est.get_params(deep=False)["fit_intercept"]:
+                raise ValueError("the estimator has fit_intercept=False but the formula has an "
+                                 "intercept: drop it in the formula ('... - 1') instead")
+            est.set_params(fit_intercept=has_intercept)
+        self._check_columns(frame, [v for v in fit_params.values() if isinstance(v, str)],
+                            "fit parameters")
+        params = {k: frame[v].to_numpy() if isinstance(v, str) else v
+                  for k, v in fit_params.items()}
+        est.fit(self._features(matrix, columns, frame.index), target, **params)
+        self.estimator_ = est
+        self.model_spec_ = matrix.model_spec
+        self.design_columns_ = columns
+        self.response_ = str(lhs) if lhs is not None else None
+        self.feature_names_in_ = np.asarray(
+            [str(c) for c in frame.columns if c in set(rhs.required_variables)], dtype=object)
+        self.n_features_in_ = len(self.feature_names_in_)
+        return self
+
+    @staticmethod
+    def _check_columns(frame: pd.DataFrame, names: Iterable[str], what: str) -> None:
+        missing = sorted(str(n) for n in names if n not in frame.columns)
+        if missing:
+            raise ValueError(_missing_message(missing, frame.columns, what))
+
+    def _response(self, frame: pd.DataFrame, lhs: Any) -> np.ndarray:
+        """The response: a column as it is (labels of any type), or a transform of one."""
+        name = str(lhs)
+        if name in frame.columns:
+            return frame[name].to_numpy()
+        try:
+            values = model_matrix(lhs, frame, na_action="raise", output="pandas")
+        except (FormulaicError, ValueError) as exc:
+            raise ValueError(f"formula {self.formula!r}: response {name!r}: {exc}") from None
+        if values.shape[1] != 1:
+            raise ValueError(f"formula {self.formula!r}: the response {name!r} gives "
+                             f"{values.shape[1]} columns; write it as one numeric column")
+        return np.asarray(values, dtype=np.float64)[:, 0]
+
+    @staticmethod
+    def _features(matrix: Any, columns: list[str], index: pd.Index) -> pd.DataFrame:
+        """The design without its column of ones, as a float64 DataFrame."""
+        keep = [j for j, c in enumerate(columns) if c != INTERCEPT]
+        values = np.asarray(matrix, dtype=np.float64)[:, keep]
+        return pd.DataFrame(values, columns=[columns[j] for j in keep], index=index)
+
+    # ------------------------------------------------------------- new data
+    def transform(self, data: Any) -> pd.DataFrame:
+        """The design of new data (without the intercept column), encoded as at fit time.
+
+        Raises
+        ------
+        ValueError
+            If a column the formula reads is missing (the closest names are listed), a
+            categorical column holds a level not seen at fit time (the column and the
+            levels are named), or a value is missing.
+        """
+        check_is_fitted(self)
+        frame = _frame(data)
+        self._check_columns(frame, self.feature_names_in_, f"formula {self.formula!r}")
+        self._check_levels(frame)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DataMismatchWarning)
+                matrix = self.model_spec_.get_model_matrix(frame, na_action="raise")
+        except (FormulaicError, ValueError, DataMismatchWarning) as exc:
+            raise ValueError(f"formula {self.formula!r}: {exc}") from None
+        columns = [str(c) for c in matrix.columns]
+        if columns != list(self.design_columns_):
+            raise ValueError(f"formula {self.formula!r}: the data give the columns {columns}, "
+                             f"not the fitted {list(self.design_columns_)}")
+        return self._features(matrix, columns, frame.index)
+
+    def _check_levels(self, frame: pd.DataFrame) -> None:
+        """An unseen level is an error naming the column (formulaic would make it NaN)."""
+        for factor, (kind, state) in self.model_spec_.encoder_state.items():
+            if Factor.Kind(kind) is not Factor.Kind.CATEGORICAL or "categories" not in state:
+                continue
+            try:
+                variables = _Parsed(str(factor)).required_variables
+            except (FormulaicError, SyntaxError):
+                continue
+            if len(variables) != 1 or next(iter(variables)) not in frame.columns:
+                continue  # a transform of several columns: formulaic's own message
+            column = next(iter(variables))
+            values = frame[column]
+            seen = set(state["categories"])
+            unseen = sorted({v for v in values.dropna().unique() if v not in seen}, key=str)
+            if unseen:
+                raise ValueError(
+                    f"column {column!r} ({factor}) has levels not seen when the model was "
+                    f"fitted: {unseen[:10]}; known levels: {list(state['categories'])[:20]}")
+
+    # ------------------------------------------------------------- delegates
+    @_if_has("predict")
+    def predict(self, data: Any, **kwargs: Any) -> Any:
+        """The estimator's ``predict`` on the design of ``data``."""
+        return self.estimator_.predict(self.transform(data), **kwargs)
+
+    @_if_has("predict_proba")
+    def predict_proba(self, data: Any) -> Any:
+        """The estimator's class probabilities on the design of ``data``."""
+        return self.estimator_.predict_proba(self.transform(data))
+
+    @_if_has("predict_log_proba")
+    def predict_log_proba(self, data: Any) -> Any:
+        """The estimator's log class probabilities on the design of ``data``."""
+        return self.estimator_.predict_log_proba(self.transform(data))
+
+    @_if_has("decision_function")
+    def decision_function(self, data: Any) -> Any:
+        """The estimator's linear predictors on the design of ``data``."""
+        return self.estimator_.decision_function(self.transform(data))
+
+    @_if_has("predict_interval")
+    def predict_interval(self, data: Any, *args: Any, **kwargs: Any) -> Any:
+        """The estimator's prediction intervals on the design of ``data``."""
+        return self.estimator_.predict_interval(self.transform(data), *args, **kwargs)
+
+    @_if_has("summary")
+    def summary(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        """The estimator's coefficient table; rows are named by the formula's columns."""
+        check_is_fitted(self)
+        table = self.estimator_.summary(*args, **kwargs)
+        table.attrs["formula"] = self.formula
+        return table
+
+    @_if_has("wald_test")
+    def wald_test(self, *args: Any, **kwargs: Any) -> Any:
+        """The estimator's Wald test; hypotheses name the formula's columns."""
+        check_is_fitted(self)
+        return self.estimator_.wald_test(*args, **kwargs)
+
+    @_if_has("marginal_effects")
+    def marginal_effects(self, data: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """The estimator's marginal effects of the formula's columns (at the design of
+        ``data`` where given); rows are named by the formula's columns."""
+        check_is_fitted(self)
+        if data is None:
+            return self.estimator_.marginal_effects(*args, **kwargs)
+        return self.estimator_.marginal_effects(self.transform(data), *args, **kwargs)
+
+    @_if_has("score")
+    def score(self, data: Any, y: Any = None, **kwargs: Any) -> float:
+        """The estimator's score on ``data`` (the response read from it unless ``y``)."""
+        check_is_fitted(self)
+        frame = _frame(data)
+        if y is None:
+            parsed = self._parse()
+            if not hasattr(parsed, "lhs"):
+                raise ValueError("a one-sided formula needs y to score")
+            y = self._response(frame, parsed.lhs)
+        return float(self.estimator_.score(self.transform(frame), y, **kwargs))
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The class labels of a fitted classifier."""
+        check_is_fitted(self)
+        return np.asarray(self.estimator_.classes_)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        return tags

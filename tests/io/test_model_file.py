@@ -22,7 +22,8 @@ from problin.io.model_file import FORMAT_VERSION, MIN_FORMAT_VERSION
 
 ESTIMATORS = sorted(name for name in problin.__all__
                     if isinstance(getattr(problin, name), type)
-                    and issubclass(getattr(problin, name), BaseEstimator))
+                    and issubclass(getattr(problin, name), BaseEstimator)
+                    and name != "Formula")  # reads DataFrames: tests/test_formula.py
 # Classes whose constructor needs an argument.
 SPECIAL = {"BayesDecision": lambda: problin.BayesDecision(problin.LogisticRegression(alpha=1.0))}
 METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function", "transform",

@@ -44,7 +44,8 @@ def test_bayesian_regression_report_shows_the_predictive_band(frame):
     model = problin.BayesianLinearRegression().fit(X, t)
     page = build_report(model, X, t)
     assert _headings(page) == ["Predictive uncertainty", "Predicted against actual", "Residuals"]
-    assert "posterior_std" in page and "<th>rmse</th>" in page
+    # the parameter table is BayesianLinearRegression.summary(): posterior mean, sd, interval
+    assert "<th>sd</th>" in page and "<th>ci_high</th>" in page and "<th>rmse</th>" in page
     assert choose_features(model, X.to_numpy(), ["a", "b", "c"]) == [0, 2]
 
 

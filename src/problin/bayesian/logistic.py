@@ -16,8 +16,10 @@ from .._core.bayes.far_rows import moderated_predict, sampled_predict
 from .._core.bayes.logistic import activation_moments, draw_gaussian
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask, lazy_rows
+from .._frames import encode_frame
 from ..exceptions import ConvergenceWarning
 from ..glm.problem import classifier_design
+from ..inference.summaries import SummaryText, posterior_summary_text
 from . import _fit
 from ._summary import posterior_table
 from .result import PosteriorFit
@@ -268,7 +270,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------- predict
     def _check_X(self, X: Any) -> Any:
         check_is_fitted(self)
-        return validate_data(self, X, accept_sparse=["csr", "csc"],
+        return validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], reset=False)
 
     def predict_activation(self, X: Any) -> tuple[Any, Any]:
@@ -384,6 +386,10 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return posterior_table(self, self._result, level)
+
+    def summary_text(self, level: float = 0.95) -> SummaryText:
+        """``summary()`` under the inference method, prior and log evidence (HTML in notebooks)."""
+        return posterior_summary_text(self, self.summary(level))
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -23,6 +23,7 @@ from ..report.tables import (
     format_table,
     parameter_table,
 )
+from . import _formula
 from ._common import (
     command_errors,
     debug_option,
@@ -181,9 +182,13 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
 
 @click.command(epilog=_model_listing())
 @click.argument("data", type=click.Path(exists=True))
-@click.option("--target", "-t", required=True, help="Name of the target column.")
+@click.option("--target", "-t", default=None, help="Name of the target column.")
 @click.option("--model", "-m", "model_name", required=True, type=click.Choice(list(MODELS)),
               metavar="NAME", help="Model to fit (see the list below).")
+@click.option("--formula", "-f", default=None, metavar="'Y ~ TERMS'",
+              help="Fit a model formula instead of --target and every column, e.g. "
+                   "'admit ~ gre + gpa + C(rank)' (C(x): categories, a:b, a*b, np.log(x), "
+                   "- 1 drops the intercept).")
 @click.option("--alpha", type=float, default=None,
               help="Prior precision (L2 penalty) of models with an alpha parameter.")
 @click.option("--set", "-p", "settings", multiple=True, metavar="NAME=VALUE",
@@ -194,8 +199,9 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
               help="Model file to write (e.g. model.problin).")
 @engine_options
 @data_command
-def fit(data: str, target: str, model_name: str, alpha: float | None, settings: tuple[str, ...],
-        standardize: bool, out: str, engine: str, blocksize: str, scheduler: str | None,
+def fit(data: str, target: str | None, model_name: str, formula: str | None,
+        alpha: float | None, settings: tuple[str, ...], standardize: bool, out: str,
+        engine: str, blocksize: str, scheduler: str | None,
         data_format: str | None, drop_missing: bool, header: bool | None,
         categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
     """Fit a model to DATA, print its parameters and save it to a model file.
@@ -214,7 +220,13 @@ def fit(data: str, target: str, model_name: str, alpha: float | None, settings: 
       problin fit heights.csv --target sex --model logistic --out sex.problin
       problin fit train.parquet -t y -m logistic --alpha 1.0 -p solver=lbfgs -o m.problin
       problin fit big_dataset/ -t y -m lda --engine dask --blocksize 16MiB -o m.problin
+      problin fit admit.csv -m logistic -f "admit ~ gre + gpa + C(rank)" -o m.problin
     """
+    if formula is not None or target is None:
+        _formula.check_formula_options(formula, target, standardize, categorical, engine)
+        est = _configure(model_name, alpha, settings, False, False)
+        return _formula.fit_formula(data, str(formula), model_name, est, out, data_format,
+                           drop_missing, header, _check_target)
     if engine == "memory":
         if blocksize is not None or scheduler is not None:
             raise click.UsageError("--blocksize and --scheduler apply to --engine dask")
@@ -307,12 +319,17 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
       problin predict sex.problin new.parquet --out predictions.csv
     """
     bundle = read_model_file(model_file)
-    ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
-                   header=header, categorical=list(categorical), n_features=n_features)
+    if _formula.is_formula_model(bundle.encoding):  # the raw columns, encoded by the stored formula
+        X, dropped = _formula.formula_rows(bundle, data, data_format, header, drop_missing)
+    else:
+        ds = read_data(data, format=data_format, encoding=bundle.encoding,
+                       drop_missing=drop_missing, header=header,
+                       categorical=list(categorical), n_features=n_features)
+        X, dropped = ds.X, ds.n_dropped
     with echo_warnings():
-        frame = _predictions(bundle.model, ds.X, proba)
-    if ds.n_dropped:
-        click.echo(f"{ds.n_dropped} rows with missing values dropped", err=True)
+        frame = _predictions(bundle.model, X, proba)
+    if dropped:
+        click.echo(f"{dropped} rows with missing values dropped", err=True)
     if out is None:
         click.echo(frame.to_csv(index=False), nl=False)
     elif os.path.splitext(out)[1].lower() in (".parquet", ".pq"):
@@ -338,7 +355,8 @@ def summary(model_file: str, debug: bool) -> None:
     for line in describe_model(bundle.model, bundle):
         click.echo(line)
     click.echo()
-    click.echo(format_table(parameter_table(bundle.model, bundle.feature_names)))
+    model = _formula.parameters_of(bundle.model)  # a formula's estimator
+    click.echo(format_table(parameter_table(model, bundle.feature_names)))
 
 
 @click.command()
@@ -368,6 +386,7 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     """
     from ..report import build_report  # on first use: loads matplotlib (0.5 s a command)
     bundle = read_model_file(model_file)
+    _formula.check_reportable(bundle.encoding)
     ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
                    header=header, categorical=list(categorical), n_features=n_features)
     chosen = [f.strip() for f in features.split(",") if f.strip()] if features else None

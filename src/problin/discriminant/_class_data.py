@@ -20,6 +20,7 @@ from .._core.validation import (
 )
 from .._dask.chunks import is_dask
 from .._dask.reductions import dask_class_reduce, dask_class_stats
+from .._frames import encode_frame
 
 __all__ = ["fit_class_stats", "validated_X", "linear_scores"]
 
@@ -43,7 +44,8 @@ def fit_class_stats(estimator: Any, X: MatrixLike, y: Any, sample_weight: ArrayL
         return None, dask_class_stats(estimator, X, y, sample_weight, "tied",
                                       accept_sparse=True)
     check_label_types(y)
-    X, y = validate_data(estimator, X, y, accept_sparse=["csr", "csc"],
+    X, y = validate_data(estimator, encode_frame(estimator, X, True), y,
+                         accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32], ensure_all_finite=False)
     if sp.issparse(X):
         X = X.tocsr()
@@ -59,7 +61,8 @@ def fit_class_stats(estimator: Any, X: MatrixLike, y: Any, sample_weight: ArrayL
 def validated_X(estimator: Any, X: MatrixLike) -> Matrix:
     """``X`` checked for a fitted ``estimator``: dense or CSR/CSC, float, its features."""
     check_is_fitted(estimator)
-    return validate_data(estimator, X, accept_sparse=["csr", "csc"],
+    return validate_data(estimator, encode_frame(estimator, X, False),
+                         accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32], reset=False)
 
 

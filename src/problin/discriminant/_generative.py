@@ -30,6 +30,7 @@ from .._core.validation import (
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.stream import dask_stream_batch
+from .._frames import encode_frame
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
@@ -226,10 +227,12 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
     _input_spec: dict[str, Any] = {"dtype": [np.float64, np.float32]}
 
     def _validate_X(self, X: MatrixLike, reset: bool) -> Matrix:
-        return self._check_input(validate_data(self, X, reset=reset, **self._input_spec))
+        return self._check_input(validate_data(self, encode_frame(self, X, reset), reset=reset,
+                                               **self._input_spec))
 
     def _validate_Xy(self, X: MatrixLike, y: Any, reset: bool) -> tuple[Matrix, np.ndarray]:
-        X, y = validate_data(self, X, y, reset=reset, **self._input_spec,
+        X, y = validate_data(self, encode_frame(self, X, reset), y, reset=reset,
+                             **self._input_spec,
                              ensure_all_finite=False)
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         return self._check_input(X), y

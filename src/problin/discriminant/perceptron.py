@@ -21,6 +21,7 @@ from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chu
 from .._dask.lazy import lazy_on_dask
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_labels
+from .._frames import encode_frame
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["Perceptron"]
@@ -267,7 +268,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         """``(epoch, n, scaling)``: ``epoch(Theta, order)`` runs one pass over in-memory
         rows, standardised by ``scaling`` (from one pass of column statistics)."""
         check_label_types(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
+        X, y = validate_data(self, encode_frame(self, X, True), y, dtype=np.float64,
+                             ensure_all_finite=False)
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         self.classes_, t = encode_classes(y, owner=type(self).__name__)
         if self.classes_.size == 2:
@@ -312,7 +314,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """``w^T phi(x)``: shape (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, encode_frame(self, X, False), dtype=np.float64, reset=False)
         scores = linear_scores(X, self.coef_, self.intercept_)  # +-inf, never NaN, at 1e308
         return scores.ravel() if self.classes_.size == 2 else scores
 
@@ -322,7 +324,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if self.classes_.size == 2:
             return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, encode_frame(self, X, False), dtype=np.float64, reset=False)
         # Shifted per row where they overflow: no ties at +inf (rows at 1e308).
         scores = linear_scores(X, self.coef_, self.intercept_, relative=True)
         return self.classes_[np.argmax(scores, axis=1)]

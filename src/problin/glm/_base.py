@@ -4,7 +4,7 @@ The estimator classes only choose a family; everything else — validation,
 the prior, the solver call, inference and diagnostics — lives here once.
 """
 from numbers import Integral, Real
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.labels import encode_classes
 from .._core.model.design import Design
+from .._core.model.sandwich import COV_TYPES
 from .._core.numerics import log_softmax
 from .._core.solvers.ascent import coordinate_descent, gradient_descent
 from .._core.solvers.newton import newton, sketch_rows
@@ -24,11 +25,19 @@ from .._core.validation import check_sample_weight
 from .._dask.chunks import is_dask
 from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_on_dask
+from .._frames import encode_frame
+from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
+from ..inference.summaries import glm_summary_text
+from ..inference.text import SummaryText
 from ._diagnostics import check_fits_in_memory, covariance, diagnose, hessian_affordable, watch_fit
 from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
+from .interval import check_offset, interval_table
+from .marginal import marginal_effects_table
 from .problem import ClassifierDesign, classifier_design, classifier_objective
 from .result import GLMFit
+from .robust import check_groups, robust_covariance
+from .statistics import null_model
 
 SOLVERS = {"newton": newton, "lbfgs": lbfgs, "gradient": gradient_descent,
            "coordinate": coordinate_descent}
@@ -56,10 +65,12 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
+        "cov_type": [StrOptions(set(COV_TYPES))],
     }
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Self:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None,
+            offset: Any = None) -> Self:
         """Fit by maximising the (penalised) log-likelihood.
 
         Dask arrays or DataFrames are fitted where their chunks live: one
@@ -72,22 +83,33 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,), two distinct labels
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; weight 2 is the same as a duplicated row.
+        groups : array-like of shape (n_samples,), optional
+            The cluster of each row, for ``cov_type="cluster"`` (required then).
+        offset : array-like of shape (n_samples,), optional
+            A known term added to the linear predictor, ``b + x^T w + o``
+            (binary models, in memory; as statsmodels ``GLM(offset=...)``).
+            Predictions then take the new rows' offset (default 0).
 
         Returns
         -------
         self
         """
         self._validate_params()
+        cov_type = getattr(self, "cov_type", "nonrobust")
+        if is_dask(X) and (cov_type != "nonrobust" or offset is not None):
+            raise ValueError("Dask input supports cov_type='nonrobust' without offset only")
         design, t, sw = classifier_design(self, X, y, sample_weight, self._multiclass,
                                           self.fit_intercept, standardise=True)
-        objective, theta0 = self._objective(design, t, sw)
+        clusters = check_groups(cov_type, groups, design.n_samples)
+        offset = check_offset(offset, design.n_samples)
+        objective, theta0 = self._objective(design, t, sw, offset)
         solver = self._choose_solver(objective)
         if solver == "lbfgs" and sp.issparse(design.X):
             # L-BFGS runs in its own standardised coordinates (ascent.Standardiser,
             # full-data moments) and sparse columns are never centred: the
             # design's rescaling would only change the rounding of its path.
             design = Design(design.X, design.intercept)
-            objective, theta0 = self._objective(design, t, sw)
+            objective, theta0 = self._objective(design, t, sw, offset)
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
         options: dict[str, Any] = {}
         if solver == "newton":
@@ -99,9 +121,22 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         watch_fit(objective)
         result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
         found = diagnose(self, objective, result)
-        self._set_fit(GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                         **found._asdict()))
+        null = null_model(objective, self.classes_.size, offset)
+        fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
+                                 null_log_likelihood=null, **found._asdict())
+        if cov_type != "nonrobust" and fit.covariance_standard is not None:
+            eta = objective.linear_predictor(result.theta)
+            fit = self._robust(fit, objective, eta, clusters)
+        self._set_fit(fit)
         return self
+
+    def _robust(self, fit: GLMFit, objective: Any, eta: Any,
+                clusters: tuple[NDArray[np.intp], int] | None) -> GLMFit:
+        """``fit`` with the sandwich covariance of ``cov_type`` (:mod:`problin.glm.robust`)."""
+        assert fit.covariance_standard is not None, "the bread is the model-based covariance"
+        cov, cov_z = robust_covariance(objective, eta, fit.covariance_standard, self.cov_type,
+                                       clusters, fit.n_estimated)
+        return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
     def _set_fit(self, fit: GLMFit) -> None:
         """Keep ``fit`` and set the fitted attributes from it: the one place they are set."""
@@ -111,13 +146,15 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
 
     # ---------------------------------------------------------- the model
     def _objective(self, design: ClassifierDesign, t: NDArray[np.intp] | None,
-                   sw: NDArray[np.float64] | None) -> tuple[Any, NDArray[np.float64]]:
+                   sw: NDArray[np.float64] | None, offset: NDArray[np.float64] | None = None
+                   ) -> tuple[Any, NDArray[np.float64]]:
         """The objective to minimise and its starting point. Newton's curvature
         is ``ProbitRegression``'s ``information`` parameter; for the logit (a
         canonical link) observed and expected information coincide."""
         return classifier_objective(design, self._family, t, sw, self.classes_.size,
                                     self.alpha,
-                                    information=getattr(self, "information", "observed"))
+                                    information=getattr(self, "information", "observed"),
+                                    offset=offset)
 
     def _choose_solver(self, objective: Any) -> str:
         solver = self.solver
@@ -131,35 +168,62 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------- predict
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
-    def decision_function(self, X: Any) -> Any:
-        """Linear predictors: the log-odds ``b + x^T w`` (binary, shape (n,)) or
-        the K class logits (shape (n, K); the reference class's are 0 for
-        unpenalised softmax)."""
+    def decision_function(self, X: Any, offset: Any = None) -> Any:
+        """Linear predictors: the log-odds ``b + x^T w (+ offset)`` (binary, shape
+        (n,)) or the K class logits (shape (n, K); the reference class's are 0
+        for unpenalised softmax). ``offset``: the rows' known term (binary
+        models; None is 0, also for models fitted with an offset)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"],
+        X = validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
-        return linear_predictors(self._result, X, self.classes_.size)
+        eta = linear_predictors(self._result, X, self.classes_.size)
+        if offset is not None:
+            if self.classes_.size != 2:
+                raise ValueError("offset is supported for binary models only")
+            eta = eta + cast(NDArray[np.float64], check_offset(offset, X.shape[0]))
+        return eta
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_log_proba(self, X: Any) -> Any:
+    def predict_log_proba(self, X: Any, offset: Any = None) -> Any:
         """Log class probabilities, computed in log space (no ``log(p)``)."""
-        eta = self.decision_function(X)
+        eta = self.decision_function(X, offset)
         if self.classes_.size == 2:
             return self._family.log_proba(eta)
         return log_softmax(eta, axis=1)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
-    def predict_proba(self, X: Any) -> Any:
-        """Class probabilities; columns follow ``classes_`` (lazy for Dask ``X``)."""
-        return np.exp(self.predict_log_proba(X))
+    def predict_proba(self, X: Any, offset: Any = None) -> Any:
+        """Class probabilities; columns follow ``classes_`` (lazy for Dask ``X``).
+        ``offset``: as in :meth:`decision_function`."""
+        return np.exp(self.predict_log_proba(X, offset))
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
-    def predict(self, X: Any) -> Any:
+    def predict(self, X: Any, offset: Any = None) -> Any:
         """The most probable class."""
-        eta = self.decision_function(X)
+        eta = self.decision_function(X, offset)
         if self.classes_.size == 2:
             return self.classes_[(eta > 0).astype(int)]
         return self.classes_[np.argmax(eta, axis=1)]
+
+    def predict_interval(self, X: Any, level: float = 0.95, offset: Any = None) -> pd.DataFrame:
+        """The fitted probability of the second class with its confidence interval.
+
+        The interval is formed on the linear-predictor scale from
+        ``covariance_`` (robust when ``cov_type`` says so) and mapped through
+        the inverse link; ``std_err`` is the delta-method standard error of the
+        probability (:mod:`problin.glm.interval`; as statsmodels
+        ``GLM.get_prediction(X).summary_frame(alpha=1 - level)``'s ``mean,
+        mean_se, mean_ci_lower, mean_ci_upper``). Binary models only: softmax
+        probabilities have no single link scale (a ``ValueError``).
+
+        Returns
+        -------
+        DataFrame
+            ``mean, std_err, ci_low, ci_high``, one row per row of ``X`` (with
+            ``X``'s index when it is a DataFrame).
+        """
+        check_is_fitted(self)
+        return interval_table(self, X, level, offset)
 
     # ----------------------------------------------------------- inference
     def summary(self, level: float = 0.95) -> pd.DataFrame:
@@ -183,10 +247,77 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         table = wald_table(names, fit.theta, fit.covariance, level, fit.identified)
         table.attrs.update(model=type(self).__name__, n_obs=fit.n_obs,
                            objective=fit.objective, converged=fit.converged,
-                           n_iter=fit.n_iter, level=float(level))
+                           n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type)
         if fit.log_likelihood is not None:
             table.attrs["log_likelihood"] = fit.log_likelihood
         return table
+
+    def marginal_effects(self, X: Any = None, at: str = "overall", *,
+                         sample_weight: Any = None, level: float = 0.95) -> pd.DataFrame:
+        """Marginal effects ``dp/dx_j`` with delta-method standard errors.
+
+        For ``p = F(b + x^T w)`` the effect of feature ``j`` is
+        ``f(b + x^T w) w_j`` (``f = F'``); for softmax, on class ``k``,
+        ``p_k (w_kj - sum_m p_m w_mj)`` (Greene, *Econometric Analysis*,
+        sections 17.3 and 18.2.2). Standard errors by the delta method,
+        ``J covariance_ J^T`` with the Jacobian ``J`` analytic (Greene, section
+        4.6); equal to statsmodels' ``get_margeff(at=at, method="dydx")``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The rows to average over (``"overall"``) or whose column means to
+            use (``"mean"``); pass the training rows for statsmodels' numbers.
+            Required: the estimator keeps no copy of its training data.
+        at : {"overall", "mean"}, default="overall"
+            The (weighted) average of the effects over the rows, or the
+            effects at the (weighted) column means.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows in the average and the means (weight 2 is a
+            duplicated row, as in the fit).
+        level : float, default=0.95
+            Confidence level of ``ci_low, ci_high``.
+
+        Returns
+        -------
+        DataFrame
+            ``dy/dx, std_err, z, p_value, ci_low, ci_high`` indexed by
+            ``feature`` (binary: effects on the probability of the second
+            class), or by ``(class, feature)`` for softmax (all K classes,
+            the reference included, as statsmodels ``MNLogit``). With
+            ``alpha > 0`` the delta method uses the Laplace covariance of the
+            penalised fit, as ``summary()`` does.
+        """
+        return marginal_effects_table(self, X, at, sample_weight, level)
+
+    def wald_test(self, R: Restrictions, q: Any = None, *, use_f: bool = False) -> TestResult:
+        """Wald test of ``R theta = q``, ``theta`` in the order of ``covariance_`` and
+        ``summary()`` (softmax: class blocks, named ``"class:parameter"``).
+
+        ``W = (R theta - q)^T (R V R^T)^-1 (R theta - q) ~ chi2(J)``, ``V = covariance_``
+        (Wald 1943; Greene, *Econometric Analysis*, 8th ed., §14.9.1): statsmodels'
+        ``Logit(...).fit().wald_test(R, scalar=True)``; ``use_f=True``: ``F = W / J`` on
+        ``(J, df_resid_)`` degrees of freedom. ``R``: a (J, n_params) matrix (``q``
+        default 0) or text over the parameter names, e.g. ``"x1 = x2, x3 = 0"``.
+
+        Returns
+        -------
+        TestResult
+            ``statistic, df, p_value`` (with ``df_denom`` and ``distribution``).
+        """
+        table = self.summary()
+        return table_wald_test(table, self.covariance_, R, q, use_f=use_f,
+                               df_resid=self.df_resid_ if use_f else None)
+
+    def summary_text(self, level: float = 0.95) -> SummaryText:
+        """The fit's statistics (log-likelihood, pseudo R², LR test, AIC, BIC, ...)
+        above the ``summary()`` table, as statsmodels prints a summary.
+
+        ``print(model.summary_text())`` prints it in 78 columns; as the value of a
+        notebook cell the :class:`~problin.inference.text.SummaryText` renders as HTML.
+        The estimator's own ``_repr_html_`` stays scikit-learn's parameter diagram.
+        """
+        return glm_summary_text(self, self.summary(level))
 
     def _no_covariance_message(self) -> str:
         p, n = self._result.n_params, self._result.n_obs
@@ -195,34 +326,44 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
                 f"the {n} rows. Call compute_covariance(X, y) to compute it on request "
                 "(it checks that it fits in memory).")
 
-    def compute_covariance(self, X: Any, y: Any, sample_weight: Any = None) -> Self:
+    def compute_covariance(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None,
+                           offset: Any = None) -> Self:
         """Compute ``covariance_`` (and so ``summary()``) for a model fitted without it.
 
         Wide models fitted by L-BFGS skip the p x p information matrix; this
-        builds it at the fitted parameters from the same data, if it fits in
-        the memory available, and raises ``MemoryError`` otherwise.
+        builds it at the fitted parameters from the same data (with the fit's
+        ``groups`` and ``offset``; ``cov_type`` as fitted), if it fits in the
+        memory available, and raises ``MemoryError`` otherwise.
         """
         check_is_fitted(self)
         fit = self._result
+        cov_type = getattr(self, "cov_type", "nonrobust")
+        if is_dask(X) and (cov_type != "nonrobust" or offset is not None):
+            raise ValueError("Dask input supports cov_type='nonrobust' without offset only")
         design: ClassifierDesign
         t = sw = None
         if is_dask(X):  # a distributed pass (problin._dask.objective)
             design = dask_classifier_data(self, X, y, sample_weight, True, self.fit_intercept,
                                           classes=self.classes_, reset=False, basis=fit.basis)
         else:
-            X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+            X, y = validate_data(self, encode_frame(self, X, False), y,
+                                 accept_sparse=["csr", "csc"],
                                  dtype=[np.float64, np.float32], reset=False)
             if sp.issparse(X):
                 X = X.tocsr()
             _, t = encode_classes(y, self.classes_, owner=type(self).__name__)
             sw = check_sample_weight(sample_weight, X.shape[0])
             design = Design(X, self.fit_intercept, basis=fit.basis)
-        objective, _ = self._objective(design, t, sw)
+        clusters = check_groups(cov_type, groups, design.n_samples)
+        objective, _ = self._objective(design, t, sw, check_offset(offset, design.n_samples))
         check_fits_in_memory(objective.n_params)
         theta = fit.theta_standard if design.basis is not None else fit.theta
         eta = objective.linear_predictor(theta)
-        cov, identified = covariance(objective, objective.observed_hessian(theta, eta))
-        self._set_fit(fit.replace(covariance=cov, identified=identified))
+        cov, identified, cov_z = covariance(objective, objective.observed_hessian(theta, eta))
+        fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
+        if cov_type != "nonrobust":
+            fit = self._robust(fit, objective, eta, clusters)
+        self._set_fit(fit)
         return self
 
     def __sklearn_tags__(self) -> Any:

@@ -44,11 +44,13 @@ _COVARIANCE_MAX_PARAMS = 2000
 
 class Diagnosis(NamedTuple):
     """What :func:`diagnose` found: the covariance (None where too costly), which
-    parameters are identified, and the separated rows (None if not separated)."""
+    parameters are identified, the separated rows (None if not separated) and the
+    covariance in the solver's coordinates."""
 
     covariance: NDArray[np.float64] | None
     identified: NDArray[np.bool_] | None
     separated: Any
+    covariance_standard: NDArray[np.float64] | None = None
 
 
 def hessian_affordable(n_samples: int, n_params: int) -> bool:
@@ -92,9 +94,10 @@ def check_fits_in_memory(n_params: int) -> None:
 
 
 def covariance(objective: Any, H: NDArray[np.float64]
-               ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    """``(covariance, identified)``: the inverse information ``H`` on the identified
-    parameters (NaN elsewhere), in raw units, and which parameters are identified."""
+               ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]:
+    """``(covariance, identified, covariance_standard)``: the inverse information
+    ``H`` on the identified parameters (NaN elsewhere), in raw units, which
+    parameters are identified, and the same covariance in the solver's coordinates."""
     identified = identified_columns(H)
     cov = np.full_like(H, np.nan)
     idx = np.flatnonzero(identified)
@@ -108,27 +111,40 @@ def covariance(objective: Any, H: NDArray[np.float64]
     # A rank-one prior term c v v^T that only pins an invariance (softmax
     # intercepts summing to zero, H v = 0) is removed again: (H + c v v^T)^-1
     # = H^+ + v v^T / (c |v|^4), and H^+ is the covariance on the constraint.
-    flat = None
-    if objective.P is not None:
+    if objective.P is not None:  # (the GLMs' intercepts are unpenalised: v is flat)
         for v, c in objective.P.rank_one:
             cov -= np.outer(v, v) / (c * float(v @ v) ** 2)
-            flat = v  # (the GLMs' intercepts are unpenalised: v is a flat direction)
+    return to_raw(objective, cov), identified, cov
+
+
+def flat_direction(objective: Any) -> NDArray[np.float64] | None:
+    """The prior's rank-one direction that only pins an invariance (softmax with all
+    K blocks free: the common shift of the intercepts), or None."""
+    flat = None
+    if objective.P is not None:
+        for v, _ in objective.P.rank_one:
+            flat = v
+    return flat
+
+
+def to_raw(objective: Any, cov_z: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A covariance in the solver's coordinates mapped to raw units (NaN rows kept)."""
     basis = getattr(objective.design, "basis", None)
-    if basis is not None:  # identifiability was decided in standardised units
-        cov = basis.covariance_to_raw(cov, objective.n_blocks, flat)
-    return cov, identified
+    if basis is None:
+        return cov_z.copy()
+    return basis.covariance_to_raw(cov_z, objective.n_blocks, flat_direction(objective))
 
 
 def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
     """Covariance, identifiability, separation and convergence checks of ``est``'s fit
     (which reads ``est``'s parameters and names, and warns; it sets nothing)."""
-    cov = identified = None
+    cov = identified = cov_z = None
     if result.hessian is not None or hessian_affordable(objective.design.n_samples,
                                                         objective.n_params):
         H = result.hessian
         if H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
-        cov, identified = covariance(objective, H)
+        cov, identified, cov_z = covariance(objective, H)
     separated = _check_separation(est, objective, result)
     # Under separation the information matrix degenerates for that reason
     # alone: the separation warning says it all.
@@ -142,7 +158,7 @@ def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
                       stacklevel=3)
-    return Diagnosis(cov, identified, separated)
+    return Diagnosis(cov, identified, separated, cov_z)
 
 
 def _flat_names(est: Any, objective: Any) -> list[str]:

@@ -51,6 +51,14 @@ class LogisticRegression(GLMClassifier):
         The class labels, in order (default: the sorted labels of y). The
         first is the reference class of the softmax contrasts; every class
         listed must occur in y.
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}, default="nonrobust"
+        The covariance of ``covariance_``, ``summary()`` and ``predict_interval``:
+        the inverse observed information, or a sandwich (White 1980; MacKinnon &
+        White 1985; Cameron & Miller 2015) with statsmodels' small-sample factors:
+        HC0 none, HC1 ``n / (n - k)``, HC2/HC3 the GLM leverages ``h_i``,
+        cluster ``G / (G - 1) (n - 1) / (n - k)`` over the clusters of
+        ``fit(..., groups=...)`` (:mod:`problin.glm.robust`; statsmodels itself
+        returns HC0 for HC1-HC3 of these models).
 
     Attributes
     ----------
@@ -69,6 +77,18 @@ class LogisticRegression(GLMClassifier):
         Iterations used, whether the tolerance was met, objective per iterate.
     identified_ : ndarray of bool, shape (p,)
         False for parameters that collinear or constant columns leave undetermined.
+    log_likelihood_, null_log_likelihood_, aic_, bic_, deviance_ : float
+        The log-likelihood at the estimate, that of the intercept-only model
+        (same weights and offset), ``-2 l + 2 k``, ``-2 l + k log n`` and
+        ``-2 l`` (:mod:`problin.glm.statistics`; statsmodels' ``llf``,
+        ``llnull``, ``aic``, ``bic``, ``GLM.deviance``). AIC, BIC and the LR test
+        assume maximum likelihood: NaN when ``alpha > 0``.
+    df_model_, df_resid_, n_obs_ : float
+        Estimated parameters less the intercepts, ``n - k``, and ``n``, the
+        sum of the sample weights (frequency weights).
+    pseudo_r2_, lr_statistic_, lr_pvalue_ : float
+        McFadden's ``1 - l / l_0`` and the likelihood-ratio test against the
+        intercept-only model (``chi2`` with ``df_model_`` degrees of freedom).
 
     Examples
     --------
@@ -89,10 +109,11 @@ class LogisticRegression(GLMClassifier):
 
     def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 classes: ArrayLike | None = None) -> None:
+                 classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
         self.classes = classes
+        self.cov_type = cov_type

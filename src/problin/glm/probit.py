@@ -30,11 +30,23 @@ class ProbitRegression(GLMClassifier):
     classes : array-like of two labels or None, default=None
         The class labels in order; the second is the "success" class whose
         probability is ``Phi(b + x^T w)``. Default: the sorted labels of y.
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}, default="nonrobust"
+        The covariance of ``covariance_``, ``summary()`` and ``predict_interval``:
+        the inverse observed information, or a sandwich (White 1980; MacKinnon &
+        White 1985; Cameron & Miller 2015) with statsmodels' small-sample factors:
+        HC0 none, HC1 ``n / (n - k)``, HC2/HC3 the GLM leverages ``h_i``,
+        cluster ``G / (G - 1) (n - 1) / (n - k)`` over the clusters of
+        ``fit(..., groups=...)`` (:mod:`problin.glm.robust`; statsmodels itself
+        returns HC0 for HC1-HC3 of these models).
 
     Attributes
     ----------
     coef_, intercept_, classes_, covariance_, n_iter_, converged_, history_, identified_ :
         As in :class:`problin.LogisticRegression`.
+    log_likelihood_, null_log_likelihood_, aic_, bic_, deviance_, df_model_, df_resid_, \
+n_obs_, pseudo_r2_, lr_statistic_, lr_pvalue_ :
+        Model statistics, as in :class:`problin.LogisticRegression` (statsmodels
+        ``Probit``'s ``llf``, ``llnull``, ``aic``, ...).
 
     Examples
     --------
@@ -56,11 +68,12 @@ class ProbitRegression(GLMClassifier):
 
     def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8, information: str = "observed",
-                 classes: ArrayLike | None = None) -> None:
+                 classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
         self.classes = classes
+        self.cov_type = cov_type
         self.information = information

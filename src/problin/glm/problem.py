@@ -27,6 +27,7 @@ from .._core.validation import (
 from .._dask.chunks import is_dask
 from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
+from .._frames import encode_frame
 
 __all__ = [
     "ClassifierDesign",
@@ -79,7 +80,7 @@ def check_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multicla
     check_label_types(y)
     # X's finiteness is checked below, on both cores (scikit-learn's check
     # reads it on one: ~14 ms per 400 MB); y's by validate_data.
-    X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
+    X, y = validate_data(est, encode_frame(est, X, True), y, accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32], y_numeric=False,
                          ensure_all_finite=False)
     if sp.issparse(X):
@@ -97,7 +98,8 @@ def check_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multicla
 
 def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.intp] | None,
                          sw: NDArray[np.float64] | None, n_classes: int, alpha: float, *,
-                         information: str = "observed", intercept_alpha: float = 0.0
+                         information: str = "observed", intercept_alpha: float = 0.0,
+                         offset: NDArray[np.float64] | None = None
                          ) -> tuple[Any, NDArray[np.float64]]:
     """The negative log-posterior of a GLM classifier and its starting point.
 
@@ -106,9 +108,14 @@ def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.in
     when ``alpha > 0`` (Bishop 2006, section 4.3.4). The prior is
     :func:`prior_precision`'s. On a :class:`~problin._dask.design.DaskDesign`
     the objectives run by distributed passes (``t`` and ``sw`` unused: the
-    design holds them).
+    design holds them). ``offset``: a known term of the binary linear
+    predictor (in-memory data only).
     """
     objective: Any
+    if offset is not None and (n_classes != 2 or isinstance(design, DaskDesign)):
+        raise ValueError("offset is supported for binary models on in-memory data only: "
+                         "softmax probabilities do not change when one offset is added to "
+                         "every logit, and Dask input would need the offset in its chunks")
     if n_classes == 2:
         prior = prior_precision(design, 1, alpha, intercept_alpha)
         if isinstance(design, DaskDesign):
@@ -116,12 +123,15 @@ def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.in
         else:
             assert t is not None, "in-memory designs come with their class indices"
             y01 = t.astype(np.float64)
-            objective = GLMObjective(design, family, y01, sw, prior, information=information)
+            objective = GLMObjective(design, family, y01, sw, prior, information=information,
+                                     offset=offset)
         theta0 = np.zeros(design.n_params)
         if design.intercept:  # the intercept of the class frequencies
             mean = float(design.class_weights[1] / design.total_weight) \
                 if isinstance(design, DaskDesign) else float(np.average(y01, weights=sw))
             theta0[0] = float(family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
+            if offset is not None:
+                theta0[0] -= float(np.average(offset, weights=sw))
         return objective, theta0
     softmax = CategoricalSoftmax(n_classes, contrast=alpha == 0)
     M, p = softmax.n_free, design.n_params

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from .._core.model.basis import ColumnBasis
 from .._core.solvers.steps import SolverResult
+from .statistics import likelihood_statistics
 
 __all__ = ["GLMFit"]
 
@@ -71,6 +72,22 @@ class GLMFit:
     separated : ndarray of bool, shape (n_obs,) or None
         Where the classes are (quasi-)separated (Albert & Anderson 1984;
         Konis 2007): the rows fitted with probability 0 or 1. None otherwise.
+    covariance_standard : ndarray or None
+        ``covariance`` in the solver's coordinates (``theta_standard``'s): what
+        prediction intervals read, with no digits lost far from the origin.
+    penalty : float
+        The prior term ``alpha |w|^2 / 2`` at the estimate (0 when ``alpha = 0``):
+        ``objective - penalty`` is the negative log-likelihood.
+    null_log_likelihood : float or None
+        The log-likelihood of the intercept-only model with the same weights
+        (and offset); None for records made without it.
+    weight_total : float or None
+        The sum of the sample weights (the rows without weights): the number of
+        observations of frequency-weighted data.
+    cov_type : str
+        What ``covariance`` is: ``"nonrobust"`` (inverse information) or a
+        sandwich (``"HC0"`` ... ``"HC3"``, ``"cluster"``; see
+        :mod:`problin.glm.robust`).
     """
 
     theta: NDArray[np.float64]
@@ -91,14 +108,21 @@ class GLMFit:
     covariance: NDArray[np.float64] | None = None
     identified: NDArray[np.bool_] | None = None
     separated: Any = None  # (a lazy Dask array for Dask fits)
+    covariance_standard: NDArray[np.float64] | None = None
+    penalty: float = 0.0
+    null_log_likelihood: float | None = None
+    weight_total: float | None = None
+    cov_type: str = "nonrobust"
 
     @classmethod
     def from_solver(cls, objective: Any, result: SolverResult, *, solver: str, alpha: float,
                     covariance: NDArray[np.float64] | None = None,
                     identified: NDArray[np.bool_] | None = None,
-                    separated: Any = None) -> "GLMFit":
+                    separated: Any = None, null_log_likelihood: float | None = None,
+                    covariance_standard: NDArray[np.float64] | None = None) -> "GLMFit":
         """The fit from a solver's result on ``objective`` (in its design's basis), with
-        the diagnostics' covariance, identified parameters and separated rows."""
+        the diagnostics' covariance, identified parameters and separated rows, and the
+        intercept-only model's log-likelihood (:mod:`problin.glm.statistics`)."""
         design = objective.design
         basis = design.basis
         theta = result.theta if basis is None else basis.to_raw(result.theta)
@@ -112,7 +136,11 @@ class GLMFit:
                    objective=float(result.value), alpha=alpha, n_obs=int(design.n_samples),
                    solver=solver, n_iter=int(result.n_iter), converged=bool(result.converged),
                    message=result.message, history=np.asarray(result.history, dtype=np.float64),
-                   covariance=covariance, identified=identified, separated=separated)
+                   covariance=covariance, identified=identified, separated=separated,
+                   covariance_standard=covariance_standard,
+                   penalty=float(objective.penalty(result.theta)),
+                   null_log_likelihood=null_log_likelihood,
+                   weight_total=float(objective.total_weight))
 
     def replace(self, **changes: Any) -> "GLMFit":
         """A copy with ``changes`` (e.g. a covariance computed after the fit)."""
@@ -132,10 +160,37 @@ class GLMFit:
         return int(self.theta.size)
 
     @property
-    def log_likelihood(self) -> float | None:
-        """The maximised log-likelihood ``-objective``; None for penalised fits
-        (``alpha > 0``), whose objective also holds the prior."""
-        return -self.objective if self.alpha == 0 else None
+    def log_likelihood(self) -> float:
+        """The log-likelihood at the estimate, ``-(objective - penalty)``: the
+        maximised log-likelihood when ``alpha = 0``, at the MAP estimate otherwise."""
+        return -(self.objective - self.penalty)
+
+    @property
+    def n_null_params(self) -> int:
+        """Parameters of the intercept-only (null) model: 1 (binary), K - 1 (softmax),
+        also for models fitted without an intercept (statsmodels' convention)."""
+        return self.n_blocks if self.n_blocks == 1 or self.reference_class \
+            else self.n_blocks - 1
+
+    @property
+    def n_estimated(self) -> int:
+        """Estimated parameters ``k`` of the likelihood: identified columns per block
+        times the free contrasts (``(K - 1) r`` for softmax, as statsmodels ``MNLogit``)."""
+        p = self.theta.size // self.n_blocks
+        per_block = p if self.identified is None else \
+            int(self.identified.reshape(self.n_blocks, p).sum(axis=1).max())
+        contrasts = self.n_blocks if self.n_blocks == 1 or self.reference_class \
+            else self.n_blocks - 1
+        return contrasts * per_block
+
+    def statistics(self) -> dict[str, Any]:
+        """``log_likelihood_``, ``aic_``, ``bic_``, ... (:mod:`problin.glm.statistics`);
+        empty for records made without the null model."""
+        if self.null_log_likelihood is None:
+            return {}
+        n_obs = float(self.n_obs if self.weight_total is None else self.weight_total)
+        return likelihood_statistics(self.log_likelihood, self.null_log_likelihood, n_obs,
+                                     self.n_estimated, self.n_null_params, self.alpha > 0)
 
     def raw_blocks(self) -> NDArray[np.float64]:
         """``[b_k, w_k]`` per free block, in raw units (``b_k = 0`` without an intercept)."""
@@ -158,4 +213,5 @@ class GLMFit:
             "covariance_": self.covariance, "identified_": self.identified}
         if self.separated is not None:
             attrs["separated_"] = self.separated
+        attrs.update(self.statistics())
         return attrs

@@ -21,7 +21,10 @@ from .._core.moments.class_stats import ClassStats
 from .._core.moments.least_squares import Moments
 from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
+from ..formula import Formula
 from ..glm.result import GLMFit
+from ..linear_model._inference import OLSFit
+from ._formula_state import check_formula_is_data, spec_from_data, spec_to_data
 from .errors import ModelFileError
 
 __all__ = ["Encoder", "Decoder", "registries", "name_of"]
@@ -36,13 +39,14 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
                   for name in module.__all__
                   if isinstance(cls := getattr(module, name), type)
                   and issubclass(cls, BaseEstimator)}
+    estimators["problin.Formula"] = Formula
     for cls in (Pipeline, StandardScaler, MinMaxScaler):
         estimators[f"sklearn.{cls.__name__}"] = cls
     # problin's internal state records (dataclasses held by fitted estimators): a new one
     # must be listed here to be saved; ``save`` names the attribute it cannot store.
     records: dict[str, type[Any]] = {
         f"problin.{cls.__name__}": cls
-        for cls in (ClassStats, GaussianModel, Moments, GLMFit, PosteriorFit)}
+        for cls in (ClassStats, GaussianModel, Moments, GLMFit, PosteriorFit, OLSFit)}
     return estimators, records
 
 
@@ -117,6 +121,9 @@ class Encoder:
     def estimator(self, est: Any, name: str, where: str) -> dict[str, Any]:
         params = est.get_params(deep=False)
         state = {k: v for k, v in vars(est).items() if k not in params}
+        if isinstance(est, Formula) and "model_spec_" in state:
+            # formulaic's spec as plain data: the formula, levels and transform state
+            state["model_spec_"] = spec_to_data(state["model_spec_"])
         return {"$estimator": name,
                 "params": {k: self.value(v, f"{where}.{k}") for k, v in params.items()},
                 "state": {k: self.value(v, f"{where}.{k}") for k, v in state.items()}}
@@ -217,5 +224,13 @@ class Decoder:
         bad = [k for k in state if not k.isidentifier() or hasattr(cls, k)]
         if bad:
             self.fail(where, f"fitted state names {bad[:3]} are not attributes of {cls.__name__}")
+        if isinstance(est, Formula):  # formulas are evaluated: data only (_formula_state)
+            try:
+                check_formula_is_data(self.check(est.formula, str, f"{where}.formula"))
+                if "model_spec_" in state:
+                    state["model_spec_"] = spec_from_data(self.check(state["model_spec_"],
+                                                                     dict, where))
+            except ValueError as exc:
+                self.fail(f"{where}.formula", str(exc))
         est.__dict__.update(state)
         return est

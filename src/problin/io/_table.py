@@ -30,6 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._frames import apply_columns, learn_columns
+from .._frames import as_text as _as_text  # noqa: F401 (the Dask readers' import)
+from .._frames import is_categorical as _is_categorical
 from .errors import ColumnNotFoundError, DataFileError
 
 __all__ = ["encode_table", "check_missing", "check_mixed_columns", "non_numbers",
@@ -63,14 +66,6 @@ def check_missing(frame: pd.DataFrame, source: str, drop_missing: bool) -> tuple
     raise DataFileError(f"{source}: missing or infinite values in {_plural(len(counts), 'column')}"
                         f": {listing}; fix the data or drop those {_plural(int(rows.sum()), 'row')}"
                         " with --drop-missing (drop_missing=True)")
-
-
-def _is_categorical(series: pd.Series) -> bool:
-    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
-
-
-def _as_text(series: pd.Series) -> pd.Series:
-    return series.astype(object).map(str)
 
 
 def non_numbers(series: pd.Series) -> tuple[int, np.ndarray, np.ndarray]:
@@ -128,40 +123,15 @@ def _check_numeric_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], s
                                                      fitted=True))
 
 
-def _learn(frame: pd.DataFrame, categorical: Iterable[str] = ()) -> list[dict[str, Any]]:
-    columns = []
-    for name in frame.columns:
-        s = frame[name]
-        if _is_categorical(s) or name in categorical:
-            columns.append({"name": str(name), "kind": "categorical",
-                            "categories": sorted(set(_as_text(s)))})
-        else:
-            columns.append({"name": str(name), "kind": "numeric"})
-    return columns
-
-
 def _apply(frame: pd.DataFrame, columns: list[dict[str, Any]],
            source: str) -> tuple[pd.DataFrame, list[str]]:
-    blocks, names = [], []
     for col in columns:
         s = frame[col["name"]]
-        if col["kind"] == "numeric":
-            if _is_categorical(s):  # rows are those of this frame (a partition, maybe)
-                _check_numeric_columns(s.reset_index(drop=True).to_frame(), [col], source)
-            blocks.append(s.to_numpy(dtype=np.float64)[:, None])
-            names.append(col["name"])
-            continue
-        cats = col["categories"]
-        text = _as_text(s)
-        unseen = sorted(set(text) - set(cats))
-        if unseen:
-            raise DataFileError(f"{source}: column {col['name']!r} has categories not seen when "
-                                f"the model was fitted: {unseen[:5]}; known: {cats[:10]}")
-        codes = pd.Categorical(text, categories=cats).codes
-        blocks.append((codes[:, None] == np.arange(1, len(cats))[None, :]).astype(np.float64))
-        names.extend(f"{col['name']}={c}" for c in cats[1:])
-    X = np.hstack(blocks) if blocks else np.empty((len(frame), 0))
-    return pd.DataFrame(X, columns=names), names
+        if col["kind"] == "numeric" and _is_categorical(s):
+            # rows are those of this frame (a partition, maybe)
+            _check_numeric_columns(s.reset_index(drop=True).to_frame(), [col], source)
+    X, names = apply_columns(frame, columns, source, DataFileError)
+    return X.reset_index(drop=True), names
 
 
 def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
@@ -221,7 +191,7 @@ def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
         _check_numeric_columns(frame.reset_index(drop=True), encoding["columns"], source)
     frame, dropped = check_missing(frame[used], source, drop_missing)
     if encoding is None:
-        columns = _learn(frame.drop(columns=[target]) if has_target else frame, categorical)
+        columns = learn_columns(frame.drop(columns=[target]) if has_target else frame, categorical)
         encoding = {"format": "table", "target": target, "columns": columns}
     X, names = _apply(frame, encoding["columns"], source)
     y = frame[target].to_numpy() if has_target else None

@@ -20,6 +20,7 @@ from .._core.validation import (
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import dask_moments
+from .._frames import encode_frame
 from ..exceptions import CollinearityWarning, NumericalWarning
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
@@ -37,7 +38,8 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         ``check_values=False``: the caller finds them from the statistics of the
         pass that reads the data anyway (see :meth:`_statistics`).
         """
-        X, y = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32],
+        X, y = validate_data(self, encode_frame(self, X, reset), y, reset=reset,
+                             dtype=[np.float64, np.float32],
                              multi_output=True, y_numeric=True, ensure_all_finite=False)
         T = np.asarray(y, dtype=np.float64)
         if check_values:
@@ -141,7 +143,8 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, encode_frame(self, X, False), reset=False,
+                          dtype=[np.float64, np.float32])
         # rows holding huge values (1e308 next to another): +-inf where the value
         # is beyond the float range, never NaN from inf - inf (extreme.linear_scores)
         out = linear_scores(X, np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_))

@@ -4,6 +4,7 @@ from numbers import Integral, Real
 from typing import Any, Self
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import linalg
 from sklearn.utils import check_random_state
@@ -16,8 +17,10 @@ from .._core.moments.least_squares import Moments
 from .._core.types import MatrixLike
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_rows
+from .._frames import encode_frame
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
+from ._inference import posterior_table
 
 __all__ = ["BayesianLinearRegression"]
 
@@ -94,6 +97,14 @@ class BayesianLinearRegression(LinearRegressorBase):
     n_iter_ : int
     moments_ : Moments
         Sufficient statistics; ``partial_fit`` merges new data into them.
+    log_likelihood_ : float
+        ``ln p(t | m_N, beta_)``, the Gaussian log-likelihood at the posterior mean and
+        the noise precision used (weights count as duplicated rows, as in the
+        evidence), summed over outputs. Model comparison should use
+        ``log_evidence_``; AIC, BIC and frequentist tables are not defined for
+        this model and are not set (see :meth:`summary` for the posterior table).
+    n_obs_ : float
+        The total sample weight (the number of rows when unweighted).
 
     Examples
     --------
@@ -164,7 +175,32 @@ class BayesianLinearRegression(LinearRegressorBase):
             W = np.column_stack([np.atleast_1d(self.intercept_), W])
         self.posterior_cov_ = S
         self.posterior_mean_ = W[0] if self._single_output else W
+        n, k = stats.weight, F.xt.shape[1]
+        self.n_obs_ = float(n)
+        self.log_likelihood_ = float(0.5 * n * k * np.log(post.beta / (2.0 * np.pi))
+                                     - 0.5 * post.beta * F.residual_sum_of_squares(post.mean))
         return self
+
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
+        """Posterior table ``mean, sd, z, p_opposite, ci_low, ci_high`` per parameter
+        (rows ``intercept`` then the features; ``(output, parameter)`` for several
+        outputs): the exact Gaussian posterior given ``alpha_`` and ``beta_`` (Bishop
+        2006, eq. 3.53-3.54), equal-tailed credible intervals, ``p_opposite`` the
+        posterior probability of the sign opposite to the mean (the columns of
+        ``BayesianLogisticRegression.summary``). ``alpha``/``beta`` estimated by the
+        evidence are plugged in (their uncertainty is not integrated over).
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Probability of the credible intervals.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        check_is_fitted(self)
+        return posterior_table(self, level)
 
     def predict(self, X: MatrixLike, return_std: bool = False) -> Any:
         """Predictive mean, and with ``return_std`` its standard deviation.
@@ -191,7 +227,8 @@ class BayesianLinearRegression(LinearRegressorBase):
         mean = super().predict(X)
         if not return_std:
             return mean
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, encode_frame(self, X, False), reset=False,
+                          dtype=[np.float64, np.float32])
         var = np.empty(X.shape[0])
         for start, stop, Xb in iter_blocks(X):
             U = (Xb - self._x_mean) @ self._cov_factor

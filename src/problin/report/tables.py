@@ -32,8 +32,8 @@ def parameter_table(model: Any, feature_names: Sequence[str] | None = None) -> p
     feature probabilities (Bernoulli/multinomial naive Bayes).
     """
     est = final_estimator(model)
-    if hasattr(est, "summary"):
-        table = est.summary()
+    table = _summary_or_none(est)
+    if table is not None:
         if getattr(est, "feature_names_in_", None) is None and feature_names is not None \
                 and len(feature_names) == getattr(est, "n_features_in_", -1):
             # fitted on arrays (sparse data, or after a scaler): x0, x1, ... by their names
@@ -67,6 +67,18 @@ def parameter_table(model: Any, feature_names: Sequence[str] | None = None) -> p
                                  _names(est, logp.shape[1], feature_names)]
         return pd.DataFrame(rows, index=pd.Index(index, name="parameter"), columns=classes)
     return pd.DataFrame()
+
+
+def _summary_or_none(est: Any) -> pd.DataFrame | None:
+    """``est.summary()``, or None where the model has none or refuses one for this fit
+    (``LinearRegression`` with ``alpha > 0`` or several outputs: a ``ValueError``)."""
+    if not hasattr(est, "summary"):
+        return None
+    try:
+        table: pd.DataFrame = est.summary()
+    except ValueError:
+        return None
+    return table
 
 
 def format_table(table: pd.DataFrame, digits: int = 6) -> str:

@@ -39,16 +39,23 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
     prior_mean : ndarray of shape (p,) or None (zero)
     information : {"observed", "expected"}
         Curvature used for the Hessian (Newton vs Fisher scoring).
+    offset : ndarray of shape (n,) or None
+        A known term ``o`` of the linear predictor, ``eta_i + o_i`` (McCullagh &
+        Nelder 1989, §6.2.3). It enters only the per-row derivatives: the
+        solvers' ``eta`` stays ``[1, X] theta`` (so ``advance`` from ``eta=None``,
+        ``linear_predictor`` and the solving basis are unchanged by it).
     """
 
     def __init__(self, design: Design, family: Any, y: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
-                 prior_mean: np.ndarray | None = None, information: str = "observed") -> None:
+                 prior_mean: np.ndarray | None = None, information: str = "observed",
+                 offset: np.ndarray | None = None) -> None:
         self.design = design
         self.family = family
         self.y = np.asarray(y, dtype=np.float64)
         self.sample_weight = sample_weight
+        self.offset = offset
         self.n_params = design.n_params
         self._init_prior(prior_precision, prior_mean)
         self.information = information
@@ -63,7 +70,8 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
     def subsample(self, rows: np.ndarray) -> "GLMObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
         return GLMObjective(self.design.subsample(rows), self.family, self.y[rows],
-                            _scaled_weights(self, rows), self.P, self.m, self.information)
+                            _scaled_weights(self, rows), self.P, self.m, self.information,
+                            None if self.offset is None else self.offset[rows])
 
     def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
         """``f(theta)`` given its linear predictor ``eta`` (no pass over X).
@@ -80,11 +88,12 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = cached = None  # free the old derivatives before building new ones
-        y, sw, info = self.y, self.sample_weight, self.information
+        y, sw, info, off = self.y, self.sample_weight, self.information, self.offset
         g, h = np.empty(eta.shape[0]), np.empty(eta.shape[0])
 
         def chunk(lo: int, hi: int) -> tuple[float, np.ndarray, np.ndarray]:
-            return self.family.derivatives(y[lo:hi], eta[lo:hi],
+            eta_b = eta[lo:hi] if off is None else eta[lo:hi] + off[lo:hi]
+            return self.family.derivatives(y[lo:hi], eta_b,
                                            None if sw is None else sw[lo:hi], info)
 
         out = (map_rows(chunk, eta.shape[0], (g, h)), g, h)
@@ -134,7 +143,9 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
     def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
                            ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(loss, g, h)`` of rows ``lo:hi`` at their linear predictor ``eta_b``."""
-        sw = self.sample_weight
+        sw, off = self.sample_weight, self.offset
+        if off is not None:
+            eta_b = eta_b + off[lo:hi]
         return self.family.derivatives(self.y[lo:hi], eta_b,
                                        None if sw is None else sw[lo:hi], self.information)
 
@@ -218,6 +229,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
 
     def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """Hessian with the observed information, whatever ``information`` says."""
+        eta = eta if self.offset is None else eta + self.offset
         _, _, h = self.family.derivatives(self.y, eta, self.sample_weight, "observed")
         hess = self.design.gram(h)
         return hess if self.P is None else self.P.add_to(hess)

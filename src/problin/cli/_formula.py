@@ -1,0 +1,127 @@
+"""``problin fit DATA --formula "y ~ a + C(b)"``: reading raw columns for a model formula.
+
+A formula model is fitted on the file's raw columns (the formula does the encoding, see
+:mod:`problin.formula`), and its model file records the encoding ``{"format": "formula",
+"formula": ..., "target": ..., "variables": [...]}`` so that ``problin predict`` reads the
+raw columns again and lets the stored formula encode them.
+"""
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+import pandas as pd
+
+from ..formula import Formula
+from ..io import save
+from ..io._table import check_missing
+from ..io.errors import ColumnNotFoundError, DataFileError
+from ..io.readers import _read_csv, _read_parquet, detect_format
+from ..report.tables import format_table, parameter_table
+from ._common import echo_warnings, spinner
+
+__all__ = ["FORMULA_FORMAT", "check_formula_options", "check_reportable", "fit_formula",
+           "formula_rows", "is_formula_model", "parameters_of", "read_frame"]
+
+FORMULA_FORMAT = "formula"
+
+
+def is_formula_model(encoding: dict[str, Any] | None) -> bool:
+    """Whether a model file's encoding is that of a formula model."""
+    return (encoding or {}).get("format") == FORMULA_FORMAT
+
+
+def check_reportable(encoding: dict[str, Any] | None) -> None:
+    """``problin report`` plots in the space of the model's features: not yet for formulas."""
+    if is_formula_model(encoding):
+        raise click.UsageError("problin report does not read formula models yet: use "
+                               "problin summary and problin predict")
+
+
+def read_frame(path: str, data_format: str | None, header: bool | None) -> pd.DataFrame:
+    """The raw columns of a CSV or Parquet file (no encoding)."""
+    fmt = detect_format(path, data_format)
+    if fmt not in ("csv", "parquet"):
+        raise DataFileError(f"{path}: a formula reads named columns: CSV or Parquet data, "
+                            f"not {fmt}")
+    frame = _read_csv(path, header) if fmt == "csv" else _read_parquet(path)
+    if frame.shape[0] == 0:
+        raise DataFileError(f"{path}: no data rows")
+    return frame
+
+
+def _variables(formula: Formula, frame: pd.DataFrame, path: str) -> list[str]:
+    """The columns the formula reads; a missing one is a usage error naming close matches."""
+    parsed = formula._parse()
+    needed = set(parsed.rhs.required_variables if hasattr(parsed, "rhs")
+                 else parsed.required_variables)
+    if hasattr(parsed, "lhs"):
+        needed |= set(parsed.lhs.required_variables)
+    try:
+        Formula._check_columns(frame, needed, f"{path}: formula {formula.formula!r}")
+    except ValueError as exc:
+        raise ColumnNotFoundError(str(exc)) from None
+    return [str(c) for c in frame.columns if c in needed]
+
+
+def check_formula_options(formula: str | None, target: str | None, standardize: bool,
+                          categorical: Sequence[str], engine: str) -> None:
+    """``problin fit`` takes --target or --formula; the formula does the encoding."""
+    if formula is None:
+        raise click.UsageError("Missing option '--target' / '-t' (or give --formula).")
+    if target is not None or standardize or categorical or engine != "memory":
+        raise click.UsageError("--formula names the target and encodes the columns: drop "
+                               "--target, --standardize, --categorical and --engine")
+
+
+def select_rows(frame: pd.DataFrame, variables: Sequence[str], path: str,
+                drop_missing: bool) -> tuple[pd.DataFrame, int]:
+    """The formula's columns with the rows holding missing values dropped or refused."""
+    return check_missing(frame[list(variables)], path, drop_missing)
+
+
+def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: str,
+                data_format: str | None, drop_missing: bool, header: bool | None,
+                check_target: Callable[[str, Any, str], None]) -> None:
+    """Read ``data``, fit ``Formula(formula, estimator)``, save it to ``out`` and print it."""
+    frame = read_frame(data, data_format, header)
+    model = Formula(formula, estimator)
+    variables = _variables(model, frame, data)
+    frame, dropped = select_rows(frame, variables, data, drop_missing)
+    parsed = model._parse()
+    if not hasattr(parsed, "lhs"):
+        raise click.UsageError(f"--formula {formula!r} has no response: write it as "
+                               "'y ~ a + b'")
+    target = str(parsed.lhs)
+    check_target(model_name, model._response(frame, parsed.lhs), target)
+    n = frame.shape[0]
+    with echo_warnings(), spinner(f"fitting {model_name} on {n} rows"):
+        model.fit(frame)
+    names = [c for c in model.design_columns_ if c != "Intercept"]
+    encoding = {"format": FORMULA_FORMAT, "formula": formula, "target": target,
+                "variables": [v for v in variables if v in set(model.feature_names_in_)]}
+    save(model, out, feature_names=names, encoding=encoding, target=target,
+         extra={"model_name": model_name, "n_samples": int(n)})
+    more = f", {dropped} rows with missing values dropped" if dropped else ""
+    click.echo(f"{model_name}: {type(model.estimator_).__name__} fitted on {n} rows by the "
+               f"formula {formula!r}, {len(names)} column{'s' * (len(names) != 1)}{more}")
+    click.echo(format_table(parameter_table(model.estimator_, names)))
+    click.echo(f"\nmodel saved to {out}")
+
+
+def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool | None,
+                 drop_missing: bool) -> tuple[pd.DataFrame, int]:
+    """The rows of ``data`` that a saved formula model predicts (its raw columns)."""
+    frame = read_frame(data, data_format, header)
+    variables = list((bundle.encoding or {}).get("variables") or [])
+    absent = [v for v in variables if v not in frame.columns]
+    try:
+        Formula._check_columns(frame, absent, f"{data}: the model's formula")
+    except ValueError as exc:
+        raise ColumnNotFoundError(str(exc)) from None
+    return select_rows(frame, variables, data, drop_missing)
+
+
+def parameters_of(model: Any) -> Any:
+    """The estimator whose parameters ``problin summary`` shows."""
+    return model.estimator_ if isinstance(model, Formula) else model
+

@@ -1,0 +1,106 @@
+"""Heteroskedasticity- and cluster-robust (sandwich) covariances of a GLM classifier.
+
+With the per-row scores ``s_i = g_i x~_i`` (``g_i = d loss_i / d eta_i``,
+``x~_i = [1, x_i]``; for softmax one block ``g_ik x~_i`` per free class) and
+the bread ``B = H^-1`` (the model-based ``covariance_``: the inverse observed
+information, of the penalised objective when ``alpha > 0``),
+
+.. math::
+
+    V = c \\, B \\Big(\\sum_i \\frac{u_i}{w_i} s_i s_i^T\\Big) B \\;\\; (\\mathrm{HC}), \\qquad
+    V = c \\, B \\Big(\\sum_g S_g S_g^T\\Big) B, \\; S_g = \\sum_{i \\in g} s_i
+    \\;\\; (\\mathrm{cluster})
+
+(White 1980; MacKinnon & White 1985; Cameron & Miller 2015; Greene,
+*Econometric Analysis*, 8th ed., §14.8). Sample weights ``w_i`` are frequency
+weights (they are in ``s_i``; dividing by ``w_i`` makes a weight-2 row count as
+two rows). ``u_i`` is 1 for HC0 and HC1, ``1 / (1 - h_i)`` for HC2 and
+``1 / (1 - h_i)^2`` for HC3, with the GLM leverage ``h_i = c_i x~_i^T H^-1 x~_i``
+(``c_i`` the row's observed curvature weight: statsmodels ``GLM``'s
+``get_influence().hat_matrix_diag`` for the logit). Factors ``c``: HC0, HC2, HC3
+1; HC1 ``n / (n - k)``; cluster ``G / (G - 1) (n - 1) / (n - k)`` (statsmodels'
+default ``use_correction=True``), ``n`` the sum of the weights, ``k`` the
+estimated parameters, ``G`` the clusters.
+
+statsmodels' discrete models (``Logit``, ``Probit``, ``MNLogit``) and ``GLM``
+return HC0 under the names HC1, HC2 and HC3; problin's HC0 and cluster equal
+statsmodels', HC1 to HC3 are the formulas above (HC2 and HC3 binary only: a
+softmax row's leverage is a matrix).
+"""
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core.model.sandwich import group_codes, leverage_scale, meat, sandwich, small_sample_factor
+from ._diagnostics import to_raw
+
+__all__ = ["check_groups", "robust_covariance"]
+
+
+def check_groups(cov_type: str, groups: Any, n_rows: int) -> tuple[NDArray[np.intp], int] | None:
+    """Cluster codes for ``cov_type="cluster"`` (None otherwise); one clear error each
+    for missing groups, groups without a cluster covariance, or the wrong length."""
+    if cov_type != "cluster":
+        if groups is not None:
+            raise ValueError(f"groups are only used with cov_type='cluster', but "
+                             f"cov_type={cov_type!r}")
+        return None
+    if groups is None:
+        raise ValueError("cov_type='cluster' needs the cluster of every row: "
+                         "fit(X, y, groups=...)")
+    return group_codes(groups, n_rows)
+
+
+def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_type: str,
+                      clusters: tuple[NDArray[np.intp], int] | None, n_estimated: int
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The sandwich covariance (module docstring) in raw units and in the solver's
+    coordinates, from the in-memory ``objective`` at its linear predictor ``eta``
+    (without the offset, which the objective adds) and the bread in the solver's
+    coordinates (the model-based covariance, NaN where not identified)."""
+    design = objective.design
+    n, sw = design.n_samples, objective.sample_weight
+    lost = np.isnan(np.diag(bread))
+    B = np.where(np.isnan(bread), 0.0, bread)
+    offset = getattr(objective, "offset", None)
+    eta_full = eta if offset is None else eta + offset
+    if hasattr(objective, "t"):  # softmax: one score block per free class
+        if cov_type in ("HC2", "HC3"):
+            raise ValueError(f"cov_type={cov_type!r} needs each row's leverage, which for "
+                             "softmax regression is a matrix: use 'HC0', 'HC1' or 'cluster'")
+        G = objective.family.derivatives(objective.t, eta_full, sw)[1].gradient_weights()
+    else:
+        _, g, h = objective.family.derivatives(objective.y, eta_full, sw, "observed")
+        G = g[:, None]
+    # frequency weights: a weight-w row's score is w times one row's; HC sums w s s^T
+    scale = np.ones(n)
+    if clusters is None and sw is not None:
+        scale = np.where(sw > 0, 1.0 / np.sqrt(np.where(sw > 0, sw, 1.0)), 0.0)
+    rows = max(64, (1 << 17) // max(1, B.shape[0]))  # score blocks of ~1 MB
+    if cov_type in ("HC2", "HC3"):
+        scale = scale * leverage_scale(cov_type, _leverage(design, h, B, rows))
+
+    def score_rows(lo: int, hi: int) -> NDArray[np.float64]:
+        R = design.dense_rows(np.arange(lo, hi))  # [1, Z]: the solver's coordinates
+        Gb = G[lo:hi] * scale[lo:hi, None]
+        return (Gb[:, :, None] * R[:, None, :]).reshape(hi - lo, -1)
+
+    codes, n_groups = (None, None) if clusters is None else clusters
+    M = meat(score_rows, n, codes, n_groups, rows=rows)
+    factor = small_sample_factor(cov_type, float(objective.total_weight), n_estimated, n_groups)
+    V = sandwich(B, M, factor)
+    V[lost, :] = np.nan
+    V[:, lost] = np.nan
+    return to_raw(objective, V), V
+
+
+def _leverage(design: Any, h: NDArray[np.float64], cov: NDArray[np.float64],
+              rows: int) -> NDArray[np.float64]:
+    """``h_i x~_i^T cov x~_i`` by row blocks (binary models, solver's coordinates)."""
+    out = np.empty(h.size)
+    for lo in range(0, h.size, rows):
+        hi = min(h.size, lo + rows)
+        R = design.dense_rows(np.arange(lo, hi))
+        out[lo:hi] = h[lo:hi] * np.einsum("ij,ij->i", R @ cov, R)
+    return out

@@ -1,0 +1,134 @@
+"""A fitted formula's encoding (formulaic's ``ModelSpec``) as plain data in a model file.
+
+formulaic offers no serialisation but pickle, which a model file never holds (loading
+must execute nothing from the file). What a fitted spec adds to its formula text is data:
+the levels of each categorical factor (whose contrasts, reference level included, follow
+from the formula text and the levels) and the state of stateful transforms such as
+``center(x)`` (numbers). :func:`spec_to_data` keeps these; :func:`spec_from_data` rebuilds
+the spec, and the formula's columns are checked against the fitted ones at the first
+prediction (:meth:`problin.Formula.transform`).
+
+A formula is evaluated as Python by formulaic, so a formula read from a file is first
+checked (:func:`check_formula_is_data`): its factors may only read columns, call the
+formula transforms (``C``, ``I``, ``center``, ``scale``, ``poly``, ``bs`` ...), contrasts
+(``Treatment(...)``, ``contr.treatment(...)``) and numpy's element-wise functions
+(``np.log``, any ``numpy.ufunc``), with literals and arithmetic: no other call, attribute
+or name beginning with an underscore, so a tampered file cannot run code.
+"""
+import ast
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from formulaic import Formula as _Parsed
+from formulaic import ModelSpec
+from formulaic.errors import FormulaicError
+from formulaic.parser.types import Factor
+
+__all__ = ["check_formula_is_data", "spec_from_data", "spec_to_data"]
+
+_TRANSFORMS = frozenset({"C", "I", "Q", "center", "scale", "standardize", "poly", "bs", "cs",
+                         "cr", "cc", "te", "hashed", "lag", "Treatment", "Sum", "Diff",
+                         "Helmert", "Poly", "Custom"})
+_CONTRASTS = frozenset({"treatment", "sum", "diff", "helmert", "poly", "custom"})
+_NUMPY_EXTRA = frozenset({"clip", "where", "round", "around"})
+_NODES = (ast.Expression, ast.Call, ast.Name, ast.Attribute, ast.Constant, ast.BinOp,
+          ast.UnaryOp, ast.Compare, ast.BoolOp, ast.keyword, ast.Load, ast.Tuple, ast.List,
+          ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+def _allowed_attribute(node: ast.Attribute) -> bool:
+    if not isinstance(node.value, ast.Name) or node.attr.startswith("_"):
+        return False
+    if node.value.id in ("np", "numpy"):
+        return isinstance(getattr(np, node.attr, None), np.ufunc) or node.attr in _NUMPY_EXTRA
+    return node.value.id == "contr" and node.attr in _CONTRASTS
+
+
+def _check_expression(expr: str) -> None:
+    try:  # a `quoted name` is a column name
+        tree = ast.parse(re.sub(r"`[^`]*`", "quoted_column", expr), mode="eval")
+    except SyntaxError:
+        raise ValueError(f"factor {expr!r} is not an expression") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise ValueError(f"factor {expr!r} holds a {type(node).__name__}")
+        if isinstance(node, ast.Name) and node.id.startswith("_"):
+            raise ValueError(f"factor {expr!r} names {node.id!r}")
+        if isinstance(node, ast.Attribute) and not _allowed_attribute(node):
+            raise ValueError(f"factor {expr!r} reads the attribute {node.attr!r}")
+        if isinstance(node, ast.Call) and not (
+                (isinstance(node.func, ast.Name) and node.func.id in _TRANSFORMS)
+                or isinstance(node.func, ast.Attribute)):
+            raise ValueError(f"factor {expr!r} calls {ast.unparse(node.func)!r}, not a "
+                             "formula transform or numpy function")
+
+
+def check_formula_is_data(formula: str) -> None:
+    """Raise ValueError unless every factor of ``formula`` is a column, a literal, or a
+    formula transform / numpy function of them (see the module docstring)."""
+    try:
+        parsed = _Parsed(formula)
+    except (FormulaicError, SyntaxError) as exc:
+        raise ValueError(f"cannot parse the formula {formula!r}: {exc}") from None
+    parts = [parsed.lhs, parsed.rhs] if hasattr(parsed, "rhs") else [parsed]
+    for part in parts:
+        for term in part:
+            for factor in term.factors:
+                if factor.eval_method is Factor.EvalMethod.PYTHON:
+                    _check_expression(str(factor.expr))
+                elif "__" in str(factor.expr):
+                    raise ValueError(f"factor {str(factor.expr)!r} names a dunder attribute")
+
+
+def _plain(values: Any, where: str) -> np.ndarray:
+    """Category levels as an array of one plain type (strings, numbers or booleans)."""
+    levels = list(values)
+    a = np.asarray(levels)
+    if a.dtype.kind not in "biufU" or (a.dtype.kind == "U" and
+                                        not all(isinstance(v, str) for v in levels)):
+        raise TypeError(f"cannot save the levels of {where}: they are not all strings, all "
+                        "numbers or all booleans")
+    return a
+
+
+def spec_to_data(spec: ModelSpec) -> dict[str, Any]:
+    """The fitted state of a formulaic ``ModelSpec`` as plain data (see the module
+    docstring); :func:`spec_from_data` rebuilds the spec from it."""
+    encoders = {}
+    for factor, (kind, state) in spec.encoder_state.items():
+        entry: dict[str, Any] = {"kind": Factor.Kind(kind).value}
+        if "categories" in state:
+            entry["categories"] = _plain(state["categories"], factor)
+        encoders[str(factor)] = entry
+    return {"formula": str(spec.formula), "ensure_full_rank": bool(spec.ensure_full_rank),
+            "encoders": encoders, "transforms": dict(spec.transform_state)}
+
+
+def spec_from_data(data: Mapping[str, Any]) -> ModelSpec:
+    """The ``ModelSpec`` stored by :func:`spec_to_data`.
+
+    Raises
+    ------
+    ValueError
+        If the data are malformed or the formula is more than data
+        (:func:`check_formula_is_data`).
+    """
+    try:
+        formula = data["formula"]
+        if not isinstance(formula, str):
+            raise TypeError("the formula is not a string")
+        check_formula_is_data(formula)
+        encoders = {
+            str(factor): (Factor.Kind(entry["kind"]),
+                          {"categories": np.asarray(entry["categories"]).tolist()}
+                          if "categories" in entry else {})
+            for factor, entry in dict(data["encoders"]).items()}
+        return ModelSpec(formula=formula, materializer="pandas",
+                         ensure_full_rank=bool(data["ensure_full_rank"]), na_action="raise",
+                         output="pandas", encoder_state=encoders,
+                         transform_state=dict(data["transforms"]))
+    except (KeyError, TypeError, ValueError, FormulaicError) as exc:
+        raise ValueError(f"malformed or unsafe formula state ({type(exc).__name__}: "
+                         f"{exc})") from None
