@@ -6,6 +6,7 @@ import statsmodels.api as sm
 from sklearn.datasets import load_iris
 
 from problin import (
+    BayesianLinearRegression,
     BayesianLogisticRegression,
     LinearRegression,
     LogisticRegression,
@@ -38,6 +39,7 @@ def _fits() -> dict[str, object]:
         "hc1": LinearRegression(cov_type="HC1").fit(Xl, yl),
         "long names": LogisticRegression().fit(long_names, y),
         "bayes": BayesianLogisticRegression().fit(X, y),
+        "bayes linear": BayesianLinearRegression().fit(Xl, yl),
         "numpy": LogisticRegression().fit(X.to_numpy(), y.to_numpy()),
     }
 
@@ -126,3 +128,11 @@ def test_format_p_and_values() -> None:
     assert format_p(0.001502, 4) == "0.001502"
     assert format_value(32.0) == "32" and format_value(True) == "True"
     assert format_value(-12.889634) == "-12.890"
+
+
+def test_bayesian_linear_header_shows_the_evidence() -> None:
+    model = FITS["bayes linear"]
+    text = model.summary_text()  # type: ignore[attr-defined]
+    assert "Log evidence:" in text and "Prior precision:" in text
+    assert format_value(model.log_evidence_) in text  # type: ignore[attr-defined]
+    assert "No. Observations:" in text

@@ -294,5 +294,5 @@ def posterior_table(estimator: Any, level: float) -> pd.DataFrame:
                          index=index)
     table.attrs.update(model=type(estimator).__name__, inference="conjugate",
                        alpha=estimator.alpha_, beta=estimator.beta_, level=level,
-                       log_evidence=estimator.log_evidence_)
+                       log_evidence=estimator.log_evidence_, n_obs=estimator.n_obs_)
     return table

@@ -19,6 +19,7 @@ from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_rows
 from .._frames import encode_frame
 from ..exceptions import ConvergenceWarning
+from ..inference.summaries import SummaryText, posterior_summary_text
 from ._base import LinearRegressorBase
 from ._inference import posterior_table
 
@@ -201,6 +202,10 @@ class BayesianLinearRegression(LinearRegressorBase):
         """
         check_is_fitted(self)
         return posterior_table(self, level)
+
+    def summary_text(self, level: float = 0.95) -> SummaryText:
+        """``summary()`` under the prior precision and log evidence (HTML in notebooks)."""
+        return posterior_summary_text(self, self.summary(level))
 
     def predict(self, X: MatrixLike, return_std: bool = False) -> Any:
         """Predictive mean, and with ``return_std`` its standard deviation.
