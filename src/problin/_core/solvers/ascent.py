@@ -120,6 +120,30 @@ class _Convergence:
         return theta if self.correction is None else theta + self.correction
 
 
+def _start(objective: Objective, theta0: np.ndarray, tol: float
+           ) -> tuple[Standardiser, "_Convergence", np.ndarray, Eta, float, np.ndarray]:
+    """What both first-order solvers start from: the standardising map, the
+    convergence test, and ``theta0`` with its ``eta``, ``f`` and gradient."""
+    T = Standardiser(objective)
+    done = _Convergence(objective, T, tol)
+    theta = np.array(theta0, dtype=np.float64)
+    eta = objective.linear_predictor(theta)
+    f, grad = objective.value_grad(theta, eta)
+    return T, done, theta, eta, f, grad
+
+
+def _finish(objective: Objective, done: "_Convergence", theta: np.ndarray, eta: Eta, f: float,
+            grad: np.ndarray, *, n_iter: int, converged: bool, history: list[float],
+            message: str) -> SolverResult:
+    """The result, after the Newton step the convergence test computed (if any)."""
+    if done.correction is not None:
+        theta = done.finish(theta)
+        eta = objective.linear_predictor(theta)
+        f, grad = objective.value_grad(theta, eta)
+    return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,
+                        history=history, message=message, grad=grad)
+
+
 def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int = 10000,
                      tol: float = 1e-8) -> SolverResult:
     """Gradient descent on ``f`` (gradient ascent on the log-likelihood).
@@ -128,11 +152,7 @@ def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int 
     step ``t`` and Armijo backtracking; each iteration is one ``X^T v`` and
     one ``X v`` pass.
     """
-    T = Standardiser(objective)
-    done = _Convergence(objective, T, tol)
-    theta = np.array(theta0, dtype=np.float64)
-    eta = objective.linear_predictor(theta)
-    f, grad = objective.value_grad(theta, eta)
+    T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
     step, prev = 1.0 / max(objective.total_weight, 1.0), None
     n_iter = 0
@@ -157,12 +177,8 @@ def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int 
         theta, eta, f = theta + t * d, eta_new, f_new
         f, grad = objective.value_grad(theta, eta)
         history.append(f)
-    if done.correction is not None:
-        theta = done.finish(theta)
-        eta = objective.linear_predictor(theta)
-        f, grad = objective.value_grad(theta, eta)
-    return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,
-                        history=history, message=message, grad=grad)
+    return _finish(objective, done, theta, eta, f, grad, n_iter=n_iter, converged=converged,
+                   history=history, message=message)
 
 
 def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
@@ -174,11 +190,7 @@ def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: in
     decreases). ``max_iter`` counts sweeps over all coefficients.
     """
     design = objective.design
-    T = Standardiser(objective)
-    done = _Convergence(objective, T, tol)
-    theta = np.array(theta0, dtype=np.float64)
-    eta = objective.linear_predictor(theta)
-    f, grad = objective.value_grad(theta, eta)
+    T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
     P = objective.P
     n_iter = 0
@@ -213,9 +225,5 @@ def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: in
             converged = done(theta, eta, grad)
             message = "converged at rounding level" if converged else "no decrease left"
             break
-    if done.correction is not None:
-        theta = done.finish(theta)
-        eta = objective.linear_predictor(theta)
-        f, grad = objective.value_grad(theta, eta)
-    return SolverResult(theta=theta, eta=eta, value=f, n_iter=n_iter, converged=converged,
-                        history=history, message=message, grad=grad)
+    return _finish(objective, done, theta, eta, f, grad, n_iter=n_iter, converged=converged,
+                   history=history, message=message)
