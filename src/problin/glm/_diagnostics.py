@@ -12,7 +12,12 @@ from numpy.typing import NDArray
 
 from .._core.linalg import cholesky, identified_columns
 from .._core.model.contract import DistributedObjective
-from .._core.model.separation import LP_MAX_SIZE, certified_separation, separated_rows
+from .._core.model.separation import (
+    LP_MAX_SIZE,
+    certified_separation,
+    newton_certifies_overlap,
+    separated_rows,
+)
 from ..exceptions import (
     CollinearityWarning,
     ConvergenceWarning,
@@ -145,7 +150,7 @@ def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
         if H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
         cov, identified, cov_z = covariance(objective, H)
-    separated = _check_separation(est, objective, result)
+    separated = _check_separation(est, objective, result, cov_z)
     # Under separation the information matrix degenerates for that reason
     # alone: the separation warning says it all.
     if identified is not None and not identified.all() and separated is None:
@@ -199,12 +204,15 @@ def _fitted_with_certainty(objective: Any, eta: Any) -> bool:
     return bool(np.any((q < _SUSPICIOUS_LOSS) & used))
 
 
-def _check_separation(est: Any, objective: Any, result: Any) -> Any:
+def _check_separation(est: Any, objective: Any, result: Any,
+                      cov_z: NDArray[np.float64] | None = None) -> Any:
     """The separated rows (None if none), with a warning, when the classes are
     (quasi-)separable."""
     if est.alpha > 0:
         return None
     if result.converged and not _fitted_with_certainty(objective, result.eta):
+        return None
+    if result.converged and _overlap_certified(objective, result, cov_z):
         return None
     if isinstance(objective, DistributedObjective):  # Dask: certificates only (DaskGLMObjective)
         certified = objective.separation(result)
@@ -231,6 +239,21 @@ def _check_separation(est: Any, objective: Any, result: Any) -> Any:
     n_used = rows.size if sw is None else int(np.count_nonzero(sw))
     _warn_separation(est, rows, n_sep, n_used, which)
     return rows
+
+
+def _overlap_certified(objective: Any, result: Any, cov_z: NDArray[np.float64] | None) -> bool:
+    """Whether one Newton step from a converged binary fit proves the classes overlap
+    (:func:`~problin._core.model.separation.newton_certifies_overlap`): one pass over
+    the rows instead of a linear program of the size of X."""
+    if cov_z is None or objective.n_blocks != 1 or isinstance(objective, DistributedObjective) \
+            or objective.P is not None or not np.all(np.isfinite(cov_z)):
+        return False
+    eta = result.eta if objective.offset is None else result.eta + objective.offset
+    _, g, h = objective.family.derivatives(objective.y, eta, objective.sample_weight,
+                                           "observed")
+    step_eta = objective.linear_predictor(-(cov_z @ objective.design.rmatvec(g)))
+    sw = objective.sample_weight
+    return newton_certifies_overlap(g, h, step_eta, None if sw is None else sw > 0)
 
 
 def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[Any]) -> None:
