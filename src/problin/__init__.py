@@ -2,7 +2,16 @@
 
 Logistic and probit regression fitted by Newton/IRLS with statsmodels-grade
 inference; see the README for the full list of models.
+
+``import problin`` needs only the core dependencies (numpy, SciPy, scikit-learn, pandas,
+threadpoolctl). What an extra adds is imported where it is used (:mod:`problin._optional`):
+:class:`Formula` imports formulaic when it is created, and the submodules ``problin.report``
+and ``problin.plot`` (matplotlib) load on first access as attributes of the package
+(PEP 562); without the extra, the error names it (:class:`MissingDependencyError`).
 """
+import importlib
+from typing import Any
+
 from ._version import __version__
 from .bayesian import BayesianLogisticRegression
 from .decision import BayesDecision
@@ -17,6 +26,7 @@ from .discriminant import (
 from .exceptions import (
                          CollinearityWarning,
                          ConvergenceWarning,
+                         MissingDependencyError,
                          NumericalWarning,
                          ProblinWarning,
                          SeparationWarning,
@@ -45,6 +55,24 @@ __all__ = [
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
     "ProblinWarning", "SeparationWarning", "CollinearityWarning", "ConvergenceWarning",
     "NumericalWarning", "SingularCovarianceWarning", "save", "load", "ModelFileError",
-    "lr_test",
+    "MissingDependencyError", "lr_test",
     "__version__",
 ]
+
+# Submodules loaded on first access (``problin.report.build_report(...)``), not by
+# ``import problin``: they need matplotlib (the ``report`` extra) to draw.
+_LAZY_SUBMODULES = ("plot", "report")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":  # something it imports is missing
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -1,6 +1,7 @@
-"""problin's own warning classes for ill-posed data and numerical trouble.
+"""problin's own warning classes for ill-posed data and numerical trouble, and the error
+for a missing optional dependency.
 
-All derive from :class:`ProblinWarning`, so users can silence or escalate
+All warnings derive from :class:`ProblinWarning`, so users can silence or escalate
 every problin warning at once (``warnings.simplefilter("error", ProblinWarning)``).
 """
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
@@ -8,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 __all__ = [
     "ProblinWarning", "SeparationWarning", "CollinearityWarning",
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
+    "MissingDependencyError",
 ]
 
 
@@ -35,3 +37,20 @@ class NumericalWarning(ProblinWarning):
 
 class SingularCovarianceWarning(NumericalWarning):
     """A class covariance (or the shared one) is singular: it was regularised with jitter."""
+
+
+class MissingDependencyError(ImportError):
+    """A feature needs a package that an extra of problin installs and that is not installed.
+
+    The message is one line naming the feature, the package and the command that installs
+    it, e.g. ``problin.Formula needs formulaic: pip install 'problin[formula]'``; ``package``
+    and ``extra`` hold the two names. An ``ImportError``, so ``except ImportError`` catches it.
+    """
+
+    def __init__(self, message: str, package: str = "", extra: str = "") -> None:
+        super().__init__(message, name=package or None)
+        self.package, self.extra = package, extra
+
+    def __reduce__(self) -> tuple[type["MissingDependencyError"], tuple[str, str, str]]:
+        # pickled whole (raised in a Dask worker, it reaches the client as it was raised)
+        return type(self), (str(self), self.package, self.extra)

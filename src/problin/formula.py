@@ -28,24 +28,40 @@ closest column names). ``problin.save`` stores the formula and this state as dat
 pickled (:mod:`problin.io._formula_state`).
 """
 import difflib
+import functools
+import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Self, TypeVar, cast
 
 import numpy as np
 import pandas as pd
-from formulaic import Formula as _Parsed
-from formulaic import model_matrix
-from formulaic.errors import DataMismatchWarning, FormulaicError
-from formulaic.parser.types import Factor
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
+
+from ._optional import import_optional
 
 __all__ = ["Formula"]
 
 INTERCEPT = "Intercept"  # formulaic's name of the column of ones
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@functools.cache
+def formulaic_api() -> Any:
+    """The names of formulaic that problin uses, imported on first use (formulaic is the
+    ``formula`` extra: without it, a ``MissingDependencyError`` naming it): ``Parsed``
+    (formulaic's ``Formula``), ``ModelSpec``, ``model_matrix``, ``FormulaicError``,
+    ``DataMismatchWarning`` and ``Factor``."""
+    what = "problin.Formula"
+    formulaic = import_optional("formulaic", "formula", what)
+    errors = import_optional("formulaic.errors", "formula", what)
+    parser_types = import_optional("formulaic.parser.types", "formula", what)
+    return types.SimpleNamespace(
+        Parsed=formulaic.Formula, ModelSpec=formulaic.ModelSpec,
+        model_matrix=formulaic.model_matrix, FormulaicError=errors.FormulaicError,
+        DataMismatchWarning=errors.DataMismatchWarning, Factor=parser_types.Factor)
 
 
 def _if_has(method: str) -> Callable[[_F], _F]:
@@ -119,6 +135,7 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, formula: str, estimator: Any) -> None:
+        formulaic_api()  # without formulaic: one error naming the extra, here
         self.formula = formula
         self.estimator = estimator
 
@@ -126,9 +143,10 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
     def _parse(self) -> Any:
         if not isinstance(self.formula, str) or not self.formula.strip():
             raise TypeError(f"formula must be a non-empty string, got {self.formula!r}")
+        fm = formulaic_api()
         try:
-            parsed = _Parsed(self.formula)
-        except (FormulaicError, SyntaxError) as exc:
+            parsed = fm.Parsed(self.formula)
+        except (fm.FormulaicError, SyntaxError) as exc:
             raise ValueError(f"cannot parse the formula {self.formula!r}: {exc}") from None
         rhs = parsed.rhs if hasattr(parsed, "rhs") else parsed
         if not hasattr(rhs, "required_variables") or isinstance(rhs, tuple):
@@ -167,10 +185,11 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"formula {self.formula!r} has no response ('y ~ ...') and no "
                              "y was given")
         target = self._response(frame, lhs) if lhs is not None else y
+        fm = formulaic_api()
         try:
-            matrix = model_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
-                                  output="pandas")
-        except (FormulaicError, ValueError) as exc:
+            matrix = fm.model_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
+                                     output="pandas")
+        except (fm.FormulaicError, ValueError) as exc:
             raise ValueError(f"formula {self.formula!r}: {exc}") from None
         columns = [str(c) for c in matrix.columns]
         est = clone(self.estimator)
@@ -205,9 +224,10 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
         name = str(lhs)
         if name in frame.columns:
             return frame[name].to_numpy()
+        fm = formulaic_api()
         try:
-            values = model_matrix(lhs, frame, na_action="raise", output="pandas")
-        except (FormulaicError, ValueError) as exc:
+            values = fm.model_matrix(lhs, frame, na_action="raise", output="pandas")
+        except (fm.FormulaicError, ValueError) as exc:
             raise ValueError(f"formula {self.formula!r}: response {name!r}: {exc}") from None
         if values.shape[1] != 1:
             raise ValueError(f"formula {self.formula!r}: the response {name!r} gives "
@@ -236,11 +256,12 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
         frame = _frame(data)
         self._check_columns(frame, self.feature_names_in_, f"formula {self.formula!r}")
         self._check_levels(frame)
+        fm = formulaic_api()
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("error", DataMismatchWarning)
+                warnings.simplefilter("error", fm.DataMismatchWarning)
                 matrix = self.model_spec_.get_model_matrix(frame, na_action="raise")
-        except (FormulaicError, ValueError, DataMismatchWarning) as exc:
+        except (fm.FormulaicError, ValueError, fm.DataMismatchWarning) as exc:
             raise ValueError(f"formula {self.formula!r}: {exc}") from None
         columns = [str(c) for c in matrix.columns]
         if columns != list(self.design_columns_):
@@ -250,12 +271,14 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
 
     def _check_levels(self, frame: pd.DataFrame) -> None:
         """An unseen level is an error naming the column (formulaic would make it NaN)."""
+        fm = formulaic_api()
         for factor, (kind, state) in self.model_spec_.encoder_state.items():
-            if Factor.Kind(kind) is not Factor.Kind.CATEGORICAL or "categories" not in state:
+            if fm.Factor.Kind(kind) is not fm.Factor.Kind.CATEGORICAL or \
+                    "categories" not in state:
                 continue
             try:
-                variables = _Parsed(str(factor)).required_variables
-            except (FormulaicError, SyntaxError):
+                variables = fm.Parsed(str(factor)).required_variables
+            except (fm.FormulaicError, SyntaxError):
                 continue
             if len(variables) != 1 or next(iter(variables)) not in frame.columns:
                 continue  # a transform of several columns: formulaic's own message

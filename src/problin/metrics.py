@@ -11,19 +11,47 @@ def _codes(proba: ArrayLike, y: ArrayLike, classes: ArrayLike) -> tuple[np.ndarr
     return proba, cols
 
 
-def brier_score(proba: ArrayLike, y: ArrayLike, classes: ArrayLike) -> float:
-    """Multiclass Brier score: mean over samples of ``sum_k (p_k - [y = k])^2`` (0 is
-    perfect, 2 the worst; binary: twice the usual one-column Brier score).
+def brier_score(proba: ArrayLike, y: ArrayLike, classes: ArrayLike,
+                scale_by_half: bool | str = "auto") -> float:
+    """Brier score, as scikit-learn's :func:`sklearn.metrics.brier_score_loss` defines it.
+
+    The mean over samples of ``sum_k (p_k - [y = k])^2``, halved for two classes
+    (``scale_by_half="auto"``): for a binary target that is the mean squared error of
+    the positive-class probability, ``mean((p_1 - [y = classes[1]])^2)``, between 0
+    (perfect) and 1; for more classes the sum over classes, between 0 and 2.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_samples, n_classes)
+        Predicted probabilities, one column per class in the order of ``classes``.
+    y : array-like of shape (n_samples,)
+        True labels, each one of ``classes``.
+    classes : array-like of shape (n_classes,)
+        The class labels, sorted (an estimator's ``classes_``).
+    scale_by_half : bool or "auto", default="auto"
+        Halve the sum over classes: ``"auto"`` does for two classes only
+        (scikit-learn's default); ``True`` or ``False`` always or never.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
     >>> round(brier_score([[0.9, 0.1], [0.2, 0.8]], ["a", "b"], ["a", "b"]), 6)
-    0.05
+    0.025
+    >>> round(brier_score([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1]], ["a", "b"], ["a", "b", "c"]), 6)
+    0.1
     """
     proba, cols = _codes(proba, y, classes)
     onehot = np.zeros_like(proba)
     onehot[np.arange(len(cols)), cols] = 1.0
-    return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+    score = float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+    if scale_by_half != "auto" and not isinstance(scale_by_half, (bool, np.bool_)):
+        raise ValueError(f"scale_by_half must be True, False or 'auto', got {scale_by_half!r}")
+    if scale_by_half == "auto":
+        scale_by_half = proba.shape[1] < 3
+    return 0.5 * score if scale_by_half else score
 
 
 def expected_calibration_error(proba: ArrayLike, y: ArrayLike, classes: ArrayLike,

@@ -88,16 +88,30 @@ def applicable_classifiers(y: ArrayLike,
     return ok, [m for m in models if m not in ok]
 
 
+def _with_scores(row: dict[str, Any], scores: dict[str, list[float]],
+                 spread: bool) -> dict[str, Any]:
+    """``row`` with the mean of each score over the folds (and ``<score>_sd``, their
+    standard deviation with ``ddof=1``, if ``spread``)."""
+    for name, values in scores.items():
+        row[name] = np.mean(values)
+        if spread:
+            row[f"{name}_sd"] = np.std(values, ddof=1) if len(values) > 1 else np.nan
+    return row
+
+
 def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = None, *, cv: int = 5,
                         random_state: int | None = 0,
-                        progress: Callable[[], Any] | None = None) -> pd.DataFrame:
+                        progress: Callable[[], Any] | None = None,
+                        spread: bool = False) -> pd.DataFrame:
     """Cross-validate classifiers on standardised features.
 
     Returns a DataFrame with one row per model: mean accuracy, log-loss, Brier
-    score and expected calibration error (top-class confidence, 10 bins) over
-    the folds, mean fit time in milliseconds, and the problin warnings raised
+    score (:func:`problin.metrics.brier_score`, scikit-learn's) and expected
+    calibration error (top-class confidence, 10 bins) over the folds (with
+    ``spread``, each followed by ``<score>_sd``, its standard deviation over the
+    folds), mean fit time in milliseconds, and the problin warnings raised
     during the fits (e.g. separation), sorted by log-loss (NaN, for models
-    without probabilities, last).
+    without probabilities, last). ``random_state`` seeds the folds.
     """
     models = list(CLASSIFIERS) if models is None else list(models)
     unknown = [m for m in models if m not in CLASSIFIERS]
@@ -123,8 +137,8 @@ def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = Non
                        expected_calibration_error(proba, y[test], model.classes_))
             if progress is not None:
                 progress()
-        rows.append({"model": name, "accuracy": np.mean(acc), "log_loss": np.mean(loss),
-                     "brier": np.mean(brier), "ece": np.mean(ece),
+        rows.append({**_with_scores({"model": name}, {"accuracy": acc, "log_loss": loss,
+                                                       "brier": brier, "ece": ece}, spread),
                      "fit_ms": 1e3 * np.mean(times), "warnings": ", ".join(sorted(notes))})
     return pd.DataFrame(rows).sort_values("log_loss", kind="stable").reset_index(drop=True)
 
@@ -140,9 +154,14 @@ REGRESSORS = {
 
 
 def is_continuous_target(y: np.ndarray) -> bool:
-    """Whether ``y`` is a regression target: floats with more than 20 distinct values."""
+    """Whether ``y`` is a regression target: floats with a value that is not a whole
+    number (which scikit-learn calls continuous, not class labels), or with more than 20
+    distinct values. Integers and whole-number floats with few values are class labels."""
     y = np.asarray(y)
-    return y.dtype.kind == "f" and np.unique(y[np.isfinite(y)]).size > 20
+    if y.dtype.kind != "f":
+        return False
+    values = np.unique(y[np.isfinite(y)])
+    return values.size > 20 or bool(np.any(values != np.round(values)))
 
 
 def _predictive(model: Any, X_train: Any, y_train: np.ndarray,
@@ -157,12 +176,15 @@ def _predictive(model: Any, X_train: Any, y_train: np.ndarray,
 
 def compare_regressors(X: Any, y: ArrayLike, models: Sequence[str] | None = None, *, cv: int = 5,
                        random_state: int | None = 0,
-                       progress: Callable[[], Any] | None = None) -> pd.DataFrame:
+                       progress: Callable[[], Any] | None = None,
+                       spread: bool = False) -> pd.DataFrame:
     """Cross-validate regressors on standardised features (shuffled K-fold).
 
     Returns a DataFrame with one row per model: root mean squared error, mean
-    negative log predictive density ``nlpd`` (Gaussian), R^2 over the folds,
-    mean fit time in milliseconds and the problin warnings raised, sorted by nlpd.
+    negative log predictive density ``nlpd`` (Gaussian), R^2 over the folds (with
+    ``spread``, each followed by ``<score>_sd``, its standard deviation over the
+    folds), mean fit time in milliseconds and the problin warnings raised, sorted
+    by nlpd. ``random_state`` seeds the folds.
     """
     models = list(REGRESSORS) if models is None else list(models)
     unknown = [m for m in models if m not in REGRESSORS]
@@ -187,7 +209,7 @@ def compare_regressors(X: Any, y: ArrayLike, models: Sequence[str] | None = None
             r2.append(1.0 - float(np.sum(resid ** 2) / np.sum((y[test] - y[test].mean()) ** 2)))
             if progress is not None:
                 progress()
-        rows.append({"model": name, "rmse": np.mean(rmse), "nlpd": np.mean(nlpd),
-                     "r2": np.mean(r2), "fit_ms": 1e3 * np.mean(times),
-                     "warnings": ", ".join(sorted(notes))})
+        rows.append({**_with_scores({"model": name}, {"rmse": rmse, "nlpd": nlpd, "r2": r2},
+                                    spread),
+                     "fit_ms": 1e3 * np.mean(times), "warnings": ", ".join(sorted(notes))})
     return pd.DataFrame(rows).sort_values("nlpd", kind="stable").reset_index(drop=True)

@@ -127,7 +127,7 @@ def test_report_shows_progress_when_forced(data):
     assert result.exit_code == 0, result.output
     assert "report" in result.stderr and "report written to r.html" in result.stdout
     bad = invoke("report", "m.problin", "d.csv", "-o", "r.html", "--features", "nope")
-    assert bad.exit_code == 1 and "unknown features ['nope']" in bad.output
+    assert bad.exit_code == 2 and "the model has no feature 'nope'" in bad.output
 
 
 def test_compare_on_a_data_file_with_an_html_leaderboard(data):

@@ -36,9 +36,9 @@ def test_compare_flags_separation_on_breast_cancer():
 def test_unknown_model_or_dataset_is_a_usage_error():
     runner = CliRunner()
     bad_model = runner.invoke(cli, ["compare", "--models", "nope"])
-    assert bad_model.exit_code == 2 and "unknown models ['nope']" in bad_model.output
+    assert bad_model.exit_code == 2 and "unknown models: 'nope'" in bad_model.output
     bad_data = runner.invoke(cli, ["compare", "--datasets", "nope"])
-    assert bad_data.exit_code == 2 and "unknown dataset 'nope'" in bad_data.output
+    assert bad_data.exit_code == 2 and "unknown datasets: 'nope'" in bad_data.output
 
 
 def test_compare_classifiers_scores_match_a_direct_computation():

@@ -1,4 +1,5 @@
-"""Perceptron: blocked updates equal the per-sample loop; convergence and its failure."""
+"""Perceptron: blocked updates equal the per-sample loop; convergence, the tolerance
+stop (scikit-learn's ``tol``/``n_iter_no_change``) and the failure to converge."""
 import warnings
 
 import numpy as np
@@ -9,34 +10,39 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from problin import ConvergenceWarning, Perceptron
 
 
-def naive_perceptron(X, y, *, max_iter=1000, shuffle=True, random_state=None, eta0=1.0):
+def naive_perceptron(X, y, *, max_iter=1000, shuffle=True, random_state=None, eta0=1.0,
+                     tol=1e-3, n_iter_no_change=5):
     """Rosenblatt's algorithm (Bishop 2006, §4.1.7), one sample at a time in plain
-    Python, on the standardised columns ``(x - mean) / std``; the weights ``[b, w]``
+    Python, on the standardised columns ``(x - mean) / std``, with scikit-learn's
+    stopping rule on the epoch's mean perceptron criterion; the weights ``[b, w]``
     mapped back to raw units (the reference)."""
     mean, std = X.mean(axis=0), X.std(axis=0)
     W, epochs, converged = _naive_perceptron((X - mean) / std, y, max_iter=max_iter,
                                              shuffle=shuffle, random_state=random_state,
-                                             eta0=eta0)
+                                             eta0=eta0, tol=tol,
+                                             n_iter_no_change=n_iter_no_change)
     W = np.atleast_2d(W)
     coef = W[:, 1:] / std
     Theta = np.column_stack([W[:, 0] - coef @ mean, coef])
     return Theta, epochs, converged
 
 
-def _naive_perceptron(X, y, *, max_iter, shuffle, random_state, eta0):
+def _naive_perceptron(X, y, *, max_iter, shuffle, random_state, eta0, tol, n_iter_no_change):
     classes = np.unique(y)
     t = np.searchsorted(classes, y)
     Phi = np.column_stack([np.ones(len(y)), X])
     rng = check_random_state(random_state)
     binary = classes.size == 2
     W = np.zeros(Phi.shape[1]) if binary else np.zeros((classes.size, Phi.shape[1]))
+    best, no_improvement = np.inf, 0
     for epoch in range(1, max_iter + 1):
         order = rng.permutation(len(y)) if shuffle else np.arange(len(y))
-        mistakes = 0
+        mistakes, loss = 0, 0.0
         for n in order:
             if binary:
                 tn = 2.0 * t[n] - 1.0
                 if tn * (W @ Phi[n]) <= 0:
+                    loss -= tn * (W @ Phi[n])
                     W = W + eta0 * tn * Phi[n]
                     mistakes += 1
             else:
@@ -45,11 +51,17 @@ def _naive_perceptron(X, y, *, max_iter, shuffle, random_state, eta0):
                 s[t[n]] = -np.inf
                 j = int(np.argmax(s))
                 if s[j] >= own:
+                    loss += s[j] - own
                     W[t[n]] += eta0 * Phi[n]
                     W[j] -= eta0 * Phi[n]
                     mistakes += 1
         if mistakes == 0:
             return W, epoch, True
+        if tol is not None:  # sklearn.linear_model._sgd_fast, on the mean loss
+            no_improvement = no_improvement + 1 if loss / len(y) > best - tol else 0
+            best = min(best, loss / len(y))
+            if no_improvement >= n_iter_no_change:
+                return W, epoch, False
     return W, max_iter, False
 
 
@@ -69,13 +81,15 @@ XOR = (np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]), np.array([0, 
 
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("shuffle", [True, False])
-def test_blocked_updates_equal_the_per_sample_loop(k, shuffle):
+@pytest.mark.parametrize("tol", [None, 1e-3, 0.05])
+def test_blocked_updates_equal_the_per_sample_loop(k, shuffle, tol):
     X, y = separable(n=700, k=k, margin=0.05, seed=k)  # > 2 blocks, many mistakes
-    model = Perceptron(shuffle=shuffle, random_state=3, max_iter=50)
+    model = Perceptron(shuffle=shuffle, random_state=3, max_iter=50, tol=tol)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X, y)
-    W, n_iter, converged = naive_perceptron(X, y, shuffle=shuffle, random_state=3, max_iter=50)
+    W, n_iter, converged = naive_perceptron(X, y, shuffle=shuffle, random_state=3, max_iter=50,
+                                            tol=tol)
     Theta = np.column_stack([model.intercept_, model.coef_])
     np.testing.assert_allclose(Theta, W, rtol=1e-12, atol=1e-12 * np.abs(W).max())
     assert (model.n_iter_, model.converged_) == (n_iter, converged)
@@ -101,10 +115,63 @@ def test_converges_on_separable_data_and_separates_it(k):
 def test_xor_stops_after_max_iter_with_a_warning():
     X, y = XOR
     with pytest.warns(ConvergenceWarning, match="not linearly separable"):
-        model = Perceptron(max_iter=25, random_state=0).fit(X, y)
+        model = Perceptron(max_iter=25, random_state=0, tol=None).fit(X, y)
     assert not model.converged_ and model.n_iter_ == 25
     assert np.all(model.history_ > 0)
     assert np.all(np.isfinite(model.coef_))
+
+
+def overlapping(n=6000, d=12, seed=0):
+    """Two classes that no hyperplane separates (a noisy linear rule)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, (X[:, 0] + X[:, 1] + rng.normal(size=n) > 0).astype(int)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_tol_stops_early_on_data_that_are_not_separable(k):
+    X, y = overlapping(seed=k)
+    if k == 3:
+        y = y + (X[:, 2] + np.random.default_rng(9).normal(size=len(y)) > 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # a tol stop does not warn
+        model = Perceptron(random_state=0).fit(X, y)
+    assert not model.converged_ and model.n_iter_ < 50  # of max_iter=1000
+    assert model.loss_curve_.shape == model.history_.shape == (model.n_iter_,)
+    # the rule: the last n_iter_no_change epochs did not beat the best before them by tol
+    best = model.loss_curve_[:-5].min()
+    assert np.all(model.loss_curve_[-5:] > best - 1e-3)
+    assert k == 3 or model.score(X, y) > 0.6
+    bigger = Perceptron(random_state=0, n_iter_no_change=10).fit(X, y)
+    assert bigger.n_iter_ > model.n_iter_
+
+
+def test_tol_none_runs_max_iter_epochs():
+    X, y = overlapping(n=1000)
+    with pytest.warns(ConvergenceWarning, match="not linearly separable"):
+        model = Perceptron(random_state=0, tol=None, max_iter=40).fit(X, y)
+    assert model.n_iter_ == 40 and model.history_.size == 40 and not model.converged_
+
+
+def test_where_the_stop_does_not_trigger_the_fit_is_unchanged():
+    # Separable data converge before any n_iter_no_change epochs without progress:
+    # the tolerance changes nothing, bit for bit.
+    for k in (2, 3):
+        X, y = separable(k=k, seed=20 + k)
+        a = Perceptron(random_state=0).fit(X, y)
+        b = Perceptron(random_state=0, tol=None).fit(X, y)
+        assert a.converged_ and b.converged_ and a.n_iter_ == b.n_iter_
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.intercept_, b.intercept_)
+        np.testing.assert_array_equal(a.loss_curve_, b.loss_curve_)
+    # on data that do not separate, tol=None and a stop that never comes agree too
+    X, y = overlapping(n=800)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = Perceptron(random_state=1, max_iter=30, n_iter_no_change=1000).fit(X, y)
+        b = Perceptron(random_state=1, max_iter=30, tol=None).fit(X, y)
+    assert a.n_iter_ == b.n_iter_ == 30
+    np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_deterministic_given_random_state():
@@ -142,6 +209,8 @@ def test_without_intercept_the_hyperplane_passes_through_the_origin():
 
 @pytest.mark.parametrize("params, error", [
     (dict(max_iter=0), ValueError), (dict(eta0=0.0), ValueError), (dict(shuffle="yes"), ValueError),
+    (dict(tol=-1.0), ValueError), (dict(tol="small"), ValueError),
+    (dict(n_iter_no_change=0), ValueError),
 ])
 def test_bad_parameters(params, error):
     with pytest.raises(error):

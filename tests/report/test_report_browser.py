@@ -93,6 +93,9 @@ class DevTools:
         os.close(self._read)
 
 
+_HEADINGS_JS = "[...document.querySelectorAll('h2')].map(h => h.textContent)"
+_WIDTH_JS = "document.documentElement.scrollWidth"
+
 _IMAGES_JS = """
 Promise.all([...document.images].map(img => img.decode().then(
     () => [img.alt, img.naturalWidth, img.naturalHeight, img.complete],
@@ -129,6 +132,9 @@ def test_report_renders_in_headless_chromium(tmp_path):
         browser.wait_for("Page.loadEventFired")
         images = browser.send("Runtime.evaluate", session, expression=_IMAGES_JS,
                               awaitPromise=True, returnByValue=True)["result"]["value"]
+        headings, width = (browser.send("Runtime.evaluate", session, expression=js,
+                                        returnByValue=True)["result"]["value"]
+                           for js in (_HEADINGS_JS, _WIDTH_JS))
         size = browser.send("Page.getLayoutMetrics", session)["cssContentSize"]
         shot = browser.send("Page.captureScreenshot", session, format="png",
                             captureBeyondViewport=True,
@@ -144,8 +150,11 @@ def test_report_renders_in_headless_chromium(tmp_path):
                   and e["params"]["entry"]["level"] == "error")]
     assert errors == []
     names = [alt for alt, *_ in images]
-    assert {"Confusion matrix", "ROC", "Calibration", "Decision regions",
+    assert {"Confusion matrix", "ROC", "Calibration", "Decision regions", "Coefficients",
             "Optimiser trace"} <= set(names)
+    assert headings[:3] == ["Fit statistics (on the training data: in sample)", "Parameters",
+                            "Scores: out of sample (5-fold cross-validation) and in sample"]
+    assert width <= 1200  # nothing wider than the window: no horizontal scrolling
     assert all(w > 0 and h > 0 and done for _, w, h, done in images), images
     png = base64.b64decode(shot["data"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

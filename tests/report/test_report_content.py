@@ -31,10 +31,10 @@ def test_classifier_report_has_every_classifier_plot(frame):
     model.set_output(transform="pandas").fit(X, labels)
     steps = []
     page = build_report(model, X, labels, progress=lambda: steps.append(1), title="T <&>")
-    assert _headings(page) == ["Decision regions", "Calibration", "ROC", "Confusion matrix",
-                               "Optimiser trace"]
+    assert _headings(page) == ["Decision regions", "Coefficients", "Calibration", "ROC",
+                               "Confusion matrix", "Optimiser trace"]
     assert "<title>T &lt;&amp;&gt;</title>" in page and len(steps) == build_report.n_steps
-    for score in ("accuracy", "log_loss", "brier", "ece"):
+    for score in ("accuracy", "log loss", "Brier score", "ECE", "ROC AUC"):
         assert f"<th>{score}</th>" in page
     assert "<script" not in page and "http" not in page
 
@@ -43,9 +43,10 @@ def test_bayesian_regression_report_shows_the_predictive_band(frame):
     X, _, t = frame
     model = problin.BayesianLinearRegression().fit(X, t)
     page = build_report(model, X, t)
-    assert _headings(page) == ["Predictive uncertainty", "Predicted against actual", "Residuals"]
+    assert _headings(page) == ["Predictive uncertainty", "Coefficients",
+                               "Predicted against actual", "Residuals"]
     # the parameter table is BayesianLinearRegression.summary(): posterior mean, sd, interval
-    assert "<th>sd</th>" in page and "<th>ci_high</th>" in page and "<th>rmse</th>" in page
+    assert "<th>sd</th>" in page and "<th>ci_high</th>" in page and "<th>RMSE</th>" in page
     assert choose_features(model, X.to_numpy(), ["a", "b", "c"]) == [0, 2]
 
 

@@ -72,6 +72,7 @@ def lazy_on_dask(columns: Callable[[Any], int | None] | None = None,
     input goes to the method unchanged.
     """
     def wrap(method: _F) -> _F:
+        @functools.wraps(method)  # keeps the method's name, docstring and signature
         def wrapper(self: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
             if not is_dask(X):
                 return method(self, X, *args, **kwargs)

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from tqdm.auto import tqdm
 
 from .._core.bayes.hmc import hmc_sampler
 from .._core.bayes.logistic import (
@@ -32,6 +31,7 @@ from .._core.model.families import BernoulliLogit
 from .._core.solvers.newton import newton, sketch_rows
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
 from .._dask.design import DaskDesign
+from .._optional import optional_module
 from ..exceptions import ConvergenceWarning
 from ..glm.problem import ClassifierDesign, classifier_objective
 
@@ -224,7 +224,9 @@ def _raw_multipliers(design: ClassifierDesign) -> FloatArray:
 
 
 class LazyProgress:
-    """A tqdm bar that appears only once the work is expected to last over a second."""
+    """A tqdm bar that appears only once the work is expected to last over a second.
+
+    tqdm comes with the ``cli`` extra; without it there is no bar (and no message)."""
 
     def __init__(self, total: int, enabled: bool, desc: str) -> None:
         self.total, self.enabled, self.desc = total, enabled, desc
@@ -239,8 +241,11 @@ class LazyProgress:
         # decided once a quarter second has passed: then the rate is known
         if self.enabled and self.done < self.total and elapsed > _PROGRESS_AFTER_S / 4 and \
                 elapsed * self.total / self.done > _PROGRESS_AFTER_S:
-            self.bar = tqdm(total=self.total, initial=self.done, desc=self.desc,
-                            unit="draw", leave=False)
+            tqdm = optional_module("tqdm.auto")
+            self.enabled = tqdm is not None  # decided once: no tqdm, no bar
+            if tqdm is not None:
+                self.bar = tqdm.tqdm(total=self.total, initial=self.done, desc=self.desc,
+                                     unit="draw", leave=False)
 
     def close(self) -> None:
         if self.bar is not None:

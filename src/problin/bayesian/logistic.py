@@ -57,7 +57,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     (adaptive independence Metropolis-Hastings with a multivariate-t proposal
     built on the Laplace fit: every step costs one row of a batched ``X W``
     product and it needs no gradients; measured over 5x the effective samples
-    per second of PyMC's NUTS, see the README; Hamiltonian Monte Carlo
+    per second of PyMC's NUTS, see docs/benchmarks.md; Hamiltonian Monte Carlo
     preconditioned by the Laplace covariance where the posterior is too far
     from Gaussian for it to mix). For K > 2 each class has its
     own block ``[b_k, w_k]``; the intercepts, whose common shift no

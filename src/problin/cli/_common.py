@@ -1,10 +1,11 @@
 """Shared plumbing of the ``problin`` subcommands: errors, exit codes, progress, warnings.
 
-Exit codes: 0 success; 2 usage error (unknown option or model, missing file, a column
-that is not in the data: click's ``UsageError``); 1 data error (a file that cannot be
-read or encoded, missing values, a damaged model file, a fit that fails) or a missing
-optional dependency. Messages are one line without a traceback unless ``--debug`` (or
-``PROBLIN_DEBUG=1``) is given.
+Exit codes: 0 success; 2 usage error (unknown option, model, dataset or column, a
+parameter that the model does not have or a value it does not accept, missing file:
+click's ``UsageError``); 1 data error (a file that cannot be read or encoded, missing
+values, a damaged model file, a fit that fails) or a missing optional dependency.
+Messages are one line without a traceback unless ``--debug`` (or ``PROBLIN_DEBUG=1``) is
+given; a mistyped name gets ``(did you mean 'X'?)`` (:mod:`problin.cli._suggest`).
 
 Progress (bars and spinners on stderr) shows on a terminal; ``PROBLIN_PROGRESS=1`` forces
 it anywhere (a pipe, a CI log), ``PROBLIN_PROGRESS=0`` turns it off.
@@ -21,9 +22,11 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 import click
+from sklearn.utils._param_validation import InvalidParameterError
 
-from ..exceptions import ProblinWarning
+from ..exceptions import MissingDependencyError, ProblinWarning
 from ..io.errors import ColumnNotFoundError
+from ._suggest import one_line, with_column_hint
 
 __all__ = ["command_errors", "debug_option", "progress", "spinner", "echo_warnings",
            "require_dask"]
@@ -67,11 +70,21 @@ def command_errors(func: _F) -> _F:
         except ColumnNotFoundError as exc:
             if _debug_enabled(ctx):
                 raise
-            raise click.UsageError(str(exc), ctx) from None
+            asked = [kwargs.get("target"), *(kwargs.get("categorical") or ())]
+            raise click.UsageError(with_column_hint(one_line(str(exc)), asked), ctx) from None
+        except InvalidParameterError as exc:  # a model parameter's value (-p, --alpha)
+            if _debug_enabled(ctx):
+                raise
+            raise click.UsageError(one_line(str(exc)), ctx) from None
+        except MissingDependencyError as exc:  # an extra not installed: one line, exit 1
+            if _debug_enabled(ctx):
+                raise
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(1)
         except _DATA_ERRORS as exc:
             if _debug_enabled(ctx):
                 raise
-            message = str(exc) if str(exc) else type(exc).__name__
+            message = one_line(str(exc)) or type(exc).__name__
             if isinstance(exc, (FileNotFoundError, PermissionError)) and exc.filename:
                 message = f"{exc.strerror}: {exc.filename}"
             click.echo(f"Error: {message}", err=True)

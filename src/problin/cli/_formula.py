@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
+import numpy as np
 import pandas as pd
 
 from ..formula import Formula
@@ -18,6 +19,8 @@ from ..io.errors import ColumnNotFoundError, DataFileError
 from ..io.readers import _read_csv, _read_parquet, detect_format
 from ..report.tables import format_table, parameter_table
 from ._common import echo_warnings, spinner
+from ._rows import kept_formula_rows
+from ._suggest import one_line
 
 __all__ = ["FORMULA_FORMAT", "check_formula_options", "check_reportable", "fit_formula",
            "formula_rows", "is_formula_model", "parameters_of", "read_frame"]
@@ -83,8 +86,13 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
                 data_format: str | None, drop_missing: bool, header: bool | None,
                 check_target: Callable[[str, Any, str], None]) -> None:
     """Read ``data``, fit ``Formula(formula, estimator)``, save it to ``out`` and print it."""
-    frame = read_frame(data, data_format, header)
     model = Formula(formula, estimator)
+    try:
+        model._parse()
+    except ValueError as exc:  # formulaic's message, less its drawing of where it failed
+        raise click.BadParameter(one_line(str(exc).split("\n\n")[0]),
+                                 param_hint="'--formula' / '-f'") from None
+    frame = read_frame(data, data_format, header)
     variables = _variables(model, frame, data)
     frame, dropped = select_rows(frame, variables, data, drop_missing)
     parsed = model._parse()
@@ -109,8 +117,9 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
 
 
 def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool | None,
-                 drop_missing: bool) -> tuple[pd.DataFrame, int]:
-    """The rows of ``data`` that a saved formula model predicts (its raw columns)."""
+                 drop_missing: bool) -> tuple[pd.DataFrame, int, np.ndarray]:
+    """The rows of ``data`` that a saved formula model predicts (its raw columns), how
+    many were dropped, and the 1-based data rows kept."""
     frame = read_frame(data, data_format, header)
     variables = list((bundle.encoding or {}).get("variables") or [])
     absent = [v for v in variables if v not in frame.columns]
@@ -118,7 +127,10 @@ def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool |
         Formula._check_columns(frame, absent, f"{data}: the model's formula")
     except ValueError as exc:
         raise ColumnNotFoundError(str(exc)) from None
-    return select_rows(frame, variables, data, drop_missing)
+    kept, dropped = select_rows(frame, variables, data, drop_missing)
+    rows = kept_formula_rows(frame, variables, data) if dropped else \
+        np.arange(1, frame.shape[0] + 1)
+    return kept, dropped, rows
 
 
 def parameters_of(model: Any) -> Any:

@@ -39,34 +39,40 @@ def _augment(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
     return np.column_stack([np.ones(X.shape[0]), X])
 
 
-def _binary_block(Phi: np.ndarray, t: np.ndarray, w: np.ndarray, eta: float) -> int:
+def _binary_block(Phi: np.ndarray, t: np.ndarray, w: np.ndarray,
+                  eta: float) -> tuple[int, float]:
     """Sequential perceptron updates over one block; ``w`` is updated in place.
 
     A row is misclassified when ``t_n w^T phi_n <= 0``; each such row, in
     order, gets ``w <- w + eta phi_n t_n`` before the next row is scored.
-    Returns the number of mistakes.
+    Returns the number of mistakes and their perceptron criterion
+    ``sum -t_n w^T phi_n``, each row scored by the weights it met.
     """
     signed = Phi * t[:, None]  # rows t_n phi_n: misclassified where w^T t_n phi_n <= 0
-    mistakes, start = 0, 0
+    mistakes, loss, start = 0, 0.0, 0
     while start < t.size:
-        bad = signed[start:] @ w <= 0
+        margin = signed[start:] @ w
+        bad = margin <= 0
         i = int(bad.argmax())
         if not bad[i]:
             break
+        loss -= float(margin[i])
         w += eta * signed[start + i]
         mistakes += 1
         start += i + 1
-    return mistakes
+    return mistakes, loss
 
 
-def _multiclass_block(Phi: np.ndarray, t: np.ndarray, W: np.ndarray, eta: float) -> int:
+def _multiclass_block(Phi: np.ndarray, t: np.ndarray, W: np.ndarray,
+                      eta: float) -> tuple[int, float]:
     """Multiclass perceptron updates over one block; ``W`` (K x p) in place.
 
     A row of class ``k`` is misclassified when a rival ``j != k`` scores at
     least as high, ``w_j^T phi >= w_k^T phi``; then ``w_k <- w_k + eta phi``
-    and ``w_j <- w_j - eta phi`` for the highest-scoring rival ``j``.
+    and ``w_j <- w_j - eta phi`` for the highest-scoring rival ``j``. Returns
+    the number of mistakes and their criterion ``sum (w_j - w_k)^T phi``.
     """
-    mistakes, start = 0, 0
+    mistakes, loss, start = 0, 0.0, 0
     while start < t.size:
         scores = Phi[start:] @ W.T
         rows = np.arange(scores.shape[0])
@@ -77,11 +83,12 @@ def _multiclass_block(Phi: np.ndarray, t: np.ndarray, W: np.ndarray, eta: float)
         i = int(bad.argmax())
         if not bad[i]:
             break
+        loss += float(scores[i, rival[i]] - own[i])
         W[t[start + i]] += eta * Phi[start + i]
         W[rival[i]] -= eta * Phi[start + i]
         mistakes += 1
         start += i + 1
-    return mistakes
+    return mistakes, loss
 
 
 def _blocks(first: int, n: int) -> Iterator[tuple[int, int]]:
@@ -94,19 +101,23 @@ def _blocks(first: int, n: int) -> Iterator[tuple[int, int]]:
         a = b
 
 
-def _rows_step(state: tuple[np.ndarray, int], first: int, X: np.ndarray, t: np.ndarray, eta: float,
-               fit_intercept: bool) -> tuple[np.ndarray, int]:
+_State = tuple[np.ndarray, int, float]
+
+
+def _rows_step(state: _State, first: int, X: np.ndarray, t: np.ndarray, eta: float,
+               fit_intercept: bool) -> _State:
     """Perceptron updates over rows ``first, first + 1, ...`` of an epoch's sequence.
 
-    ``state`` is ``(weights, mistakes so far)``; returns a new one (the input
-    is not modified: a Dask task must not change its arguments).
+    ``state`` is ``(weights, mistakes so far, their criterion so far)``; returns a
+    new one (the input is not modified: a Dask task must not change its arguments).
     """
-    Theta, mistakes = state
+    Theta, mistakes, loss = state
     Theta = Theta.copy()
     update = _binary_block if Theta.ndim == 1 else _multiclass_block
     for a, b in _blocks(first, X.shape[0]):
-        mistakes += update(_augment(X[a:b], fit_intercept), t[a:b], Theta, eta)
-    return Theta, mistakes
+        wrong, criterion = update(_augment(X[a:b], fit_intercept), t[a:b], Theta, eta)
+        mistakes, loss = mistakes + wrong, loss + criterion
+    return Theta, mistakes, loss
 
 
 def _dask_rows(k: int, lo: int, Xb: np.ndarray, yb: np.ndarray, classes: np.ndarray, binary: bool,
@@ -131,9 +142,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     (``t_n w^T phi_n <= 0``). Starting from ``w = 0``, each epoch visits the
     rows in turn (in a fresh random order when ``shuffle``) and updates
     ``w <- w + eta0 phi_n t_n`` at every mistake. By the perceptron
-    convergence theorem this stops after finitely many epochs on linearly
-    separable data; on other data it stops after ``max_iter`` epochs with a
-    :class:`problin.ConvergenceWarning`, keeping the last weights.
+    convergence theorem an epoch without a mistake comes after finitely many
+    epochs on linearly separable data, and the fit stops there. On other data
+    it stops, as scikit-learn's ``Perceptron`` does, once the epoch's mean
+    perceptron criterion (``E_P`` over the rows, each scored by the weights it
+    met, divided by ``n``) has not fallen below the best so far minus ``tol``
+    for ``n_iter_no_change`` consecutive epochs; with ``tol=None``, or if that
+    does not happen, after ``max_iter`` epochs with a
+    :class:`problin.ConvergenceWarning`. Either way it keeps the last weights.
 
     The updates run on standardised features, ``phi = (1, z)`` with
     ``z_j = (x_j - m_j) / s_j`` (each column's mean and standard deviation
@@ -164,7 +180,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     ``O(N p)`` flops plus ``O(256 p)`` and a few numpy calls (~5-20 us of
     interpreter time) per mistake: late epochs on separable data are fast,
     while 1000 epochs on badly overlapping classes with N = 1000 (~200
-    mistakes an epoch) take about a second.
+    mistakes an epoch) take about a second -- which the ``tol`` stop avoids
+    (on such data the criterion stops falling within a few epochs).
 
     Parameters
     ----------
@@ -178,6 +195,17 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         Learning rate (positive).
     fit_intercept : bool, default=True
         Whether ``phi`` includes the bias feature 1.
+    tol : float or None, default=1e-3
+        The stopping tolerance (scikit-learn's): the fit stops when the mean
+        perceptron criterion of an epoch is above ``best - tol`` (``best``: the
+        lowest of the earlier epochs) for ``n_iter_no_change`` consecutive
+        epochs. The criterion is in the units of the weights, which scale with
+        ``eta0``. On separable data with a small margin the stop may come
+        before the epoch without a mistake; ``None`` disables it (epochs run
+        until one makes no mistake, or ``max_iter``).
+    n_iter_no_change : int, default=5
+        Number of consecutive epochs without improvement by ``tol`` before
+        stopping.
 
     Attributes
     ----------
@@ -187,9 +215,14 @@ class Perceptron(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Epochs run (the last one without a mistake, if converged).
     converged_ : bool
-        Whether an epoch made no mistake.
+        Whether an epoch made no mistake (False after a ``tol`` stop).
     history_ : ndarray of int
         Number of mistakes (updates) in each epoch.
+    loss_curve_ : ndarray of float
+        The mean perceptron criterion of each epoch (what ``tol`` watches): the
+        sum over the epoch's mistakes of ``-t_n w^T phi_n`` (multiclass: the
+        best rival's score minus the own class's), each row scored by the
+        weights it met, on the standardised features, divided by ``n``.
 
     Examples
     --------
@@ -208,18 +241,24 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, max_iter: int = 1000, *, shuffle: bool = True, random_state: Any = None,
-                 eta0: float = 1.0, fit_intercept: bool = True) -> None:
+                 eta0: float = 1.0, fit_intercept: bool = True, tol: float | None = 1e-3,
+                 n_iter_no_change: int = 5) -> None:
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
 
     def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
-        """Run perceptron epochs until one makes no mistake, or ``max_iter`` epochs.
+        """Run perceptron epochs until one makes no mistake, the ``tol`` stop or
+        ``max_iter`` epochs.
 
         Parameters
         ----------
@@ -242,13 +281,21 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         p = self.n_features_in_ + int(self.fit_intercept)
         Theta = np.zeros(p) if binary else np.zeros((self.classes_.size, p))
         rng = check_random_state(self.random_state)
-        history, converged = [], False
+        history: list[int] = []
+        losses: list[float] = []
+        converged, stalled, best = False, 0, np.inf
         for _ in range(self.max_iter):
-            Theta, mistakes = epoch(Theta, rng.permutation(n) if self.shuffle else None)
+            Theta, mistakes, loss = epoch(Theta, rng.permutation(n) if self.shuffle else None)
             history.append(mistakes)
+            losses.append(loss / n)
             if mistakes == 0:
                 converged = True
                 break
+            if self.tol is not None:  # scikit-learn's rule (sklearn.linear_model._sgd_fast)
+                stalled = stalled + 1 if losses[-1] > best - self.tol else 0
+                best = min(best, losses[-1])
+                if stalled >= self.n_iter_no_change:
+                    break
         Theta = Theta.reshape(1, -1) if binary else Theta
         off = int(self.fit_intercept)
         self.coef_ = np.ascontiguousarray(scaling.coef(Theta[:, off:]))  # back to raw units
@@ -256,7 +303,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
             else np.zeros(Theta.shape[0])
         self.n_iter_, self.converged_ = len(history), converged
         self.history_ = np.asarray(history, dtype=np.int64)
-        if not converged:
+        self.loss_curve_ = np.asarray(losses, dtype=np.float64)
+        if not converged and stalled < self.n_iter_no_change:
             warnings.warn(f"Perceptron made {history[-1]} mistake(s) in its last of "
                           f"{self.max_iter} epochs: the classes are probably not linearly "
                           "separable. Keeping the last weights; increase max_iter or use a "
@@ -278,8 +326,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
-        def epoch(Theta: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, int]:
-            state = (Theta, 0)
+        def epoch(Theta: np.ndarray, order: np.ndarray | None) -> _State:
+            state: _State = (Theta, 0, 0.0)
             for lo in range(0, X.shape[0], _BLOCK):  # gather one block of rows at a time
                 rows = slice(lo, lo + _BLOCK) if order is None else order[lo:lo + _BLOCK]
                 state = step(state, lo, scaling.transform(X[rows]), t[rows])
@@ -306,8 +354,8 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
-        def epoch(Theta: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, int]:
-            return sequential_epoch(step, (Theta, 0), prepare, X, y, order=order)
+        def epoch(Theta: np.ndarray, order: np.ndarray | None) -> _State:
+            return sequential_epoch(step, (Theta, 0, 0.0), prepare, X, y, order=order)
         return epoch, X.shape[0], scaling
 
     @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)

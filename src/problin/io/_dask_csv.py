@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._optional import import_optional
 from ._table import looks_numeric, mixed_column_message, non_numbers
 from .errors import DataFileError
 from .readers import csv_dialect
@@ -41,7 +42,7 @@ class CsvSource:
 
     def _read(self, dtypes: Callable[[dict[Any, str]], dict[Any, Any]] | None) -> Any:
         """The lazy frame, with ``dtypes(raw name -> name)`` for the dtype of columns."""
-        import dask.dataframe as dd
+        dd = import_optional("dask.dataframe", "dask", "problin.io.read_dask")
         try:
             frame = dd.read_csv(self.files, **self.options)
             if dtypes:

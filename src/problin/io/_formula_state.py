@@ -21,10 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from formulaic import Formula as _Parsed
-from formulaic import ModelSpec
-from formulaic.errors import FormulaicError
-from formulaic.parser.types import Factor
+
+from ..formula import formulaic_api  # formulaic, imported on first use (the formula extra)
 
 __all__ = ["check_formula_is_data", "spec_from_data", "spec_to_data"]
 
@@ -68,15 +66,16 @@ def _check_expression(expr: str) -> None:
 def check_formula_is_data(formula: str) -> None:
     """Raise ValueError unless every factor of ``formula`` is a column, a literal, or a
     formula transform / numpy function of them (see the module docstring)."""
+    fm = formulaic_api()
     try:
-        parsed = _Parsed(formula)
-    except (FormulaicError, SyntaxError) as exc:
+        parsed = fm.Parsed(formula)
+    except (fm.FormulaicError, SyntaxError) as exc:
         raise ValueError(f"cannot parse the formula {formula!r}: {exc}") from None
     parts = [parsed.lhs, parsed.rhs] if hasattr(parsed, "rhs") else [parsed]
     for part in parts:
         for term in part:
             for factor in term.factors:
-                if factor.eval_method is Factor.EvalMethod.PYTHON:
+                if factor.eval_method is fm.Factor.EvalMethod.PYTHON:
                     _check_expression(str(factor.expr))
                 elif "__" in str(factor.expr):
                     raise ValueError(f"factor {str(factor.expr)!r} names a dunder attribute")
@@ -93,9 +92,10 @@ def _plain(values: Any, where: str) -> np.ndarray:
     return a
 
 
-def spec_to_data(spec: ModelSpec) -> dict[str, Any]:
+def spec_to_data(spec: Any) -> dict[str, Any]:
     """The fitted state of a formulaic ``ModelSpec`` as plain data (see the module
     docstring); :func:`spec_from_data` rebuilds the spec from it."""
+    Factor = formulaic_api().Factor
     encoders = {}
     for factor, (kind, state) in spec.encoder_state.items():
         entry: dict[str, Any] = {"kind": Factor.Kind(kind).value}
@@ -106,7 +106,7 @@ def spec_to_data(spec: ModelSpec) -> dict[str, Any]:
             "encoders": encoders, "transforms": dict(spec.transform_state)}
 
 
-def spec_from_data(data: Mapping[str, Any]) -> ModelSpec:
+def spec_from_data(data: Mapping[str, Any]) -> Any:
     """The ``ModelSpec`` stored by :func:`spec_to_data`.
 
     Raises
@@ -115,20 +115,21 @@ def spec_from_data(data: Mapping[str, Any]) -> ModelSpec:
         If the data are malformed or the formula is more than data
         (:func:`check_formula_is_data`).
     """
+    fm = formulaic_api()
     try:
         formula = data["formula"]
         if not isinstance(formula, str):
             raise TypeError("the formula is not a string")
         check_formula_is_data(formula)
         encoders = {
-            str(factor): (Factor.Kind(entry["kind"]),
+            str(factor): (fm.Factor.Kind(entry["kind"]),
                           {"categories": np.asarray(entry["categories"]).tolist()}
                           if "categories" in entry else {})
             for factor, entry in dict(data["encoders"]).items()}
-        return ModelSpec(formula=formula, materializer="pandas",
-                         ensure_full_rank=bool(data["ensure_full_rank"]), na_action="raise",
-                         output="pandas", encoder_state=encoders,
-                         transform_state=dict(data["transforms"]))
-    except (KeyError, TypeError, ValueError, FormulaicError) as exc:
+        return fm.ModelSpec(formula=formula, materializer="pandas",
+                            ensure_full_rank=bool(data["ensure_full_rank"]), na_action="raise",
+                            output="pandas", encoder_state=encoders,
+                            transform_state=dict(data["transforms"]))
+    except (KeyError, TypeError, ValueError, fm.FormulaicError) as exc:
         raise ValueError(f"malformed or unsafe formula state ({type(exc).__name__}: "
                          f"{exc})") from None

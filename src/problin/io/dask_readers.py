@@ -31,7 +31,9 @@ whole file in memory, and ``problin predict`` reads new data with either reader:
   during :func:`read_dask` for CSV), unless ``drop_missing=True``, which drops those rows
   at the cost of a first pass to count them.
 
-Dask is an optional dependency, imported only when this reader is used.
+Dask (the ``dask`` extra) and, for Parquet, pyarrow (the ``parquet`` extra) are optional
+dependencies, imported only when this reader is used; without them it raises
+:class:`~problin.exceptions.MissingDependencyError` naming the extra.
 """
 import os
 from collections.abc import Callable, Sequence
@@ -40,8 +42,8 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
+from .._optional import import_optional
 from ._dask_csv import CsvSource, first_line, gather_text_cells, text_cells
 from ._table import (
     _apply,
@@ -136,6 +138,7 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
     >>> LinearDiscriminantAnalysis().fit(data.X, data.y).predict([[25.0, 1.0]])
     array([1])
     """
+    import_optional("dask.array", "dask", "problin.io.read_dask")
     path = os.fspath(path)
     files, fmt = _list_files(path, format)
     files = [os.path.abspath(f) for f in files]  # workers of a cluster have their own cwd
@@ -214,6 +217,7 @@ class _ParquetSource:
         self.pieces: list[tuple[str, tuple[int, ...]]] = []
         self.lengths: list[int] = []
         self.name, schema = path, cast(Any, None)  # the first file's schema
+        pq = _parquet()
         for f in files:
             try:
                 pf = pq.ParquetFile(f)
@@ -251,8 +255,14 @@ class _ParquetSource:
                 for piece in self.pieces]
 
 
+def _parquet() -> Any:
+    """``pyarrow.parquet`` (the ``parquet`` extra)."""
+    return import_optional("pyarrow.parquet", "parquet", "reading Parquet")
+
+
 def _read_parquet_piece(piece: Any, columns: Sequence[str]) -> pd.DataFrame:
     path, groups = piece
+    pq = _parquet()  # on the worker
     try:
         frame = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
     except Exception as exc:

@@ -12,7 +12,8 @@ Formats (chosen by extension, or ``format=``):
   ``x0, x1, ...``. String columns are one-hot encoded; a text column most of whose
   values are numbers is an error naming the non-numeric cells, unless named in
   ``categorical`` (see :mod:`problin.io._table`).
-- ``parquet`` (``.parquet``, ``.pq``): read by pyarrow; string/categorical columns encoded.
+- ``parquet`` (``.parquet``, ``.pq``): read by pyarrow (the ``parquet`` extra);
+  string/categorical columns encoded.
 - ``libsvm`` (``.svm``, ``.libsvm``, ``.svmlight``): sparse CSR features named ``f0, f1, ...``
   (the file's indices, zero- or one-based as detected at fit time); the label is the target,
   named ``label``; integral labels become integers. The width is ``n_features`` when given
@@ -38,6 +39,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
+from .._optional import import_optional
 from ._table import check_missing, encode_table
 from .errors import ColumnNotFoundError, DataFileError
 
@@ -263,6 +265,7 @@ def _column_names(columns: Sequence[Any], header: bool) -> list[str]:
 
 
 def _read_parquet(path: Any) -> pd.DataFrame:
+    import_optional("pyarrow.parquet", "parquet", "reading Parquet")
     try:
         frame = pd.read_parquet(path, engine="pyarrow")
     except ImportError:

@@ -36,7 +36,7 @@ __all__ = ["LinearRegression"]
 class LinearRegression(LinearRegressorBase):
     r"""Least squares, plain or with a q-norm penalty, from sufficient statistics.
 
-    ``t = W^T phi(x) + b + eps, eps ~ N(0, beta^-1 I)``; the weights minimise
+    ``t = W^T phi(x) + b + eps, eps ~ N(0, beta^-1 I)``; the weights minimise::
 
         1/2 sum_n |t_n - W^T phi_n - b|^2 + alpha/2 sum_j |w_j|^q
 

@@ -9,66 +9,47 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 
 from .._core.validation import MAX_MAGNITUDE, extreme_entries, within_magnitude
-from ..metrics import brier_score, expected_calibration_error
-from . import plots
+from ..plot import default_features
+from ..plot._data import Columns  # the report's data, named, checked once for all plots
+from .evaluation import describe, in_sample, out_of_sample
 from .html import render_page
+from .numbers import model_statistics, rounded_table
+from .scores import scores_table
+from .sections import FigureEntry, classifier_diagnostics, model_figures, regression_diagnostics
 from .tables import describe_model, final_estimator, parameter_table
 
 __all__ = ["build_report", "write_report", "choose_features"]
 
 # Plots in the order a reader wants them: the model's picture first, diagnostics after.
 _ORDER = ["Decision regions", "Class probabilities", "Uncertainty", "Predictive uncertainty",
-          "Calibration", "ROC", "Confusion matrix", "Predicted against actual", "Residuals",
-          "Optimiser trace"]
+          "Coefficients", "Calibration", "ROC", "Confusion matrix", "Predicted against actual",
+          "Residuals", "Optimiser trace", "MCMC trace"]
 
 
 def choose_features(model: Any, X: Any, names: Sequence[str],
                     requested: Sequence[str] | None = None) -> list[int]:
-    """Indices of the (at most two) features to plot: ``requested`` names, else the two
-    with the largest coefficients in standard-deviation units, else the first two."""
+    """Indices of the (at most two) features to plot: the ``requested`` names, else the
+    continuous features with the largest ``|coef| * sd`` (never a 0/1 indicator; see
+    :func:`problin.plot.default_features`); empty when no feature qualifies."""
     if requested:
         unknown = [f for f in requested if f not in names]
         if unknown:
             raise ValueError(f"unknown features {unknown} for the plots; the model's features "
-                             f"are {names[:20]}")
-        return [names.index(f) for f in requested][:2]
-    d = len(names)
-    est = final_estimator(model)
-    coef = getattr(est, "coef_", None)
-    if d > 2 and coef is not None and np.shape(coef)[-1] == d:
-        weight = np.abs(np.atleast_2d(np.asarray(coef, dtype=np.float64))).sum(axis=0)
-        if not hasattr(model, "steps"):  # coefficients per unit of the raw feature
-            weight = weight * np.asarray(X, dtype=np.float64).std(axis=0)
-        return sorted(np.argsort(-weight, kind="stable")[:2].tolist())
-    return list(range(min(d, 2)))
-
-
-def _classifier_metrics(model: Any, X: Any, y: np.ndarray, pred: np.ndarray,
-                        proba: np.ndarray | None, classes: Sequence[Any]) -> dict[str, Any]:
-    scores = {"accuracy": float(np.mean(pred == y))}
-    if proba is not None:
-        if hasattr(model, "predict_log_proba"):
-            log_p = model.predict_log_proba(X)
-            cols = np.searchsorted(np.asarray(classes), y)
-            with np.errstate(over="ignore"):  # rows far from the data: log p ~ -1e300
-                scores["log_loss"] = float(-np.mean(log_p[np.arange(len(y)), cols]))
-        scores["brier"] = brier_score(proba, y, classes)
-        scores["ece"] = expected_calibration_error(proba, y, classes)
-    return scores
-
-
-def _known_labels(y: Any, classes: Any) -> np.ndarray:
-    return np.isin(np.asarray(y), np.asarray(classes))
+                             f"are {list(names)[:20]}")
+        return [list(names).index(f) for f in requested][:2]
+    cols = X if isinstance(X, Columns) else Columns(np.asarray(X, dtype=np.float64), names)
+    return default_features(model, cols)
 
 
 def _far_rows(X: Any, names: Sequence[str],
               classifier: bool) -> tuple[np.ndarray | None, str | None]:
     """``(mask, note)``: the rows holding feature values beyond ``MAX_MAGNITUDE`` (1e144)
     and a note naming them, or ``(None, None)``. Classifiers score such rows (their
-    probabilities are computed by per-row scaling), but a plot axis spanning them
-    would reach the end of the float range, so the plots leave them out; a
-    regressor's predictions there are themselves near or beyond that end (a
-    residual squared overflows), so its scores leave them out too."""
+    probabilities are computed by per-row scaling), but no model can be refitted on them
+    and a plot axis spanning them would reach the end of the float range, so the
+    cross-validation and the plots leave them out; a regressor's predictions there are
+    themselves near or beyond that end (a residual squared overflows), so its scores
+    leave them out too."""
     values = X.data if sp.issparse(X) else X
     if values.size == 0 or within_magnitude(values):
         return None, None
@@ -79,16 +60,8 @@ def _far_rows(X: Any, names: Sequence[str],
     return mask, (f"{rows.size} row{'s' * (rows.size != 1)} (first: row {int(rows[0])}) "
                   f"hold feature values beyond ±{MAX_MAGNITUDE:.0e} (up to {largest:.3g}, in "
                   f"{', '.join(map(str, shown))}): they are "
-                  + ("scored but left out of the plots." if classifier else
-                     "left out of the scores and plots."))
-
-
-def _plot_rows(dense: Any, y: Any, far: np.ndarray | None) -> tuple[Any, Any]:
-    """The rows the plots show: all but the ``far`` ones (``None`` if none is left)."""
-    if dense is None or far is None:
-        return dense, y
-    keep = ~far
-    return (dense[keep] if keep.any() else None), (None if y is None else y[keep])
+                  + ("scored by the fitted model but left out of the out-of-sample refits "
+                     "and the plots." if classifier else "left out of the scores and plots."))
 
 
 def _require_finite(est: Any, values: np.ndarray, what: str, far: np.ndarray | None) -> None:
@@ -103,10 +76,64 @@ def _require_finite(est: Any, values: np.ndarray, what: str, far: np.ndarray | N
                          f"{why}: the report needs finite values; remove or rescale them.")
 
 
+def _evaluate(model: Any, X: Any, y: np.ndarray, far: np.ndarray | None,
+              classes: list[Any] | None, cv: float | None,
+              notes: list[str]) -> tuple[tuple[str, pd.DataFrame, str], list[FigureEntry]]:
+    """The scores table (out of sample and in sample) and the diagnostic plots, drawn
+    from the out-of-sample predictions when there are any."""
+    est = final_estimator(model)
+    fit_rows = np.arange(len(y)) if far is None else np.flatnonzero(~far)
+    ins = in_sample(model, X, np.arange(len(y)) if classes is not None else fit_rows)
+    if ins.proba is not None:
+        _require_finite(est, ins.proba, "probabilities", far)
+    oos = None
+    if cv and fit_rows.size:
+        oos, more = out_of_sample(model, X, y, fit_rows, cv, classes is not None)
+        notes += more
+    preds = [p for p in (oos, ins) if p is not None]
+    table = rounded_table(scores_table(preds, y, classes), digits=3)
+    heading = (f"Scores: out of sample ({describe(cv)}) and in sample" if oos is not None
+               and cv else "Scores: in sample")
+    caption = ("In sample: the fitted model scored on these rows, optimistic when it was "
+               "fitted on them." + (f" Out of sample: {describe(cv)} on these rows, "
+                                    f"{type(est).__name__} with the same parameters refitted "
+                                    "without the rows it predicts." if oos is not None and cv
+                                    else ""))
+    diag = oos or ins
+    figures = (classifier_diagnostics(model, X, y, classes, diag) if classes is not None
+               else regression_diagnostics(y, diag))
+    return (heading, table, caption), figures
+
+
+def _plot_data(model: Any, X: Any, dense: np.ndarray | None, y: np.ndarray | None,
+               far: np.ndarray | None, names: list[str]) -> tuple[Columns | None, Any]:
+    """The rows the model plots show (all but the ``far`` ones), in the form the model
+    takes (a DataFrame when it was fitted on one), and their targets."""
+    if dense is None or not names:
+        return None, y
+    keep = slice(None) if far is None else ~far
+    rows, t = dense[keep], (None if y is None else y[keep])
+    if len(rows) == 0:
+        return None, t
+    framed = hasattr(model, "feature_names_in_")
+    return Columns(pd.DataFrame(rows, columns=names) if framed else rows, names), t
+
+
+def _feature_names(model: Any, X: Any, given: Sequence[str] | None) -> list[str]:
+    """``given``, else ``X``'s columns, else the names the model was fitted with (so that
+    the plots' grids reach a model fitted on a DataFrame by its column names), else
+    ``x0, x1, ...``."""
+    fitted = getattr(model, "feature_names_in_", None)
+    for names in (given, getattr(X, "columns", None), fitted):
+        if names is not None and len(names) == X.shape[1]:
+            return [str(n) for n in names]
+    return [f"x{j}" for j in range(X.shape[1])]
+
+
 def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[str] | None = None,
                  bundle: Any = None, features: Sequence[str] | None = None,
                  title: str | None = None, source: str | None = None,
-                 progress: Callable[[], Any] | None = None) -> str:
+                 progress: Callable[[], Any] | None = None, cv: float | None = 5) -> str:
     """The HTML report of a fitted model evaluated on ``X`` (and ``y`` when given).
 
     Parameters
@@ -114,16 +141,22 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
     model : fitted estimator or Pipeline
     X : DataFrame, ndarray or scipy.sparse matrix
     y : array-like, optional
-        Targets: metrics, ROC, calibration and confusion matrix need them.
+        Targets: scores, ROC, calibration and confusion matrix need them.
     feature_names : list of str, optional
     bundle : problin.io.ModelFile, optional
         Metadata to describe (target, classes, encoding, version).
     features : list of str, optional
-        Up to two features for the decision-region and uncertainty plots.
+        Up to two features for the decision-region and uncertainty plots (default:
+        continuous features, see :func:`choose_features`).
     title, source : str, optional
         Page title and the data's name.
     progress : callable, optional
         Called once per finished section (for a progress bar); see ``n_steps``.
+    cv : int, float or None, default=5
+        How the out-of-sample scores are made: an int, that many folds of
+        cross-validation on ``(X, y)`` (the model refitted on each training part); a
+        float in (0, 1), one refit holding out that fraction of the rows; None or 0,
+        none (in-sample scores only).
 
     Returns
     -------
@@ -132,88 +165,54 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
     """
     step = progress or (lambda: None)
     est = final_estimator(model)
-    names = list(feature_names if feature_names is not None else
-                 getattr(X, "columns", [f"x{j}" for j in range(X.shape[1])]))
-    names = [str(n) for n in names]
+    names = _feature_names(model, X, feature_names)
+    fitted = getattr(model, "feature_names_in_", None)
+    if fitted is not None and not sp.issparse(X) and not hasattr(X, "columns") \
+            and np.shape(X)[1:] == (len(fitted),):
+        X = pd.DataFrame(X, columns=fitted)  # as the model was fitted
     sparse = sp.issparse(X)
     dense = None if sparse else np.asarray(X, dtype=np.float64)
     classifier = is_classifier(est)
     far, far_note = _far_rows(X if sparse else dense, names, classifier)
-    pred = np.asarray(model.predict(X))
     if not classifier:
+        pred = np.asarray(model.predict(X))
         _require_finite(est, pred if far is None else pred[~far], "predictions", None)
     step()
     d = X.shape[1]
     meta = describe_model(model, bundle, [(
         "data", f"{source or 'given arrays'}: {X.shape[0]} rows, {d} feature{'s' * (d != 1)}"
-        + ("" if y is not None else " (no target column: no scores)"))])
-    figures: list[tuple[str, str | None, str]] = []
-    tables, notes = [], [] if far_note is None else [far_note]
+        + ("" if y is not None else " (no target column: no scores)"))], fit_attributes=False)
+    tables: list[tuple[str, pd.DataFrame, str]] = []
+    figures: list[FigureEntry] = []
+    notes = [] if far_note is None else [far_note]
+    classes = list(est.classes_) if classifier else None
     if y is not None:
         y = np.asarray(y)
-    if classifier:
-        classes = list(est.classes_)
-        proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
-        if proba is not None:
-            _require_finite(est, proba, "probabilities", far)
-        if y is not None and not _known_labels(y, classes).all():
+        if classes is not None and not np.isin(y, np.asarray(classes)).all():
             notes.append("Some target values are not among the model's classes: scores skipped.")
             y = None
-        if y is not None:
-            scores = _classifier_metrics(model, X, y, pred, proba, classes)
-            tables.append(("Scores on this data", pd.DataFrame([scores])))
-            figures.append(("Confusion matrix", plots.confusion_plot(classes, y, pred),
-                            "Counts of true (rows) against predicted (columns) classes."))
-            figures.append(("ROC", plots.roc_plot(model, X, y, classes),
-                            "True against false positive rate over all thresholds."))
-            figures.append(("Calibration", plots.calibration_plot(proba, y, classes),
-                            "Mean predicted probability against observed frequency, in "
-                            "10 equal-width bins; on the diagonal when calibrated."))
-        step()
-        dense, y = _plot_rows(dense, y, far)
-        if dense is not None and names:
-            chosen = choose_features(model, dense, names, features)
-            regions = plots.regions_plot(model, dense, y, names, chosen, classes)
-            figures.append(("Decision regions", regions,
-                            "Regions of the predicted class and contours of the posterior "
-                            "probability; other features held at their mean.") if len(chosen) > 1
-                           else ("Class probabilities", regions, "Posterior probability of "
-                                 "each class along the feature; ticks: the data."))
-            figures.append(("Uncertainty", plots.uncertainty_plot(model, dense, y, names, chosen),
-                            "Posterior standard deviation of the linear predictor."))
-    else:
-        if y is not None and far is not None:  # see _far_rows
-            y, pred = (y[~far], pred[~far]) if not far.all() else (None, pred)
-        if y is not None:
-            resid = y.astype(np.float64) - pred
-            scores = {"rmse": float(np.sqrt(np.mean(resid ** 2))),
-                      "mae": float(np.mean(np.abs(resid))),
-                      "r2": float(1 - np.sum(resid ** 2) / np.sum((y - y.mean()) ** 2))}
-            tables.append(("Scores on this data", pd.DataFrame([scores])))
-            figures.append(("Predicted against actual", plots.regression_plot(y, pred, "actual"),
-                            "On the dotted diagonal when exact."))
-            figures.append(("Residuals", plots.regression_plot(y, pred, "residuals"),
-                            "Residuals against predictions: no pattern when the model fits."))
-        step()
-        dense = _plot_rows(dense, None, far)[0]  # (y: already left out)
-        if dense is not None and names:
-            chosen = choose_features(model, dense, names, features)
-            figures.append(("Predictive uncertainty",
-                            plots.uncertainty_plot(model, dense, y, names, chosen),
-                            "Predictive mean and ± 2 standard deviations along one feature, "
-                            "other features held at their mean."))
+        elif not classifier and far is not None and far.all():
+            y = None
+    if y is not None:
+        entry, diagnostics = _evaluate(model, X, y, far, classes, cv, notes)
+        tables.append(entry)
+        figures += diagnostics
     step()
-    if getattr(est, "history_", None) is not None:
-        label = "misclassified samples" if type(est).__name__ == "Perceptron" else "objective"
-        figures.append(("Optimiser trace", plots.trace_plot(est.history_, label),
-                        f"{label.capitalize()} per iteration of the fit."))
+    cols, y_plot = _plot_data(model, X, dense, y, far, names)
+    chosen = choose_features(model, cols, names, features) if cols is not None else []
+    if cols is not None and not chosen:
+        notes.append("No continuous feature to draw the model over (only indicators or "
+                     "constants): name two with features=.")
+    figures += model_figures(model, cols, y_plot, chosen, classifier, names, notes)
     step()
-    tables.insert(0, ("Parameters", parameter_table(model, names)))
+    tables.insert(0, ("Parameters", parameter_table(model, names),
+                      "As fitted, on the training data."))
+    step()
     if sparse:
         notes.append("Sparse data: decision-region and uncertainty plots are not drawn.")
     figures = sorted((f for f in figures if f[1] is not None), key=lambda f: _ORDER.index(f[0]))
     page = render_page(title or f"problin report: {type(est).__name__}", meta, tables,
-                       figures, notes)
+                       figures, notes, stats=model_statistics(est))
     step()
     return page
 

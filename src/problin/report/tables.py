@@ -88,10 +88,12 @@ def format_table(table: pd.DataFrame, digits: int = 6) -> str:
     return table.to_string(na_rep="-", float_format=lambda v: f"{v:.{digits}g}")
 
 
-def describe_model(model: Any, bundle: Any = None,
-                   extra: Iterable[tuple[str, Any]] = ()) -> list[str]:
+def describe_model(model: Any, bundle: Any = None, extra: Iterable[tuple[str, Any]] = (),
+                   fit_attributes: bool = True) -> list[str]:
     """Lines describing a model: its class, non-default parameters, target and data
-    encoding; ``extra`` (label, value) pairs follow the model line. Labels are aligned."""
+    encoding; ``extra`` (label, value) pairs follow the model line; with
+    ``fit_attributes``, the iterations, convergence and log evidence (the HTML report
+    shows these among its fit statistics instead). Labels are aligned."""
     est = final_estimator(model)
     params = est.get_params(deep=False)
     defaults = type(est)().get_params(deep=False) if _default_constructible(est) else {}
@@ -121,7 +123,7 @@ def describe_model(model: Any, bundle: Any = None,
         rows.append(("problin", bundle.problin_version))
     for attr, label in (("n_iter_", "iterations"), ("converged_", "converged"),
                         ("log_evidence_", "log evidence")):
-        if hasattr(est, attr):
+        if fit_attributes and hasattr(est, attr):
             rows.append((label, getattr(est, attr)))
     width = max(len(label) for label, _ in rows) + 2
     return [f"{label + ':':<{width}}{value}" for label, value in rows]

@@ -1,0 +1,199 @@
+"""``problin predict``, ``problin summary`` and ``problin report``: using a saved model."""
+import inspect
+import os
+from typing import Any
+
+import click
+import numpy as np
+import pandas as pd
+from sklearn.base import is_classifier
+
+from .._optional import import_optional
+from ..io import read_model_file
+from ..io.readers import read_data
+from ..report.tables import describe_model, final_estimator, format_table, parameter_table
+from . import _formula
+from ._common import command_errors, debug_option, echo_warnings, progress
+from ._fit import scaling_note
+from ._options import data_command, out_path
+from ._rows import ROW, kept_rows
+from ._suggest import did_you_mean
+
+__all__ = ["predict", "summary", "report"]
+
+
+def _predictions(model: Any, X: Any, proba: bool) -> pd.DataFrame:
+    """A DataFrame of predictions (and probabilities or predictive std)."""
+    est = final_estimator(model)
+    if is_classifier(est):
+        frame = pd.DataFrame({"predicted": model.predict(X)})
+        if proba:
+            if not hasattr(model, "predict_proba"):
+                raise click.UsageError(f"{type(est).__name__} gives no probabilities; "
+                                       "drop --proba")
+            p = model.predict_proba(X)
+            for k, c in enumerate(est.classes_):
+                frame[f"p_{c}"] = p[:, k]
+        return frame
+    if proba:
+        if "return_std" not in inspect.signature(est.predict).parameters:
+            raise click.UsageError(f"{type(est).__name__} gives no predictive distribution; "
+                                   "drop --proba")
+        mean, std = model.predict(X, return_std=True)
+        return pd.DataFrame({"predicted": mean, "std": std})
+    return pd.DataFrame({"predicted": model.predict(X)})
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--proba", is_flag=True, help="Add class probabilities (classifiers) or the "
+              "predictive standard deviation (Bayesian regression).")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, callback=out_path,
+              help="Write predictions here (.csv or .parquet) [default: CSV to stdout].")
+@data_command
+def predict(model_file: str, data: str, proba: bool, out: str | None, data_format: str | None,
+            drop_missing: bool, header: bool | None, categorical: tuple[str, ...],
+            n_features: int | None, debug: bool) -> None:
+    """Predict DATA with a saved model; the target column, if present, is ignored.
+
+    The data is encoded exactly as at fit time (same columns, same categories: an
+    unseen category is an error). Output: a column 'predicted', with --proba one
+    column p_<class> per class (or 'std' for Bayesian regression). With
+    --drop-missing a first column 'row' gives each prediction's data row in DATA
+    (1 = the first row after the header), so that the output aligns with the input.
+
+    \b
+    Examples:
+      problin predict sex.problin new.csv --proba
+      problin predict sex.problin new.parquet --out predictions.csv
+      problin predict sex.problin gaps.csv --drop-missing
+    """
+    bundle = read_model_file(model_file)
+    rows: np.ndarray | None
+    if _formula.is_formula_model(bundle.encoding):  # the raw columns, encoded by the stored formula
+        X, dropped, rows = _formula.formula_rows(bundle, data, data_format, header,
+                                                 drop_missing)
+    else:
+        ds = read_data(data, format=data_format, encoding=bundle.encoding,
+                       drop_missing=drop_missing, header=header,
+                       categorical=list(categorical), n_features=n_features)
+        X, dropped = ds.X, ds.n_dropped
+        rows = kept_rows(data, data_format, bundle.encoding or {}, header, categorical,
+                         X.shape[0], dropped) if drop_missing else None
+    with echo_warnings():
+        frame = _predictions(bundle.model, X, proba)
+    if drop_missing:
+        frame.insert(0, ROW, np.asarray(rows))
+    if dropped:
+        click.echo(f"{dropped} rows with missing values dropped", err=True)
+    if out is None:
+        click.echo(frame.to_csv(index=False), nl=False)
+    elif os.path.splitext(out)[1].lower() in (".parquet", ".pq"):
+        import_optional("pyarrow.parquet", "parquet", "writing Parquet")
+        frame.to_parquet(out, index=False)
+    else:
+        frame.to_csv(out, index=False)
+    if out is not None:
+        click.echo(f"{len(frame)} predictions written to {out}", err=True)
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
+@debug_option
+@command_errors
+def summary(model_file: str, debug: bool) -> None:
+    """Describe a saved model: its parameters, data encoding and fitted values.
+
+    \b
+    Example:
+      problin summary sex.problin
+    """
+    bundle = read_model_file(model_file)
+    for line in describe_model(bundle.model, bundle):
+        click.echo(line)
+    note = scaling_note(bundle.model)
+    if note:
+        click.echo(f"scaling:    {note}")
+    click.echo()
+    model = _formula.parameters_of(bundle.model)  # a formula's estimator
+    click.echo(format_table(parameter_table(model, bundle.feature_names)))
+
+
+def _plot_features(features: str | None, names: list[str]) -> list[str] | None:
+    """``--features A,B``: at most two of the model's features (a usage error naming the
+    closest feature otherwise)."""
+    if not features:
+        return None
+    chosen = [f.strip() for f in features.split(",") if f.strip()]
+    unknown = [f for f in chosen if f not in names]
+    if unknown:
+        named = ", ".join(f"{f!r}{did_you_mean(f, names)}" for f in unknown)
+        shown = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "")
+        raise click.BadParameter(f"the model has no feature {named}; its features: {shown}",
+                                 param_hint="--features")
+    if len(chosen) > 2:
+        raise click.BadParameter(f"at most two features, got {len(chosen)}",
+                                 param_hint="--features")
+    return chosen
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), callback=out_path,
+              help="HTML file to write.")
+@click.option("--features", default=None, metavar="A,B",
+              help="Two features for the decision-region and uncertainty plots "
+                   "[default: the two with the largest standardised coefficients].")
+@click.option("--title", default=None, help="Page title.")
+@click.option("--cv", "cv", default="5", show_default=True, metavar="K|FRACTION|none",
+              help="Out-of-sample scores: K-fold cross-validation (an integer >= 2), a "
+                   "held-out fraction of the rows (0 < f < 1), or 'none' (in sample only).")
+@data_command
+def report(model_file: str, data: str, out: str, features: str | None, title: str | None,
+           cv: str, data_format: str | None, drop_missing: bool, header: bool | None,
+           categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
+    """Write a self-contained HTML report of a saved model evaluated on DATA.
+
+    Parameter table and scores; for classifiers the confusion matrix, ROC and
+    calibration curves, decision regions with probability contours; for regression
+    predicted-against-actual and residuals; predictive uncertainty of Bayesian
+    models and the optimiser's trace. Images are embedded: the file needs no
+    network access to view.
+
+    \b
+    Example:
+      problin report sex.problin heights.csv --out report.html
+    """
+    from ..report import build_report  # on first use: loads matplotlib (0.5 s a command)
+    evaluation = _cv_option(cv)
+    bundle = read_model_file(model_file)
+    _formula.check_reportable(bundle.encoding)
+    ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
+                   header=header, categorical=list(categorical), n_features=n_features)
+    chosen = _plot_features(features, [str(f) for f in ds.feature_names])
+    with echo_warnings(), progress("report", build_report.n_steps) as step:
+        page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,
+                            bundle=bundle, features=chosen, title=title, source=data,
+                            progress=step, cv=evaluation)
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(page)
+    click.echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")
+
+
+def _cv_option(text: str) -> float | None:
+    """``--cv``: folds (int >= 2), a held-out fraction in (0, 1), or None for 'none'."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise click.BadParameter(f"expected an integer >= 2, a fraction in (0, 1) or 'none', "
+                                 f"got {text!r}", param_hint="--cv") from None
+    if value.is_integer() and value >= 2:
+        return int(value)
+    if 0 < value < 1:
+        return value
+    raise click.BadParameter(f"expected an integer >= 2, a fraction in (0, 1) or 'none', "
+                             f"got {text!r}", param_hint="--cv")

@@ -1,0 +1,54 @@
+"""``problin.metrics``: the Brier score is scikit-learn's, the calibration error its own."""
+import numpy as np
+import pytest
+from sklearn.metrics import brier_score_loss
+
+from problin.metrics import brier_score, expected_calibration_error
+
+
+def _proba(n, k, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k), size=n)
+    return p, rng.integers(0, k, size=n)
+
+
+@pytest.mark.parametrize("labels", [np.array([0, 1]), np.array(["no", "yes"]),
+                                    np.array([3, 7])])
+def test_binary_brier_is_sklearns_mean_squared_error_of_the_positive_class(labels):
+    proba, codes = _proba(200, 2, seed=1)
+    y = labels[codes]
+    ours = brier_score(proba, y, labels)
+    assert ours == pytest.approx(brier_score_loss(y, proba[:, 1], pos_label=labels[1]),
+                                 rel=1e-12)
+    assert ours == pytest.approx(brier_score_loss(y, proba, labels=labels), rel=1e-12)
+    assert ours == pytest.approx(np.mean((proba[:, 1] - (codes == 1)) ** 2), rel=1e-12)
+    # the unscaled sum over both classes is twice that (what problin printed before)
+    assert brier_score(proba, y, labels, scale_by_half=False) == pytest.approx(2 * ours)
+
+
+def test_multiclass_brier_is_sklearns_sum_over_classes():
+    proba, codes = _proba(300, 4, seed=2)
+    classes = np.array(["a", "b", "c", "d"])
+    y = classes[codes]
+    ours = brier_score(proba, y, classes)
+    assert ours == pytest.approx(brier_score_loss(y, proba, labels=classes), rel=1e-12)
+    assert ours == pytest.approx(
+        brier_score_loss(y, proba, labels=classes, scale_by_half=False), rel=1e-12)
+    assert brier_score(proba, y, classes, scale_by_half=True) == pytest.approx(0.5 * ours)
+
+
+def test_brier_bounds_and_bad_scale():
+    perfect = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert brier_score(perfect, [0, 1], [0, 1]) == 0.0
+    assert brier_score(perfect[::-1], [0, 1], [0, 1]) == 1.0  # the worst binary score
+    with pytest.raises(ValueError, match="scale_by_half"):
+        brier_score(perfect, [0, 1], [0, 1], scale_by_half="half")
+
+
+def test_expected_calibration_error_of_a_calibrated_forecaster_is_small():
+    rng = np.random.default_rng(3)
+    p1 = rng.uniform(size=20000)
+    y = (rng.uniform(size=p1.size) < p1).astype(int)
+    proba = np.column_stack([1 - p1, p1])
+    assert expected_calibration_error(proba, y, [0, 1]) < 0.02
+    assert expected_calibration_error(np.column_stack([p1, 1 - p1]), y, [0, 1]) > 0.2
