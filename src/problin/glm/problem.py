@@ -80,9 +80,14 @@ def check_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multicla
     check_label_types(y)
     # X's finiteness is checked below, on both cores (scikit-learn's check
     # reads it on one: ~14 ms per 400 MB); y's by validate_data.
-    X, y = validate_data(est, encode_frame(est, X, True), y, accept_sparse=["csr", "csc"],
-                         dtype=[np.float64, np.float32], y_numeric=False,
-                         ensure_all_finite=False)
+    X = encode_frame(est, X, True)
+    plain = _plain_arrays(est, X, y)
+    if plain is None:
+        X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], y_numeric=False,
+                             ensure_all_finite=False)
+    else:
+        X, y = plain
     if sp.issparse(X):
         X = X.tocsr()
     check_finite_magnitude(X, est)  # NaN, infinity, or values whose squares overflow
@@ -94,6 +99,22 @@ def check_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multicla
     sw = check_sample_weight(sample_weight, X.shape[0])
     check_class_weights(t, sw, est.classes_, why="their parameters would be minus infinity")
     return X, t, sw
+
+
+def _plain_arrays(est: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
+    """``validate_data``'s answer where ``X`` and ``y`` already are what it returns (a 2-D
+    float ndarray and a 1-D numeric one, non-empty, of one length, y finite), recording
+    what it records (the width; no feature names); None otherwise, for the full check and
+    its error messages. scikit-learn's check costs ~0.1 ms, a tenth of a small fit."""
+    if not (type(X) is np.ndarray and type(y) is np.ndarray and X.ndim == 2 and y.ndim == 1
+            and X.dtype in (np.float64, np.float32) and y.dtype.kind in "biuf"
+            and X.shape[0] == y.shape[0] >= 1 and X.shape[1] >= 1):
+        return None
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        return None
+    est.__dict__.pop("feature_names_in_", None)
+    est.n_features_in_ = X.shape[1]
+    return X, y
 
 
 def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.intp] | None,

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, solve_triangular
+from scipy.linalg import lapack
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
 from .contract import Gram, ObjectiveBase, Trial
@@ -199,13 +199,11 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         change = np.abs(h_new[above] - h_old[above])
         if above.size > max(1000, h_old.size // 16):
             return np.inf  # as costly as building the Hessian anew
-        try:
-            with small_blas(H.shape[0]):
-                chol = cho_factor(H, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            return np.inf
-        Z = solve_triangular(chol[0], self.design.dense_rows(above).T, lower=True,
-                             check_finite=False)
+        with small_blas(H.shape[0]):  # (LAPACK directly: scipy's checks cost more here)
+            c, info = lapack.dpotrf(H, lower=1, clean=1, overwrite_a=0)
+            if info != 0:
+                return np.inf
+            Z, info = lapack.dtrtrs(c, self.design.dense_rows(above).T, lower=1)
         leverage = np.einsum("ij,ij->j", Z, Z)  # x_i^T H^-1 x_i
         return cut + float(change @ leverage)
 
