@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
+from .._core.sequential import compiled
 from .._core.types import MatrixLike
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.online import sequential_epoch
@@ -266,8 +267,15 @@ def _dask_rows(k: int, lo: int, Xb: np.ndarray, Tb: np.ndarray,
 
 
 def _lms_pass(w: np.ndarray, X: np.ndarray, t: np.ndarray, eta: float, off: int) -> np.ndarray:
-    """``w <- w + eta (t_n - w^T phi_n) phi_n`` over the rows, ``phi_n = [1, x_n]`` if ``off``."""
+    """``w <- w + eta (t_n - w^T phi_n) phi_n`` over the rows, ``phi_n = [1, x_n]`` if ``off``
+    (compiled where numba is: :mod:`problin._core.sequential`)."""
     v, b = w[off:].copy(), float(w[0]) if off else 0.0
+    kernels = compiled()
+    if kernels is not None:
+        b = kernels["lms_rows"](np.ascontiguousarray(X, dtype=np.float64),
+                                np.ascontiguousarray(t, dtype=np.float64), v, b, float(eta),
+                                float(off))
+        return np.concatenate(([b], v)) if off else v
     for x, tn in zip(X, t.tolist()):
         err = eta * (tn - v.dot(x) - b)
         v += err * x
