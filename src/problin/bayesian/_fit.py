@@ -49,9 +49,12 @@ FloatArray = NDArray[np.float64]
 _LOGIT = BernoulliLogit()
 # Progress bars appear only for samplers expected to run longer than this.
 _PROGRESS_AFTER_S = 1.0
-# Below this warm-up acceptance rate the independence sampler gives way to HMC
-# (its draws would repeat for long stretches: ESS per draw ~ rate / (2 - rate)).
+# Below this acceptance rate of the adapted proposal the independence sampler gives way
+# to HMC (its draws would repeat for long stretches: ESS per draw ~ rate / (2 - rate));
+# so it does where its draws fail the convergence checks (R-hat above _MAX_RHAT: a
+# posterior whose shape the proposal misses though it accepts often enough).
 _MIN_ACCEPTANCE = 0.3
+_MAX_RHAT = 1.01
 # The range searched for alpha=None.
 _ALPHA_BOUNDS = (1e-8, 1e8)
 # Chains whose split R-hat exceeds this may not have mixed (Vehtari et al. 2021).
@@ -258,8 +261,9 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
     """Exact posterior draws, with R-hat and bulk ESS.
 
     Adaptive independence Metropolis-Hastings (``_core.mcmc``), the proposal
-    built on the Laplace fit ``start``; where its warm-up accepts fewer than
-    ``_MIN_ACCEPTANCE`` of the proposals (a posterior far from Gaussian: many
+    built on the Laplace fit ``start``; where its adapted proposal is accepted less
+    than ``_MIN_ACCEPTANCE`` of the time or its draws fail R-hat (a posterior far
+    from Gaussian: many
     parameters for the data, near-separable classes), Hamiltonian Monte Carlo
     preconditioned by the Laplace covariance (``_core.hmc``) instead.
     """
@@ -278,6 +282,8 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
         samples, acceptance = independence_sampler(
             log_target, start.mean, U, n_chains=n_chains, n_draws=n_samples,
             n_warmup=n_warmup, rng=rng, min_acceptance=_MIN_ACCEPTANCE, progress=bar)
+        if samples is not None and n_samples >= 4 and np.max(rhat(samples)) > _MAX_RHAT:
+            samples = None
         if samples is None:
             bar.close()
             sampler = "hmc"
