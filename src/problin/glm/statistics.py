@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special
 
 __all__ = ["class_totals", "likelihood_statistics", "null_log_likelihood", "null_model",
            "offset_null_log_likelihood"]
@@ -119,7 +119,8 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
         "df_resid_": float(n_obs - n_estimated), "n_obs_": float(n_obs),
         "pseudo_r2_": 1.0 - ll / ll0 if ll0 != 0 else np.nan,
         "lr_statistic_": lr,
-        "lr_pvalue_": float(stats.chi2.sf(lr, df_model)) if df_model > 0 else np.nan,
+        # (special.chdtrc is what stats.chi2.sf evaluates, without its ~0.1 ms of checks)
+        "lr_pvalue_": float(special.chdtrc(df_model, lr)) if df_model > 0 else np.nan,
     }
     if penalised:
         out.update(dict.fromkeys(ML_ONLY, np.nan))
