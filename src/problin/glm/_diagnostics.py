@@ -248,6 +248,8 @@ def _overlap_certified(objective: Any, result: Any, cov_z: NDArray[np.float64] |
     if cov_z is None or objective.n_blocks != 1 or isinstance(objective, DistributedObjective) \
             or objective.P is not None or not np.all(np.isfinite(cov_z)):
         return False
+    if objective.design.n_samples * objective.design.n_params > LP_MAX_SIZE:
+        return False  # no LP to spare there: the cheap certificates decide (two passes saved)
     eta = result.eta if objective.offset is None else result.eta + objective.offset
     _, g, h = objective.family.derivatives(objective.y, eta, objective.sample_weight,
                                            "observed")
