@@ -130,7 +130,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     samples_ : ndarray of shape (n_chains, n_samples, p)
         ``"mcmc"`` only, as ``rhat_`` (rank-normalised split R-hat), ``ess_``
         (bulk effective sample size), ``acceptance_rate_`` and ``sampler_``
-        (``"independence-mh"``, or ``"hmc"`` where its warm-up accepted < 30 %).
+        (``"independence-mh"``, or ``"hmc"`` where its adapted proposal was
+        accepted < 30 % or its chains' R-hat exceeded 1.01).
     n_iter_, converged_ : int, bool
     classes_ : ndarray of shape (K,)
 
