@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 import click
 from sklearn.utils._param_validation import InvalidParameterError
 
+from .._optional import import_optional
 from ..exceptions import MissingDependencyError, ProblinWarning
 from ..io.errors import ColumnNotFoundError
 from ._suggest import one_line, with_column_hint
@@ -95,12 +96,8 @@ def command_errors(func: _F) -> _F:
 def require_dask() -> None:
     """Stop with one line naming the extra to install if Dask (with its DataFrame part,
     which the Dask engine reads files with) is not importable."""
-    try:
-        import dask.array  # noqa: F401
-        import dask.dataframe  # noqa: F401
-    except ImportError as exc:
-        raise click.ClickException(f"--engine dask needs Dask, which is not installed "
-                                   f"({exc}): pip install \"problin[dask]\"") from None
+    for module in ("dask.array", "dask.dataframe"):  # one wording for every missing extra
+        import_optional(module, "dask", "--engine dask")
 
 
 def _show_progress() -> bool:

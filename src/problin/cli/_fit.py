@@ -115,8 +115,8 @@ def _dask_scheduler(address: str | None) -> Iterator[None]:
     try:
         from dask.distributed import Client
     except ImportError:
-        raise click.UsageError("--scheduler needs dask.distributed: pip install distributed"
-                               ) from None
+        raise click.UsageError("--scheduler needs dask.distributed: "
+                               "pip install 'problin[dask]'") from None
     try:
         client = Client(address, timeout="10s")
     except (OSError, ValueError) as exc:  # unreachable address (timeouts are OSErrors too)
