@@ -51,10 +51,9 @@ _LOGIT = BernoulliLogit()
 _PROGRESS_AFTER_S = 1.0
 # Below this acceptance rate of the adapted proposal the independence sampler gives way
 # to HMC (its draws would repeat for long stretches: ESS per draw ~ rate / (2 - rate));
-# so it does where its draws fail the convergence checks (R-hat above _MAX_RHAT: a
+# so it does where its draws fail the convergence check (R-hat above _RHAT_LIMIT: a
 # posterior whose shape the proposal misses though it accepts often enough).
 _MIN_ACCEPTANCE = 0.3
-_MAX_RHAT = 1.01
 # The range searched for alpha=None.
 _ALPHA_BOUNDS = (1e-8, 1e8)
 # Chains whose split R-hat exceeds this may not have mixed (Vehtari et al. 2021).
@@ -282,31 +281,40 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
         samples, acceptance = independence_sampler(
             log_target, start.mean, U, n_chains=n_chains, n_draws=n_samples,
             n_warmup=n_warmup, rng=rng, min_acceptance=_MIN_ACCEPTANCE, progress=bar)
-        if samples is not None and n_samples >= 4 and np.max(rhat(samples)) > _MAX_RHAT:
-            samples = None
-        if samples is None:
+        r_hat = None if samples is None else _rhat(design, samples)
+        if r_hat is None or np.nanmax(r_hat, initial=1.0) > _RHAT_LIMIT:
             bar.close()
             sampler = "hmc"
             bar = LazyProgress(n_chains * (n_samples + n_warmup), progress, "MCMC (HMC)")
             samples, acceptance = hmc_sampler(log_target.value_and_grad, start.mean, U,
                                               n_chains=n_chains, n_draws=n_samples,
                                               n_warmup=n_warmup, rng=rng, progress=bar)
+            r_hat = _rhat(design, samples)
     finally:
         bar.close()
     flat = samples.reshape(-1, samples.shape[2])
     cov = np.atleast_2d(np.cov(flat, rowvar=False)) if flat.shape[0] > 1 else \
         np.zeros((flat.shape[1],) * 2)
-    if n_samples >= 4:
-        raw = samples if design.basis is None else design.basis.to_raw(samples)
-        r_hat, ess = rhat(raw), ess_bulk(raw)  # of the reported (raw) parameters
-    else:
-        r_hat = ess = np.full(flat.shape[1], np.nan)
+    ess = ess_bulk(_raw(design, samples)) if n_samples >= 4 else np.full(flat.shape[1], np.nan)
     return Posterior(alpha=start.alpha, mean=flat.mean(axis=0), cov=cov,
                      theta_map=start.theta_map, log_evidence=start.log_evidence,
                      n_iter=start.n_iter, converged=start.converged, history=start.history,
                      message="sampled", n_blocks=start.n_blocks, samples=samples,
                      evidence_converged=start.evidence_converged, rhat=r_hat, ess=ess,
                      acceptance=acceptance, sampler=sampler)
+
+
+def _raw(design: ClassifierDesign, samples: FloatArray) -> FloatArray:
+    """Draws of the reported (raw-unit) parameters."""
+    return samples if design.basis is None else design.basis.to_raw(samples)
+
+
+def _rhat(design: ClassifierDesign, samples: FloatArray) -> FloatArray:
+    """R-hat of the reported parameters (NaN with fewer than 4 draws per chain): what
+    the mixing warning reads, and so what decides the fallback to HMC."""
+    if samples.shape[1] < 4:
+        return np.full(samples.shape[2], np.nan)
+    return np.asarray(rhat(_raw(design, samples)), dtype=np.float64)
 
 
 def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
