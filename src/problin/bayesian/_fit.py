@@ -292,6 +292,7 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
             r_hat = _rhat(design, samples)
     finally:
         bar.close()
+    assert samples is not None, "HMC always returns its draws"
     flat = samples.reshape(-1, samples.shape[2])
     cov = np.atleast_2d(np.cov(flat, rowvar=False)) if flat.shape[0] > 1 else \
         np.zeros((flat.shape[1],) * 2)
