@@ -281,18 +281,21 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
         samples, acceptance = independence_sampler(
             log_target, start.mean, U, n_chains=n_chains, n_draws=n_samples,
             n_warmup=n_warmup, rng=rng, min_acceptance=_MIN_ACCEPTANCE, progress=bar)
-        r_hat = None if samples is None else _rhat(design, samples)
-        if r_hat is None or np.nanmax(r_hat, initial=1.0) > _RHAT_LIMIT:
+        # Decided on the draws in the solver's coordinates, which transform with the
+        # data: on the raw parameters (an intercept mixed with the slopes by the
+        # centring) the choice, and so the draws, would depend on the columns' units.
+        if samples is None or (samples.shape[1] >= 4 and
+                               np.max(rhat(samples)) > _RHAT_LIMIT):
             bar.close()
             sampler = "hmc"
             bar = LazyProgress(n_chains * (n_samples + n_warmup), progress, "MCMC (HMC)")
             samples, acceptance = hmc_sampler(log_target.value_and_grad, start.mean, U,
                                               n_chains=n_chains, n_draws=n_samples,
                                               n_warmup=n_warmup, rng=rng, progress=bar)
-            r_hat = _rhat(design, samples)
     finally:
         bar.close()
     assert samples is not None, "HMC always returns its draws"
+    r_hat = _rhat(design, samples)
     flat = samples.reshape(-1, samples.shape[2])
     cov = np.atleast_2d(np.cov(flat, rowvar=False)) if flat.shape[0] > 1 else \
         np.zeros((flat.shape[1],) * 2)
@@ -311,8 +314,8 @@ def _raw(design: ClassifierDesign, samples: FloatArray) -> FloatArray:
 
 
 def _rhat(design: ClassifierDesign, samples: FloatArray) -> FloatArray:
-    """R-hat of the reported parameters (NaN with fewer than 4 draws per chain): what
-    the mixing warning reads, and so what decides the fallback to HMC."""
+    """R-hat of the reported parameters (NaN with fewer than 4 draws per chain), as the
+    mixing warning reads it."""
     if samples.shape[1] < 4:
         return np.full(samples.shape[2], np.nan)
     return np.asarray(rhat(_raw(design, samples)), dtype=np.float64)
