@@ -111,7 +111,7 @@ def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = Non
     ``spread``, each followed by ``<score>_sd``, its standard deviation over the
     folds), mean fit time in milliseconds, and the problin warnings raised
     during the fits (e.g. separation), sorted by log-loss (NaN, for models
-    without probabilities, last). ``random_state`` seeds the folds.
+    without probabilities, last). ``random_state`` fixes the random assignment of rows to folds.
     """
     models = list(CLASSIFIERS) if models is None else list(models)
     unknown = [m for m in models if m not in CLASSIFIERS]
@@ -184,7 +184,7 @@ def compare_regressors(X: Any, y: ArrayLike, models: Sequence[str] | None = None
     negative log predictive density ``nlpd`` (Gaussian), R^2 over the folds (with
     ``spread``, each followed by ``<score>_sd``, its standard deviation over the
     folds), mean fit time in milliseconds and the problin warnings raised, sorted
-    by nlpd. ``random_state`` seeds the folds.
+    by nlpd. ``random_state`` fixes the random assignment of rows to folds.
     """
     models = list(REGRESSORS) if models is None else list(models)
     unknown = [m for m in models if m not in REGRESSORS]
