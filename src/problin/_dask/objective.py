@@ -33,7 +33,7 @@ from scipy.linalg import cho_factor, solve_triangular
 
 from .._core.model.contract import DistributedObjective, Gram, Trial
 from .._core.model.design import Design
-from .._core.model.objective import GLMObjective, SoftmaxObjective, range_basis
+from .._core.model.objective import GLMObjective, SoftmaxObjective, bound_row_limit, range_basis
 from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.solvers.steps import SolverResult
 from .design import DaskDesign, Sums
@@ -261,7 +261,7 @@ class DaskGLMObjective(_DaskObjective):
             factor = cho_factor(H, lower=True, check_finite=False)[0]
         except np.linalg.LinAlgError:
             factor = None
-        limit = max(1000, self.design.n_samples // 16)
+        limit = bound_row_limit(self.design.n_samples)
         eta_new.loss, count, total, *counts = self._pass(
             _change_op, v_old=eta_old.v, v_new=eta_new.v, cut=cut, factor=factor, limit=limit,
             watched=self._watched)

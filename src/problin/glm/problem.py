@@ -16,6 +16,7 @@ from sklearn.utils.validation import validate_data
 
 from .._core.labels import encode_classes
 from .._core.model.design import Design
+from .._core.model.design_small import SmallDenseDesign, is_small_dense
 from .._core.model.families import CategoricalSoftmax
 from .._core.model.objective import GLMObjective, PriorPrecision, SoftmaxObjective
 from .._core.validation import (
@@ -65,7 +66,8 @@ def classifier_design(est: Any, X: Any, y: Any, sample_weight: Any, multiclass: 
     X, t, sw = check_classifier_data(est, X, y, sample_weight, multiclass)
     if standardise:
         centre = "always" if standardise == "centred" else "auto"
-        return Design.standardised(X, intercept, sample_weight=sw, centre=centre), t, sw
+        kind = SmallDenseDesign if is_small_dense(X, intercept) else Design
+        return kind.standardised(X, intercept, sample_weight=sw, centre=centre), t, sw
     return Design(X, intercept), t, sw
 
 

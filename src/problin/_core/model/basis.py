@@ -105,7 +105,9 @@ class ColumnBasis:
             else:
                 Xs = np.asarray(Xs, dtype=np.float64)
                 mean = w @ Xs
-                std = np.sqrt(w @ np.square(Xs - mean))
+                deviation = Xs - mean
+                np.square(deviation, out=deviation)
+                std = np.sqrt(w @ deviation)
         scale = np.where(std > 0, std, np.where(mean != 0, np.abs(mean), 1.0))
         scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
         center = None
@@ -121,6 +123,8 @@ class ColumnBasis:
         """The basis of an in-memory ``X`` (numpy, sparse): from :func:`sample_rows`.
         Sparse data are never centred (it would densify them)."""
         rows = sample_rows(X.shape[0])
+        if rows.size == X.shape[0]:  # every row: no copy
+            return cls.from_sample(X, intercept, sample_weight, centre)
         return cls.from_sample(X[rows], intercept,
                                None if sample_weight is None else sample_weight[rows], centre)
 

@@ -23,7 +23,15 @@ from .design import Design
 from .families import SoftmaxState
 from .prior import GaussianPrior, PriorPrecision
 
-__all__ = ["GLMObjective", "SoftmaxObjective", "PriorPrecision"]
+__all__ = ["GLMObjective", "SoftmaxObjective", "PriorPrecision", "bound_row_limit"]
+
+
+def bound_row_limit(n_samples: int) -> int:
+    """Rows whose curvature may move beyond the cut before the Hessian change bound
+    of :meth:`GLMObjective.hessian_change` gives up (``inf``): its leverage solve for
+    more rows than a sixteenth of the data costs about what a new Hessian does
+    (on small data, where most rows move, the new Hessian is the cheaper)."""
+    return n_samples // 16
 
 
 class GLMObjective(GaussianPrior, ObjectiveBase):
@@ -197,7 +205,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         if above.size == 0:
             return cut
         change = np.abs(h_new[above] - h_old[above])
-        if above.size > max(1000, h_old.size // 16):
+        if above.size > bound_row_limit(h_old.size):
             return np.inf  # as costly as building the Hessian anew
         with small_blas(H.shape[0]):  # (LAPACK directly: scipy's checks cost more here)
             c, info = lapack.dpotrf(H, lower=1, clean=1, overwrite_a=0)

@@ -1,0 +1,155 @@
+"""The design of a small dense data set: every product one numpy call on the whole matrix.
+
+A fit of 1,000 x 10 makes ~15 passes over X of ~10 us of arithmetic each; the
+blocked design spends several times that per pass on what makes it scale
+(row blocks, thread ranges, block standardisation, parameter maps). Below
+``SMALL_ELEMENTS`` the kernel-coordinate matrix ``Z1 = [1, Z]`` (standardised,
+parameters' multipliers folded in) is formed once, and each product is one
+BLAS call on it: the same quantities as :class:`~problin._core.model.design.Design`
+computes, to rounding, so fits do not depend on which design ran them.
+
+The softmax Hessian uses the Kronecker structure of its blocks,
+``H_kj = sum_n w_n^{kj} x_n x_n^T`` with ``w^{kk} = p_k (1 - p_k)`` (exact
+complements) and ``w^{kj} = -p_k p_j``: one GEMM of the ``M(M+1)/2`` weight
+columns against the ``p(p+1)/2`` distinct products ``x_a x_b`` (formed once),
+half the multiply-adds of ``syrk`` on ``[p_1 x, ..., p_M x]``.
+"""
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..linalg import symmetrize
+from .basis import ColumnBasis
+from .design import Design
+
+__all__ = ["SMALL_ELEMENTS", "SmallDenseDesign", "is_small_dense"]
+
+# Z1 up to 1 MB: whole-matrix BLAS calls stay in cache, and a copy of X costs
+# nothing that matters; above it the blocked, threaded design is faster.
+SMALL_ELEMENTS = 1 << 17
+# The products x_a x_b of the softmax Hessian are kept while they fit in 8 MB.
+_PAIR_ELEMENTS = 1 << 20
+
+
+def is_small_dense(X: Any, intercept: bool) -> bool:
+    """Whether ``X`` is a dense array small enough for :class:`SmallDenseDesign`."""
+    return (type(X) is np.ndarray and X.ndim == 2
+            and X.shape[0] * (X.shape[1] + int(intercept)) <= SMALL_ELEMENTS)
+
+
+class SmallDenseDesign(Design):
+    """:class:`~problin._core.model.design.Design` of a small dense ``X``, whole-matrix products."""
+
+    def __init__(self, X: np.ndarray, intercept: bool = True, rows: int | None = None,
+                 basis: ColumnBasis | None = None) -> None:
+        super().__init__(X, intercept, rows, basis)
+        Z = self._block(X)
+        if self.intercept:
+            Z = np.column_stack([np.ones(self.n_samples), Z])
+        elif Z is X:
+            Z = X.copy()
+        if self._m is not None:
+            Z *= self._m
+        self._Z1 = np.ascontiguousarray(Z, dtype=np.float64)
+        self._pairs: np.ndarray | None = None
+        self._positions: tuple[int, np.ndarray] | None = None
+
+    # The kernel coordinates are Z1's: parameters and results need no map.
+    def matvec(self, theta: np.ndarray) -> np.ndarray:
+        return self._Z1 @ np.asarray(theta, dtype=np.float64)
+
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
+        return np.asarray(v, dtype=np.float64) @ self._Z1
+
+    def matmat(self, Theta: np.ndarray) -> np.ndarray:
+        return self._Z1 @ np.asarray(Theta, dtype=np.float64).T
+
+    def rmatmat(self, G: Any, n_columns: int | None = None) -> np.ndarray:
+        G = G(0, self.n_samples) if callable(G) else np.asarray(G, dtype=np.float64)
+        return G.T @ self._Z1
+
+    def dense_rows(self, rows: np.ndarray) -> np.ndarray:
+        return self._Z1[rows]
+
+    def _gram(self, h: np.ndarray, single: bool) -> np.ndarray:
+        Z = self._Z1.astype(np.float32) if single and self._single_ok else self._Z1
+        H = np.asarray((Z.T * h.astype(Z.dtype, copy=False)) @ Z, dtype=np.float64)
+        return symmetrize(H)
+
+    def grad_and_gram(self, g: np.ndarray, h: np.ndarray,
+                      single: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        return g @ self._Z1, self._gram(h, single)
+
+    def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
+                gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
+        """As :meth:`Design.advance <problin._core.model.design.Design.advance>`, in one call each."""
+        eta_new = self.matvec(step)
+        if eta is not None:
+            eta_new += eta
+        loss, g, h = derivatives(0, self.n_samples, eta_new)
+        if out is not None:
+            out[0][:], out[1][:] = g, h
+            g, h = out
+        H = None if gram is None else self._gram(h, gram == "single")
+        grad = g @ self._Z1
+        if not keep:
+            return None, loss, None, None, grad, H
+        return eta_new, loss, g, h, grad, H
+
+    def softmax_hessp(self, P: Any, sample_weight: np.ndarray | None,
+                      Theta: np.ndarray) -> np.ndarray:
+        U = self.matmat(Theta)
+        U *= P
+        U -= P * (U @ np.ones(U.shape[1]))[:, None]
+        if sample_weight is not None:
+            U *= sample_weight[:, None]
+        return U.T @ self._Z1
+
+    def softmax_gram(self, curvature: Any, sample_weight: np.ndarray | None = None,
+                     single: bool = False) -> np.ndarray:
+        """The block Hessian of :meth:`SoftmaxProducts.softmax_gram` (same
+        weights, diagonal blocks from the exact complements), by the pair GEMM
+        of the module docstring where the pairs fit in memory."""
+        P = curvature.P
+        M, p = P.shape[1], self.n_params
+        if self.n_samples * p * (p + 1) // 2 > _PAIR_ELEMENTS:
+            return super().softmax_gram(curvature, sample_weight, single)
+        pairs = self._pair_products()
+        k, j = np.triu_indices(M)
+        Pt = np.ascontiguousarray(P.T)
+        Wt = Pt[k]  # (M(M+1)/2) x n: -p_k p_j, and p_k (1 - p_k) (exact) where k = j
+        Wt *= Pt[j]
+        Wt *= -1.0
+        Wt[k == j] = Pt * curvature.complements().T
+        if sample_weight is not None:
+            Wt *= sample_weight
+        blocks = (Wt @ pairs.T).ravel()  # (M(M+1)/2) x (p(p+1)/2)
+        H = np.empty((M * p) ** 2)
+        for positions in self._pair_positions(M):  # the four symmetric copies
+            H[positions] = blocks
+        return H.reshape(M * p, M * p)
+
+    def _pair_positions(self, M: int) -> np.ndarray:
+        """Flat positions in the (Mp x Mp) Hessian of each (class pair, column
+        pair) product, for the four symmetric copies (4 x M(M+1)/2 x p(p+1)/2)."""
+        if self._positions is None or self._positions[0] != M:
+            p = self.n_params
+            k, j = np.triu_indices(M)
+            a, b = np.triu_indices(p)
+            rows = [(k[:, None] * p + a) , (k[:, None] * p + b), (j[:, None] * p + a),
+                    (j[:, None] * p + b)]
+            cols = [(j[:, None] * p + b), (j[:, None] * p + a), (k[:, None] * p + b),
+                    (k[:, None] * p + a)]
+            positions = np.stack([(r * M * p + c).ravel() for r, c in zip(rows, cols)])
+            self._positions = (M, positions)
+        return self._positions[1]
+
+    def _pair_products(self) -> np.ndarray:
+        """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n), formed once per design."""
+        if self._pairs is None:
+            a, b = np.triu_indices(self.n_params)
+            Zt = np.ascontiguousarray(self._Z1.T)
+            self._pairs = Zt[a]
+            self._pairs *= Zt[b]
+        return self._pairs
