@@ -19,7 +19,7 @@ from .types import Matrix
 
 __all__ = [
     "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
-    "identified_columns", "solve_psd",
+    "identified_columns", "solve_psd", "equilibrated_cholesky", "inverse_from_equilibrated",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -154,6 +154,34 @@ def _cho_solve(c: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(x)
 
 
+def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9
+                          ) -> tuple[np.ndarray, Cholesky] | None:
+    """``(s, factor of S)`` with ``S = diag(s) H diag(s)`` of unit diagonal, when every
+    pivot of that factor exceeds ``rtol`` (``H`` identifies every parameter); else None.
+
+    The pivots are the residuals of :func:`identified_columns` with every column
+    kept, so one LAPACK call decides the common case; ``H^-1 = diag(s) S^-1 diag(s)``
+    then comes from the same factor (:func:`inverse_from_equilibrated`).
+    """
+    d = np.diag(H)
+    if not np.all(d > 0):
+        return None
+    s = 1.0 / np.sqrt(d)
+    S = H * s[:, None] * s[None, :]
+    c, info = lapack.dpotrf(S, lower=0, clean=1, overwrite_a=0)
+    if info != 0 or not np.all(np.square(np.diag(c)) > rtol):
+        return None
+    return s, Cholesky((c, False), 0.0)
+
+
+def inverse_from_equilibrated(s: np.ndarray, factor: Cholesky) -> np.ndarray:
+    """``H^-1`` from :func:`equilibrated_cholesky`'s ``(s, factor of S)``."""
+    inv = factor.inverse()
+    inv *= s[:, None]
+    inv *= s[None, :]
+    return inv
+
+
 @_small_blas
 def identified_columns(H: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
     """Boolean mask of the parameters that ``H`` identifies.
@@ -166,17 +194,12 @@ def identified_columns(H: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
     """
     H = np.asarray(H, dtype=np.float64)
     p = H.shape[0]
+    if equilibrated_cholesky(H, rtol=rtol) is not None:
+        return np.ones(p, dtype=bool)
     d = np.diag(H)
     mask = np.zeros(p, dtype=bool)
     s = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), 0.0)
     S = H * s[:, None] * s[None, :]
-    if np.all(d > 0):
-        # The column-by-column residuals below are the squared pivots of the Cholesky
-        # factor of S while every column is kept: when all pivots pass, one LAPACK call
-        # gives the same answer as the loop.
-        c, info = lapack.dpotrf(S, lower=0, clean=1, overwrite_a=0)
-        if info == 0 and np.all(np.square(np.diag(c)) > rtol):
-            return np.ones(p, dtype=bool)
     L = np.zeros((p, p))  # rows of the Cholesky factor of the kept block
     kept: list[int] = []
     for j in range(p):
@@ -207,10 +230,11 @@ def solve_psd(A: np.ndarray, b: np.ndarray, *, rcond: float = 1e-12) -> tuple[np
     """
     A = np.asarray(A, dtype=np.float64)
     c, info = lapack.dpotrf(A, lower=0, clean=1, overwrite_a=0)
-    pivots = np.square(np.diag(c))
     # A singular matrix may still "factor" when rounding leaves a tiny pivot:
-    # treat pivots below rcond times the largest as zero too.
-    if info == 0 and pivots.min(initial=np.inf) > rcond * pivots.max(initial=0.0):
+    # treat pivots below rcond times the largest as zero too. (A list: numpy's
+    # reductions cost more than the factorisation of a small matrix.)
+    pivots = np.diag(c).tolist()
+    if info == 0 and pivots and min(pivots) ** 2 > rcond * max(pivots) ** 2:
         return _cho_solve(c, b), A.shape[0]
     vals, vecs = linalg.eigh(A, check_finite=False)
     keep = vals > rcond * max(float(vals[-1]), 0.0)

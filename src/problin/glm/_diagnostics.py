@@ -10,7 +10,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.linalg import cholesky, identified_columns
+from .._core.blocks import small_blas
+from .._core.linalg import (
+    cholesky,
+    equilibrated_cholesky,
+    identified_columns,
+    inverse_from_equilibrated,
+)
 from .._core.model.contract import DistributedObjective
 from .._core.model.separation import (
     LP_MAX_SIZE,
@@ -103,10 +109,15 @@ def covariance(objective: Any, H: NDArray[np.float64]
     """``(covariance, identified, covariance_standard)``: the inverse information
     ``H`` on the identified parameters (NaN elsewhere), in raw units, which
     parameters are identified, and the same covariance in the solver's coordinates."""
-    identified = identified_columns(H)
-    cov = np.full_like(H, np.nan)
+    with small_blas(H.shape[0]):
+        whole = equilibrated_cholesky(H)
+    if whole is not None:  # every parameter identified: one factorisation
+        identified, cov = np.ones(H.shape[0], dtype=bool), inverse_from_equilibrated(*whole)
+    else:
+        identified = identified_columns(H)
+        cov = np.full_like(H, np.nan)
     idx = np.flatnonzero(identified)
-    if idx.size:
+    if whole is None and idx.size:
         chol = cholesky(H[np.ix_(idx, idx)])
         cov[np.ix_(idx, idx)] = chol.inverse()
         if chol.jitter > 0:

@@ -52,6 +52,7 @@ class SmallDenseDesign(Design):
         if self._m is not None:
             Z *= self._m
         self._Z1 = np.ascontiguousarray(Z, dtype=np.float64)
+        self._Z1t = np.ascontiguousarray(self._Z1.T)  # the Gram's weighted operand
         self._pairs: np.ndarray | None = None
         self._positions: tuple[int, np.ndarray] | None = None
 
@@ -73,8 +74,10 @@ class SmallDenseDesign(Design):
         return self._Z1[rows]
 
     def _gram(self, h: np.ndarray, single: bool) -> np.ndarray:
-        Z = self._Z1.astype(np.float32) if single and self._single_ok else self._Z1
-        H = np.asarray((Z.T * h.astype(Z.dtype, copy=False)) @ Z, dtype=np.float64)
+        Z, Zt = self._Z1, self._Z1t
+        if single and self._single_ok:
+            Z, Zt = Z.astype(np.float32), Zt.astype(np.float32)
+        H = np.asarray((Zt * h.astype(Z.dtype, copy=False)) @ Z, dtype=np.float64)
         return symmetrize(H)
 
     def grad_and_gram(self, g: np.ndarray, h: np.ndarray,
@@ -149,7 +152,7 @@ class SmallDenseDesign(Design):
         """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n), formed once per design."""
         if self._pairs is None:
             a, b = np.triu_indices(self.n_params)
-            Zt = np.ascontiguousarray(self._Z1.T)
+            Zt = self._Z1t
             self._pairs = Zt[a]
             self._pairs *= Zt[b]
         return self._pairs
