@@ -163,7 +163,7 @@ def run_workload(w, args, print_env=True):
             r = _fit_one(w, c, X, y, args)
         r["version"] = version
         rows.append(r)
-        print(f"{r['time_s']:.3f} s" if not r["note"] else f"failed: {r['note'][:100]}",
+        print(f"{r['time_s']:.4g} s" if not r["note"] else f"failed: {r['note'][:100]}",
               flush=True)
     del X, y
     t = pd.DataFrame(rows, columns=list(EMPTY_ROW))
@@ -234,7 +234,7 @@ def show(res, args):
     cols = ["key", "inference", "reps", "time_s", "problin/ref", "target",
             "time_ok", "n_iter", "log_loss"] + (["objective"] if w.penalised else []) + \
            [diff, "loss_ok", "max_coef_diff", "peak_tm_MB", "peak_rss_MB", "mem/X", "note"]
-    specs = {"time_s": "{:.3f}", "problin/ref": "{:.3f}", "log_loss": "{:.10f}",
+    specs = {"time_s": "{:.4g}", "problin/ref": "{:.3f}", "log_loss": "{:.10f}",
              "objective": "{:.6f}", diff: "{:+.2e}", "max_coef_diff": "{:.1e}",
              "peak_tm_MB": "{:,.0f}", "peak_rss_MB": "{:,.0f}", "mem/X": "{:.2f}"}
     fmt = {k: fmt_or_dash(v) for k, v in specs.items()}

@@ -31,7 +31,15 @@ from problin import (
     QuadraticDiscriminantAnalysis,
 )
 
-mp.mp.dps = 700  # a_k of a row at 1e308 are ~1e616; their differences ~1e308
+
+@pytest.fixture(autouse=True, scope="module")
+def _mpmath_digits():
+    """700 digits for this module's references, restored after it (a module-level
+    ``mp.dps = ...`` would hold for every module collected after it)."""
+    with mp.mp.workdps(700):  # a_k of a row at 1e308 are ~1e616; their differences ~1e308
+        yield
+
+
 RNG = np.random.default_rng(13)
 X = RNG.normal(size=(60, 3))
 Y2 = (X[:, 0] + 0.7 * X[:, 1] + 0.6 * RNG.normal(size=60) > 0).astype(int)

@@ -23,7 +23,14 @@ from hypothesis.extra import numpy as hnp
 
 from problin._core import numerics as nm
 
-mpmath.mp.dps = 60
+
+@pytest.fixture(autouse=True, scope="module")
+def _mpmath_digits():
+    """60 digits for this module's references, restored after it (a module-level
+    ``mp.dps = ...`` would hold for every module collected after it)."""
+    with mpmath.mp.workdps(60):
+        yield
+
 
 GRID = [-1e4, -1e3, -100.0, -40.0, -38.0, -10.0, -1.0, 0.0, 1.0, 10.0, 38.0, 40.0,
         100.0, 1e3, 1e4]

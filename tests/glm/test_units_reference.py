@@ -14,7 +14,13 @@ import pytest
 
 from problin import LogisticRegression, ProbitRegression
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True, scope="module")
+def _mpmath_digits():
+    """50 digits for this module's references, restored after it (a module-level
+    ``mp.dps = ...`` would hold for every module collected after it)."""
+    with mpmath.mp.workdps(50):
+        yield
 
 
 def _row_derivatives(link, eta, y):

@@ -10,8 +10,9 @@ summed in Dask's tree (:func:`~problin._dask.chunks.reduce_chunks`).
 
 Validation costs no pass over X of its own: one pass over ``y`` and the
 weights finds the classes and their total weights (what the starting point
-needs), and X's chunks are checked for NaN or infinity during the first pass
-of the solver, with a message naming the chunk and the row.
+needs; the rows of the basis's sample come with it, each chunk handing over
+its own), and X's chunks are checked for NaN or infinity during the first
+pass of the solver, with a message naming the chunk and the row.
 """
 import functools
 from collections.abc import Callable
@@ -20,18 +21,22 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.blocks import block_rows
 from .._core.labels import encode_classes
 from .._core.model.basis import ColumnBasis, sample_rows
 from .._core.model.design import Design
-from .._core.validation import check_label_types
+from .._core.validation import check_label_types, within_magnitude
 from .chunks import (
     _check_chunk,
     _chunk_weights,
+    _aligned,
     _float_rows,
     _sparse_chunk,
+    _stack,
     align_rows,
     dask_features,
     reduce_chunks,
+    take_rows,
 )
 
 __all__ = ["DaskDesign", "Sums", "dask_classifier_data"]
@@ -84,6 +89,39 @@ def _label_chunk(k: int, lo: int, yb: Any, wb: Any) -> "_LabelWeights | None":
     return _LabelWeights(labels, np.bincount(inverse.ravel(), w, minlength=labels.size))
 
 
+class _LabelSample(_LabelWeights):
+    """:class:`_LabelWeights` with some rows of X and their weights, in row order."""
+
+    def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any,
+                 w: np.ndarray | None) -> None:
+        super().__init__(labels, weights)
+        self.X, self.w = X, w
+
+    def merge(self, other: "_LabelWeights") -> "_LabelSample":
+        assert isinstance(other, _LabelSample)
+        found = super().merge(other)
+        return _LabelSample(found.labels, found.weights, _stack([self.X, other.X]),
+                            None if self.w is None else np.concatenate([self.w, other.w]))
+
+
+def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
+                        rows: np.ndarray) -> "_LabelSample | None":
+    """The labels' pass of a chunk, with its rows among (sorted) ``rows``."""
+    found = _label_chunk(k, lo, yb, wb)
+    if found is None:
+        return None
+    local = rows[np.searchsorted(rows, lo):np.searchsorted(rows, lo + Xb.shape[0])] - lo
+    Xs = (Xb.tocsr() if sp.issparse(Xb) else np.asarray(Xb))[local]
+    values = Xs.data if sp.issparse(Xs) else Xs
+    if values.dtype.kind == "f" and not within_magnitude(np.ascontiguousarray(values)):
+        # NaN, infinity or values too large for the arithmetic: an error named
+        # by chunk and row, as the solver's first pass would give, before any
+        # other chunk is read in a basis that such a value would have set
+        _sparse_chunk(k, lo, Xb) if sp.issparse(Xb) else _check_chunk(k, lo, "X", Xb)
+    return _LabelSample(found.labels, found.weights, Xs,
+                        None if wb is None else np.asarray(wb, dtype=np.float64)[local])
+
+
 def _small_integer_labels(yb: np.ndarray, limit: int = 1024) -> np.ndarray | None:
     """``yb`` as intp when its labels are integers in ``[0, limit)``, else None."""
     if yb.ndim != 1 or yb.dtype.kind not in "biuf" or yb.dtype == np.bool_:
@@ -97,8 +135,20 @@ def _small_integer_labels(yb: np.ndarray, limit: int = 1024) -> np.ndarray | Non
     return codes
 
 
+# Rows per block of a chunk's design at most: its kernels' per-row temporaries
+# (32 KB) then stay on the heap. On dask's workers, which hand freed memory back
+# to the system at once (MALLOC_TRIM_THRESHOLD_), larger ones are fresh pages
+# each block: measured 10-20 % slower passes with the in-memory default (6,553
+# rows for 20 columns).
+_BLOCK_ROWS = 4096
+
+
 class _ChunkReader:
-    """Turns a row chunk into in-memory ``(Design, class indices, weights)``."""
+    """Turns a row chunk into in-memory ``(Design, class indices, weights)``.
+
+    The class indices are intp, or the float64 labels themselves where those
+    are the indices (0.0, 1.0, ...): the models convert what they need
+    (the binary GLMs read floats), so a chunk's labels are not copied twice."""
 
     def __init__(self, classes: np.ndarray, intercept: bool,
                  basis: ColumnBasis | None = None) -> None:
@@ -118,25 +168,45 @@ class _ChunkReader:
             Xb = _float_rows(Xb)
             if check:
                 _check_chunk(k, lo, "X", Xb)
-        yb = np.asarray(yb)
-        if self.identity and yb.dtype.kind in "biuf":
-            # Labels 0..K-1 are their own codes (validated by the labels' pass)
-            t = yb.astype(np.intp)
+        yb = _aligned(np.asarray(yb))
+        if self.identity and yb.dtype == np.float64:
+            t = yb  # labels 0.0..K-1 are their own codes (checked by the labels' pass)
+        elif self.identity and yb.dtype.kind in "biu":
+            t = yb.astype(np.intp, copy=False)
         else:
             t = self.order[np.searchsorted(self.sorted, yb)].astype(np.intp)
-        w = None if wb is None else np.asarray(wb, dtype=np.float64)
+        w = None if wb is None else _aligned(np.asarray(wb, dtype=np.float64))
         basis = self.basis
         if basis is not None and basis.center is not None and sp.issparse(Xb):
             basis = None  # (never: sparse Dask designs get uncentred bases)
-        return Design(Xb, self.intercept, basis=basis), t, w
+        # Blocks of at most _BLOCK_ROWS rows (narrow X): see _BLOCK_ROWS
+        rows = None if sp.issparse(Xb) else min(block_rows(Xb.shape[1]), _BLOCK_ROWS)
+        return Design(Xb, self.intercept, rows, basis), t, w
 
 
 def _chunk_task(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *, reader: _ChunkReader,
-                model: Callable[..., Any] | None, op: Callable[..., Any], check: bool) -> Any:
-    if Xb.shape[0] == 0:
+                model: Callable[..., Any] | None, op: Callable[..., Any], check: bool,
+                rows: int | None = None) -> Any:
+    n = Xb.shape[0]
+    if n == 0:
         return None
-    design, t, w = reader(k, lo, Xb, yb, wb, check)
-    return op(design, t, w) if model is None else op(model(design, t, w))
+    if rows is None or n <= rows or sp.issparse(Xb):
+        design, t, w = reader(k, lo, Xb, yb, wb, check)
+        return op(design, t, w) if model is None else op(model(design, t, w))
+    # By sub-blocks of ``rows`` rows, merged: the n-vectors of an op that forms
+    # them (eta, row derivatives) stay small. A chunk-sized one is fresh memory
+    # each pass (dask's workers return freed memory to the system at once:
+    # MALLOC_TRIM_THRESHOLD_), a page fault per 4 KB: measured 2x slower.
+    Xb, yb = np.asarray(Xb), np.asarray(yb)
+    if check:
+        _check_chunk(k, lo, "X", _float_rows(Xb))  # the whole chunk: its own row numbers
+    total = None
+    for a in range(0, n, rows):
+        b = min(a + rows, n)
+        part = _chunk_task(k, lo + a, Xb[a:b], yb[a:b], None if wb is None else wb[a:b],
+                           reader=reader, model=model, op=op, check=False)
+        total = part if total is None else total.merge(part)
+    return total
 
 
 class DaskDesign:
@@ -151,10 +221,12 @@ class DaskDesign:
 
     def __init__(self, X: Any, y: Any, sample_weight: Any, classes: np.ndarray,
                  class_weights: np.ndarray, intercept: bool = True,
-                 basis: ColumnBasis | None = None, basis_rule: str | None = None) -> None:
+                 basis: ColumnBasis | None = None, basis_rule: str | None = None,
+                 sample: tuple[Any, np.ndarray | None] | None = None) -> None:
         """``basis``: the coordinates to work in; ``basis_rule`` (``"auto"`` or
         ``"always"``, instead): :meth:`ColumnBasis.from_sample`'s centring rule, applied
-        to the same evenly spaced rows as in memory (one small gather)."""
+        to the same evenly spaced rows as in memory: ``sample``, their ``(X, w)``
+        where already gathered, else one small gather."""
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
@@ -165,34 +237,39 @@ class DaskDesign:
         self.basis = None
         self._reader = _ChunkReader(classes, self.intercept)
         if basis_rule is not None:  # the in-memory rule, on the same evenly spaced rows
-            rows = sample_rows(self.n_samples)
-            Xs, _, ws = self.gather(rows)
-            basis = ColumnBasis.from_sample(Xs.X, self.intercept, ws, centre=basis_rule)
+            if sample is None:
+                design, _, ws = self.gather(sample_rows(self.n_samples))
+                Xs = design.X
+            else:
+                Xs, ws = sample
+                Xs = _sparse_chunk(0, 0, Xs) if sp.issparse(Xs) else _float_rows(Xs)
+            basis = ColumnBasis.from_sample(Xs, self.intercept, ws, centre=basis_rule)
         self.basis = basis
         self._reader = _ChunkReader(classes, self.intercept, basis)
 
-    def reduce(self, op: Callable[..., Any],
-               model: Callable[..., Any] | None = None) -> tuple[Any, ...]:
+    def reduce(self, op: Callable[..., Any], model: Callable[..., Any] | None = None,
+               rows: int | None = None) -> tuple[Any, ...]:
         """``merge(op(...))`` over the row chunks: ``op(model(design, t, w))``, or
-        ``op(design, t, w)`` without ``model`` (both picklable). One pass."""
+        ``op(design, t, w)`` without ``model`` (both picklable). One pass.
+        ``rows``: run ``op`` on dense chunks by sub-blocks of that many rows, its
+        results merged (for ops that form n-vectors)."""
         fn = functools.partial(_chunk_task, reader=self._reader, model=model, op=op,
-                               check=not self._checked)
+                               check=not self._checked, rows=rows)
         total = reduce_chunks(fn, self.X, self.y, self.sample_weight)
         self._checked = True
         return total.parts
 
     def gather(self, rows: Any) -> tuple[Design, np.ndarray, np.ndarray | None]:
         """``(X[rows], t[rows], w[rows])`` in memory: for a few rows only (a sketch)."""
-        import dask
-        rows = np.asarray(rows)
-        w = None if self.sample_weight is None else self.sample_weight[rows]
-        Xs, ys, ws = dask.compute(self.X[rows], self.y[rows], w)
+        Xs, ys, ws = take_rows(rows, self.X, self.y, self.sample_weight)
         Xs = Xs.tocsr() if sp.issparse(Xs) else np.ascontiguousarray(_float_rows(Xs))
         bad = not np.isfinite(Xs.data if sp.issparse(Xs) else Xs).all()
         if bad and not self._checked:
             self.reduce(_nothing)  # names the chunk that holds the bad value
         design, t, _ = self._reader(0, 0, Xs, ys, None, False)
-        return design, t, None if ws is None else np.asarray(ws, dtype=np.float64)
+        design = Design(design.X, self.intercept, basis=design.basis)  # in-memory blocks
+        return (design, t.astype(np.intp, copy=False),
+                None if ws is None else np.asarray(ws, dtype=np.float64))
 
     def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and standard deviation, as ``Design.column_moments``."""
@@ -234,11 +311,13 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
     every label found in ``y`` must be among them). ``est`` gets (``reset``;
     else is checked against them) ``n_features_in_`` and the feature names,
     as scikit-learn's ``validate_data``. ``standardise``: the design's basis
-    from the same evenly spaced rows as in memory (one small gather);
+    from the same evenly spaced rows as in memory;
     ``basis``: a given one (a fitted model's).
 
-    One pass over ``y`` and the weights (not X): the labels, each class's
-    total weight, and every check that the in-memory validation makes of them.
+    One pass over ``y`` and the weights: the labels, each class's total
+    weight, and every check that the in-memory validation makes of them; with
+    ``standardise``, each chunk also hands over its rows of the basis's sample
+    (one compute; X is otherwise read by the solver's passes only).
     """
     X = dask_features(est, X, reset=reset)
     y = align_rows(y, X, "y")
@@ -250,7 +329,14 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
             raise ValueError(f"sample_weight has shape {w.shape}, expected ({X.shape[0]},)")
         if w.dtype.kind not in "biuf":
             raise TypeError(f"sample_weight must be numeric (real numbers), got dtype {w.dtype}")
-    found = reduce_chunks(_label_chunk, y, w)
+    rule = None
+    if standardise and basis is None:
+        rule = "always" if standardise == "centred" else "auto"
+    if rule is None:
+        found = reduce_chunks(_label_chunk, y, w)
+    else:  # the basis's sample rows come with the labels' pass (one compute)
+        rows = sample_rows(X.shape[0])
+        found = reduce_chunks(functools.partial(_label_sample_chunk, rows=rows), X, y, w)
     name = type(est).__name__
     classes, codes = encode_classes(found.labels, classes, owner=name)
     if classes.size > 2 and not multiclass:
@@ -264,7 +350,6 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
         raise ValueError(f"classes {classes[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
-    rule = None
-    if standardise and basis is None:
-        rule = "always" if standardise == "centred" else "auto"
-    return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule)
+    sample = (found.X, found.w) if isinstance(found, _LabelSample) else None
+    return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule,
+                      sample=sample)
