@@ -130,7 +130,9 @@ def _controller() -> ThreadpoolController:
 _SMALL_ORDER = 1000
 # Below this order BLAS runs on one thread anyway (OpenBLAS splits only larger
 # problems), while setting the limit costs ~0.1 ms each time (threadpoolctl
-# re-reads every library's state): a tenth of a small fit's iteration.
+# re-reads every library's state): a tenth of a small fit's iteration. One
+# exception found: potri's lauum wakes its threads at any order (see
+# linalg.Cholesky.inverse, which avoids it there).
 _TINY_ORDER = 64
 
 
