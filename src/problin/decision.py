@@ -19,6 +19,7 @@ from ._core.validation import check_label_types, check_priors, check_sample_weig
 from ._dask.chunks import is_dask
 from ._dask.lazy import lazy_on_dask
 from ._dask.reductions import dask_class_counts
+from ._params import validate_params
 
 __all__ = ["BayesDecision"]
 
@@ -107,7 +108,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
         if is_dask(X) or is_dask(y):
             # Dask input: the estimator validates it chunk by chunk; nothing is

@@ -22,6 +22,7 @@ from ._core.moments.class_stats import ClassStats
 from ._core.types import Matrix, MatrixLike
 from ._dask.chunks import is_dask
 from ._dask.reductions import ClassSums, dask_class_reduce
+from ._params import validate_params
 from .discriminant._gaussian import feature_variances
 from .discriminant._generative import GenerativeClassifier, log_class_priors
 from .discriminant.gaussian import GaussianDiscriminantAnalysis
@@ -139,7 +140,7 @@ class _DiscreteNB(GenerativeClassifier):
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
-        self._validate_params()
+        validate_params(self)
         stats = dask_class_reduce(self, X, y, sample_weight, self._chunk_counts,
                                   accept_sparse=True)
         self._stats = stats.counts, stats.sums[0]

@@ -275,7 +275,7 @@ def test_registry():
 
 @pytest.mark.parametrize("contrast", [True, False])
 def test_softmax_exact_complements_found_from_the_normaliser(contrast):
-    # Rows with some p > 1/2 are found from total < 2 (p_max = 1 / total); the
+    # Rows with some p > 1/2 are found by one test over P; the
     # exact complements must be those of a full argmax over every row.
     from problin._core.model.families import CategoricalSoftmax, SoftmaxState
     rng = np.random.default_rng(3)

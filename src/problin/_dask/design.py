@@ -281,6 +281,10 @@ class DaskDesign:
         """``[1,X]^T diag(s > 0) [1,X]``: the span of the rows that count."""
         return self.reduce(_used_gram)[0]
 
+    def weighted_gram(self) -> np.ndarray:
+        """``[1,X]^T diag(s) [1,X]`` (``s``: the sample weights, or ones)."""
+        return self.reduce(_weighted_gram)[0]
+
 
 def _nothing(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
     return Sums(0)
@@ -299,6 +303,10 @@ def _column_sums(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
 def _used_gram(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
     used = np.ones(design.n_samples) if w is None else (w > 0).astype(np.float64)
     return Sums(design.gram(used))
+
+
+def _weighted_gram(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
+    return Sums(design.gram(np.ones(design.n_samples) if w is None else w))
 
 
 def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclass: bool,

@@ -35,6 +35,7 @@ from .._core.model.contract import DistributedObjective, Gram, Trial
 from .._core.model.design import Design
 from .._core.model.objective import GLMObjective, SoftmaxObjective, bound_row_limit, range_basis
 from .._core.model.prior import GaussianPrior, PriorPrecision
+from .._core.model.start_curvature import SharedStartCurvature
 from .._core.solvers.steps import SolverResult
 from .design import DaskDesign, Sums
 
@@ -344,7 +345,7 @@ class DaskGLMObjective(_DaskObjective):
         return None
 
 
-class DaskSoftmaxObjective(_DaskObjective):
+class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
     """:class:`~problin._core.model.objective.SoftmaxObjective` of a
     :class:`~problin._dask.design.DaskDesign`."""
 
@@ -359,6 +360,10 @@ class DaskSoftmaxObjective(_DaskObjective):
 
     def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> SoftmaxObjective:
         return SoftmaxObjective(design, self.family, t, w, self.P, self.m)
+
+    def _weighted_gram(self) -> np.ndarray:
+        """``[1,X]^T S [1,X]``: one pass (only where the engine opens by BFGS)."""
+        return self.design.weighted_gram()
 
     def separation(self, result: SolverResult) -> None:
         """None: softmax separation is found by the LP only, which needs all rows."""

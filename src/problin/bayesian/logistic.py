@@ -17,6 +17,7 @@ from .._core.bayes.logistic import activation_moments, draw_gaussian
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask, lazy_rows
 from .._frames import encode_frame
+from .._params import validate_params
 from ..exceptions import ConvergenceWarning
 from ..glm.problem import classifier_design
 from ..inference.summaries import SummaryText, posterior_summary_text
@@ -246,7 +247,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                 f"of the prior on the weights), or None to choose it by maximising the "
                 f"evidence; got {self.alpha!r}. alpha = 0 would be an improper flat prior: "
                 "use LogisticRegression(alpha=0) for maximum likelihood.")
-        self._validate_params()
+        validate_params(self)
         if self.alpha_prior is not None:
             a = np.asarray(self.alpha_prior, dtype=np.float64) \
                 if np.ndim(self.alpha_prior) == 1 else np.array([])

@@ -31,6 +31,7 @@ from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.stream import dask_stream_batch
 from .._frames import encode_frame
+from .._params import validate_params
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
@@ -121,7 +122,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         check_label_types(y)
         X, y = self._validate_Xy(X, y, reset=True)
         self.classes_, codes = encode_classes(y, owner=type(self).__name__)
@@ -162,7 +163,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         """
         first = not hasattr(self, "_stats")
         if first:
-            self._validate_params()
+            validate_params(self)
         if is_dask(X):  # the batch's statistics, reduced chunk by chunk
             reduce, accept_sparse, finish = self._dask_reduce()
             batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,

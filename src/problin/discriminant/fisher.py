@@ -18,6 +18,7 @@ from .._core.linalg import symmetrize
 from .._core.moments.class_stats import between_scatter, pooled_scatter
 from .._core.types import MatrixLike
 from .._dask.lazy import lazy_on_dask
+from .._params import validate_params
 from ..exceptions import CollinearityWarning
 from ._class_data import fit_class_stats, linear_scores, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors
@@ -141,7 +142,7 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         _, stats = fit_class_stats(self, X, y, sample_weight)
         K, D = stats.n_classes, stats.n_features
         limit = min(K - 1, D)

@@ -15,6 +15,7 @@ from .._core.types import Matrix, MatrixLike
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import _class_stats_of, dask_class_stats
+from .._params import validate_params
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
@@ -115,7 +116,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         if not is_dask(X):
             return super().fit(X, y, sample_weight)
-        self._validate_params()
+        validate_params(self)
         stats = dask_class_stats(self, X, y, sample_weight, _STATS_KIND[self._kind()])
         self._stats = _finite(stats)
         self._set_model(strict=True)

@@ -10,6 +10,7 @@ from .._core.moments.least_squares import class_moments
 from .._core.moments.lstsq import solve_factors
 from .._core.types import MatrixLike
 from .._dask.lazy import lazy_on_dask
+from .._params import validate_params
 from ..linear_model._base import warn_least_squares
 from ._class_data import fit_class_stats, linear_scores
 
@@ -91,7 +92,7 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         _, stats = fit_class_stats(self, X, y, sample_weight, reduce=class_moments)
         moments = stats.moments  # of [x, 1-of-K code]
         with small_blas(moments.factor.shape[0]):  # D x D work: threads only cost here

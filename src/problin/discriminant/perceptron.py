@@ -23,6 +23,7 @@ from .._dask.lazy import lazy_on_dask
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_labels
 from .._frames import encode_frame
+from .._params import validate_params
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["Perceptron"]
@@ -289,7 +290,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         epoch, n, scaling = self._dask_epoch(X, y) if is_dask(X) else self._numpy_epoch(X, y)
         binary = self.classes_.size == 2
         p = self.n_features_in_ + int(self.fit_intercept)

@@ -26,6 +26,7 @@ from .._dask.chunks import is_dask
 from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
+from .._params import validate_params
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
@@ -94,7 +95,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         cov_type = getattr(self, "cov_type", "nonrobust")
         if is_dask(X) and (cov_type != "nonrobust" or offset is not None):
             raise ValueError("Dask input supports cov_type='nonrobust' without offset only")

@@ -21,6 +21,7 @@ from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import dask_moments
 from .._frames import encode_frame
+from .._params import validate_params
 from ..exceptions import CollinearityWarning, NumericalWarning
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
@@ -68,7 +69,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         return self._fit_statistics(self._statistics(X, y, sample_weight, merge=False))
 
     def partial_fit(self, X: MatrixLike, y: ArrayLike,
@@ -85,7 +86,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         after ``partial_fit`` starts over. Batches may be numpy or Dask arrays, mixed.
         See docs/streaming.md.
         """
-        self._validate_params()
+        validate_params(self)
         merge = hasattr(self, "moments_")
         return self._fit_statistics(self._statistics(X, y, sample_weight, merge=merge))
 

@@ -37,6 +37,7 @@ from .._core.validation import check_finite_magnitude
 from .._dask.chunks import _check_chunk, column_stats_chunk, dask_features, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.quantile import dask_quantiles
+from .._params import validate_params
 
 __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
 
@@ -110,7 +111,7 @@ class PolynomialBasis(_Basis):
     def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Each feature's mean and standard deviation (``standardize``; on Dask input one
         reduction over the chunks), else just the number of features."""
-        self._validate_params()
+        validate_params(self)
         for stale in ("mean_", "scale_"):
             self.__dict__.pop(stale, None)
         if is_dask(X):
@@ -284,7 +285,7 @@ class GaussianBasis(_CenteredBasis):
 
     def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Place the centres and choose the widths."""
-        self._validate_params()
+        validate_params(self)
         self._fit_centers(X, self.width)
         if self.radial:  # one isotropic width
             self.width_ = np.full_like(self.width_, float(np.max(self.width_)))
@@ -337,7 +338,7 @@ class SigmoidalBasis(_CenteredBasis):
 
     def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Place the centres and choose the scales."""
-        self._validate_params()
+        validate_params(self)
         return self._fit_centers(X, self.scale)
 
     @lazy_on_dask(columns=lambda self: self._n_out())

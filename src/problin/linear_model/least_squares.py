@@ -16,6 +16,7 @@ from .._core.solvers.penalized import lasso_gram, lq_gram
 from .._core.types import MatrixLike
 from .._dask.chunks import is_dask
 from .._frames import encode_frame
+from .._params import validate_params
 from ..exceptions import ConvergenceWarning
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import linear_summary_text
@@ -166,7 +167,7 @@ class LinearRegression(LinearRegressorBase):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         if self.cov_type == "cluster" and groups is None:
             raise ValueError('cov_type="cluster" needs the cluster of each row: '
                              "fit(X, y, groups=...)")
@@ -197,7 +198,7 @@ class LinearRegression(LinearRegressorBase):
         a robust ``cov_type`` needs every row again, so after ``partial_fit`` the
         coefficients are fitted but ``summary`` and the inference attributes are not
         available (``summary`` says so)."""
-        self._validate_params()
+        validate_params(self)
         merge = hasattr(self, "moments_")
         stats = self._statistics(X, y, sample_weight, merge=merge)
         new = _row_counts(sample_weight, stats.weight - (self.moments_.weight if merge else 0.0))

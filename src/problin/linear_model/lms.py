@@ -15,6 +15,7 @@ from .._core.types import MatrixLike
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_regression_data
+from .._params import validate_params
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
 
@@ -124,7 +125,7 @@ class LMSRegressor(LinearRegressorBase):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         X, T = self._data(X, y, reset=True)
         self._start(X, T)
         for epoch in range(1, self.max_iter + 1):
@@ -171,7 +172,7 @@ class LMSRegressor(LinearRegressorBase):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         first = not hasattr(self, "t_")
         X, T = self._data(X, y, reset=first)
         if first:

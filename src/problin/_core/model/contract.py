@@ -97,6 +97,10 @@ class Objective(Protocol):
 
     def observed_hessian(self, theta: np.ndarray, eta: Eta) -> np.ndarray: ...
 
+    def shared_curvature(self, theta: np.ndarray) -> bool: ...
+
+    def shared_hessian(self, theta: np.ndarray) -> np.ndarray: ...
+
     def coordinate_derivatives(self, eta: Eta, c: np.ndarray, block: int = 0
                                ) -> tuple[float, float]: ...
 
@@ -164,6 +168,17 @@ class ObjectiveBase:
         trial = self.advance(np.zeros_like(theta), None, theta, gram)
         assert trial.grad is not None  # (no acceptance test: always formed)
         return trial.f, trial.grad, trial.hess
+
+    def shared_curvature(self, theta: np.ndarray) -> bool:
+        """Whether every row has the same curvature at ``theta``, so that
+        :meth:`shared_hessian` forms the Hessian without a pass over X (and
+        quasi-Newton steps from it beat Newton's while the Hessian costs many
+        gradients: softmax). None does here."""
+        return False
+
+    def shared_hessian(self, theta: np.ndarray) -> np.ndarray:
+        """The Hessian at a point where :meth:`shared_curvature` holds."""
+        raise NotImplementedError  # pragma: no cover - only where shared_curvature says so
 
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float) -> float:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``

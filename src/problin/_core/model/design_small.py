@@ -53,8 +53,8 @@ class SmallDenseDesign(Design):
             Z *= self._m
         self._Z1 = np.ascontiguousarray(Z, dtype=np.float64)
         self._Z1t = np.ascontiguousarray(self._Z1.T)  # the Gram's weighted operand
-        self._pairs: np.ndarray | None = None
         self._positions: tuple[int, np.ndarray] | None = None
+        self._pairs: np.ndarray | None = None
 
     # The kernel coordinates are Z1's: parameters and results need no map.
     def matvec(self, theta: np.ndarray) -> np.ndarray:
@@ -114,24 +114,26 @@ class SmallDenseDesign(Design):
         """The block Hessian of :meth:`SoftmaxProducts.softmax_gram` (same
         weights, diagonal blocks from the exact complements), by the pair GEMM
         of the module docstring where the pairs fit in memory. Always in double
-        precision: at this size a float32 Hessian would save microseconds."""
+        precision. The weights are formed by broadcasting one class against the
+        rest (no gathered copies: those cost as much as the GEMM, measured).
+        """
         P = curvature.P
-        M, p = P.shape[1], self.n_params
-        if self.n_samples * p * (p + 1) // 2 > _PAIR_ELEMENTS:
+        n, M, p = self.n_samples, P.shape[1], self.n_params
+        if n * p * (p + 1) // 2 > _PAIR_ELEMENTS:
             return super().softmax_gram(curvature, sample_weight, single)
-        pairs = self._pair_products()
-        k, j = np.triu_indices(M)
         Pt = np.ascontiguousarray(P.T)
-        Wt = Pt[k]  # (M(M+1)/2) x n: -p_k p_j, and p_k (1 - p_k) (exact) where k = j
-        Wt *= Pt[j]
-        Wt *= -1.0
-        Wt[k == j] = Pt * curvature.complements().T
+        k_first = np.concatenate(([0], np.cumsum(np.arange(M, 0, -1))))  # row of (k, k)
+        Wt = np.empty((k_first[-1], n))
+        for k in range(M):  # rows (k, k..M-1): -p_k p_j, then the exact diagonal
+            np.multiply(Pt[k:], -Pt[k], out=Wt[k_first[k]:k_first[k + 1]])
+        Wt[k_first[:-1]] = Pt * curvature.complements().T  # p_k (1 - p_k), exact complements
         if sample_weight is not None:
             Wt *= sample_weight
-        blocks = (Wt @ pairs.T).ravel()  # (M(M+1)/2) x (p(p+1)/2)
+        blocks = Wt @ self._pair_products().T  # (M(M+1)/2) x (p(p+1)/2)
         H = np.empty((M * p) ** 2)
+        flat = blocks.ravel()
         for positions in self._pair_positions(M):  # the four symmetric copies
-            H[positions] = blocks
+            H[positions] = flat
         return H.reshape(M * p, M * p)
 
     def _pair_positions(self, M: int) -> np.ndarray:
@@ -150,10 +152,13 @@ class SmallDenseDesign(Design):
         return self._positions[1]
 
     def _pair_products(self) -> np.ndarray:
-        """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n), formed once per design."""
+        """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n, rows in ``triu_indices`` order),
+        formed once per design."""
         if self._pairs is None:
-            a, b = np.triu_indices(self.n_params)
-            Zt = self._Z1t
-            self._pairs = Zt[a]
-            self._pairs *= Zt[b]
+            p, Zt = self.n_params, self._Z1t
+            self._pairs = np.empty((p * (p + 1) // 2, self.n_samples))
+            first = 0
+            for a in range(p):  # rows (a, a..p-1), by broadcasting: no gathered copies
+                np.multiply(Zt[a:], Zt[a], out=self._pairs[first:first + p - a])
+                first += p - a
         return self._pairs

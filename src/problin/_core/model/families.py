@@ -17,6 +17,8 @@ import numpy as np
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+# exp(690) ~ 4e299: K of them sum without overflow for any K below ~4e8.
+_EXP_SAFE = 690.0
 
 from scipy.special import ndtri
 
@@ -189,24 +191,44 @@ class CategoricalSoftmax:
 
     def _normalise(self, eta: np.ndarray,
                    out: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
-        """``(E, e0, log_z)``: shifted exponentials of the free logits, of the
-        reference logit (contrast only) and the log normaliser per row, without
-        materialising the zero column. ``E`` is written into ``out`` if given."""
+                   ) -> tuple[np.ndarray, np.ndarray | float, np.ndarray, np.ndarray]:
+        """``(E, top, log_z, total)``: ``E = exp(a - top)`` for the free logits ``a``,
+        ``exp(-top)`` being the reference's term (contrast only), ``total`` the
+        sum of all K terms and ``log_z`` the log normaliser per row, without
+        materialising the zero column. ``E`` is written into ``out`` if given.
+
+        The shift ``top`` only has to keep ``exp`` from overflowing and the
+        total from vanishing: with contrasts the reference's term ``exp(0) = 1``
+        bounds the total below, so no shift is needed while every logit is
+        below ``_EXP_SAFE`` (the row maxima cost more than the exponentials:
+        numpy reduces short rows slowly); with all K logits free, logits
+        relative to the first class's do the same. Only rows of huge logits
+        take the per-row maximum. The terms are exact exponentials of the
+        logits given either way, so the probabilities agree to rounding.
+        """
         eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
-        # Row maxima and sums over the few classes: a loop over columns and a
-        # gemv run ~5x faster than numpy's reductions along short rows.
-        top = np.zeros(eta.shape[0]) if self.contrast else eta[:, 0].copy()
-        for k in range(self.n_free):
-            np.maximum(top, eta[:, k], out=top)
-        E = np.subtract(eta, top[:, None], out=out)
-        np.exp(E, out=E)  # in place: one n x M array
-        total = E @ np.ones(self.n_free)
-        e0 = None
+        top: np.ndarray | float = 0.0
         if self.contrast:
-            e0 = np.exp(-top)
-            total += e0
-        return E, e0, np.log(total) + top, total
+            safe = not eta.size or float(eta.max()) < _EXP_SAFE
+            E = np.exp(eta, out=out) if safe else None
+        else:
+            top = eta[:, 0].copy()
+            E = np.subtract(eta, top[:, None], out=out)
+            safe = not eta.size or float(E.max()) < _EXP_SAFE
+            if safe:
+                np.exp(E, out=E)
+        if not safe:
+            # A loop over the few columns runs ~5x faster than numpy's row maxima.
+            top = np.zeros(eta.shape[0]) if self.contrast else eta[:, 0].copy()
+            for k in range(self.n_free):
+                np.maximum(top, eta[:, k], out=top)
+            E = np.subtract(eta, top[:, None], out=out)
+            np.exp(E, out=E)  # in place: one n x M array
+        assert E is not None
+        total = E @ np.ones(self.n_free)  # (a gemv: faster than a sum along short rows)
+        if self.contrast:
+            total += np.exp(-top)
+        return E, top, np.log(total) + top, total
 
     def _picked_logits(self, eta: np.ndarray, t: np.ndarray) -> np.ndarray:
         eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
@@ -226,14 +248,16 @@ class CategoricalSoftmax:
         """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
         holding the free-class probabilities (from which the gradient weights
         ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
-        E, e0, log_z, total = self._normalise(eta, out)
+        E, top, log_z, total = self._normalise(eta, out)
         loglik = self._picked_logits(eta, t) - log_z
-        E /= total[:, None]  # E is now P, in place: no second n x M array
-        p0 = None if e0 is None else e0 / total
+        inv_total = 1.0 / total
+        E *= inv_total[:, None]  # E is now P, in place: no second n x M array
+        p0 = np.exp(-top) * inv_total if self.contrast else None
         if sample_weight is not None:
-            loglik = loglik * sample_weight
+            loglik *= sample_weight
+        loss = -float(np.sum(loglik))
         free_t = t - 1 if self.contrast else t
-        return -float(np.sum(loglik)), SoftmaxState(E, p0, free_t, sample_weight, total=total)
+        return loss, SoftmaxState(E, p0, free_t, sample_weight)
 
 
 class SoftmaxState:
@@ -247,21 +271,19 @@ class SoftmaxState:
     """
 
     def __init__(self, P: np.ndarray, p0: np.ndarray | None, free_t: np.ndarray,
-                 sample_weight: np.ndarray | None, fix: Any = None,
-                 total: np.ndarray | None = None) -> None:
+                 sample_weight: np.ndarray | None, fix: Any = None) -> None:
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
         if fix is None:
-            # The largest probability of a row is 1 / total (total: the sum of
-            # exp(a - max a) over all K classes), so only rows with total < 2
-            # can have p > 1/2: an argmax over those rows alone (numpy's
-            # argmax along short rows is slow).
-            rows = np.arange(P.shape[0]) if total is None else np.flatnonzero(total < 2.0)
-            candidates = P[rows]
-            top = candidates.argmax(axis=1)
-            keep = np.flatnonzero(candidates[np.arange(rows.size), top] > 0.5)
-            rows, cols, others = rows[keep], top[keep], candidates[keep]
+            # At most one entry per row exceeds 1/2: found by one test over the
+            # contiguous array (numpy's argmax along short rows is slow).
+            M = P.shape[1]
+            flat = np.flatnonzero(P.reshape(-1) > 0.5)
+            rows, cols = np.divmod(flat, M)
+            others = P[rows]
             others[np.arange(rows.size), cols] = 0.0
-            q = others @ np.ones(P.shape[1]) + (0.0 if p0 is None else p0[rows])
+            q = others @ np.ones(M)  # the other free classes (no cancellation)...
+            if p0 is not None:
+                q += p0[rows]  # ...and the reference
             fix = (rows, cols, q)
         self.fix = fix  # (rows, cols, 1 - P[rows, cols]) where P > 1/2, by row
 
@@ -297,9 +319,13 @@ class SoftmaxState:
         ``p - 1 = -(1 - p)``, exactly."""
         hi = self.P.shape[0] if hi is None else hi
         G = self.P[lo:hi].copy()
-        observed = np.flatnonzero(self.free_t[lo:hi] >= 0)
-        cols = self.free_t[lo:hi][observed]
-        G[observed, cols] = -self.complements(lo, hi)[observed, cols]
+        free_t = self.free_t[lo:hi]
+        observed = np.flatnonzero(free_t >= 0)
+        G[observed, free_t[observed]] -= 1.0  # exact where p >= 1/2 (Sterbenz)...
+        rows, cols, q = self.fix
+        a, b = np.searchsorted(rows, [lo, hi])
+        hit = free_t[rows[a:b] - lo] == cols[a:b]  # ...but p itself was rounded near 1:
+        G[rows[a:b][hit] - lo, cols[a:b][hit]] = -q[a:b][hit]  # 1 - p summed from the rest
         if self.sample_weight is not None:
             G *= self.sample_weight[lo:hi, None]
         return G

@@ -20,8 +20,10 @@ from scipy.linalg import lapack
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
 from .contract import Gram, ObjectiveBase, Trial
 from .design import Design
+from .design_small import SMALL_ELEMENTS
 from .families import SoftmaxState
 from .prior import GaussianPrior, PriorPrecision
+from .start_curvature import SharedStartCurvature
 
 __all__ = ["GLMObjective", "SoftmaxObjective", "PriorPrecision", "bound_row_limit"]
 
@@ -241,7 +243,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         return hess if self.P is None else self.P.add_to(hess)
 
 
-class SoftmaxObjective(GaussianPrior, ObjectiveBase):
+class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
     """Negative log-posterior of softmax regression.
 
     ``theta`` stacks one parameter block ``[intercept, coef...]`` per free
@@ -304,10 +306,16 @@ class SoftmaxObjective(GaussianPrior, ObjectiveBase):
             parts.append((lo, state))
             return (loss,)
 
-        loss = map_rows(chunk, eta.shape[0], (), rows=max(1024, 2 * ELEMENTWISE_ROWS // P.shape[1]))
-        parts.sort(key=lambda part: part[0])
-        free_t = t - 1 if self.family.contrast else t
-        out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw))
+        n, M = P.shape
+        # Chunks of ~2 ELEMENTWISE_ROWS elements; small data in one (1 MB at most).
+        rows = n if n * M <= SMALL_ELEMENTS else max(1024, 2 * ELEMENTWISE_ROWS // M)
+        loss = map_rows(chunk, n, (), rows=rows)
+        if len(parts) == 1:
+            out = (loss, parts[0][1])
+        else:
+            parts.sort(key=lambda part: part[0])
+            free_t = t - 1 if self.family.contrast else t
+            out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw))
         self._cached = (eta, out)
         return out
 

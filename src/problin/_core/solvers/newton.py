@@ -45,6 +45,7 @@ import numpy as np
 
 from ..linalg import solve_psd
 from ..model.contract import Eta, Gram, Objective
+from .secant import secant_opening
 from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step
 from .truncated_newton import truncated_newton
 
@@ -149,7 +150,13 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
         Form every Hessian in float32 (for approximate fits such as warm starts).
     """
     theta = np.array(theta0, dtype=np.float64)
-    if sketch is None:
+    if sketch is None and not single and max_iter > 1 and objective.shared_curvature(theta):
+        # The start's Hessian costs no pass: BFGS from it while Hessians cost more.
+        opening = secant_opening(objective, theta, max_iter - 1)
+        state = _State(opening.theta, opening.eta, opening.f, opening.g, opening.H,
+                       opening.history, h_single=False, single=False)
+        n_sketched = opening.n_steps
+    elif sketch is None:
         state, n_sketched = _start(objective, theta, single), 0
     else:
         sub = objective.subsample(sketch)
@@ -168,7 +175,7 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
     # is the last, reused for a step where that costs less than building one anew.
     policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, always_single=single,
                      chords=sketch is not None, final_hessian=final_hessian)
-    n_iter = _exact_phase(objective, state, policy, max_iter)
+    n_iter = _exact_phase(objective, state, policy, max(max_iter - n_sketched, 1))
     return _finish(objective, state, n_sketched + n_iter, final_hessian)
 
 
