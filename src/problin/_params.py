@@ -14,14 +14,17 @@ __all__ = ["validate_params"]
 
 _PASSED: set[tuple[Any, ...]] = set()
 _MAX_REMEMBERED = 4096
+_NAMES: dict[type, list[str]] = {}  # (scikit-learn's lookup inspects the signature each call)
 
 
 def validate_params(estimator: Any) -> None:
     """``estimator._validate_params()``, unless these values already passed it."""
     cls = type(estimator)
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = cls._get_param_names()
     try:
-        key = (cls, *((type(v), v) for v in
-                      (getattr(estimator, name) for name in cls._get_param_names())))
+        key = (cls, *((type(v), v) for v in (getattr(estimator, name) for name in names)))
         known = key in _PASSED
     except TypeError:  # an unhashable value
         estimator._validate_params()

@@ -132,6 +132,10 @@ def check_priors(priors: ArrayLike, n_classes: int, *, name: str = "priors") -> 
     return p
 
 
+# Up to this many values (1 MB) max and min cost less than setting up the blocks.
+_SMALL_VALUES = 1 << 17
+
+
 def within_magnitude(values: np.ndarray, limit: float = MAX_MAGNITUDE) -> bool:
     """Whether every value is finite and ``|value| <= limit``: one pass (a sum of
     squares of each cache-sized block, both cores on a large C-contiguous array;
@@ -152,6 +156,8 @@ def within_magnitude(values: np.ndarray, limit: float = MAX_MAGNITUDE) -> bool:
                     bad += 1
         return bad
 
+    if values.size <= _SMALL_VALUES:  # in cache: max and min (NaN fails them too)
+        return float(values.max()) <= limit and float(values.min()) >= -limit
     if values.ndim == 2 and values.flags.c_contiguous:
         step = _default_rows(values)
         return reduce_row_ranges(lambda lo, hi: bad_blocks(lo, hi, step, True),

@@ -149,35 +149,6 @@ def _margin_mask(Xb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None, *
     return mask if wb is None else mask & (obj.sample_weight > 0)
 
 
-class _OneThreadBLAS:
-    """An in-memory objective (the sketch's, on the client) whose methods run with
-    single-threaded BLAS. Between the passes the client's cores are the workers':
-    a multithreaded BLAS call here (a single-range product of ~100k rows) leaves
-    its threads spinning after it returns, which slowed the next pass by ~30 %
-    (measured: 95-125 ms instead of 70-80 on a 2-core machine)."""
-
-    _controller: Any = None  # threadpoolctl's view of the BLAS libraries (ms to build)
-
-    def __init__(self, objective: ChunkObjective) -> None:
-        self._objective = objective
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "_objective":  # (not set yet: a copy being built)
-            raise AttributeError(name)
-        found = getattr(self._objective, name)
-        if not callable(found):
-            return found
-
-        def one_thread(*args: Any, **kwargs: Any) -> Any:
-            if _OneThreadBLAS._controller is None:
-                from threadpoolctl import ThreadpoolController
-                _OneThreadBLAS._controller = ThreadpoolController()
-            with _OneThreadBLAS._controller.limit(limits=1, user_api="blas"):
-                return found(*args, **kwargs)
-
-        return one_thread
-
-
 class _DaskObjective(GaussianPrior, DistributedObjective):
     """What the Dask objectives share: passes, the prior, the engine's helpers."""
 
@@ -260,11 +231,11 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
 
     def subsample(self, rows: np.ndarray) -> Any:
         """The in-memory objective of ``rows`` (gathered), weights scaled to the full
-        total, its BLAS on one thread (see :class:`_OneThreadBLAS`)."""
+        total (the engine runs it with one BLAS thread: ``blocks.OneThreadBLAS``)."""
         design, t, w = self.design.gather(rows)
         w = np.ones(t.size) if w is None else w
         w = w * (self.total_weight / max(float(w.sum()), 1e-300))
-        return _OneThreadBLAS(self._in_memory(design, t, w))
+        return self._in_memory(design, t, w)
 
     def count_rows(self, func: RowFunc, eta: LazyEta) -> int:
         """``sum_k func(chunk objective k, its eta)`` (``func`` picklable): e.g. how

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..blocks import OneThreadBLAS
 from ..linalg import solve_psd
 from ..model.contract import Eta, Gram, Objective
 from .secant import secant_opening
@@ -159,7 +160,7 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
     elif sketch is None:
         state, n_sketched = _start(objective, theta, single), 0
     else:
-        sub = objective.subsample(sketch)
+        sub = OneThreadBLAS(objective.subsample(sketch))
         warm = _warm_start(objective, sub, theta, len(sketch), max_iter)
         if not exact_final:
             # Where even one full Hessian is too costly: truncated Newton, the
