@@ -177,9 +177,10 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
         n_sketched = len(state.history) - 1
         state.history[-1] = state.f  # the point the exact phase starts from
     # After a sketched phase: full Hessians, in float32 until Newton's next step
-    # is the last, reused for a step where that costs less than building one anew.
+    # is the last, reused for a step where that costs less than building one anew
+    # (also after a BFGS opening: its Hessians cost many gradients).
     policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, always_single=single,
-                     chords=sketch is not None, final_hessian=final_hessian)
+                     chords=sketch is not None or n_sketched > 0, final_hessian=final_hessian)
     n_iter = _exact_phase(objective, state, policy, max(max_iter - n_sketched, 1))
     return _finish(objective, state, n_sketched + n_iter, final_hessian)
 
