@@ -301,3 +301,26 @@ def test_softmax_exact_complements_found_from_the_normaliser(contrast):
     others = np.where(mask, e, 0.0).sum(axis=1)  # no cancellation
     exact = others / e.sum(axis=1)
     np.testing.assert_allclose(q, exact.astype(float), rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("contrast", [True, False])
+@pytest.mark.parametrize("scale", [1.0, 300.0, 2000.0])
+def test_softmax_normaliser_with_and_without_a_shift(contrast, scale):
+    # Logits below _EXP_SAFE are exponentiated as they are (contrasts) or relative to
+    # the first class; larger ones take the per-row maximum. Either way the loss and
+    # the probabilities equal a long-double reference to a few ulps.
+    from problin._core.model.families import CategoricalSoftmax
+    rng = np.random.default_rng(7)
+    family = CategoricalSoftmax(5, contrast=contrast)
+    eta = rng.normal(0.0, 1.0, (3000, family.n_free)) * scale
+    t = rng.integers(0, 5, 3000)
+    loss, state = family.derivatives(t, eta)
+    logits = family.logits(eta).astype(np.longdouble)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_z = np.log(np.exp(shifted).sum(axis=1)) + logits.max(axis=1)
+    exact_loss = float(np.sum(log_z - logits[np.arange(3000), t]))
+    np.testing.assert_allclose(loss, exact_loss, rtol=1e-13)
+    P = np.exp(logits - log_z[:, None])[:, int(contrast):].astype(float)
+    tiny = P < 1e-300  # (subnormal probabilities: absolute agreement)
+    np.testing.assert_allclose(state.P[~tiny], P[~tiny], rtol=1e-13)
+    np.testing.assert_allclose(state.P[tiny], P[tiny], rtol=0, atol=1e-300)
