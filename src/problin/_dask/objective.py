@@ -33,7 +33,6 @@ from scipy.linalg import cho_factor, solve_triangular
 
 from .._core.model.contract import DistributedObjective, Gram, Trial
 from .._core.model.design import Design
-from .._core.model.design_small import SMALL_ELEMENTS
 from .._core.model.objective import GLMObjective, SoftmaxObjective, bound_row_limit, range_basis
 from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
@@ -272,9 +271,7 @@ class DaskGLMObjective(_DaskObjective):
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
                        cut: float) -> float:
         """``newton._hessian_change``'s bound in one pass (which also finds the loss
-        at ``eta_new``, the engine's next question); inf for small data, as in memory."""
-        if self.design.n_samples * self.n_params <= SMALL_ELEMENTS:
-            return np.inf  # (the same path as GLMObjective's: a new Hessian is cheaper)
+        at ``eta_new``, the engine's next question)."""
         try:
             factor = cho_factor(H, lower=True, check_finite=False)[0]
         except np.linalg.LinAlgError:

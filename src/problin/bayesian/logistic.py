@@ -240,8 +240,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         return self
 
     def _check_params(self) -> None:
-        if isinstance(self.alpha, Real) and not isinstance(self.alpha, bool) \
-                and not self.alpha > 0:
+        if isinstance(self.alpha, Real) and not isinstance(self.alpha, bool) and not self.alpha > 0:
             raise InvalidParameterError(
                 f"The 'alpha' parameter of {type(self).__name__} must be > 0 (the precision "
                 f"of the prior on the weights), or None to choose it by maximising the "

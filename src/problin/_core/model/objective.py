@@ -195,8 +195,6 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
         (The row derivatives at ``eta_new`` stay cached for the next ``value``.)
         """
-        if self.design.n_samples * self.n_params <= SMALL_ELEMENTS:
-            return np.inf  # a new Hessian of small data costs less than the bound
         h_old = self.row_derivatives(eta_old)[2]
         h_new = self.row_derivatives(eta_new)[2]
 

@@ -46,6 +46,7 @@ import numpy as np
 from ..blocks import OneThreadBLAS
 from ..linalg import solve_psd
 from ..model.contract import Eta, Gram, Objective
+from ..model.design_small import SMALL_ELEMENTS
 from .secant import secant_opening
 from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step
 from .truncated_newton import truncated_newton
@@ -104,7 +105,10 @@ class _State:
 def _hessian_change(objective: Objective, eta_old: Eta, eta_new: Eta, H: np.ndarray) -> float:
     """How far ``H`` (built at ``eta_old``) is from the Hessian at ``eta_new``, in
     its own metric: the objective's bound (``GLMObjective.hessian_change``),
-    with rows counted as changed above a quarter of the tolerance."""
+    with rows counted as changed above a quarter of the tolerance. Small data skip
+    the bound (inf): a new Hessian costs less than its pass and leverage solve."""
+    if objective.design.n_samples * objective.n_params <= SMALL_ELEMENTS:
+        return np.inf
     return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4)
 
 
