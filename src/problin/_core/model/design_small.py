@@ -53,8 +53,9 @@ class SmallDenseDesign(Design):
             Z *= self._m
         self._Z1 = np.ascontiguousarray(Z, dtype=np.float64)
         self._Z1t = np.ascontiguousarray(self._Z1.T)  # the Gram's weighted operand
-        self._positions: tuple[int, np.ndarray] | None = None
+        self._sources: tuple[int, np.ndarray] | None = None
         self._pairs: np.ndarray | None = None
+        self._weights: np.ndarray | None = None  # the softmax Hessian's weight rows
 
     # The kernel coordinates are Z1's: parameters and results need no map.
     def matvec(self, theta: np.ndarray) -> np.ndarray:
@@ -123,23 +124,28 @@ class SmallDenseDesign(Design):
             return super().softmax_gram(curvature, sample_weight, single)
         Pt = np.ascontiguousarray(P.T)
         k_first = np.concatenate(([0], np.cumsum(np.arange(M, 0, -1))))  # row of (k, k)
-        Wt = np.empty((k_first[-1], n))
-        for k in range(M):  # rows (k, k..M-1): -p_k p_j, then the exact diagonal
-            np.multiply(Pt[k:], -Pt[k], out=Wt[k_first[k]:k_first[k + 1]])
-        Wt[k_first[:-1]] = Pt * curvature.complements().T  # p_k (1 - p_k), exact complements
+        if self._weights is None or self._weights.shape != (k_first[-1], n):
+            # Kept for the fit's next Hessian: a fresh 1.8 MB array (5,000 rows,
+            # 10 classes) costs ~450 page faults, a third of a Hessian's time.
+            self._weights = np.empty((k_first[-1], n))
+        Wt = self._weights
+        for k in range(M):  # rows (k, k..M-1): p_k (1 - p_k), then -p_k p_j
+            diagonal = Wt[k_first[k]]
+            np.subtract(1.0, Pt[k], out=diagonal)
+            diagonal *= Pt[k]
+            np.multiply(Pt[k + 1:], -Pt[k], out=Wt[k_first[k] + 1:k_first[k + 1]])
+        rows, cols, q = curvature.fix  # where p > 1/2, 1 - p from the other classes
+        Wt[k_first[cols], rows] = P[rows, cols] * q
         if sample_weight is not None:
             Wt *= sample_weight
         blocks = Wt @ self._pair_products().T  # (M(M+1)/2) x (p(p+1)/2)
-        H = np.empty((M * p) ** 2)
-        flat = blocks.ravel()
-        for positions in self._pair_positions(M):  # the four symmetric copies
-            H[positions] = flat
-        return H.reshape(M * p, M * p)
+        return blocks.ravel()[self._block_sources(M)]
 
-    def _pair_positions(self, M: int) -> np.ndarray:
-        """Flat positions in the (Mp x Mp) Hessian of each (class pair, column
-        pair) product, for the four symmetric copies (4 x M(M+1)/2 x p(p+1)/2)."""
-        if self._positions is None or self._positions[0] != M:
+    def _block_sources(self, M: int) -> np.ndarray:
+        """For each entry of the (Mp x Mp) Hessian, its (class pair, column pair)
+        product's position in the flattened ``blocks`` (each product fills four
+        symmetric entries): the Hessian is one gather, formed per design."""
+        if self._sources is None or self._sources[0] != M:
             p = self.n_params
             k, j = np.triu_indices(M)
             a, b = np.triu_indices(p)
@@ -147,9 +153,11 @@ class SmallDenseDesign(Design):
                     (j[:, None] * p + b)]
             cols = [(j[:, None] * p + b), (j[:, None] * p + a), (k[:, None] * p + b),
                     (k[:, None] * p + a)]
-            positions = np.stack([(r * M * p + c).ravel() for r, c in zip(rows, cols)])
-            self._positions = (M, positions)
-        return self._positions[1]
+            sources = np.empty((M * p, M * p), dtype=np.intp)
+            for r, c in zip(rows, cols):
+                sources[r, c] = np.arange(r.size).reshape(r.shape)
+            self._sources = (M, sources)
+        return self._sources[1]
 
     def _pair_products(self) -> np.ndarray:
         """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n, rows in ``triu_indices`` order),

@@ -230,17 +230,31 @@ class CategoricalSoftmax:
             total += np.exp(-top)
         return E, top, np.log(total) + top, total
 
-    def _picked_logits(self, eta: np.ndarray, t: np.ndarray) -> np.ndarray:
-        eta = np.asarray(eta, dtype=np.float64).reshape(-1, self.n_free)
-        rows = np.arange(eta.shape[0])
-        if not self.contrast:
-            return eta[rows, t]
-        return np.where(t > 0, eta[rows, np.maximum(t - 1, 0)], 0.0)
+    def _observed(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(free_t, rows, flat)``: the targets among the free classes (-1: the
+        reference), the rows whose class is free, and their entries' positions
+        in the flattened n x M array (one gather instead of a 2-D fancy index)."""
+        free_t = t - 1 if self.contrast else np.asarray(t)
+        rows = np.flatnonzero(free_t >= 0)
+        flat = rows * self.n_free
+        flat += free_t[rows]
+        return free_t, rows, flat
+
+    @staticmethod
+    def _log_likelihoods(eta: np.ndarray, log_z: np.ndarray, rows: np.ndarray,
+                         flat: np.ndarray) -> np.ndarray:
+        """``a_{t_n} - log z_n`` per row (the reference's logit is 0)."""
+        loglik = -log_z
+        loglik[rows] += eta.reshape(-1)[flat]
+        return loglik
 
     def loss(self, t: np.ndarray, eta: np.ndarray,
              sample_weight: np.ndarray | None = None) -> float:
+        eta = np.ascontiguousarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         _, _, log_z, _ = self._normalise(eta)
-        return -float(np.sum(_weighted(self._picked_logits(eta, t) - log_z, sample_weight)))
+        _, rows, flat = self._observed(t)
+        loglik = self._log_likelihoods(eta, log_z, rows, flat)
+        return -float(np.sum(_weighted(loglik, sample_weight)))
 
     def derivatives(self, t: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
                     information: str = "observed",
@@ -248,16 +262,17 @@ class CategoricalSoftmax:
         """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
         holding the free-class probabilities (from which the gradient weights
         ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
+        eta = np.ascontiguousarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         E, top, log_z, total = self._normalise(eta, out)
-        loglik = self._picked_logits(eta, t) - log_z
+        free_t, rows, flat = self._observed(t)
+        loglik = self._log_likelihoods(eta, log_z, rows, flat)
         inv_total = 1.0 / total
         E *= inv_total[:, None]  # E is now P, in place: no second n x M array
         p0 = np.exp(-top) * inv_total if self.contrast else None
         if sample_weight is not None:
             loglik *= sample_weight
         loss = -float(np.sum(loglik))
-        free_t = t - 1 if self.contrast else t
-        return loss, SoftmaxState(E, p0, free_t, sample_weight)
+        return loss, SoftmaxState(E, p0, free_t, sample_weight, observed=(rows, flat))
 
 
 class SoftmaxState:
@@ -271,8 +286,14 @@ class SoftmaxState:
     """
 
     def __init__(self, P: np.ndarray, p0: np.ndarray | None, free_t: np.ndarray,
-                 sample_weight: np.ndarray | None, fix: Any = None) -> None:
+                 sample_weight: np.ndarray | None, fix: Any = None,
+                 observed: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
+        if observed is None:
+            rows = np.flatnonzero(free_t >= 0)
+            observed = (rows, rows * P.shape[1] + free_t[rows])
+        # (rows whose class is free, the flat positions of those classes' entries in P)
+        self.observed = observed
         if fix is None:
             # At most one entry per row exceeds 1/2: found by one test over the
             # contiguous array (numpy's argmax along short rows is slow).
@@ -294,7 +315,10 @@ class SoftmaxState:
         ``parts`` is ``[(first row, state of the chunk), ...]`` in row order."""
         fix = tuple(np.concatenate([st.fix[0] + lo for lo, st in parts]) if i == 0 else
                     np.concatenate([st.fix[i] for _, st in parts]) for i in range(3))
-        return cls(P, None, free_t, sample_weight, fix)
+        M = P.shape[1]
+        observed = (np.concatenate([st.observed[0] + lo for lo, st in parts]),
+                    np.concatenate([st.observed[1] + lo * M for lo, st in parts]))
+        return cls(P, None, free_t, sample_weight, fix, observed)
 
     def complements(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """``1 - P[lo:hi]``, exact."""
@@ -317,15 +341,20 @@ class SoftmaxState:
     def gradient_weights(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """``s (P - T)`` for rows ``lo:hi`` (all: n x M); on the observed class
         ``p - 1 = -(1 - p)``, exactly."""
-        hi = self.P.shape[0] if hi is None else hi
+        n, M = self.P.shape
+        hi = n if hi is None else hi
         G = self.P[lo:hi].copy()
-        free_t = self.free_t[lo:hi]
-        observed = np.flatnonzero(free_t >= 0)
-        G[observed, free_t[observed]] -= 1.0  # exact where p >= 1/2 (Sterbenz)...
+        flat_G = G.reshape(-1)
+        rows, flat = self.observed
+        if lo > 0 or hi < n:
+            a, b = np.searchsorted(rows, [lo, hi])
+            flat = flat[a:b] - lo * M
+        flat_G[flat] -= 1.0  # exact where p >= 1/2 (Sterbenz)...
         rows, cols, q = self.fix
         a, b = np.searchsorted(rows, [lo, hi])
-        hit = free_t[rows[a:b] - lo] == cols[a:b]  # ...but p itself was rounded near 1:
-        G[rows[a:b][hit] - lo, cols[a:b][hit]] = -q[a:b][hit]  # 1 - p summed from the rest
+        rows, cols, q = rows[a:b], cols[a:b], q[a:b]
+        hit = self.free_t[rows] == cols  # ...but p itself was rounded near 1:
+        flat_G[(rows[hit] - lo) * M + cols[hit]] = -q[hit]  # 1 - p summed from the rest
         if self.sample_weight is not None:
             G *= self.sample_weight[lo:hi, None]
         return G

@@ -98,15 +98,13 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = cached = None  # free the old derivatives before building new ones
-        y, sw, info, off = self.y, self.sample_weight, self.information, self.offset
-        g, h = np.empty(eta.shape[0]), np.empty(eta.shape[0])
-
-        def chunk(lo: int, hi: int) -> tuple[float, np.ndarray, np.ndarray]:
-            eta_b = eta[lo:hi] if off is None else eta[lo:hi] + off[lo:hi]
-            return self.family.derivatives(y[lo:hi], eta_b,
-                                           None if sw is None else sw[lo:hi], info)
-
-        out = (map_rows(chunk, eta.shape[0], (g, h)), g, h)
+        n = eta.shape[0]
+        if n <= ELEMENTWISE_ROWS:  # one chunk: no threads, no copies
+            out = self._block_derivatives(0, n, eta)
+        else:
+            g, h = np.empty(n), np.empty(n)
+            out = (map_rows(lambda lo, hi: self._block_derivatives(lo, hi, eta[lo:hi]), n,
+                            (g, h)), g, h)
         self._cached = (eta, out)
         return out
 
@@ -297,6 +295,11 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             P = np.empty(eta.shape)
         cached = None
         t, sw = self.t, self.sample_weight
+        n, M = P.shape
+        if n * M <= SMALL_ELEMENTS:  # one chunk (1 MB at most): no threads
+            out = self.family.derivatives(t, eta, sw, out=P)
+            self._cached = (eta, out)
+            return out
         parts: list[tuple[int, SoftmaxState]] = []
 
         def chunk(lo: int, hi: int) -> tuple[float]:  # writes P[lo:hi] in place
@@ -306,9 +309,8 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             parts.append((lo, state))
             return (loss,)
 
-        n, M = P.shape
-        # Chunks of ~2 ELEMENTWISE_ROWS elements; small data in one (1 MB at most).
-        rows = n if n * M <= SMALL_ELEMENTS else max(1024, 2 * ELEMENTWISE_ROWS // M)
+        # Chunks of ~2 ELEMENTWISE_ROWS elements.
+        rows = max(1024, 2 * ELEMENTWISE_ROWS // M)
         loss = map_rows(chunk, n, (), rows=rows)
         if len(parts) == 1:
             out = (loss, parts[0][1])

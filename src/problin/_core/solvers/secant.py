@@ -101,6 +101,9 @@ def _bfgs_update(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
         return B
     r = 1.0 / sy
     By = B @ y
-    B = B - r * (np.outer(By, s) + np.outer(s, By))
-    B += (r * r * float(y @ By) + r) * np.outer(s, s)
-    return B
+    # c s s^T - r (s By^T + By s^T) = W + W^T with W = s (c/2 s - r By)^T: one outer
+    # product and one transposed sum (exactly symmetric) instead of three outers.
+    W = np.outer(s, (0.5 * (r * r * float(y @ By) + r)) * s - r * By)
+    W += W.T
+    W += B
+    return W
