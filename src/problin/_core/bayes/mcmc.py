@@ -274,10 +274,27 @@ def rhat(draws: np.ndarray) -> Any:
     flat = x[:, :, None] if x.ndim == 2 else x
     out = np.empty(flat.shape[2])
     for j in range(flat.shape[2]):
-        folded = np.abs(flat[:, :, j] - np.median(flat[:, :, j]))
         out[j] = max(_basic_rhat(rank_normalise(split_chains(flat[:, :, j]))),
-                     _basic_rhat(rank_normalise(split_chains(folded))))
+                     _basic_rhat(rank_normalise(split_chains(_folded(flat[:, :, j])))))
     return out[0] if x.ndim == 2 else out
+
+
+def _folded(x: np.ndarray) -> np.ndarray:
+    """``|x - median(x)|``, with the two middle draws of an even count exactly tied.
+
+    Their midpoint is the median, so they are equally far from it; ``x - m`` rounds
+    differently on each side, and the folded ranks would order them by rounding.
+    Metropolis chains repeat those draws many times, so rounding moved the folded
+    R-hat by up to 1e-4 when the draws were merely rescaled (and the choice of sampler,
+    made on R-hat, with it). Only this pair ties: other equal distances to the median
+    need two distinct draws summing to the middle pair's sum.
+    """
+    folded = np.abs(x - np.median(x))
+    if x.size % 2 == 0 and x.size:
+        k = x.size // 2
+        low, high = np.partition(x.ravel(), [k - 1, k])[k - 1:k + 1]
+        folded[(x == low) | (x == high)] = 0.5 * (high - low)
+    return folded
 
 
 def _autocovariance(x: np.ndarray) -> np.ndarray:
