@@ -8,6 +8,7 @@ from problin._core.linalg import (
     Cholesky,
     add_weighted_gram,
     cholesky,
+    equilibrated_cholesky,
     identified_columns,
     new_gram,
     symmetrize,
@@ -225,6 +226,25 @@ def test_identified_columns_full_rank_keeps_all():
     mask = identified_columns(_gram(X))
     assert mask.dtype == bool
     assert mask.all()
+
+
+@pytest.mark.parametrize("share", [1e-3, 1e-8, 1e-11])
+def test_a_prior_identifies_the_columns_it_covers_however_weak(share):
+    # A duplicated column: the data leave x1 - x4 free; a prior on x4 alone, of
+    # `share` of its diagonal, pins it. Below 1e-9 rtol used to call it unidentified.
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=(300, 4))
+    G = _gram(np.column_stack([base, base[:, 1]]))
+    prior = np.zeros(5)
+    prior[4] = share * G[4, 4]
+    H = G + np.diag(prior)
+    assert identified_columns(H, prior_diag=prior).all()
+    assert equilibrated_cholesky(H, prior_diag=prior) is not None
+    assert not identified_columns(G, prior_diag=np.zeros(5))[4]  # no prior: not identified
+    # A prior lost in rounding (below _PRIOR_SHARE of the diagonal) identifies nothing.
+    tiny = np.zeros(5)
+    tiny[4] = 1e-15 * G[4, 4]
+    assert not identified_columns(G + np.diag(tiny), prior_diag=tiny)[4]
 
 
 @pytest.mark.parametrize("case", ["duplicate", "scaled_copy", "zero", "combination", "all"])

@@ -106,6 +106,26 @@ def test_alpha_fits_ill_posed_data_without_warnings(model):
     assert "note" not in fitted.summary().columns
 
 
+def test_a_weak_prior_still_identifies_softmax_slopes_on_columns_far_from_zero():
+    # alpha = 1 in raw units on columns at 1e6 +- 1e4 is ~1e-10 of the Hessian's
+    # diagonal in the solver's basis: weak, but it identifies the common shift of the
+    # K slope vectors that the data leave free (was: CollinearityWarning, NaN SEs).
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((500, 3))
+    y = rng.integers(0, 3, 500)
+    fitted, caught = _fit_recording(LogisticRegression(alpha=1.0), 1e6 + 1e4 * Z, y)
+    assert caught == [] and fitted.identified_.all()
+    se = np.sqrt(np.diag(fitted.covariance_)).reshape(3, 4)
+    # Along the shift only the prior informs: variance 1 / (K alpha), plus the data's
+    # (to the ~1e-6 that a Hessian conditioned at 1e10 leaves).
+    assert np.all(np.isfinite(se)) and np.all(se[:, 1:] ** 2 > (1 / 3) * (1 - 1e-5))
+    # The same model in standard units (prior precision alpha / 1e4^2) agrees.
+    standard = LogisticRegression(alpha=1e-8).fit(Z, y)
+    cov = fitted.covariance_.reshape(3, 4, 3, 4)[:, 1:, :, 1:].reshape(9, 9) * 1e8
+    cov_z = standard.covariance_.reshape(3, 4, 3, 4)[:, 1:, :, 1:].reshape(9, 9)
+    assert_allclose(cov, cov_z, rtol=0, atol=1e-5 * np.abs(cov_z).max())
+
+
 def test_max_iter_exhaustion_warns_convergence():
     from problin import ConvergenceWarning
     X, y = _quasi_separated()

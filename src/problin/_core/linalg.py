@@ -154,7 +154,25 @@ def _cho_solve(c: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(x)
 
 
-def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9
+# A prior precision that is at least this share of a parameter's diagonal identifies
+# the parameter, however weakly (its residual pivot is at least that share: the
+# Schur complement of H = D + P is at least P's), far above rounding (~1e-16).
+_PRIOR_SHARE = 1e-12
+
+
+def _pivot_thresholds(d: np.ndarray, rtol: float, prior_diag: np.ndarray | None
+                      ) -> float | np.ndarray:
+    """The pivot below which each parameter counts as unidentified: ``rtol`` (exact
+    collinearity in the data), or less where a prior's precision ``prior_diag``
+    (included in ``H``, whose diagonal is ``d``) identifies the parameter."""
+    if prior_diag is None:
+        return rtol
+    share = np.divide(prior_diag, d, out=np.zeros_like(d), where=d > 0)
+    return np.where(share > _PRIOR_SHARE, np.minimum(rtol, 0.5 * share), rtol)
+
+
+def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9,
+                          prior_diag: np.ndarray | None = None
                           ) -> tuple[np.ndarray, Cholesky] | None:
     """``(s, factor of S)`` with ``S = diag(s) H diag(s)`` of unit diagonal, when every
     pivot of that factor exceeds ``rtol`` (``H`` identifies every parameter); else None.
@@ -162,6 +180,8 @@ def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9
     The pivots are the residuals of :func:`identified_columns` with every column
     kept, so one LAPACK call decides the common case; ``H^-1 = diag(s) S^-1 diag(s)``
     then comes from the same factor (:func:`inverse_from_equilibrated`).
+    ``prior_diag``: the diagonal of a prior precision included in ``H`` (see
+    :func:`identified_columns`).
     """
     d = np.diag(H)
     if not np.all(d > 0):
@@ -169,7 +189,7 @@ def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9
     s = 1.0 / np.sqrt(d)
     S = H * s[:, None] * s[None, :]
     c, info = lapack.dpotrf(S, lower=0, clean=1, overwrite_a=0)
-    if info != 0 or not np.all(np.square(np.diag(c)) > rtol):
+    if info != 0 or not np.all(np.square(np.diag(c)) > _pivot_thresholds(d, rtol, prior_diag)):
         return None
     return s, Cholesky((c, False), 0.0)
 
@@ -183,7 +203,8 @@ def inverse_from_equilibrated(s: np.ndarray, factor: Cholesky) -> np.ndarray:
 
 
 @_small_blas
-def identified_columns(H: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
+def identified_columns(H: np.ndarray, *, rtol: float = 1e-9,
+                       prior_diag: np.ndarray | None = None) -> np.ndarray:
     """Boolean mask of the parameters that ``H`` identifies.
 
     ``H`` is scaled to unit diagonal (a zero diagonal is unidentified
@@ -191,12 +212,20 @@ def identified_columns(H: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
     its residual after projection on the kept ones exceeds ``rtol``
     (an incremental Cholesky factorisation). So for ``x1 = 2 x0`` it is the
     later column, ``x1``, that is reported, as R's ``glm`` does.
+
+    ``prior_diag``: the diagonal of a prior precision that ``H`` includes. A
+    parameter with prior precision ``pi_j`` keeps a residual of at least
+    ``pi_j / H_jj`` (the Schur complement of ``H = D + P`` is at least ``P``'s), so
+    it is identified even where the prior is weak against the data (an L2 penalty
+    in raw units on columns at 1e6: ``pi_j / H_jj ~ 1e-10``); its threshold is half
+    that share while the share is above ``_PRIOR_SHARE``.
     """
     H = np.asarray(H, dtype=np.float64)
     p = H.shape[0]
-    if equilibrated_cholesky(H, rtol=rtol) is not None:
+    if equilibrated_cholesky(H, rtol=rtol, prior_diag=prior_diag) is not None:
         return np.ones(p, dtype=bool)
     d = np.diag(H)
+    thresholds = np.broadcast_to(_pivot_thresholds(d, rtol, prior_diag), (p,))
     mask = np.zeros(p, dtype=bool)
     s = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), 0.0)
     S = H * s[:, None] * s[None, :]
@@ -209,7 +238,7 @@ def identified_columns(H: np.ndarray, *, rtol: float = 1e-9) -> np.ndarray:
         col = S[kept, j]
         ell = linalg.solve_triangular(L[:k, :k], col, lower=True, check_finite=False) if k else col
         resid = S[j, j] - float(ell @ ell)
-        if resid > rtol:
+        if resid > thresholds[j]:
             L[k, :k] = ell
             L[k, k] = np.sqrt(resid)
             kept.append(j)

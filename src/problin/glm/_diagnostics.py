@@ -109,12 +109,15 @@ def covariance(objective: Any, H: NDArray[np.float64]
     """``(covariance, identified, covariance_standard)``: the inverse information
     ``H`` on the identified parameters (NaN elsewhere), in raw units, which
     parameters are identified, and the same covariance in the solver's coordinates."""
+    # A prior's precision identifies the parameters it covers, however weak against
+    # the data (an L2 penalty in raw units on columns at 1e6 is ~1e-10 of the diagonal).
+    prior_diag = objective.P.diag if objective.P is not None else None
     with small_blas(H.shape[0]):
-        whole = equilibrated_cholesky(H)
+        whole = equilibrated_cholesky(H, prior_diag=prior_diag)
     if whole is not None:  # every parameter identified: one factorisation
         identified, cov = np.ones(H.shape[0], dtype=bool), inverse_from_equilibrated(*whole)
     else:
-        identified = identified_columns(H)
+        identified = identified_columns(H, prior_diag=prior_diag)
         cov = np.full_like(H, np.nan)
     idx = np.flatnonzero(identified)
     if whole is None and idx.size:
