@@ -29,6 +29,7 @@ from scipy import special, stats
 from scipy.linalg import solve_triangular
 
 from ..blocks import iter_blocks, reduce_row_ranges
+from ..linalg import column_sums
 
 __all__ = ["LogitLogPosterior", "independence_sampler", "rank_normalise", "split_chains",
            "rhat", "ess_bulk"]
@@ -102,7 +103,7 @@ def softplus_terms(design: Any, sw: np.ndarray, W: np.ndarray, grad: bool) -> An
                 R = special.expit(A) * sb[:, None]
                 G[:, off:] += np.asarray(Xb.T @ R).T
                 if off:
-                    G[:, 0] += R.sum(axis=0)
+                    G[:, 0] += column_sums(R)
             # softplus(a) = max(a, 0) + log1p(exp(-|a|)), in place
             pos = np.maximum(A, 0.0)
             np.abs(A, out=A)

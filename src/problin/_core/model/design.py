@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
-from ..linalg import add_weighted_gram, symmetrize
+from ..linalg import add_weighted_gram, column_sums, symmetrize
 from ..types import Matrix
 from .basis import ColumnBasis
 from .design_softmax import SoftmaxProducts
@@ -179,7 +179,7 @@ class Design(SoftmaxProducts):
                 Gb = make(start, stop)
                 acc[:, off:] += Gb.T @ Xb
                 if with_sums:
-                    acc[:, 0] += Gb.sum(axis=0)
+                    acc[:, 0] += column_sums(Gb)
             return acc
 
         return reduce_row_ranges(work, self.n_samples, rows).T

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..blocks import _default_rows, iter_blocks, reduce_row_ranges
-from ..linalg import symmetrize
+from ..linalg import column_sums, symmetrize
 
 __all__ = ["SoftmaxProducts"]
 
@@ -60,7 +60,7 @@ class SoftmaxProducts:
                 if sb is not None:
                     U *= sb[:, None]
                 if self.intercept:
-                    acc[:, 0] += U.sum(axis=0)
+                    acc[:, 0] += column_sums(U)
                 acc[:, int(self.intercept):] += np.asarray(U.T @ Xb)
             return acc
 
