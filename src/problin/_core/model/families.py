@@ -230,7 +230,7 @@ class CategoricalSoftmax:
             total += np.exp(-top)
         return E, top, np.log(total) + top, total
 
-    def _observed(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def observed_classes(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(free_t, rows, flat)``: the targets among the free classes (-1: the
         reference), the rows whose class is free, and their entries' positions
         in the flattened n x M array (one gather instead of a 2-D fancy index)."""
@@ -252,7 +252,7 @@ class CategoricalSoftmax:
              sample_weight: np.ndarray | None = None) -> float:
         eta = np.ascontiguousarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         _, _, log_z, _ = self._normalise(eta)
-        _, rows, flat = self._observed(t)
+        _, rows, flat = self.observed_classes(t)
         loglik = self._log_likelihoods(eta, log_z, rows, flat)
         return -float(np.sum(_weighted(loglik, sample_weight)))
 
@@ -264,7 +264,7 @@ class CategoricalSoftmax:
         ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
         eta = np.ascontiguousarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         E, top, log_z, total = self._normalise(eta, out)
-        free_t, rows, flat = self._observed(t)
+        free_t, rows, flat = self.observed_classes(t)
         loglik = self._log_likelihoods(eta, log_z, rows, flat)
         inv_total = 1.0 / total
         E *= inv_total[:, None]  # E is now P, in place: no second n x M array
@@ -272,7 +272,7 @@ class CategoricalSoftmax:
         if sample_weight is not None:
             loglik *= sample_weight
         loss = -float(np.sum(loglik))
-        return loss, SoftmaxState(E, p0, free_t, sample_weight, observed=(rows, flat))
+        return loss, SoftmaxState(E, p0, free_t, sample_weight, observed=flat)
 
 
 class SoftmaxState:
@@ -287,12 +287,13 @@ class SoftmaxState:
 
     def __init__(self, P: np.ndarray, p0: np.ndarray | None, free_t: np.ndarray,
                  sample_weight: np.ndarray | None, fix: Any = None,
-                 observed: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 observed: np.ndarray | None = None) -> None:
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
         if observed is None:
             rows = np.flatnonzero(free_t >= 0)
-            observed = (rows, rows * P.shape[1] + free_t[rows])
-        # (rows whose class is free, the flat positions of those classes' entries in P)
+            observed = rows * P.shape[1] + free_t[rows]
+        # The flat positions in P of the observed classes that are free, ascending
+        # (one per row at most: the rows lo:hi are those in [lo M, hi M)).
         self.observed = observed
         if fix is None:
             # At most one entry per row exceeds 1/2: found by one test over the
@@ -310,14 +311,17 @@ class SoftmaxState:
 
     @classmethod
     def concatenate(cls, P: np.ndarray, parts: list[tuple[int, "SoftmaxState"]], free_t: np.ndarray,
-                    sample_weight: np.ndarray | None) -> "SoftmaxState":
+                    sample_weight: np.ndarray | None, observed: np.ndarray | None = None
+                    ) -> "SoftmaxState":
         """The state of all rows from those of consecutive row chunks:
-        ``parts`` is ``[(first row, state of the chunk), ...]`` in row order."""
+        ``parts`` is ``[(first row, state of the chunk), ...]`` in row order;
+        ``observed``: the flat positions of all rows' observed classes, where the
+        caller keeps them (else joined from the parts')."""
         fix = tuple(np.concatenate([st.fix[0] + lo for lo, st in parts]) if i == 0 else
                     np.concatenate([st.fix[i] for _, st in parts]) for i in range(3))
-        M = P.shape[1]
-        observed = (np.concatenate([st.observed[0] + lo for lo, st in parts]),
-                    np.concatenate([st.observed[1] + lo * M for lo, st in parts]))
+        if observed is None:
+            M = P.shape[1]
+            observed = np.concatenate([st.observed + lo * M for lo, st in parts])
         return cls(P, None, free_t, sample_weight, fix, observed)
 
     def complements(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
@@ -345,9 +349,9 @@ class SoftmaxState:
         hi = n if hi is None else hi
         G = self.P[lo:hi].copy()
         flat_G = G.reshape(-1)
-        rows, flat = self.observed
+        flat = self.observed
         if lo > 0 or hi < n:
-            a, b = np.searchsorted(rows, [lo, hi])
+            a, b = np.searchsorted(flat, [lo * M, hi * M])
             flat = flat[a:b] - lo * M
         flat_G[flat] -= 1.0  # exact where p >= 1/2 (Sterbenz)...
         rows, cols, q = self.fix

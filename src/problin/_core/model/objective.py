@@ -262,6 +262,9 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         self.n_params = self.n_blocks * design.n_params
         self._init_prior(prior_precision, prior_mean)
         self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
+        # Targets among the free classes and their flat positions in P (chunked passes).
+        self._free_t: np.ndarray | None = None
+        self._observed: np.ndarray | None = None
 
     def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
@@ -316,8 +319,9 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             out = (loss, parts[0][1])
         else:
             parts.sort(key=lambda part: part[0])
-            free_t = t - 1 if self.family.contrast else t
-            out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw))
+            if self._observed is None:  # (formed once: t does not change)
+                self._free_t, _, self._observed = self.family.observed_classes(t)
+            out = (loss, SoftmaxState.concatenate(P, parts, self._free_t, sw, self._observed))
         self._cached = (eta, out)
         return out
 
