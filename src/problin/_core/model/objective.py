@@ -300,9 +300,8 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         t, sw = self.t, self.sample_weight
         n, M = P.shape
         if n * M <= SMALL_ELEMENTS:  # one chunk (1 MB at most): no threads
-            out = self.family.derivatives(t, eta, sw, out=P)
-            self._cached = (eta, out)
-            return out
+            self._cached = (eta, self.family.derivatives(t, eta, sw, out=P))
+            return self._cached[1]
         parts: list[tuple[int, SoftmaxState]] = []
 
         def chunk(lo: int, hi: int) -> tuple[float]:  # writes P[lo:hi] in place
@@ -313,8 +312,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             return (loss,)
 
         # Chunks of ~2 ELEMENTWISE_ROWS elements.
-        rows = max(1024, 2 * ELEMENTWISE_ROWS // M)
-        loss = map_rows(chunk, n, (), rows=rows)
+        loss = map_rows(chunk, n, (), rows=max(1024, 2 * ELEMENTWISE_ROWS // M))
         if len(parts) == 1:
             out = (loss, parts[0][1])
         else:
