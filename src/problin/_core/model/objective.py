@@ -263,8 +263,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         self._init_prior(prior_precision, prior_mean)
         self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
         # Targets among the free classes and their flat positions in P (chunked passes).
-        self._free_t: np.ndarray | None = None
-        self._observed: np.ndarray | None = None
+        self._targets: tuple[np.ndarray, np.ndarray] | None = None
 
     def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
@@ -317,9 +316,11 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             out = (loss, parts[0][1])
         else:
             parts.sort(key=lambda part: part[0])
-            if self._observed is None:  # (formed once: t does not change)
-                self._free_t, _, self._observed = self.family.observed_classes(t)
-            out = (loss, SoftmaxState.concatenate(P, parts, self._free_t, sw, self._observed))
+            if self._targets is None:  # (formed once: t does not change)
+                free_t, _, flat = self.family.observed_classes(t)
+                self._targets = (free_t, flat)
+            free_t, flat = self._targets
+            out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw, flat))
         self._cached = (eta, out)
         return out
 
