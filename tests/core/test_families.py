@@ -1,6 +1,8 @@
 """Bernoulli logit / probit families: loss, derivatives in eta, log-probabilities."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import log_loss
 
@@ -324,3 +326,41 @@ def test_softmax_normaliser_with_and_without_a_shift(contrast, scale):
     tiny = P < 1e-300  # (subnormal probabilities: absolute agreement)
     np.testing.assert_allclose(state.P[~tiny], P[~tiny], rtol=1e-13)
     np.testing.assert_allclose(state.P[tiny], P[tiny], rtol=0, atol=1e-300)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), contrast=st.booleans(), weighted=st.booleans(),
+       cut=st.floats(0.05, 0.95))
+def test_softmax_gradient_weights_by_row_range_and_by_chunk(seed, contrast, weighted, cut):
+    # The weights P - T of rows lo:hi equal those rows of the whole array (the observed
+    # classes are read by their flat positions, a row range by searchsorted), a state
+    # joined from chunks equals the state of all rows, and on the observed class the
+    # weight is -(1 - p) with 1 - p exact (long double from the logits).
+    from problin._core.model.families import CategoricalSoftmax, SoftmaxState
+    rng = np.random.default_rng(seed)
+    n, family = 700, CategoricalSoftmax(4, contrast=contrast)
+    eta = rng.normal(0.0, 1.0, (n, family.n_free)) * rng.choice([0.3, 5.0, 60.0], (n, 1))
+    t = rng.integers(0, 4, n)
+    sw = rng.uniform(0.0, 2.0, n) if weighted else None
+    _, state = family.derivatives(t, eta, sw)
+    G = state.gradient_weights()
+    lo = int(cut * n) // 2
+    hi = lo + 1 + int(cut * (n - lo - 1))
+    np.testing.assert_array_equal(state.gradient_weights(lo, hi), G[lo:hi])
+    split = int(cut * n)
+    parts = [(0, family.derivatives(t[:split], eta[:split], None if sw is None else sw[:split])[1]),
+             (split, family.derivatives(t[split:], eta[split:], None if sw is None else sw[split:])[1])]
+    joined = SoftmaxState.concatenate(np.concatenate([p.P for _, p in parts]), parts,
+                                      state.free_t, sw)
+    np.testing.assert_array_equal(joined.observed, state.observed)
+    np.testing.assert_array_equal(joined.gradient_weights(), G)
+    rows = np.flatnonzero(state.free_t >= 0)
+    logits = family.logits(eta).astype(np.longdouble)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    mask = np.ones(e.shape, dtype=bool)
+    mask[rows, t[rows]] = False
+    others = np.where(mask, e, 0.0)[rows].sum(axis=1)  # the other classes: no cancellation
+    q = (others / e[rows].sum(axis=1)).astype(float)
+    weight = np.ones(n) if sw is None else sw
+    np.testing.assert_allclose(G[rows, state.free_t[rows]], -q * weight[rows], rtol=1e-12,
+                               atol=1e-300)
