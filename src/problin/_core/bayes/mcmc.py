@@ -290,11 +290,15 @@ def _folded(x: np.ndarray) -> np.ndarray:
     made on R-hat, with it). Only this pair ties: other equal distances to the median
     need two distinct draws summing to the middle pair's sum.
     """
-    folded = np.abs(x - np.median(x))
-    if x.size % 2 == 0 and x.size:
-        k = x.size // 2
-        low, high = np.partition(x.ravel(), [k - 1, k])[k - 1:k + 1]
-        folded[(x == low) | (x == high)] = 0.5 * (high - low)
+    k = x.size // 2
+    if not x.size:
+        return np.abs(x)
+    if x.size % 2:
+        return np.abs(x - np.partition(x.ravel(), k)[k])
+    # The median as numpy forms it (the mean of the middle pair), from one partition.
+    low, high = np.partition(x.ravel(), [k - 1, k])[k - 1:k + 1]
+    folded = np.abs(x - (low + high) / 2)
+    folded[(x == low) | (x == high)] = 0.5 * (high - low)
     return folded
 
 

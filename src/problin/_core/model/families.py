@@ -235,10 +235,7 @@ class CategoricalSoftmax:
         reference), the rows whose class is free, and their entries' positions
         in the flattened n x M array (one gather instead of a 2-D fancy index)."""
         free_t = t - 1 if self.contrast else np.asarray(t)
-        rows = np.flatnonzero(free_t >= 0)
-        flat = rows * self.n_free
-        flat += free_t[rows]
-        return free_t, rows, flat
+        return (free_t, *_observed_positions(free_t, self.n_free))
 
     @staticmethod
     def _log_likelihoods(eta: np.ndarray, log_z: np.ndarray, rows: np.ndarray,
@@ -290,8 +287,7 @@ class SoftmaxState:
                  observed: np.ndarray | None = None) -> None:
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
         if observed is None:
-            rows = np.flatnonzero(free_t >= 0)
-            observed = rows * P.shape[1] + free_t[rows]
+            observed = _observed_positions(free_t, P.shape[1])[1]
         # The flat positions in P of the observed classes that are free, ascending
         # (one per row at most: the rows lo:hi are those in [lo M, hi M)).
         self.observed = observed
@@ -362,6 +358,15 @@ class SoftmaxState:
         if self.sample_weight is not None:
             G *= self.sample_weight[lo:hi, None]
         return G
+
+
+def _observed_positions(free_t: np.ndarray, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, flat)``: the rows whose observed class is free and that class's
+    position in the flattened n x M array of those classes (ascending)."""
+    rows = np.flatnonzero(free_t >= 0)
+    flat = rows * M
+    flat += free_t[rows]
+    return rows, flat
 
 
 def _observed_complements(state: SoftmaxState, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
