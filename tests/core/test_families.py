@@ -364,3 +364,10 @@ def test_softmax_gradient_weights_by_row_range_and_by_chunk(seed, contrast, weig
     weight = np.ones(n) if sw is None else sw
     np.testing.assert_allclose(G[rows, state.free_t[rows]], -q * weight[rows], rtol=1e-12,
                                atol=1e-300)
+    # 1 - p of every row's observed class, the reference class's rows included
+    # (their 1 - p0 is the free classes' sum), exact as well.
+    everyone = np.ones(e.shape, dtype=bool)
+    everyone[np.arange(n), t] = False
+    exact = np.where(everyone, e, 0.0).sum(axis=1) / e.sum(axis=1)
+    np.testing.assert_allclose(state.observed_complements(), exact.astype(float), rtol=1e-12,
+                               atol=1e-300)

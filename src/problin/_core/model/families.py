@@ -331,11 +331,19 @@ class SoftmaxState:
 
     def observed_complements(self) -> np.ndarray:
         """``1 - p(observed class)`` per row, exactly (n-vector)."""
-        q = np.empty(self.P.shape[0])
-        free = self.free_t >= 0
-        rows = np.flatnonzero(free)
-        q[rows] = _observed_complements(self, rows, self.free_t[rows])
-        q[~free] = self.P[~free].sum(axis=1)  # reference class: 1 - p0 = sum of the others
+        n, M = self.P.shape
+        q = np.empty(n)
+        flat = self.observed
+        q[flat // M] = 1.0 - self.P.reshape(-1)[flat]
+        rows, cols, fixed = self.fix
+        if flat.size and rows.size:
+            # Both ascending: where P > 1/2 on the observed class, its summed complement.
+            key = rows * M + cols
+            at = np.minimum(np.searchsorted(flat, key), flat.size - 1)
+            hit = flat[at] == key
+            q[rows[hit]] = fixed[hit]
+        reference = self.free_t < 0
+        q[reference] = self.P[reference] @ np.ones(M)  # 1 - p0 = the free classes' sum
         return q
 
     def gradient_weights(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
@@ -367,17 +375,3 @@ def _observed_positions(free_t: np.ndarray, M: int) -> tuple[np.ndarray, np.ndar
     flat = rows * M
     flat += free_t[rows]
     return rows, flat
-
-
-def _observed_complements(state: SoftmaxState, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``1 - P[rows, cols]`` exactly, without building the whole complement array."""
-    q = 1.0 - state.P[rows, cols]
-    fr, fc, fq = state.fix
-    if fr.size:
-        key = fr * state.P.shape[1] + fc
-        order = np.argsort(key)
-        pos = np.searchsorted(key[order], rows * state.P.shape[1] + cols)
-        pos = np.minimum(pos, key.size - 1)
-        hit = key[order][pos] == rows * state.P.shape[1] + cols
-        q[hit] = fq[order][pos[hit]]
-    return q
