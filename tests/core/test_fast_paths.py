@@ -14,7 +14,8 @@ from problin._core.model.families import (
     BernoulliProbit,
     CategoricalSoftmax,
 )
-from problin._core.model.objective import GLMObjective, SoftmaxObjective
+from problin._core.model.objective import GLMObjective
+from problin._core.model.objective_softmax import SoftmaxObjective
 from problin._core.solvers.newton import newton
 
 

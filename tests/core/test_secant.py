@@ -6,7 +6,7 @@ import pytest
 from problin._core.model.design import Design
 from problin._core.model.design_small import SmallDenseDesign
 from problin._core.model.families import CategoricalSoftmax
-from problin._core.model.objective import SoftmaxObjective
+from problin._core.model.objective_softmax import SoftmaxObjective
 from problin._core.model.prior import PriorPrecision
 from problin._core.solvers.newton import newton
 from problin._core.solvers.secant import _bfgs_update, secant_opening

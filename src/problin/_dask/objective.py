@@ -33,7 +33,8 @@ from scipy.linalg import cho_factor, solve_triangular
 
 from .._core.model.contract import DistributedObjective, Gram, Trial
 from .._core.model.design import Design
-from .._core.model.objective import GLMObjective, SoftmaxObjective, bound_row_limit, range_basis
+from .._core.model.objective import GLMObjective, bound_row_limit, range_basis
+from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
 from .._core.solvers.steps import SolverResult
@@ -317,7 +318,7 @@ class DaskGLMObjective(_DaskObjective):
 
 
 class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
-    """:class:`~problin._core.model.objective.SoftmaxObjective` of a
+    """:class:`~problin._core.model.objective_softmax.SoftmaxObjective` of a
     :class:`~problin._dask.design.DaskDesign`."""
 
     exact_hessian = True

@@ -18,7 +18,8 @@ from .._core.labels import encode_classes
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
 from .._core.model.families import CategoricalSoftmax
-from .._core.model.objective import GLMObjective, PriorPrecision, SoftmaxObjective
+from .._core.model.objective import GLMObjective, PriorPrecision
+from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.validation import (
     check_class_weights,
     check_finite_magnitude,

@@ -1,0 +1,168 @@
+"""The softmax regression objective (K classes), for every solver.
+
+    f(Theta) = -sum_i s_i log softmax([0,] Theta x_i)_{t_i} + 1/2 (theta - m)^T P (theta - m),
+
+with one parameter block per free class (the first class's logits fixed at 0
+when unpenalised: the K - 1 contrasts; all K blocks under a prior). The row
+derivatives are :class:`~problin._core.model.families.SoftmaxState`'s (exact
+complements where a probability is near 1); the exact Hessian is the design's
+``softmax_gram``. Follows the solvers' contract
+(:mod:`~problin._core.model.contract`) with its unfused defaults, and, at the
+usual start, the shared curvature of :mod:`.start_curvature`.
+"""
+from typing import Any, cast
+
+import numpy as np
+
+from ..blocks import ELEMENTWISE_ROWS, map_rows
+from .contract import ObjectiveBase
+from .design import Design
+from .design_small import SMALL_ELEMENTS
+from .families import SoftmaxState
+from .objective import _range_basis, _scaled_weights
+from .prior import GaussianPrior, PriorPrecision
+from .start_curvature import SharedStartCurvature
+
+__all__ = ["SoftmaxObjective"]
+
+
+class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
+    """Negative log-posterior of softmax regression.
+
+    ``theta`` stacks one parameter block ``[intercept, coef...]`` per free
+    class (class-major); ``eta = [1, X] Theta^T`` is n x M.
+    """
+
+    exact_hessian = True
+
+    def __init__(self, design: Design, family: Any, t: np.ndarray,
+                 sample_weight: np.ndarray | None = None,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None) -> None:
+        self.design = design
+        self.family = family
+        self.t = np.asarray(t, dtype=np.intp)
+        self.sample_weight = sample_weight
+        self.n_blocks = family.n_free
+        self.n_params = self.n_blocks * design.n_params
+        self._init_prior(prior_precision, prior_mean)
+        self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
+        # Targets among the free classes and their flat positions in P (chunked passes).
+        self._targets: tuple[np.ndarray, np.ndarray] | None = None
+
+    def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
+        """The same objective on a subset of rows, weights scaled to the full total."""
+        return SoftmaxObjective(self.design.subsample(rows), self.family, self.t[rows],
+                                _scaled_weights(self, rows), self.P, self.m)
+
+    def _blocks(self, theta: np.ndarray) -> np.ndarray:
+        return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, self.design.n_params)
+
+    def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
+        return self.design.matmat(self._blocks(theta))
+
+    def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
+        """``f(theta)``; keeps the row derivatives for the next gradient (see GLMObjective)."""
+        return self.row_derivatives(eta)[0] + self.penalty(theta)
+
+    def row_derivatives(self, eta: np.ndarray) -> tuple[float, SoftmaxState]:
+        """Loss, gradient weights and probabilities at ``eta`` (cached for the
+        most recent ``eta`` array).
+
+        The state's n x M probability array is reused by the next call at
+        another ``eta`` (a fresh array costs a page fault per 4 KB: ~5 % of
+        a large softmax fit), so a state is valid until then.
+        """
+        cached = self._cached
+        if cached is not None and cached[0] is eta:
+            return cached[1]
+        self._cached = None
+        P = cached[1][1].P if cached is not None else None
+        if P is None or P.shape != eta.shape:
+            P = np.empty(eta.shape)
+        cached = None
+        t, sw = self.t, self.sample_weight
+        n, M = P.shape
+        if n * M <= SMALL_ELEMENTS:  # one chunk (1 MB at most): no threads
+            self._cached = (eta, self.family.derivatives(t, eta, sw, out=P))
+            return self._cached[1]
+        parts: list[tuple[int, SoftmaxState]] = []
+
+        def chunk(lo: int, hi: int) -> tuple[float]:  # writes P[lo:hi] in place
+            loss, state = self.family.derivatives(t[lo:hi], eta[lo:hi],
+                                                  None if sw is None else sw[lo:hi],
+                                                  out=P[lo:hi])
+            parts.append((lo, state))
+            return (loss,)
+
+        # Chunks of ~2 ELEMENTWISE_ROWS elements.
+        loss = map_rows(chunk, n, (), rows=max(1024, 2 * ELEMENTWISE_ROWS // M))
+        if len(parts) == 1:
+            out = (loss, parts[0][1])
+        else:
+            parts.sort(key=lambda part: part[0])
+            if self._targets is None:  # (formed once: t does not change)
+                free_t, _, flat = self.family.observed_classes(t)
+                self._targets = (free_t, flat)
+            free_t, flat = self._targets
+            out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw, flat))
+        self._cached = (eta, out)
+        return out
+
+    def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(f, gradient)`` at ``theta``: one ``X^T V`` pass."""
+        loss, state = self.row_derivatives(eta)
+        grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
+        f, grad, _ = self._add_prior(theta, loss, grad)
+        return f, grad
+
+    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""
+        _, state = self.row_derivatives(eta)
+        Hv = self.design.softmax_hessp(state.P, self.sample_weight, self._blocks(v)).ravel()
+        return Hv if self.P is None else Hv + self.P.matvec(v)
+
+    def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(f, gradient, Hessian)`` at ``theta`` (the exact block Hessian)."""
+        loss, state = self.row_derivatives(eta)
+        hess = self.design.softmax_gram(state, self.sample_weight, single)
+        grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
+        f, grad, full = self._add_prior(theta, loss, grad, hess)
+        return f, grad, cast(np.ndarray, full)
+
+    def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0
+                               ) -> tuple[float, float]:
+        """Derivatives along ``eta[:, block] += delta c`` (curvature ``p_k (1 - p_k)``)."""
+        _, state = self.row_derivatives(eta)
+        curv = state.P[:, block] * state.complements()[:, block]
+        if self.sample_weight is not None:
+            curv = curv * self.sample_weight
+        return float(c @ state.gradient_weights()[:, block]), float(curv @ np.square(c))
+
+    def recentre(self, theta: np.ndarray) -> np.ndarray:
+        """Exact minimiser along the directions the likelihood cannot see.
+
+        With all K blocks free, shifting every class's parameters by the same
+        vector changes no probability, only the prior; for a prior that is
+        the same on every block, centring the blocks is its minimum there.
+        Coordinate-wise methods crawl along these flat directions otherwise.
+        """
+        if self.family.contrast:
+            return theta
+        Theta = self._blocks(theta)
+        return (Theta - Theta.mean(axis=0)).ravel()
+
+    def data_range_basis(self) -> np.ndarray:
+        """The data's range basis in every class block (prior invariances excluded)."""
+        return np.kron(np.eye(self.n_blocks), _range_basis(self.design, self.sample_weight))
+
+    def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
+        """The change of ``eta`` (n x M) when a coefficient of ``block`` moves along ``c``."""
+        D = np.zeros((self.design.n_samples, self.n_blocks))
+        D[:, block] = c
+        return D
+
+    def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        """The Hessian (softmax's link is canonical: observed = expected information)."""
+        return self.value_grad_hess(theta, eta)[2]
