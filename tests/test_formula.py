@@ -258,7 +258,11 @@ def _rewrite(path, edit):
 
 @pytest.mark.parametrize("formula", [
     "GRADE ~ np.savetxt('owned.txt', GPA)", "GRADE ~ eval('GPA')", "GRADE ~ GPA.__class__",
-    "GRADE ~ getattr(np, 'savetxt')('owned.txt', GPA)", "GRADE ~ GPA[0]"])
+    "GRADE ~ getattr(np, 'savetxt')('owned.txt', GPA)", "GRADE ~ GPA[0]",
+    # A backtick inside a string literal is no column quote to formulaic: the check
+    # must read the expression as formulaic evaluates it.
+    "GRADE ~ I(GPA + 0 * ('`' and np.savetxt('owned.txt', GPA) and '`' or 0))",
+    "GRADE ~ I(GPA + 0 * ('`' and __import__('os').system('touch owned.txt') and '`' or 0))"])
 def test_a_formula_in_a_model_file_is_data_not_code(tmp_path, formula, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "m.problin"
@@ -279,3 +283,15 @@ def test_a_formula_in_a_model_file_is_data_not_code(tmp_path, formula, monkeypat
                            match=r"\.formula: (malformed or unsafe|cannot parse|factor)"):
             problin.load(path)
     assert not (tmp_path / "owned.txt").exists()
+
+
+def test_quoted_column_names_survive_a_model_file(tmp_path):
+    """Backtick-quoted names (not identifiers, or beginning with a digit) are columns:
+    the safety check reads them as such, and the loaded model predicts."""
+    data = SPECTOR.rename(columns={"GPA": "grade point", "TUCE": "1tuce"})
+    model = Formula("GRADE ~ np.log(`grade point`) + I(`1tuce` / 10)",
+                    LogisticRegression()).fit(data)
+    path = tmp_path / "m.problin"
+    problin.save(model, path)
+    np.testing.assert_array_equal(problin.load(path).predict_proba(data),
+                                  model.predict_proba(data))

@@ -16,7 +16,6 @@ formula transforms (``C``, ``I``, ``center``, ``scale``, ``poly``, ``bs`` ...), 
 or name beginning with an underscore, so a tampered file cannot run code.
 """
 import ast
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,9 +43,19 @@ def _allowed_attribute(node: ast.Attribute) -> bool:
     return node.value.id == "contr" and node.attr in _CONTRASTS
 
 
+def _as_evaluated(expr: str) -> str:
+    """``expr`` as formulaic evaluates it: each `quoted name` (a column name) replaced
+    by an identifier, by formulaic's own sanitiser, which skips backticks inside string
+    literals. (A pattern of ours could disagree with it on where a quoted name ends, and
+    then the code checked would not be the code run.) Sanitised names are prefixed, so
+    that a column such as `1a` does not read as a private name."""
+    from formulaic.utils.code import sanitize_variable_names
+    return sanitize_variable_names(expr, {}, {}, template="quoted_{}")
+
+
 def _check_expression(expr: str) -> None:
-    try:  # a `quoted name` is a column name
-        tree = ast.parse(re.sub(r"`[^`]*`", "quoted_column", expr), mode="eval")
+    try:
+        tree = ast.parse(_as_evaluated(expr), mode="eval")
     except SyntaxError:
         raise ValueError(f"factor {expr!r} is not an expression") from None
     for node in ast.walk(tree):
