@@ -12,6 +12,7 @@ import pytest
 
 from problin import (
     BayesianLinearRegression,
+    CollinearityWarning,
     ConvergenceWarning,
     LeastSquaresClassifier,
     LinearRegression,
@@ -159,6 +160,33 @@ def test_coefficients_transform_exactly_with_units_and_offsets(scale, shift):
     want = base.predict(X)  # (the moved column's values carry rounding of 1e6 sd's)
     np.testing.assert_allclose(model.predict(moved), want, rtol=1e-8,
                                atol=1e-8 * np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e8])
+def test_a_far_column_does_not_cost_other_columns_their_rank(shift):
+    """Two columns 1e-7 apart (condition ~1e7, full rank) stay resolved when a third,
+    unrelated column is moved far from zero: its rounding grows along its own direction
+    only. The coefficients are those of exact arithmetic on the stored data, not the
+    minimum-norm answer of a rank-2 fit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[:, 2] = X[:, 1] + 1e-7 * rng.normal(size=50)
+    t = 1.0 + X @ [1.0, 2.0, 3.0] + 0.1 * rng.normal(size=50)
+    X[:, 0] += shift
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)  # (condition 2e7: warned, rightly)
+        warnings.simplefilter("error", CollinearityWarning)
+        model = LinearRegression().fit(X, t)
+    exact = exact_least_squares(X, t)[:, 0]
+    assert model.rank_ == 3
+    assert digits(model.coef_, exact[1:]) > 7.5
+    assert abs(model.coef_[1]) > 1e4  # (the minimum-norm answer is ~2.5)
+    # The Bayesian posterior mean likewise: with alpha, beta fixed it is ridge with
+    # penalty alpha / beta (flat intercept); the near-null direction is shrunk, not lost.
+    bayes = BayesianLinearRegression(alpha=1e-6, beta=100.0).fit(X, t)
+    exact = exact_least_squares(X, t, alpha=Fraction(1e-6) / 100)[:, 0]
+    assert digits(bayes.coef_, exact[1:]) > 7.5
+    assert abs(bayes.coef_[1] - bayes.coef_[2]) > 1.0  # (zeroed, it would be ~2.5 each)
 
 
 def test_bayesian_partial_fit_in_chunks_equals_fit():

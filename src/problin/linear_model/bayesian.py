@@ -148,7 +148,7 @@ class BayesianLinearRegression(LinearRegressorBase):
         F = self._factors(stats)
         d = F.xx.shape[0]
         options: dict[str, Any] = {"alpha": self.alpha, "beta": self.beta, "tol": self.tol,
-                   "max_iter": self.max_iter, "spread": F.spread}
+                   "max_iter": self.max_iter, "spreads": F.spreads}
         data = (F.xx, F.xt, float(np.sum(F.tt ** 2)), stats.weight)
         if self.prior_mean is None and self.prior_precision is None:
             post = linear_gaussian_posterior(*data, **options)

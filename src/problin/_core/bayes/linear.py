@@ -85,12 +85,14 @@ class GaussianPosterior:
 
 
 def _spectrum(R: np.ndarray, r: np.ndarray,
-              spread: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              spreads: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(s, V, z)``: singular values and right vectors of ``R`` (D x D) and ``z = U^T r``.
 
     Zero columns (constant features) are left out of the SVD and get ``s = 0``
     and exactly their unit vector; singular values below the rounding of the
-    data (``spread``: its size relative to the columns) are zero.
+    data along their direction ``v`` are zero (``spreads``: each column's data
+    relative to its centred size; the rounding along ``v`` is ``|spreads * v|``, so
+    that a column far from zero is rounded more in its own direction only).
     """
     d = R.shape[0]
     live = np.flatnonzero(np.any(R != 0.0, axis=0))
@@ -100,7 +102,9 @@ def _spectrum(R: np.ndarray, r: np.ndarray,
     if not live.size:
         return s, V, np.array(r, dtype=np.float64)
     U, sl, Vt = _graded_svd(R[:, live])
-    sl[sl <= 10.0 * np.sqrt(d) * _EPS * spread * sl[0]] = 0.0
+    rounding = np.ones(live.size) if spreads is None else \
+        np.sqrt(np.sum((Vt * spreads[live]) ** 2, axis=1))
+    sl[sl <= 10.0 * np.sqrt(d) * _EPS * sl[0] * rounding] = 0.0
     s[:live.size] = sl
     V[np.ix_(live, np.arange(live.size))] = Vt.T
     return s, V, U.T @ r  # components of z beyond the live ones meet s = 0
@@ -143,7 +147,7 @@ def _posterior_in_eigenbasis(s: np.ndarray, z: np.ndarray, residual: float, alph
 def linear_gaussian_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: float, *,
                               alpha: float | None = None, beta: float | None = None,
                               tol: float = 1e-10, max_iter: int = 1000,
-                              spread: float = 1.0) -> GaussianPosterior:
+                              spreads: np.ndarray | None = None) -> GaussianPosterior:
     """Posterior for data with factors ``Phi^T Phi = R^T R``, ``Phi^T T = R^T r``.
 
     ``residual`` is ``|T|^2 - |r|^2``, what no weights can fit (``|r_tt|^2``),
@@ -153,7 +157,7 @@ def linear_gaussian_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: 
     with ``var(t)`` taken as ``|T|^2 / (n K)``). Iteration stops when neither
     changes by more than ``tol`` relative (and then polishes, see above).
     """
-    s, V, z = _spectrum(R, r, spread)
+    s, V, z = _spectrum(R, r, spreads)
     lam = s * s
     d, k = z.shape
     Stt = float(np.sum(r * r)) + residual
@@ -201,7 +205,7 @@ def general_prior_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: fl
                             prior_mean: np.ndarray, prior_chol: np.ndarray, *,
                             alpha: float | None = None, beta: float | None = None,
                             tol: float = 1e-10, max_iter: int = 1000,
-                            spread: float = 1.0) -> GaussianPosterior:
+                            spreads: np.ndarray | None = None) -> GaussianPosterior:
     """Posterior under the prior ``w_k ~ N(m_0k, (alpha L L^T)^-1)``.
 
     ``prior_mean`` is ``D x K`` (one column per output), ``prior_chol`` the lower
@@ -213,8 +217,11 @@ def general_prior_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: fl
     # the data with targets t - Phi m_0, in the coordinates v = L^T (w - m_0):
     # factor R L^-T (its transpose is L^-1 R^T), right-hand side r - R m_0
     Rw = _whiten_rows(R.T, prior_chol).T
+    if spreads is not None and np.ndim(prior_chol) == 2:
+        # A full L mixes the columns: their rounding, at most the largest, in every one.
+        spreads = np.full(spreads.size, float(np.max(spreads, initial=1.0)))
     post = linear_gaussian_posterior(Rw, r - R @ M0, residual, n, alpha=alpha, beta=beta,
-                                     tol=tol, max_iter=max_iter, spread=spread)
+                                     tol=tol, max_iter=max_iter, spreads=spreads)
     post.mean = M0 + _unwhiten(post.mean, prior_chol)  # w = m_0 + L^-T v
     post.eigvecs = _unwhiten(post.eigvecs, prior_chol)
     return post

@@ -105,7 +105,7 @@ class Moments:
             R[np.ix_(keep, keep)] = kept
         # rounding of the data relative to the columns solved for (centred: |x| / |x - mean|)
         spread = np.where(live, raw / np.where(live, norms, 1.0), 1.0)
-        return Factors(R[:d, :d], R[:d, d:], R[d:, d:], live, float(np.max(spread, initial=1.0)))
+        return Factors(R[:d, :d], R[:d, d:], R[d:, d:], live, spread)
 
     @property
     def x_mean(self) -> np.ndarray:
@@ -123,15 +123,20 @@ class Factors:
     ``[Phi, T] = Q [[xx, xt], [0, tt]]``: ``Phi^T Phi = xx^T xx``, ``Phi^T T =
     xx^T xt`` and the residual of ``W`` is ``|xt - xx W|^2 + |tt|^2``. ``live``
     marks the features that vary (the others have zero rows and columns);
-    ``spread`` is the largest ratio of a feature's raw to its solved (centred)
-    norm, by which the rounding of the data grows relative to the columns.
+    ``spreads`` holds each feature's ratio of raw to solved (centred) norm, by
+    which the rounding of its data grows relative to its column (1 where dead).
     """
 
     xx: np.ndarray
     xt: np.ndarray
     tt: np.ndarray
     live: np.ndarray
-    spread: float
+    spreads: np.ndarray
+
+    @property
+    def spread(self) -> float:
+        """The largest of ``spreads`` (at least 1)."""
+        return float(np.max(self.spreads, initial=1.0))
 
     def residual_sum_of_squares(self, W: np.ndarray) -> float:
         """``sum_k |t_k - Phi w_k|^2``, without cancellation."""

@@ -28,9 +28,9 @@ from .tsqr import stack_qr, triangular_rcond
 __all__ = ["LeastSquaresSolution", "solve_factors", "solve_normal_equations"]
 
 _EPS = np.finfo(np.float64).eps
-# Singular values below this many times eps sqrt(D) (times the data's own rounding
-# relative to the centred columns, Factors.spread) of the largest are rank deficiency:
-# no rounding of the data resolves them.
+# A singular value below this many times eps sqrt(D) of the largest, times the data's
+# own rounding along its direction (relative to the centred columns: Factors.spreads),
+# is rank deficiency: no rounding of the data resolves it.
 _RANK_SLACK = 10.0
 
 
@@ -70,43 +70,54 @@ def solve_factors(F: Factors, alpha: float = 0.0) -> LeastSquaresSolution:
         return _triangular_or_svd(Ra[:d, :d], Ra[:d, d:], np.zeros((0, k)), np.arange(d), d,
                                   full_rank=True)
     live = np.flatnonzero(F.live)
-    tol = _RANK_SLACK * np.sqrt(max(d, 1)) * _EPS * F.spread
-    return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d, tol=tol)
+    tol = _RANK_SLACK * np.sqrt(max(d, 1)) * _EPS
+    return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d, tol=tol,
+                              spreads=F.spreads[live])
 
 
 def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.ndarray, d: int, *,
-                       tol: float = 0.0, full_rank: bool = False) -> LeastSquaresSolution:
+                       tol: float = 0.0, spreads: np.ndarray | None = None,
+                       full_rank: bool = False) -> LeastSquaresSolution:
     """Solve ``R W = rhs`` (rows ``live`` of the D x K result; the others are zero) in the
     basis of unit columns: by back substitution when ``R`` is well conditioned (or
-    ``full_rank``), else by the truncated SVD (singular values below ``tol`` times the
-    largest dropped): the minimum-norm least-squares solution."""
+    ``full_rank``), else by the truncated SVD: the minimum-norm least-squares solution.
+
+    A singular direction ``v`` is dropped where its value is below ``tol`` times the
+    largest times the rounding of the data along it, ``|spreads * v|`` (column ``j``'s
+    rounding is ``eps spreads_j`` of its norm): a column far from its mean is rounded
+    more, but only in its own direction, not in those of the other columns."""
     k = rhs.shape[1]
     W = np.zeros((d, k))
     if live.size == 0:
         return LeastSquaresSolution(W, 0, 1.0, 16.0)
+    spreads = np.ones(live.size) if spreads is None else spreads
     norms = np.sqrt(np.sum(R * R, axis=0))
     Rs = R / norms
     rcond = triangular_rcond(Rs)
-    if full_rank or rcond > 1e3 * tol * live.size:  # kappa_1 far below the rank threshold
+    if full_rank or rcond > 1e3 * tol * float(spreads.max()) * live.size:
+        # kappa_1 far below the rank threshold of every direction
         Ws = linalg.solve_triangular(Rs, rhs, check_finite=False)
         rank, condition = live.size, 1.0 / max(rcond, _EPS * _EPS)
         residual = np.zeros((0, k))
     else:
         U, s, Vt = _svd(Rs)
-        rank = int(np.sum(s > tol * s[0])) if s[0] > 0 else 0
-        condition = float(s[0] / s[rank - 1]) if rank else 1.0
-        Y = (U[:, :rank].T @ rhs) / s[:rank, None]  # V_r^T w_s = Y fits all it can
+        rounding = np.sqrt(np.sum((Vt * spreads) ** 2, axis=1))  # |spreads * v| per direction
+        kept = s > tol * s[0] * rounding if s[0] > 0 else np.zeros(s.size, dtype=bool)
+        rank = int(np.sum(kept))
+        s_kept = s[kept]
+        condition = float(s_kept[0] / s_kept[-1]) if rank else 1.0
+        Y = (U[:, kept].T @ rhs) / s_kept[:, None]  # V_r^T w_s = Y fits all it can
         if rank < live.size:
             # The rank is decided scale-free, but "minimum norm" is in the units of
             # the features: the w = D^-1 w_s of least |w| with V_r^T D w = Y is
             # w = M^T (M M^T)^-1 Y for M = V_r^T D; with M^T = Q T (thin QR),
             # w = Q T^-T Y. One SVD of R, then O(D r^2).
-            Q, T = linalg.qr(Vt[:rank].T * norms[:, None], mode="economic", check_finite=False)
+            Q, T = linalg.qr(Vt[kept].T * norms[:, None], mode="economic", check_finite=False)
             Ws = norms[:, None] * (Q @ linalg.solve_triangular(T, Y, trans="T",
                                                                 check_finite=False))
         else:
             Ws = Vt.T @ Y
-        residual = U[:, rank:].T @ rhs  # the part of the targets no kept direction fits
+        residual = U[:, ~kept].T @ rhs  # the part of the targets no kept direction fits
     W[live] = Ws / norms[:, None]
     fit = np.sqrt(np.sum((Rs @ Ws) ** 2, axis=0))
     miss = np.sqrt(np.sum(tt * tt, axis=0) + np.sum(residual * residual, axis=0))
