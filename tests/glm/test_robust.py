@@ -95,7 +95,7 @@ def test_softmax_hc0_and_cluster_match_mnlogit(name):
     assert_allclose(ours.summary()["std_err"], np.asarray(ref.bse).T.ravel(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("cov_type", ["HC0", "HC1", "cluster"])
+@pytest.mark.parametrize("cov_type", ["HC0", "HC1", "HC2", "HC3", "cluster"])
 @pytest.mark.parametrize("model", [LogisticRegression, ProbitRegression])
 def test_frequency_weights_are_duplicated_rows(model, cov_type):
     X, y = BINARY["spector"]()
@@ -123,6 +123,8 @@ def test_bad_groups_fail_clearly():
         LogisticRegression(cov_type="cluster").fit(X, y)
     with pytest.raises(ValueError, match="one label per row"):
         LogisticRegression(cov_type="cluster").fit(X, y, groups=np.arange(5))
+    with pytest.raises(ValueError, match="at least two clusters.*holds 1"):
+        LogisticRegression(cov_type="cluster").fit(X, y, groups=np.zeros(len(y)))
     with pytest.raises(ValueError, match="only used with cov_type='cluster'"):
         LogisticRegression(cov_type="HC0").fit(X, y, groups=np.arange(len(y)))
     with pytest.raises(ValueError, match="cov_type"):

@@ -94,3 +94,16 @@ def test_constant_columns_and_constant_target():
     assert np.isfinite(flat.alpha_) and np.isfinite(flat.beta_)
     perfect = LinearRegression().fit(X[:, 1:], X[:, 1:] @ [1.0, 2.0])
     assert np.isfinite(perfect.noise_precision_)
+
+
+def test_robust_covariances_without_degrees_of_freedom_fail_clearly():
+    """HC1 and cluster divide by n - k, and a cluster covariance needs two clusters:
+    a clear error, not infinite or NaN standard errors (with numpy's warnings)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 2)), rng.normal(size=20)
+    with pytest.raises(ValueError, match="HC1.*more observations than estimated"):
+        LinearRegression(cov_type="HC1").fit(X[:3], y[:3])
+    with pytest.raises(ValueError, match="at least two clusters"):
+        LinearRegression(cov_type="cluster").fit(X, y, groups=np.ones(20))
+    fitted = LinearRegression(cov_type="HC1").fit(X[:4], y[:4])  # one degree of freedom
+    assert np.all(np.isfinite(fitted.summary()["std_err"]))

@@ -79,7 +79,10 @@ def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_
         scale = np.where(sw > 0, 1.0 / np.sqrt(np.where(sw > 0, sw, 1.0)), 0.0)
     rows = max(64, (1 << 17) // max(1, B.shape[0]))  # score blocks of ~1 MB
     if cov_type in ("HC2", "HC3"):
-        scale = scale * leverage_scale(cov_type, _leverage(design, h, B, rows))
+        # The leverage of one copy of a row (h carries the weight: a weight-w row is
+        # w copies, each with c_i x~^T H^-1 x~), as the fit on the repeated rows has.
+        c = h if sw is None else np.where(sw > 0, h / np.where(sw > 0, sw, 1.0), 0.0)
+        scale = scale * leverage_scale(cov_type, _leverage(design, c, B, rows))
 
     def score_rows(lo: int, hi: int) -> NDArray[np.float64]:
         R = design.dense_rows(np.arange(lo, hi))  # [1, Z]: the solver's coordinates

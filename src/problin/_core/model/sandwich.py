@@ -106,6 +106,9 @@ def group_codes(groups: object, n_rows: int) -> tuple[np.ndarray, int]:
     if labels.dtype.kind == "O" and any(v is None for v in labels):
         raise ValueError("groups contains None; give every row a cluster label")
     uniques, codes = np.unique(labels, return_inverse=True)
+    if uniques.size < 2:
+        raise ValueError("cov_type='cluster' needs at least two clusters (the spread of the "
+                         f"cluster sums): groups holds {uniques.size}")
     return codes.astype(np.intp).reshape(-1), int(uniques.size)
 
 
@@ -186,13 +189,14 @@ def small_sample_factor(cov_type: str, n: float, k: int, n_groups: int | None = 
     """
     if cov_type in ("HC0", "HC2", "HC3"):
         return 1.0
+    if n <= k:  # (n - k) degrees of freedom: none left
+        raise ValueError(f"cov_type={cov_type!r} needs more observations than estimated "
+                         f"parameters (its factor divides by n - k): n = {n:g}, k = {k}")
     if cov_type == "HC1":
-        return float(n) / float(n - k) if n > k else float("inf")
+        return float(n) / float(n - k)
     if cov_type == "cluster":
-        if n_groups is None:
-            raise ValueError("the cluster covariance needs the number of clusters")
-        if n_groups < 2 or n <= k:
-            return float("inf")
+        if n_groups is None or n_groups < 2:
+            raise ValueError("the cluster covariance needs at least two clusters")
         return n_groups / (n_groups - 1.0) * (float(n) - 1.0) / (float(n) - k)
     raise ValueError(f"cov_type must be one of {COV_TYPES[1:]}, got {cov_type!r}")
 
