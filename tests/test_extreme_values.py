@@ -283,6 +283,29 @@ def test_bayesian_logistic_sampled_far_rows_are_finite(method):
 
 
 @pytest.mark.parametrize("y", [Y2, Y3], ids=["2 classes", "3 classes"])
+def test_bayesian_map_log_proba_of_the_likely_class_keeps_its_digits(y):
+    """At rows where one class has p = 1 - 1e-40 or so, its log p (about -1e-40) to
+    1e-9 relative, not rounded to 0 (the mean of the draws' probabilities is 1 in
+    floating point; the others' mean is not)."""
+    model = BayesianLogisticRegression(inference="laplace").fit(X, y)
+    signs = np.random.default_rng(1).choice([-1.0, 1.0], size=(4, X.shape[1]))
+    rows = 60.0 * X.std(axis=0) * signs
+    log_p = model.predict_log_proba(rows, method="map")
+    K, p = model._n_blocks, model.posterior_mean_.size // model._n_blocks
+    m = model.posterior_mean_.reshape(K, p)
+    certain = 0
+    for i, x in enumerate(rows):
+        eta = [mp.mpf(m[k, 0]) + mp.fsum(mp.mpf(m[k, j + 1]) * mp.mpf(x[j])
+                                          for j in range(len(x))) for k in range(K)]
+        eta = [mp.mpf(0), eta[0]] if K == 1 else eta
+        ref = [v - _logsumexp(eta) for v in eta]
+        certain += max(float(v) for v in ref) > -1e-20  # one class near certain
+        for k, r in enumerate(ref):
+            assert abs(log_p[i, k] - float(r)) <= 1e-9 * abs(float(r)), (i, k, log_p[i, k], r)
+    assert certain >= 2  # the rows exercise the case
+
+
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["2 classes", "3 classes"])
 def test_logistic_regression_far_rows_match_high_precision(y):
     _assert_matches(LogisticRegression().fit(X, y), _logistic_reference)
 

@@ -342,3 +342,19 @@ def test_float32_matches_float64(a):
         if abs(v64) < float(np.finfo(np.float32).tiny):
             atol = float(np.finfo(np.float32).tiny)
         assert abs(v32 - v64) <= 1e-5 * abs(v64) + atol, name
+
+
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(np.float64, (3, 4), elements=st.floats(-300, 300)))
+def test_log_softmax_keeps_relative_accuracy_near_zero(a):
+    # The most probable class's log p = -log1p(sum of the others' exp(a_j - m)): every
+    # entry, that one included (which a - logsumexp(a) rounds to 0 below 1e-16), to a
+    # few ulps of its own size against 400-digit arithmetic on the same inputs.
+    lsm = nm.log_softmax(a, axis=1)
+    with mpmath.workdps(400):
+        for i in range(a.shape[0]):
+            lse = mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(float(v))) for v in a[i]))
+            for k in range(a.shape[1]):
+                exact = mpmath.mpf(float(a[i, k])) - lse
+                tol = 1e-13 * abs(exact) + 1e-300
+                assert abs(lsm[i, k] - exact) <= tol, (a[i], k, lsm[i, k], float(exact))

@@ -56,8 +56,22 @@ def softmax(a: ArrayLike, axis: int = -1) -> np.ndarray:
 
 
 def log_softmax(a: ArrayLike, axis: int = -1) -> np.ndarray:
-    """``a_k - logsumexp(a)`` along ``axis``: log-probabilities, never ``log(softmax)``."""
-    return special.log_softmax(_floating(a), axis=axis)
+    """``a_k - logsumexp(a)`` along ``axis``: log-probabilities, never ``log(softmax)``.
+
+    As ``(a_k - m) - log1p(s)``, ``m`` the largest entry and ``s`` the sum of the
+    others' ``exp(a_j - m)``: the most probable class's ``log p = -log1p(s)`` keeps
+    its relative accuracy however small ``s`` (``m - logsumexp(a)`` rounds it to 0
+    below 1e-16). Where the largest entry is not finite, scipy's answer."""
+    a = _floating(a)
+    m = np.max(a, axis=axis, keepdims=True)
+    finite = np.isfinite(m)
+    shifted = a - np.where(finite, m, 0.0)
+    e = np.exp(shifted)
+    np.put_along_axis(e, np.argmax(a, axis=axis, keepdims=True), 0.0, axis=axis)
+    out = shifted - np.log1p(np.sum(e, axis=axis, keepdims=True))
+    if not finite.all():
+        out = np.where(finite, out, special.log_softmax(a, axis=axis))
+    return out
 
 
 def probit_cdf(a: ArrayLike) -> np.ndarray:

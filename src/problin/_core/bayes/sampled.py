@@ -38,6 +38,20 @@ def _draw_proba_sums(A: np.ndarray) -> np.ndarray:
     return special.softmax(A, axis=2).sum(axis=1)
 
 
+def _log_mean(total: np.ndarray, S: int) -> np.ndarray:
+    """``log(total / S)``; for the most probable class, where above 1/2, ``log1p(-q)``
+    with ``q`` the other classes' mean (each sum has full relative precision): its
+    ``log p`` near 0 keeps its digits, which ``log`` of a mean rounded to 1 loses."""
+    out = np.log(total) - np.log(S)
+    rows, k = np.arange(total.shape[0]), np.argmax(total, axis=1)
+    others = total.copy()
+    others[rows, k] = 0.0
+    q = others.sum(axis=1) / S
+    near = q < 0.5
+    out[rows[near], k[near]] = np.log1p(-q[near])
+    return out
+
+
 def sampled_log_proba(X: Matrix, intercept: bool, draws: np.ndarray, n_blocks: int = 1,
                       batch: int = 256, block: Any = None) -> np.ndarray:
     """Monte Carlo predictive ``ln (1/S sum_s p(C | x, w_s))`` over posterior draws.
@@ -62,7 +76,7 @@ def sampled_log_proba(X: Matrix, intercept: bool, draws: np.ndarray, n_blocks: i
                 total += _draw_proba_sums(_activations(Phi, draws[b:b + batch], n_blocks))
             tiny = np.any(total < 1e-250, axis=1)
             total[tiny] = 1.0
-            out[start:stop] = np.log(total) - np.log(S)
+            out[start:stop] = _log_mean(total, S)
             if np.any(tiny):
                 logs = np.full((int(tiny.sum()), K), -np.inf)
                 for b in range(0, S, batch):
