@@ -102,14 +102,6 @@ def test_real_short_chains_warn_and_long_ones_do_not():
     assert np.max(model.rhat_) <= 1.01 and np.min(model.ess_) > 1000
 
 
-def test_single_draw_has_no_diagnostics():
-    X, y = synthetic_logit(n=100, d=2, seed=9)
-    model = BayesianLogisticRegression(inference="mcmc", n_samples=1, n_chains=1,
-                                       random_state=0).fit(X, y)
-    assert model.samples_.shape == (1, 1, 3) and np.all(np.isnan(model.rhat_))
-    assert np.all(np.isfinite(model.predict_proba(X, method="sample")))
-
-
 def test_progress_bar_only_when_asked_and_slow(monkeypatch, capsys):
     X, y = synthetic_logit(n=200, d=2, seed=8)
     monkeypatch.setattr(_fit, "_PROGRESS_AFTER_S", 0.0)
@@ -174,3 +166,20 @@ def test_log_posterior_gradient_matches_finite_differences():
         e[j] = h
         numeric = (target(W + e) - target(W - e)) / (2 * h)
         assert_allclose(grads[:, j], numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_too_few_draws_per_chain_fail_clearly():
+    """One draw has no spread, and R-hat splits each chain in two: below 4 draws per
+    chain the summary would report sd 0 and z = inf. A clear error before any fitting;
+    4 draws give finite spreads and an R-hat."""
+    X, y = synthetic_logit(n=60, d=2, seed=3)
+    with pytest.raises(ValueError, match="n_samples >= 4 draws per chain.*got 3"):
+        BayesianLogisticRegression(inference="mcmc", n_samples=3, progress=False).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # (4 draws: R-hat may exceed 1.01)
+        model = BayesianLogisticRegression(inference="mcmc", n_samples=4, progress=False,
+                                           random_state=0).fit(X, y)
+    assert np.all(np.isfinite(model.rhat_)) and np.all(np.diag(model.posterior_cov_) > 0)
+    # Gaussian posteriors use n_samples only for method="sample": 1 draw is allowed there.
+    laplace = BayesianLogisticRegression(n_samples=1, random_state=0).fit(X, y)
+    assert laplace.predict_proba(X[:3], method="sample").shape == (3, 2)

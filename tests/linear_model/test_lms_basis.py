@@ -1,4 +1,6 @@
 """LMSRegressor converges to least squares; the basis transformers compute phi (Bishop §3.1)."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
@@ -151,3 +153,21 @@ def test_bad_basis_parameters():
         PolynomialBasis(degree=-1).fit(X)
     g = GaussianBasis(n_centers=3).fit(X)  # constant features: width 1, finite output
     assert np.all(np.isfinite(g.transform(X)))
+
+
+def test_lms_divergence_is_named():
+    """Too large a step: weights that overflow raise a clear error (never a NaN model,
+    nor numpy's overflow warnings), and weights growing without overflow yet are
+    warned about as a step too large, not as too few epochs."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="LMS diverged in epoch .*eta0=100 is too large"):
+            LMSRegressor(eta0=100, learning_rate="constant", random_state=0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="step is too large, reduce eta0"):
+        LMSRegressor(eta0=1.9, learning_rate="constant", random_state=0, max_iter=300).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="increase max_iter"):
+        LMSRegressor(eta0=0.3, learning_rate="constant", random_state=0, max_iter=5,
+                     tol=1e-12).fit(X, y)

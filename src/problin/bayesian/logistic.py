@@ -256,6 +256,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             if self.inference != "variational":
                 raise ValueError("alpha_prior (a Gamma hyperprior on alpha) needs "
                                  f"inference='variational', not {self.inference!r}")
+        if self.inference == "mcmc" and self.n_samples < 4:  # (no spread, R-hat or ESS)
+            raise ValueError(f"inference='mcmc' needs n_samples >= 4 draws per chain (R-hat "
+                             f"compares the halves of each chain), got {self.n_samples}")
 
     def _check_converged(self, post: _fit.Posterior, what: str) -> None:
         if not post.converged:

@@ -130,11 +130,16 @@ class LMSRegressor(LinearRegressorBase):
         self._start(X, T)
         for epoch in range(1, self.max_iter + 1):
             change = self._epoch(X, T)
+            if epoch == 1:
+                first = change
             if change <= self.tol * max(1.0, float(np.max(np.abs(self._W)))):
                 break
         else:
+            # Moving more at the end than at the start: diverging, not slow.
+            advice = ("the weights move more each epoch: the step is too large, reduce eta0"
+                      if change > first else "increase max_iter")
             warnings.warn(f"LMS did not settle in {self.max_iter} epochs (tol={self.tol:g}); "
-                          "increase max_iter", ConvergenceWarning, stacklevel=2)
+                          f"{advice}", ConvergenceWarning, stacklevel=2)
         self.n_iter_ = epoch
         return self
 
@@ -229,14 +234,21 @@ class LMSRegressor(LinearRegressorBase):
         step = functools.partial(_rows_step, eta=eta, off=off)
         scaling = self._scaling()
         before = self._W  # standardised weights [b_z, v]
-        if is_dask(X):
-            prepare = functools.partial(_dask_rows, scaling=scaling)
-            W = sequential_epoch(step, before, prepare, X, T, order=order)
-        else:
-            W = before
-            for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
-                idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
-                W = step(W, lo, scaling.transform(X[idx]), T[idx])
+        with np.errstate(over="ignore", invalid="ignore"):  # (divergence: checked below)
+            if is_dask(X):
+                prepare = functools.partial(_dask_rows, scaling=scaling)
+                W = sequential_epoch(step, before, prepare, X, T, order=order)
+            else:
+                W = before
+                for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
+                    idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
+                    W = step(W, lo, scaling.transform(X[idx]), T[idx])
+        if not np.all(np.isfinite(W)):
+            # A row's update scales its error by 1 - eta |phi|^2: rows where that
+            # exceeds 1 in size make the weights grow without bound.
+            raise ValueError(f"LMS diverged in epoch {self.t_}: the weights overflowed. The "
+                             f"step eta0={self.eta0:g} is too large for these data; use a "
+                             "smaller eta0 (or learning_rate='invscaling').")
         self._W = W
         coef = scaling.coef(W[:, off:])  # back to raw units
         b = scaling.intercept(W[:, 0], coef) if off else np.zeros(W.shape[0])
