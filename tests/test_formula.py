@@ -295,3 +295,27 @@ def test_quoted_column_names_survive_a_model_file(tmp_path):
     problin.save(model, path)
     np.testing.assert_array_equal(problin.load(path).predict_proba(data),
                                   model.predict_proba(data))
+
+
+@pytest.mark.parametrize("formula, read", [
+    ("GRADE ~ GPA + center(TUCE)", ["GPA", "TUCE"]),
+    ("GRADE ~ scale(GPA) + poly(TUCE, 2) + PSI", ["GPA", "TUCE", "PSI"]),
+    ("GRADE ~ bs(GPA, df=3)", ["GPA"]),
+    ("GRADE ~ GPA + C(PSI)", ["GPA", "PSI"]),  # no stateful transform: as before
+])
+def test_feature_names_in_include_the_columns_of_stateful_transforms(formula, read):
+    """formulaic's parsed required_variables leave out the columns inside stateful
+    transforms; the model must still record (and ask new data for) every column it reads."""
+    model = Formula(formula, LogisticRegression()).fit(SPECTOR)
+    assert list(model.feature_names_in_) == read and model.n_features_in_ == len(read)
+    with pytest.raises(ValueError, match=rf"names columns the data do not have: '{read[0]}'"):
+        model.predict(SPECTOR.drop(columns=read[0]))
+
+
+@pytest.mark.parametrize("formula", ["GRADE ~ 1", "GRADE ~ 0", "GRADE ~", "GRADE ~ 1 - 1"])
+@pytest.mark.parametrize("estimator", [LogisticRegression(), LinearDiscriminantAnalysis()],
+                         ids=["logistic", "lda"])
+def test_a_formula_without_feature_columns_is_a_clear_error(formula, estimator):
+    with pytest.raises(ValueError, match=r"^formula '.*' gives no feature columns .*"
+                                         r"intercept-only or empty right-hand side"):
+        Formula(formula, estimator).fit(SPECTOR)

@@ -192,6 +192,11 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
         except (fm.FormulaicError, ValueError) as exc:
             raise ValueError(f"formula {self.formula!r}: {exc}") from None
         columns = [str(c) for c in matrix.columns]
+        if all(c == INTERCEPT for c in columns):  # else numpy's "at least one array" error
+            raise ValueError(f"formula {self.formula!r} gives no feature columns (its design is "
+                             f"{columns}): an intercept-only or empty right-hand side "
+                             "('y ~ 1', 'y ~ 0') leaves nothing to fit; name at least one "
+                             "column, e.g. 'y ~ x'")
         est = clone(self.estimator)
         has_intercept = INTERCEPT in columns
         if "fit_intercept" in est.get_params(deep=False):
@@ -208,8 +213,12 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
         self.model_spec_ = matrix.model_spec
         self.design_columns_ = columns
         self.response_ = str(lhs) if lhs is not None else None
+        # The parsed formula's required_variables miss the columns inside stateful
+        # transforms (formulaic 1.2.2 gives none for center(b), poly(a, 2)); the fitted
+        # spec's are the columns the design was read from.
+        read = set(rhs.required_variables) | set(matrix.model_spec.required_variables)
         self.feature_names_in_ = np.asarray(
-            [str(c) for c in frame.columns if c in set(rhs.required_variables)], dtype=object)
+            [str(c) for c in frame.columns if c in read], dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
         return self
 

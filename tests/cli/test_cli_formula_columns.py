@@ -1,0 +1,76 @@
+"""``problin fit -f``: a formula reads the columns inside stateful transforms
+(``center(b)``, ``scale(b)``, ``bs(b, df=3)``) from the file as the Python API reads them from
+a DataFrame, and a formula without feature columns is a one-line data error."""
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import problin
+from problin import Formula, LogisticRegression
+from problin.cli.main import cli
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture
+def ab(tmp_path, monkeypatch):
+    """ab.csv: a, b, an unused column c and a label y; returns the frame as read back."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    n = 60
+    frame = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    frame["y"] = (frame.a - 0.8 * frame.b + rng.normal(size=n) > 0).astype(int)
+    frame.to_csv("ab.csv", index=False)
+    return pd.read_csv("ab.csv")
+
+
+@pytest.mark.parametrize("formula", ["y ~ a + center(b)", "y ~ a + scale(b)",
+                                     "y ~ bs(b, df=3) + a"])
+def test_fit_reads_columns_inside_stateful_transforms(ab, formula):
+    fitted = invoke("fit", "ab.csv", "-m", "logistic", "-f", formula, "-o", "m.problin")
+    assert fitted.exit_code == 0, fitted.output
+    api = Formula(formula, LogisticRegression()).fit(ab)
+    loaded = problin.load("m.problin")
+    assert list(loaded.feature_names_in_) == ["a", "b"]
+    np.testing.assert_allclose(loaded.summary().to_numpy(dtype=float),
+                               api.summary().to_numpy(dtype=float), rtol=1e-10)
+    meta = json.loads(zipfile.ZipFile("m.problin").read("metadata.json"))
+    assert meta["encoding"]["variables"] == ["a", "b"]  # what predict reads: not c, not y
+    predicted = invoke("predict", "m.problin", "ab.csv", "--proba")
+    assert predicted.exit_code == 0, predicted.output
+    out = pd.read_csv(pd.io.common.StringIO(predicted.stdout))
+    np.testing.assert_allclose(out["p_1"], api.predict_proba(ab)[:, 1], rtol=1e-10)
+
+
+def test_drop_missing_counts_the_columns_inside_stateful_transforms(ab):
+    ab.loc[[3, 7], "b"] = np.nan
+    ab.loc[5, "c"] = np.nan  # a column the formula does not read: its row stays
+    ab.to_csv("gaps.csv", index=False)
+    formula = "y ~ a + center(b)"
+    refused = invoke("fit", "gaps.csv", "-m", "logistic", "-f", formula, "-o", "m.problin")
+    assert refused.exit_code == 1, refused.output
+    assert "missing or infinite values in 1 column: b (2 rows)" in refused.stderr
+    fitted = invoke("fit", "gaps.csv", "-m", "logistic", "-f", formula, "--drop-missing",
+                    "-o", "m.problin")
+    assert fitted.exit_code == 0, fitted.output
+    assert "2 rows with missing values dropped" in fitted.output
+    api = Formula(formula, LogisticRegression()).fit(ab.drop(index=[3, 7]))
+    np.testing.assert_allclose(problin.load("m.problin").summary().to_numpy(dtype=float),
+                               api.summary().to_numpy(dtype=float), rtol=1e-10)
+
+
+@pytest.mark.parametrize("formula", ["y ~ 1", "y ~ 0", "y ~"])
+def test_a_formula_without_feature_columns_is_a_one_line_data_error(ab, formula):
+    result = invoke("fit", "ab.csv", "-m", "logistic", "-f", formula, "-o", "m.problin")
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert result.stderr.strip().startswith(f"Error: formula {formula!r} gives no feature "
+                                            "columns")
+    assert "intercept-only or empty right-hand side" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
