@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from tests.glm.conftest import synthetic_logit
 
-from problin import BayesianLogisticRegression
+from problin import BayesianLogisticRegression, LogisticRegression
 from problin.exceptions import ConvergenceWarning
 
 
@@ -164,3 +164,27 @@ def test_mackay_alpha_search_on_known_maps():
     assert mackay_alpha(lambda a: 2.0 * a, bounds=(1e-3, 1e3)) == (pytest.approx(1e3), False)
     assert mackay_alpha(lambda a: 0.5 * a, bounds=(1e-3, 1e3)) == (pytest.approx(1e-3), False)
     assert mackay_alpha(lambda a: np.inf) == (1.0, False)
+
+
+def test_softmax_posterior_covariance_holds_the_centred_intercepts_sum():
+    """As documented: the mean's raw intercepts sum to zero (its slopes too), and
+    posterior_cov_ gives no variance to the sum of the intercepts at the data's centre,
+    sum_k (b_k + c^T w_k) (so it maps with the columns' offsets), unlike
+    LogisticRegression(alpha)'s covariance_, which holds the raw sum."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)) + [100.0, 0.0]
+    y = np.digitize(X[:, 0] - 100 + 0.5 * rng.normal(size=200), [-0.5, 0.5])
+    model = BayesianLogisticRegression(alpha=1.5).fit(X, y)
+    K, p = 3, 3
+    assert abs(model.intercept_.sum()) < 1e-10 and np.allclose(model.coef_.sum(axis=0), 0,
+                                                                atol=1e-10)
+    centred, raw = np.zeros(K * p), np.zeros(K * p)
+    for k in range(K):
+        centred[k * p] = raw[k * p] = 1.0
+        centred[k * p + 1:(k + 1) * p] = X.mean(axis=0)
+    V = model.posterior_cov_
+    assert abs(centred @ V @ centred) <= 1e-9 * np.trace(V)
+    assert raw @ V @ raw > 1.0  # the raw sum varies: the convention differs from...
+    lr = LogisticRegression(alpha=1.5).fit(X, y)
+    assert abs(raw @ lr.covariance_ @ raw) <= 1e-9 * np.trace(lr.covariance_)  # ...this one
+    assert_allclose(np.diag(V)[1::p], np.diag(lr.covariance_)[1::p], rtol=1e-6)  # slopes

@@ -62,7 +62,11 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     preconditioned by the Laplace covariance where the posterior is too far
     from Gaussian for it to mix). For K > 2 each class has its
     own block ``[b_k, w_k]``; the intercepts, whose common shift no
-    likelihood sees, are reported summing to zero (as in ``LogisticRegression``).
+    likelihood sees, are reported summing to zero (as in ``LogisticRegression``),
+    and ``posterior_cov_`` on the intercepts *at the centre of the data* summing to
+    zero (which the mean satisfies too: its slopes sum to zero), so that it maps with
+    the data's units and offsets; ``LogisticRegression(alpha)``'s ``covariance_``
+    holds the raw intercepts' sum fixed instead, and its intercept rows differ.
 
     Parameters
     ----------
