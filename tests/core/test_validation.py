@@ -153,3 +153,22 @@ def test_check_class_weights_names_the_classes_without_weight():
     with pytest.raises(ValueError, match=r"classes \['a', 'c'\] .*: they would be -inf\."):
         check_class_weights(codes, np.array([0.0, 0.0, 1.0, 0.0, 0.0]), ["a", "b", "c"],
                             why="they would be -inf")
+
+
+def test_sample_weights_summing_beyond_the_bound_are_refused():
+    """Weighted sums of squares run over the total weight: beyond MAX_TOTAL_WEIGHT they
+    could overflow (a logit fit with weights of 1e300 gave NaN standard errors and numpy
+    overflow warnings). Large but bounded totals are fine."""
+    from problin import LogisticRegression
+    from problin._core.validation import MAX_TOTAL_WEIGHT, check_sample_weight
+    with pytest.raises(ValueError, match="weights sum to 1e\\+300, beyond 1e\\+19"):
+        check_sample_weight(np.array([1e300, 1.0]), 2)
+    with pytest.raises(ValueError, match="too large"):
+        check_sample_weight(np.full(3, np.finfo(float).max), 3)
+    w = check_sample_weight(np.full(4, MAX_TOTAL_WEIGHT / 4), 4)
+    assert w.sum() == MAX_TOTAL_WEIGHT
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = (X[:, 0] + rng.normal(size=50) > 0).astype(int)
+    with pytest.raises(ValueError, match="sample_weight is too large"):
+        LogisticRegression().fit(X, y, sample_weight=np.full(50, 1e300))

@@ -27,6 +27,9 @@ __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
 # or a corrupt cell, and a fit that went on would return zero coefficients,
 # NaN or a wrong diagnosis.
 MAX_MAGNITUDE = 1e144
+# The largest total sample weight: the sums above run over up to 4e19 terms of total
+# weight (a weight-w row counts w times), so weights summing beyond this could overflow.
+MAX_TOTAL_WEIGHT = 1e19
 
 
 def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray | None:
@@ -56,8 +59,10 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.n
         raise ValueError(f"sample_weight has {int(np.sum(w < 0))} negative values; "
                          "weights must be non-negative")
     total = np.sum(w) if np.all(w <= np.finfo(np.float64).max / max(1, w.size)) else np.inf
-    if not np.isfinite(total):
-        raise ValueError("sample_weight is too large: the weights' sum overflows; rescale them")
+    if not total <= MAX_TOTAL_WEIGHT:
+        raise ValueError(f"sample_weight is too large: the weights sum to {total:.3g}, beyond "
+                         f"{MAX_TOTAL_WEIGHT:.0e} (weighted sums of squares could overflow); "
+                         "rescale them")
     check_total_weight(total)
     return w
 
