@@ -9,6 +9,7 @@ evaluated in 700-digit arithmetic (mpmath); the CLI writes no empty cells and
 ``problin report`` says what is wrong instead of failing in numpy.
 """
 import inspect
+import warnings
 import subprocess
 import sys
 
@@ -412,3 +413,40 @@ def test_regression_predictions_never_nan_where_products_overflow(model):
     assert pred[0] == pytest.approx(1e308 * (w[0] + w[1]), rel=1e-6)  # finite: ~1e305
     assert pred[1] == np.inf
     assert pred[2] == pytest.approx(fit.intercept_ + w @ [1.0, 2.0])
+
+
+def _se_reference(cov, x, intercept=True):
+    """``sqrt(x~^T Cov x~)`` in 700 digits."""
+    z = ([mp.mpf(1)] if intercept else []) + [mp.mpf(float(v)) for v in x]
+    return mp.sqrt(mp.fsum(mp.mpf(float(cov[i, j])) * z[i] * z[j]
+                           for i in range(len(z)) for j in range(len(z))))
+
+
+@pytest.mark.parametrize("model", [LogisticRegression(), problin.ProbitRegression(),
+                                   LinearRegression()], ids=repr)
+def test_predict_interval_at_far_rows_is_finite_and_exact(model):
+    """Rows at 1e200 (and 1e300): the standard error of the linear predictor is finite
+    (its square overflows), the probability's delta-method standard error its limit 0
+    (not 0 * inf = NaN), the interval's ends the limits the signs of eta -+ q se give;
+    least squares' standard error the value itself, to 1e-9. No numpy warnings."""
+    from scipy import stats
+    y = X @ [1.0, 2.0, 3.0] if isinstance(model, LinearRegression) else Y2
+    model = clone(model).fit(X, y)
+    rows = np.array([[1e200, -3e199, 5e199], [-2e300, 1e300, 0.0], [0.0, 0.0, 1e250]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        table = model.predict_interval(rows)
+    assert not table.isna().to_numpy().any()
+    cov = model.covariance_
+    eta = model.decision_function(rows) if hasattr(model, "decision_function") else \
+        model.predict(rows)
+    for i, x in enumerate(rows):
+        se = _se_reference(cov, x)
+        if isinstance(model, LinearRegression):
+            assert abs(table["std_err"].iloc[i] - float(se)) <= 1e-9 * float(se)
+            continue
+        assert table["std_err"].iloc[i] == 0.0
+        q = stats.norm.isf(0.025)
+        for end, sign in (("ci_low", -1), ("ci_high", 1)):
+            limit = float(mp.mpf(float(eta[i])) + sign * q * se > 0)
+            assert table[end].iloc[i] == limit, (i, end)

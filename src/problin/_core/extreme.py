@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .types import Matrix
 
 __all__ = ["row_scale", "dense_rows", "scaled_rows", "fix_linear_rows", "linear_scores",
-           "overflowed_rows", "ROWS"]
+           "overflowed_rows", "row_quadratic_root", "ROWS"]
 
 # Bad rows are recomputed this many at a time (dense copies of a few MB at most).
 ROWS = 2048
@@ -96,3 +96,14 @@ def linear_scores(X: Matrix, W: np.ndarray, b: np.ndarray, relative: bool = Fals
     with np.errstate(over="ignore", invalid="ignore"):  # such rows are recomputed below
         out = np.asarray(X @ W.T, dtype=np.float64) + b
     return fix_linear_rows(out, X, W, b, relative)
+
+
+def row_quadratic_root(Z: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """``sqrt(z_i^T S z_i)`` per row of ``Z`` (``S`` symmetric PSD): a standard error
+    ``|x~|_Cov``, formed on ``z_i / s_i`` (:func:`row_scale`) and multiplied back, so
+    that a row at 1e200 gives its finite value instead of ``sqrt(inf)`` (the square
+    overflows long before the root)."""
+    s = row_scale(Z)
+    U = Z / s[:, None]
+    quad = np.einsum("ij,ij->i", U @ S, U)
+    return s * np.sqrt(np.maximum(quad, 0.0))

@@ -85,9 +85,11 @@ def log_probit_cdf(a: ArrayLike) -> np.ndarray:
 
 
 def log_normal_pdf(a: np.ndarray) -> np.ndarray:
-    """``log phi(a) = -a^2/2 - log sqrt(2 pi)``."""
+    """``log phi(a) = -a^2/2 - log sqrt(2 pi)``; ``-inf`` where ``a^2`` overflows (its
+    limit: |a| beyond 1e154 is far in either tail)."""
     a = _floating(a)
-    return (-0.5 * np.square(a) - _LOG_SQRT_2PI).astype(a.dtype, copy=False)
+    with np.errstate(over="ignore"):
+        return (-0.5 * np.square(a) - _LOG_SQRT_2PI).astype(a.dtype, copy=False)
 
 
 def inverse_mills(a: np.ndarray) -> np.ndarray:

@@ -27,12 +27,13 @@ from sklearn.utils.validation import validate_data
 
 from .._core.blocks import iter_blocks
 from .._core.model.design import Design
-from .._core.numerics import probit_cdf, sigmoid
+from .._core.extreme import row_quadratic_root
+from .._core.numerics import log_normal_pdf, log_sigmoid, probit_cdf, sigmoid
 from .._dask.chunks import is_dask
 from .._frames import encode_frame
 from .result import GLMFit
 
-__all__ = ["check_offset", "interval_table", "linear_predictor_variance",
+__all__ = ["check_offset", "interval_table", "linear_predictor_se",
            "probability_interval"]
 
 _ROWS = 4096
@@ -55,9 +56,10 @@ def check_offset(offset: Any, n_rows: int) -> NDArray[np.float64] | None:
     return o
 
 
-def linear_predictor_variance(fit: GLMFit, X: Any) -> NDArray[np.float64]:
-    """``x~_i^T Cov x~_i`` per row of ``X`` (binary models). Parameters that are
-    not identified (NaN in ``covariance_``) are held fixed: they add nothing."""
+def linear_predictor_se(fit: GLMFit, X: Any) -> NDArray[np.float64]:
+    """``sqrt(x~_i^T Cov x~_i)`` per row of ``X`` (binary models), finite at rows far
+    from the data (:func:`~problin._core.extreme.row_quadratic_root`). Parameters that
+    are not identified (NaN in ``covariance_``) are held fixed: they add nothing."""
     if fit.covariance is None:
         raise ValueError("covariance_ was not computed during fit: call "
                          "compute_covariance(X, y) first")
@@ -71,31 +73,30 @@ def linear_predictor_variance(fit: GLMFit, X: Any) -> NDArray[np.float64]:
         design = Design(X, fit.fit_intercept)
     cov_z = np.where(np.isnan(cov), 0.0, cov)
     out = np.empty(X.shape[0])
-    off = int(fit.fit_intercept)
-    S = cov_z[off:, off:]
-    c0 = cov_z[0, 1:] if off else None
     for lo, hi, Xb in iter_blocks(X, rows=_ROWS):
         Zb = design._block(Xb)  # (standardised where the basis is centred)
-        A = Zb @ S
-        quad = np.asarray(Zb.multiply(A).sum(axis=1)).ravel() if sp.issparse(Zb) \
-            else np.einsum("ij,ij->i", Zb, A)
-        if off:
-            quad += cov_z[0, 0] + 2.0 * np.asarray(Zb @ c0).ravel()
-        out[lo:hi] = quad
-    return np.maximum(out, 0.0)
+        Zb = Zb.toarray() if sp.issparse(Zb) else np.asarray(Zb, dtype=np.float64)
+        if fit.fit_intercept:
+            Zb = np.column_stack([np.ones(hi - lo), Zb])
+        out[lo:hi] = row_quadratic_root(Zb, cov_z)
+    return out
 
 
-def probability_interval(family: Any, eta: NDArray[np.float64], var: NDArray[np.float64],
+def probability_interval(family: Any, eta: NDArray[np.float64], se: NDArray[np.float64],
                          level: float, index: Any = None) -> pd.DataFrame:
-    """``mean, std_err, ci_low, ci_high`` of ``F(eta)`` (module docstring)."""
+    """``mean, std_err, ci_low, ci_high`` of ``F(eta)`` (module docstring); the
+    delta-method standard error ``F'(eta) se`` formed in logs (``F'`` underflows to 0
+    where ``se`` is huge, at rows far from the data: their product is then 0, not NaN)."""
     if not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    se = np.sqrt(var)
     q = stats.norm.isf((1.0 - float(level)) / 2.0)
     mean = family.mean(eta)
-    density = mean * sigmoid(-eta) if family.name == "logit" else stats.norm.pdf(eta)
+    log_density = log_sigmoid(eta) + log_sigmoid(-eta) if family.name == "logit" \
+        else log_normal_pdf(eta)
+    with np.errstate(divide="ignore"):  # (se = 0: log 0 = -inf, exp(-inf) = 0)
+        std_err = np.exp(log_density + np.log(se))
     inverse = sigmoid if family.name == "logit" else probit_cdf
-    return pd.DataFrame({"mean": mean, "std_err": density * se,
+    return pd.DataFrame({"mean": mean, "std_err": std_err,
                          "ci_low": inverse(eta - q * se), "ci_high": inverse(eta + q * se)},
                         index=index)
 
@@ -112,5 +113,5 @@ def interval_table(est: Any, X: Any, level: float, offset: Any) -> pd.DataFrame:
     eta = est.decision_function(X, offset)
     X = validate_data(est, encode_frame(est, X, False), accept_sparse=["csr", "csc"],
                       dtype=[np.float64, np.float32], reset=False)
-    var = linear_predictor_variance(est._result, X)
-    return probability_interval(est._family, eta, var, level, index)
+    se = linear_predictor_se(est._result, X)
+    return probability_interval(est._family, eta, se, level, index)

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from scipy import linalg, stats
 
 from .._core.blocks import iter_blocks
+from .._core.extreme import row_quadratic_root
 from .._core.model.sandwich import (
     group_codes,
     inference_df,
@@ -255,15 +256,13 @@ def prediction_frame(record: OLSFit, X: Matrix, level: float) -> pd.DataFrame:
     ``n - k`` degrees of freedom for every ``cov_type``, as statsmodels)."""
     level = _check_level(level)
     n = X.shape[0]
-    mean, var = np.empty(n), np.empty(n)
+    mean, se = np.empty(n), np.empty(n)
     for lo, hi, Xb in iter_blocks(X):
         Xb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
-        Z = record.whitened(Xb)
-        var[lo:hi] = np.einsum("ij,jk,ik->i", Z, record.core, Z)
+        se[lo:hi] = row_quadratic_root(record.whitened(Xb), record.core)  # (finite far out)
         mean[lo:hi] = (Xb @ record.theta[1:] + record.theta[0] if record.intercept
                        else Xb @ record.theta)
-    se = np.sqrt(np.clip(var, 0.0, None))
-    obs = np.sqrt(np.clip(var, 0.0, None) + record.scale)
+    obs = np.hypot(se, np.sqrt(record.scale))
     # statsmodels' prediction intervals take n - k degrees of freedom, cluster or not
     q = stats.t.isf((1.0 - level) / 2.0, record.df_resid)
     return pd.DataFrame({"mean": mean, "std_err": se, "ci_low": mean - q * se,
