@@ -1,6 +1,8 @@
 """``problin predict``, ``problin summary`` and ``problin report``: using a saved model."""
+import contextlib
 import inspect
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -9,7 +11,8 @@ import pandas as pd
 from sklearn.base import is_classifier
 
 from .._optional import import_optional
-from ..io import read_model_file
+from ..exceptions import MissingDependencyError
+from ..io import ModelFileError, read_model_file
 from ..io.readers import read_data
 from ..report.tables import describe_model, final_estimator, format_table, parameter_table
 from . import _formula
@@ -42,6 +45,26 @@ def _predictions(model: Any, X: Any, proba: bool) -> pd.DataFrame:
         mean, std = model.predict(X, return_std=True)
         return pd.DataFrame({"predicted": mean, "std": std})
     return pd.DataFrame({"predicted": model.predict(X)})
+
+
+@contextlib.contextmanager
+def _using(model_file: str) -> Iterator[None]:
+    """Run code that uses a loaded model; a failure that is not about the data becomes a
+    :class:`ModelFileError` naming the file, printed in one line by the command's error
+    handling (the traceback, chained, with --debug).
+
+    ``problin.load`` refuses state that cannot predict, but it does not run ``summary()``
+    or the report (their cost is not one row's): an edited file may still lack what only
+    they read, and the AttributeError would otherwise end the command in a traceback.
+    ValueErrors (bad data: wrong width, an unseen level), OS errors (a closed pipe) and
+    click's own errors pass through as they are."""
+    try:
+        yield
+    except (ValueError, OSError, MemoryError, click.ClickException, MissingDependencyError):
+        raise
+    except Exception as exc:
+        raise ModelFileError(f"{model_file}: the model fails ({type(exc).__name__}: {exc}); "
+                             "the file may be damaged or edited") from exc
 
 
 @click.command()
@@ -81,7 +104,7 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
         X, dropped = ds.X, ds.n_dropped
         rows = kept_rows(data, data_format, bundle.encoding or {}, header, categorical,
                          X.shape[0], dropped) if drop_missing else None
-    with echo_warnings():
+    with echo_warnings(), _using(model_file):
         frame = _predictions(bundle.model, X, proba)
     if drop_missing:
         frame.insert(0, ROW, np.asarray(rows))
@@ -110,14 +133,17 @@ def summary(model_file: str, debug: bool) -> None:
       problin summary sex.problin
     """
     bundle = read_model_file(model_file)
-    for line in describe_model(bundle.model, bundle):
+    with _using(model_file):
+        lines = describe_model(bundle.model, bundle)
+        note = scaling_note(bundle.model)
+        model = _formula.parameters_of(bundle.model)  # a formula's estimator
+        table = format_table(parameter_table(model, bundle.feature_names))
+    for line in lines:
         click.echo(line)
-    note = scaling_note(bundle.model)
     if note:
         click.echo(f"scaling:    {note}")
     click.echo()
-    model = _formula.parameters_of(bundle.model)  # a formula's estimator
-    click.echo(format_table(parameter_table(model, bundle.feature_names)))
+    click.echo(table)
 
 
 def _plot_features(features: str | None, names: list[str]) -> list[str] | None:
@@ -173,7 +199,8 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
                    header=header, categorical=list(categorical), n_features=n_features)
     chosen = _plot_features(features, [str(f) for f in ds.feature_names])
-    with echo_warnings(), progress("report", build_report.n_steps) as step:
+    with echo_warnings(), progress("report", build_report.n_steps) as step, \
+            _using(model_file):
         page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,
                             bundle=bundle, features=chosen, title=title, source=data,
                             progress=step, cv=evaluation)

@@ -21,10 +21,11 @@ from .._core.moments.class_stats import ClassStats
 from .._core.moments.least_squares import Moments
 from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
-from ..formula import Formula
+from ..formula import INTERCEPT, Formula
 from ..glm.result import GLMFit
 from ..linear_model._inference import OLSFit
 from ._formula_state import check_formula_is_data, spec_from_data, spec_to_data
+from ._types import declared_types, mismatch
 from .errors import ModelFileError
 
 __all__ = ["Encoder", "Decoder", "registries", "name_of"]
@@ -188,12 +189,28 @@ class Decoder:
                 where, f"unknown record type {node['$record']!r}")
             obj = cls.__new__(cls)
             fields = self.check(node.get("fields"), dict, where)
-            allowed = {f.name for f in dataclasses.fields(cls)} if \
-                dataclasses.is_dataclass(cls) else set()
+            declared = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+            allowed = {f.name for f in declared}
             if any(k not in allowed and (not k.isidentifier() or hasattr(cls, k))
                    for k in fields):
                 self.fail(where, f"bad field names for {cls.__name__}")
-            obj.__dict__.update({k: self.value(e, f"{where}.{k}") for k, e in fields.items()})
+            # A record's methods read every field: a missing one would be an AttributeError
+            # at predict time, a field of the wrong type one deeper inside. (A field with a
+            # default may be absent: the class supplies it, as for files written before
+            # the field was added.)
+            missing = sorted(f.name for f in declared if f.name not in fields
+                             and f.default is dataclasses.MISSING
+                             and f.default_factory is dataclasses.MISSING)
+            if missing:
+                self.fail(where, f"{cls.__name__} lacks the fields {missing[:5]}")
+            values = {k: self.value(e, f"{where}.{k}") for k, e in fields.items()}
+            self.check_types(cls, values, where)
+            # Records hold numbers (labels and names live on the estimator): an array of
+            # text or complex numbers would fail, or silently go complex, inside a kernel.
+            for k, v in values.items():
+                if isinstance(v, np.ndarray) and v.dtype.kind not in "biuf":
+                    self.fail(f"{where}.{k}", f"expected an array of numbers, found {_kind(v)}")
+            obj.__dict__.update(values)
             return obj
         if "$estimator" in node:
             return self.estimator(node, where)
@@ -203,6 +220,15 @@ class Decoder:
         if not isinstance(v, kind):
             self.fail(where, f"expected a {kind.__name__}")
         return v
+
+    def check_types(self, cls: type, values: dict[str, Any], where: str) -> None:
+        """Each value of the types ``cls`` declares for it (:mod:`._types`)."""
+        hints = declared_types(cls)
+        for k, v in values.items():
+            expected = mismatch(v, hints[k]) if k in hints else None
+            if expected is not None:
+                self.fail(f"{where}.{k}", f"expected {expected} ({cls.__name__} declares it), "
+                          f"found {_kind(v)}")
 
     def estimator(self, node: Any, where: str) -> Any:
         name = node["$estimator"]
@@ -224,13 +250,27 @@ class Decoder:
         bad = [k for k in state if not k.isidentifier() or hasattr(cls, k)]
         if bad:
             self.fail(where, f"fitted state names {bad[:3]} are not attributes of {cls.__name__}")
+        self.check_types(cls, state, where)
         if isinstance(est, Formula):  # formulas are evaluated: data only (_formula_state)
             try:
                 check_formula_is_data(self.check(est.formula, str, f"{where}.formula"))
                 if "model_spec_" in state:
+                    columns = state.get("design_columns_")
+                    intercept = INTERCEPT in columns if isinstance(columns, list) else None
                     state["model_spec_"] = spec_from_data(self.check(state["model_spec_"],
-                                                                     dict, where))
+                                                                     dict, where), intercept)
             except ValueError as exc:
                 self.fail(f"{where}.formula", str(exc))
         est.__dict__.update(state)
         return est
+
+
+def _kind(v: Any) -> str:
+    """What a decoded value is, for messages: ``an array of <U3 of shape (3,)``, ``int 5``."""
+    if isinstance(v, np.ndarray):
+        return f"an array of {v.dtype} of shape {v.shape}"
+    if v is None or isinstance(v, (bool, int, float, np.generic)):
+        return f"{type(v).__name__} {v!r}"[:80]
+    if isinstance(v, str):
+        return f"the text {v[:40]!r}"
+    return f"a {type(v).__name__}"

@@ -111,12 +111,28 @@ def spec_to_data(spec: Any) -> dict[str, Any]:
         if "categories" in state:
             entry["categories"] = _plain(state["categories"], factor)
         encoders[str(factor)] = entry
-    return {"formula": str(spec.formula), "ensure_full_rank": bool(spec.ensure_full_rank),
+    return {"formula": _text(spec.formula, _has_intercept(spec.formula)),
+            "ensure_full_rank": bool(spec.ensure_full_rank),
             "encoders": encoders, "transforms": dict(spec.transform_state)}
 
 
-def spec_from_data(data: Mapping[str, Any]) -> Any:
+def _has_intercept(formula: Any) -> bool:
+    return any(str(term) == "1" for term in formula)
+
+
+def _text(formula: Any, intercept: bool) -> str:
+    """A fitted formula's right-hand side as text that parses back to the same terms:
+    formulaic writes ``a + b - 1`` as ``a + b``, which would parse with an intercept."""
+    text = str(formula)
+    return text if intercept or not _has_intercept(formulaic_api().Parsed(text)) else \
+        f"{text} - 1"
+
+
+def spec_from_data(data: Mapping[str, Any], intercept: bool | None = None) -> Any:
     """The ``ModelSpec`` stored by :func:`spec_to_data`.
+
+    ``intercept``: whether the fitted design has an intercept column, where known (a file
+    written before :func:`spec_to_data` kept a formula's ``- 1`` has it only there).
 
     Raises
     ------
@@ -130,6 +146,8 @@ def spec_from_data(data: Mapping[str, Any]) -> Any:
         if not isinstance(formula, str):
             raise TypeError("the formula is not a string")
         check_formula_is_data(formula)
+        if intercept is False:
+            formula = _text(formula, False)
         encoders = {
             str(factor): (fm.Factor.Kind(entry["kind"]),
                           {"categories": np.asarray(entry["categories"]).tolist()}

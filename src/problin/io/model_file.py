@@ -13,6 +13,11 @@ file: no pickle, no eval; classes are looked up by name in a fixed registry of p
 estimators (plus scikit-learn's ``Pipeline``, ``StandardScaler`` and ``MinMaxScaler``) and of
 problin's internal state records. A file that is not a zip, not ours, truncated, tampered with
 (checksum mismatch) or written by a newer format version raises :class:`ModelFileError`.
+The checksum is an integrity check, not a signature (anyone can re-sign an edited file), so
+the decoded state is also checked: values against the types their classes declare
+(:mod:`problin.io._types`), and the estimator by predicting one row
+(:mod:`problin.io._self_check`); state that does not make a working model is a
+:class:`ModelFileError` too, never an ``AttributeError`` at predict time.
 
 Reading is bounded whatever the file declares (see :mod:`problin.io._archive`): at most
 ``MAX_MEMBERS`` members, arrays of at most ``MAX_MODEL_BYTES`` in all (1 GiB: a 10,000 x
@@ -37,6 +42,7 @@ import numpy as np
 from .._version import __version__
 from ._archive import check_npy, open_archive, read_member
 from ._codec import Decoder, Encoder, name_of
+from ._self_check import check_model_works
 from .errors import ModelFileError
 
 __all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
@@ -180,7 +186,9 @@ def load(path: str | os.PathLike[str]) -> Any:
         If ``path`` does not exist.
     ModelFileError
         (a ``ValueError``) if the file is not a problin model file, is truncated or
-        tampered with, or was written by a newer format version.
+        tampered with, was written by a newer format version, or holds fitted state that
+        does not make a working model (of the wrong type, or failing to predict one row:
+        :mod:`problin.io._self_check`).
     """
     return read_model_file(path).model
 
@@ -200,6 +208,10 @@ def read_model_file(path: str | os.PathLike[str]) -> ModelFile:
                                  f"{exc})") from exc
     if not decoder.is_estimator(model):
         raise ModelFileError(f"{path}: the stored object is not an estimator")
+    # The checksum is no signature: a re-signed file may hold state of the right classes
+    # that still does not predict. Refused here, not as an AttributeError at predict.
+    check_model_works(model, path, sum(a.size for a in decoder.members.values()),
+                      decoder.is_estimator)
     return ModelFile(model=model, feature_names=_opt_list(meta, "feature_names", path),
                      classes=_opt_list(meta, "classes", path),
                      encoding=_opt(meta, "encoding", dict, path),
