@@ -319,3 +319,20 @@ def test_a_formula_without_feature_columns_is_a_clear_error(formula, estimator):
     with pytest.raises(ValueError, match=r"^formula '.*' gives no feature columns .*"
                                          r"intercept-only or empty right-hand side"):
         Formula(formula, estimator).fit(SPECTOR)
+
+
+@pytest.mark.parametrize("formula", ["y ~ poly(a, 3) + center(b)", "y ~ bs(a, df=4) + b - 1",
+                                     "y ~ scale(a) + poly(b, 2)"])
+def test_stateful_transforms_survive_a_model_file(tmp_path, formula):
+    """poly's state keys its coefficients by degree (integers): the model file stores such
+    a mapping as pairs and restores it, so the loaded model predicts bit for bit (the save
+    used to fail: "a dict with non-string keys")."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    data["y"] = data.a ** 2 + data.b + 0.1 * rng.normal(size=60)
+    model = Formula(formula, problin.LinearRegression()).fit(data)
+    path = tmp_path / "m.problin"
+    problin.save(model, path)
+    loaded = problin.load(path)
+    np.testing.assert_array_equal(loaded.predict(data), model.predict(data))
+    assert dict(loaded.model_spec_.transform_state) == dict(model.model_spec_.transform_state)

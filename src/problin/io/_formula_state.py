@@ -113,7 +113,35 @@ def spec_to_data(spec: Any) -> dict[str, Any]:
         encoders[str(factor)] = entry
     return {"formula": _text(spec.formula, _has_intercept(spec.formula)),
             "ensure_full_rank": bool(spec.ensure_full_rank),
-            "encoders": encoders, "transforms": dict(spec.transform_state)}
+            "encoders": encoders, "transforms": _keyed_by_text(dict(spec.transform_state))}
+
+
+# A transform's state may key numbers by integers (``poly``: its recurrence's
+# coefficients by degree); a model file's mappings are keyed by text, so such a
+# mapping is stored as its (key, value) pairs under this one key.
+_INTEGER_KEYS = "integer-keyed pairs"
+
+
+def _keyed_by_text(state: Any) -> Any:
+    """``state`` with every mapping whose keys are integers stored as its pairs."""
+    if not isinstance(state, Mapping):
+        return state
+    if state and all(isinstance(k, (int, np.integer)) for k in state):
+        return {_INTEGER_KEYS: [[int(k), _keyed_by_text(v)] for k, v in state.items()]}
+    return {k: _keyed_by_text(v) for k, v in state.items()}
+
+
+def _integer_keys_restored(state: Any) -> Any:
+    """The inverse of :func:`_keyed_by_text`."""
+    if not isinstance(state, Mapping):
+        return state
+    if set(state) == {_INTEGER_KEYS}:
+        pairs = state[_INTEGER_KEYS]
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], int) for p in pairs):
+            raise TypeError("integer-keyed transform state is not a list of [int, value] pairs")
+        return {k: _integer_keys_restored(v) for k, v in pairs}
+    return {k: _integer_keys_restored(v) for k, v in state.items()}
 
 
 def _has_intercept(formula: Any) -> bool:
@@ -156,7 +184,7 @@ def spec_from_data(data: Mapping[str, Any], intercept: bool | None = None) -> An
         return fm.ModelSpec(formula=formula, materializer="pandas",
                             ensure_full_rank=bool(data["ensure_full_rank"]), na_action="raise",
                             output="pandas", encoder_state=encoders,
-                            transform_state=dict(data["transforms"]))
+                            transform_state=_integer_keys_restored(dict(data["transforms"])))
     except (KeyError, TypeError, ValueError, fm.FormulaicError) as exc:
         raise ValueError(f"malformed or unsafe formula state ({type(exc).__name__}: "
                          f"{exc})") from None
