@@ -107,3 +107,18 @@ def test_robust_covariances_without_degrees_of_freedom_fail_clearly():
         LinearRegression(cov_type="cluster").fit(X, y, groups=np.ones(20))
     fitted = LinearRegression(cov_type="HC1").fit(X[:4], y[:4])  # one degree of freedom
     assert np.all(np.isfinite(fitted.summary()["std_err"]))
+
+
+def test_far_rows_give_limits_without_numpy_warnings():
+    """R^2 at rows far from the data is -inf (its limit: the squared residuals overflow)
+    and a Gaussian basis of tiny width gives 0 far from its centres: both without numpy's
+    overflow warnings."""
+    from problin import GaussianBasis
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert LinearRegression().fit(X, y).score(X * 1e200, y) == -np.inf
+        Phi = GaussianBasis(width=1e-300).fit(X).transform(X + 1.0)
+    assert np.all(np.isfinite(Phi)) and np.all(Phi == 0.0)

@@ -53,6 +53,14 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         T = T.reshape(T.shape[0], -1)
         return X, T, check_sample_weight(sample_weight, X.shape[0])
 
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+              ) -> float:
+        """R^2 of ``predict(X)`` (scikit-learn's ``r2_score``). At rows far from the data
+        the squared residuals may overflow: R^2 is then ``-inf``, its limit, without
+        numpy's overflow warning."""
+        with np.errstate(over="ignore"):
+            return float(super().score(X, y, sample_weight))
+
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit on all of ``(X, y)``.
 

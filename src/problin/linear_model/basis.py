@@ -295,9 +295,10 @@ class GaussianBasis(_CenteredBasis):
     def transform(self, X: MatrixLike) -> np.ndarray:
         """Basis-function values: (n, n_features * n_centers), or (n, n_centers) if radial."""
         Z = self._scaled(X)
-        if self.radial:
-            return np.exp(-0.5 * np.einsum("ndk,ndk->nk", Z, Z))
-        return np.exp(-0.5 * Z * Z).reshape(Z.shape[0], -1)
+        with np.errstate(over="ignore"):  # (z^2 beyond the float range: exp(-inf) = 0)
+            if self.radial:
+                return np.exp(-0.5 * np.einsum("ndk,ndk->nk", Z, Z))
+            return np.exp(-0.5 * Z * Z).reshape(Z.shape[0], -1)
 
     def _names(self, names: Sequence[str]) -> list[str]:
         if self.radial:
