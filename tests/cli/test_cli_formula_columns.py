@@ -74,3 +74,22 @@ def test_a_formula_without_feature_columns_is_a_one_line_data_error(ab, formula)
                                             "columns")
     assert "intercept-only or empty right-hand side" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_internal_error_is_one_line_unless_debug(tmp_path, monkeypatch):
+    """A bug of problin's own (an exception no data error explains) is still one line,
+    saying how to see the traceback; --debug lets it through."""
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.normal(size=30), "y": rng.integers(0, 2, 30)}).to_csv(
+        tmp_path / "d.csv", index=False)
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(problin.LogisticRegression, "fit", broken)
+    args = ["fit", str(tmp_path / "d.csv"), "-m", "logistic", "-t", "y",
+            "-o", str(tmp_path / "m.problin")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "Error: internal error (RuntimeError: boom); run with --debug" in result.output
+    result = CliRunner().invoke(cli, [*args, "--debug"])
+    assert isinstance(result.exception, RuntimeError)

@@ -90,6 +90,12 @@ def command_errors(func: _F) -> _F:
                 message = f"{exc.strerror}: {exc.filename}"
             click.echo(f"Error: {message}", err=True)
             ctx.exit(1)
+        except Exception as exc:  # a bug of problin's own: one line still, and how to see it
+            if _debug_enabled(ctx):
+                raise
+            click.echo(f"Error: internal error ({type(exc).__name__}: {one_line(str(exc))}); "
+                       "run with --debug for the traceback, and please report it", err=True)
+            ctx.exit(1)
     return cast(_F, wrapper)
 
 
