@@ -122,3 +122,19 @@ def test_far_rows_give_limits_without_numpy_warnings():
         assert LinearRegression().fit(X, y).score(X * 1e200, y) == -np.inf
         Phi = GaussianBasis(width=1e-300).fit(X).transform(X + 1.0)
     assert np.all(np.isfinite(Phi)) and np.all(Phi == 0.0)
+
+
+def test_targets_too_small_to_square_are_refused():
+    """Targets all below 1e-144 have squares that underflow: residual sums and standard
+    errors would come out 0 (t = inf, p = 0). A clear error instead; 1e-100 is fine and
+    scales exactly."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=40)
+    with pytest.raises(ValueError, match="y holds only values too small.*Rescale y"):
+        LinearRegression().fit(X, y * 1e-200)
+    with pytest.raises(ValueError, match="too small"):
+        BayesianLinearRegression().fit(X, y * 1e-200)
+    small, unit = LinearRegression().fit(X, y * 2.0 ** -333), LinearRegression().fit(X, y)
+    np.testing.assert_allclose(small.summary()["t"], unit.summary()["t"], rtol=1e-12)
+    assert LinearRegression().fit(X, np.zeros(40)).coef_.tolist() == [0.0, 0.0, 0.0]

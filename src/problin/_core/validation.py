@@ -13,7 +13,8 @@ from .types import Matrix
 __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
            "check_class_totals", "check_label_types", "check_priors",
            "check_finite_magnitude", "within_magnitude",
-           "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE"]
+           "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE",
+           "check_targets_resolvable", "MIN_MAGNITUDE"]
 
 # The largest magnitude a training value may have. A square overflows float64
 # beyond 1.3e154, but the models need more than squares: sums over rows (and,
@@ -27,6 +28,10 @@ __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
 # or a corrupt cell, and a fit that went on would return zero coefficients,
 # NaN or a wrong diagnosis.
 MAX_MAGNITUDE = 1e144
+# The mirror bound: targets all below this in size have squares (residual sums,
+# variances) that underflow float64 toward zero, so a least-squares fit would report
+# zero standard errors.
+MIN_MAGNITUDE = 1e-144
 # The largest total sample weight: the sums above run over up to 4e19 terms of total
 # weight (a weight-w row counts w times), so weights summing beyond this could overflow.
 MAX_TOTAL_WEIGHT = 1e19
@@ -259,3 +264,15 @@ def check_finite_magnitude(X: Matrix, estimator: Any = None, name: str = "X") ->
                              f"{_row_count(rows)}, in {_column_names(cols, names)}.")
     rows, cols, largest = extreme_entries(X)
     raise ValueError(magnitude_message(name, rows, cols, largest, names))
+
+
+def check_targets_resolvable(T: np.ndarray, name: str = "y") -> None:
+    """Raise ``ValueError`` if a column of the (2-D, finite) regression targets ``T`` is
+    not all zero but all below :data:`MIN_MAGNITUDE` in size (see there)."""
+    top = np.max(np.abs(T), axis=0, initial=0.0)
+    tiny = (top > 0) & (top < MIN_MAGNITUDE)
+    if tiny.any():
+        raise ValueError(f"Input {name} holds only values too small for the model's arithmetic "
+                         f"(|value| < {MIN_MAGNITUDE:.0e}, at most {float(top[tiny].max()):.3g}"
+                         f"): their squares underflow float64, and residual sums and standard "
+                         f"errors with them. Rescale {name} (e.g. change its units).")

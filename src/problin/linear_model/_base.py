@@ -15,6 +15,7 @@ from .._core.types import MatrixLike
 from .._core.validation import (
     MAX_MAGNITUDE,
     check_finite_magnitude,
+    check_targets_resolvable,
     check_sample_weight,
 )
 from .._dask.chunks import is_dask
@@ -51,6 +52,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         elif (T.ndim == 1) != self._single_output:
             raise ValueError("y has a different number of outputs than in the previous fit")
         T = T.reshape(T.shape[0], -1)
+        check_targets_resolvable(T)  # (squares that underflow: zero standard errors)
         return X, T, check_sample_weight(sample_weight, X.shape[0])
 
     def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None
