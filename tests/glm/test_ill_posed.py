@@ -135,3 +135,22 @@ def test_max_iter_exhaustion_warns_convergence():
     with pytest.warns(ConvergenceWarning, match="did not converge in 2 iterations"):
         fitted = LogisticRegression(solver="gradient", max_iter=2).fit(X, y)
     assert not fitted.converged_
+
+
+def test_columns_too_small_to_square_are_refused():
+    """The mirror of the 1e144 bound: a column whose values are all below 1e-144 in size
+    makes 1 / scale^2, the coefficients' variances, overflow (logit and probit gave
+    infinite standard errors with numpy warnings, the Bayesian fit a LinAlgError). A
+    clear error naming the column; 1e-100 fits and scales exactly."""
+    from problin import BayesianLogisticRegression, ProbitRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
+    tiny = X.copy()
+    tiny[:, 1] *= 1e-300
+    for est in (LogisticRegression(), ProbitRegression(), BayesianLogisticRegression()):
+        with pytest.raises(ValueError, match=r"column \[1\] of X holds only values too small"):
+            est.fit(tiny, y)
+    small = X * 2.0 ** -333
+    z = LogisticRegression().fit(small, y).summary()["z"]
+    np.testing.assert_allclose(z, LogisticRegression().fit(X, y).summary()["z"], rtol=1e-9)

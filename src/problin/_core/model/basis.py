@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..types import Matrix
+from ..validation import MIN_MAGNITUDE
 
 __all__ = ["ColumnBasis", "SAMPLE_ROWS"]
 
@@ -111,6 +112,15 @@ class ColumnBasis:
                 std = np.sqrt(w @ deviation)
         scale = np.where(std > 0, std, np.where(mean != 0, np.abs(mean), 1.0))
         scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+        tiny = np.flatnonzero(scale < MIN_MAGNITUDE)
+        if tiny.size:  # the mirror of MAX_MAGNITUDE: 1 / scale^2 would overflow
+            many = tiny.size > 1
+            raise ValueError(
+                f"column{'s' * many} {tiny[:10].tolist()} of X hold{'' if many else 's'} only "
+                f"values too small for the model's arithmetic (spread and size below "
+                f"{MIN_MAGNITUDE:.0e}, down to {float(scale[tiny].min()):.3g}): the "
+                "coefficients' variances would overflow float64. Rescale "
+                f"{'those columns' if many else 'that column'} (e.g. change the units).")
         center = None
         mean = np.where(np.isfinite(mean), mean, 0.0)
         far = np.any(np.abs(mean) > _CENTRE_RATIO * scale)
