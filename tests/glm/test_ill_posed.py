@@ -154,3 +154,24 @@ def test_columns_too_small_to_square_are_refused():
     small = X * 2.0 ** -333
     z = LogisticRegression().fit(small, y).summary()["z"]
     np.testing.assert_allclose(z, LogisticRegression().fit(X, y).summary()["z"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("value", [1.0, 0.5, 3.0, -1.0, 0.999])
+def test_a_constant_column_changes_nothing_under_a_prior(value):
+    """A constant column duplicates the intercept: under a prior its coefficient is 0 and
+    the others are those of the fit without it, for C and Fortran order alike. (The
+    solving basis took it for a column of spread ~1e-16: the weighted mean of equal
+    values rounds, and the fit collapsed to the intercept-only model for some values
+    and memory layouts.)"""
+    from problin import BayesianLogisticRegression, ProbitRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.8, size=60) > 0).astype(int)
+    Xc = np.c_[X, np.full(60, value)]
+    for est in (LogisticRegression(alpha=1.0), ProbitRegression(alpha=0.1),
+                BayesianLogisticRegression(alpha=1.0)):
+        plain = est.fit(X, y).coef_.ravel().copy()
+        for A in (np.ascontiguousarray(Xc), np.asfortranarray(Xc)):
+            coef = est.fit(A, y).coef_.ravel()
+            assert_allclose(coef[:2], plain, rtol=1e-8)
+            assert abs(coef[2]) <= 1e-12
