@@ -201,6 +201,9 @@ def test_bad_values_name_the_chunk(data, model):
             clone(model).fit(dask_rows(X), dask_rows(yb))
         with pytest.raises(ValueError, match="sample_weight has negative values in chunk 3"):
             clone(model).fit(dask_rows(X), y, sample_weight=dask_rows(wb))
+        wb[row] = 1e300  # beyond the bound on the total weight, as numpy input is refused
+        with pytest.raises(ValueError, match="the weights of chunk 3 sum to 1e\\+300, beyond"):
+            clone(model).fit(dask_rows(X), y, sample_weight=dask_rows(wb))
 
 
 def test_other_errors_as_on_numpy(data):

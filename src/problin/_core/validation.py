@@ -64,17 +64,18 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.n
         raise ValueError(f"sample_weight has {int(np.sum(w < 0))} negative values; "
                          "weights must be non-negative")
     total = np.sum(w) if np.all(w <= np.finfo(np.float64).max / max(1, w.size)) else np.inf
-    if not total <= MAX_TOTAL_WEIGHT:
-        raise ValueError(f"sample_weight is too large: the weights sum to {total:.3g}, beyond "
-                         f"{MAX_TOTAL_WEIGHT:.0e} (weighted sums of squares could overflow); "
-                         "rescale them")
-    check_total_weight(total)
+    check_total_weight(float(total))
     return w
 
 
-def check_total_weight(total: float) -> None:
-    """Reject a fit whose sample weights sum to zero (``total``: their sum)."""
-    if not total > 0:
+def check_total_weight(total: float, where: str = "") -> None:
+    """Reject a fit whose sample weights sum to zero, or beyond :data:`MAX_TOTAL_WEIGHT`
+    (``total``: their sum; ``where``: which part of the data, e.g. a Dask chunk)."""
+    if not total <= MAX_TOTAL_WEIGHT:
+        raise ValueError(f"sample_weight is too large: the weights{where} sum to {total:.3g}, "
+                         f"beyond {MAX_TOTAL_WEIGHT:.0e} (weighted sums of squares could "
+                         "overflow); rescale them")
+    if not where and not total > 0:
         raise ValueError("sample_weight sums to zero: there is nothing to fit")
 
 

@@ -25,7 +25,12 @@ from .._core.blocks import serial_blocks
 from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import column_stats
 from .._core.types import Matrix
-from .._core.validation import MAX_MAGNITUDE, chunk_magnitude_error, within_magnitude
+from .._core.validation import (
+    MAX_MAGNITUDE,
+    check_total_weight,
+    chunk_magnitude_error,
+    within_magnitude,
+)
 
 __all__ = [
     "align_rows",
@@ -266,6 +271,8 @@ def _chunk_weights(k: int, lo: int, w: np.ndarray | None) -> np.ndarray | None:
     if (w < 0).any():
         raise ValueError(f"sample_weight has negative values in chunk {k}; weights must be "
                          "non-negative")
+    # (The whole's total is checked where a pass sums it; a chunk's alone already bounds it.)
+    check_total_weight(float(w.sum()), f" of chunk {k}")
     return w
 
 
