@@ -178,3 +178,16 @@ def test_non_probabilistic_estimator_and_bad_data_are_rejected():
                           BayesDecision(LogisticRegression(alpha=1.0), cost=None)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_compare_refuses_a_class_of_one_row():
+    """A class with one row is never trained on where it is tested: compare used to score
+    it as another class (or fail with an IndexError). A clear error instead."""
+    from problin.model_selection import compare_classifiers
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(41, 2))
+    y = np.array(["cat"] * 20 + ["dog"] * 20 + ["dolphin"])
+    with pytest.raises(ValueError, match=r"classes \['dolphin'\] have a single row"):
+        compare_classifiers(X, y, ["lda"], cv=5)
+    table = compare_classifiers(X[:40], y[:40], ["lda"], cv=5)
+    assert np.isfinite(table["log_loss"]).all()

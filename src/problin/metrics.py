@@ -5,9 +5,28 @@ from numpy.typing import ArrayLike
 __all__ = ["brier_score", "expected_calibration_error"]
 
 
+def class_columns(y: ArrayLike, classes: ArrayLike) -> np.ndarray:
+    """The column of each label of ``y`` among ``classes`` (sorted and distinct, as a
+    fitted model's ``classes_``); a label not among them is an error, never the column
+    of a neighbour (as a bare ``searchsorted`` would give it)."""
+    classes, y = np.asarray(classes), np.asarray(y)
+    if classes.ndim != 1 or classes.size == 0 or np.any(classes[1:] <= classes[:-1]):
+        raise ValueError("classes must be the sorted, distinct labels of the probability "
+                         f"columns (a model's classes_), got {classes.tolist()[:10]}")
+    cols = np.minimum(np.searchsorted(classes, y), classes.size - 1)
+    unseen = classes[cols] != y
+    if np.any(unseen):
+        raise ValueError(f"labels {np.unique(y[unseen]).tolist()[:10]} are not among the "
+                         f"classes {classes.tolist()[:10]}: they have no probability column")
+    return cols
+
+
 def _codes(proba: ArrayLike, y: ArrayLike, classes: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     proba = np.asarray(proba, dtype=np.float64)
-    cols = np.searchsorted(np.asarray(classes), np.asarray(y))
+    cols = class_columns(y, classes)
+    if proba.ndim != 2 or proba.shape != (cols.size, np.asarray(classes).size):
+        raise ValueError(f"proba has shape {proba.shape}; expected one row per label and one "
+                         f"column per class, ({cols.size}, {np.asarray(classes).size})")
     return proba, cols
 
 
@@ -65,6 +84,8 @@ def expected_calibration_error(proba: ArrayLike, y: ArrayLike, classes: ArrayLik
     >>> round(expected_calibration_error([[0.9, 0.1], [0.2, 0.8]], ["a", "a"], ["a", "b"]), 6)
     0.45
     """
+    if not (isinstance(n_bins, (int, np.integer)) and n_bins >= 1):
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
     proba, cols = _codes(proba, y, classes)
     conf = proba.max(axis=1)
     hit = (np.argmax(proba, axis=1) == cols).astype(np.float64)

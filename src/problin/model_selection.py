@@ -22,7 +22,7 @@ from .discriminant import (
 from .exceptions import ProblinWarning
 from .glm import LogisticRegression, ProbitRegression
 from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
-from .metrics import brier_score, expected_calibration_error
+from .metrics import brier_score, class_columns, expected_calibration_error
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
 __all__ = ["CLASSIFIERS", "compare_classifiers", "applicable_classifiers", "REGRESSORS",
@@ -55,7 +55,7 @@ def _log_loss(model: Any, X: Any, y: np.ndarray) -> float:
     if not hasattr(model, "predict_log_proba"):
         return np.nan
     log_p = model.predict_log_proba(X)
-    cols = np.searchsorted(model.classes_, y)
+    cols = class_columns(y, model.classes_)
     return -float(np.mean(log_p[np.arange(len(y)), cols]))
 
 
@@ -119,6 +119,11 @@ def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = Non
         raise ValueError(f"unknown models {unknown}; choose from {sorted(CLASSIFIERS)}")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
+    labels, counts = np.unique(y, return_counts=True)
+    if np.any(counts < 2):  # held out once, it is never trained on: no column to score it
+        raise ValueError(f"classes {labels[counts < 2].tolist()[:10]} have a single row: "
+                         "cross-validation needs at least two rows of every class (one to "
+                         "train on, one to test); drop those rows or merge the classes")
     folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, y))
     rows = []
     for name in models:
