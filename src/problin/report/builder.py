@@ -92,10 +92,12 @@ def _evaluate(model: Any, X: Any, y: np.ndarray, far: np.ndarray | None,
         notes += more
     preds = [p for p in (oos, ins) if p is not None]
     table = rounded_table(scores_table(preds, y, classes), digits=3)
-    heading = (f"Scores: out of sample ({describe(cv)}) and in sample" if oos is not None
+    # The folds used (fewer than cv where the rarest class has fewer rows), as labelled.
+    how = oos.label.removeprefix("out of sample: ") if oos is not None else ""
+    heading = (f"Scores: out of sample ({how}) and in sample" if oos is not None
                and cv else "Scores: in sample")
     caption = ("In sample: the fitted model scored on these rows, optimistic when it was "
-               "fitted on them." + (f" Out of sample: {describe(cv)} on these rows, "
+               "fitted on them." + (f" Out of sample: {how} on these rows, "
                                     f"{type(est).__name__} with the same parameters refitted "
                                     "without the rows it predicts." if oos is not None and cv
                                     else ""))

@@ -78,7 +78,9 @@ def out_of_sample(model: Any, X: Any, y: np.ndarray, rows: np.ndarray, cv: int |
     joined = [None if parts[0][i] is None else np.concatenate([p[i] for p in parts])
               for i in (1, 2, 3)]
     assert joined[0] is not None  # every model predicts
-    preds = Predictions(f"out of sample: {describe(cv)}", order, joined[0], *joined[1:])
+    # (k-fold with k = min(cv, the rarest class's rows): the label says the k used)
+    how = describe(len(splits) if isinstance(cv, int) else cv)
+    preds = Predictions(f"out of sample: {how}", order, joined[0], *joined[1:])
     return preds, _warning_notes(caught, len(parts))
 
 
