@@ -11,7 +11,7 @@ from sklearn.base import is_classifier
 from .._core.validation import MAX_MAGNITUDE, extreme_entries, within_magnitude
 from ..plot import default_features
 from ..plot._data import Columns  # the report's data, named, checked once for all plots
-from .evaluation import describe, in_sample, out_of_sample
+from .evaluation import in_sample, out_of_sample
 from .html import render_page
 from .numbers import model_statistics, rounded_table
 from .scores import scores_table
