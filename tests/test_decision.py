@@ -191,3 +191,22 @@ def test_compare_refuses_a_class_of_one_row():
         compare_classifiers(X, y, ["lda"], cv=5)
     table = compare_classifiers(X[:40], y[:40], ["lda"], cv=5)
     assert np.isfinite(table["log_loss"]).all()
+
+
+def test_training_priors_of_a_pipeline_are_its_last_steps():
+    """A pipeline's posteriors come from its last step, and so do the training priors that
+    the deployment priors replace (they were the class frequencies: posteriors off by up
+    to 0.17 from p pi' / pi)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from problin import BayesDecision, GaussianNB
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 2)) + np.repeat([[0, 0], [1, 1], [2, 0]], 30, axis=0)
+    y = np.repeat([0, 1, 2], 30)
+    pipe = make_pipeline(StandardScaler(), GaussianNB(priors=[0.7, 0.2, 0.1]))
+    model = BayesDecision(pipe, priors=[0.1, 0.1, 0.8]).fit(X, y)
+    np.testing.assert_allclose(model.training_priors_, [0.7, 0.2, 0.1])
+    p = model.estimator_.predict_proba(X) * (np.array([0.1, 0.1, 0.8]) / [0.7, 0.2, 0.1])
+    np.testing.assert_allclose(model.predict_proba(X), p / p.sum(axis=1, keepdims=True),
+                               rtol=1e-12, atol=1e-15)

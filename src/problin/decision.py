@@ -154,6 +154,8 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _training_priors(self, X: MatrixLike, y: Any,
                          sample_weight: ArrayLike | None) -> np.ndarray:
         est = self.estimator_
+        # A pipeline's posteriors are its last step's: so are the priors behind them.
+        est = est.steps[-1][1] if hasattr(est, "steps") and est.steps else est
         for name, is_log in (("class_log_prior_", True), ("priors_", False),
                              ("class_prior_", False)):
             value = getattr(est, name, None)
