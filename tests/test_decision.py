@@ -210,3 +210,19 @@ def test_training_priors_of_a_pipeline_are_its_last_steps():
     p = model.estimator_.predict_proba(X) * (np.array([0.1, 0.1, 0.8]) / [0.7, 0.2, 0.1])
     np.testing.assert_allclose(model.predict_proba(X), p / p.sum(axis=1, keepdims=True),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_posteriors_that_new_priors_make_undefined_are_an_error():
+    """Far from the data GaussianNB gives one class all the probability (the others'
+    underflow to exactly 0); deployment priors that give that class 0 leave 0 / 0: a
+    clear error naming the rows, not NaN posteriors and an arbitrary decision."""
+    from problin import BayesDecision
+    from problin import GaussianNB as NB
+    X, y = load_iris(return_X_y=True)
+    model = BayesDecision(NB(), priors=[0.5, 0.5, 0.0]).fit(X, y)
+    rows = np.vstack([X[:2], [[1e200, 0.0, 0.0, 0.0]]])
+    with pytest.raises(ValueError, match=r"rows \[2\] of X: every class with a positive"):
+        model.predict_proba(rows)
+    with pytest.raises(ValueError, match="undefined"):
+        model.predict(rows)
+    assert np.all(np.isfinite(model.predict_proba(X[:2])))

@@ -178,7 +178,15 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         log_p = np.asarray(self.estimator_.predict_log_proba(X), dtype=np.float64)
         if self._log_ratio is None:
             return log_p
-        return log_softmax(log_p + self._log_ratio, axis=1)
+        z = log_p + self._log_ratio
+        lost = np.flatnonzero(~np.isfinite(np.max(z, axis=1, initial=-np.inf)))
+        if lost.size:  # (log_softmax would give NaN: 0 / 0)
+            raise ValueError(
+                f"rows {lost[:10].tolist()} of X: every class with a positive deployment "
+                "prior has posterior probability 0 (below the float range) under the model, "
+                "so their posteriors under the new priors are undefined; such rows lie far "
+                "outside the training data.")
+        return log_softmax(z, axis=1)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_proba(self, X: MatrixLike) -> np.ndarray:
