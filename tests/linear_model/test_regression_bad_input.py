@@ -138,3 +138,16 @@ def test_targets_too_small_to_square_are_refused():
     small, unit = LinearRegression().fit(X, y * 2.0 ** -333), LinearRegression().fit(X, y)
     np.testing.assert_allclose(small.summary()["t"], unit.summary()["t"], rtol=1e-12)
     assert LinearRegression().fit(X, np.zeros(40)).coef_.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_stream_of_batches_is_held_to_the_total_weight_bound():
+    """Each batch's weights are checked, and so is the stream's total: batches each within
+    the bound were accepted however much they summed to, where one fit on the same rows
+    is refused."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), rng.normal(size=40)
+    model = LinearRegression()
+    model.partial_fit(X[:10], y[:10], sample_weight=np.full(10, 9e17))
+    with pytest.raises(ValueError, match="sample_weight is too large"):  # 9e18 + 1.8e19
+        model.partial_fit(X[10:30], y[10:30], sample_weight=np.full(20, 9e17))
+    assert model.moments_.weight == 9e18  # the refused batch left the model as it was

@@ -16,6 +16,7 @@ from .._core.validation import (
     MAX_MAGNITUDE,
     check_finite_magnitude,
     check_targets_resolvable,
+    check_total_weight,
     check_sample_weight,
 )
 from .._dask.chunks import is_dask
@@ -127,6 +128,7 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
                              "their squares overflow).")
         if merge:
             stats = self.moments_.merge(stats)
+            check_total_weight(stats.weight)  # (each batch's is checked; so is the stream's)
         return stats
 
     def _factors(self, stats: Moments) -> Factors:
