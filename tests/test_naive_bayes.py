@@ -218,3 +218,21 @@ def test_bernoulli_threshold_checks():
         BernoulliNB(binarize=-1.0).fit(sp.csr_matrix(X), y)
     with pytest.raises(ValueError, match="alpha"):
         BernoulliNB(alpha=0.0).fit(X, y)
+
+
+@pytest.mark.parametrize("make", ["lda", "gnb", "bnb", "mnb"])
+def test_partial_fit_holds_the_streams_total_weight_to_the_bound(make):
+    """Batches each within the total-weight bound were accepted however much they summed
+    to; the stream's total is held to it too, and a refused batch leaves the model as it
+    was."""
+    from problin import BernoulliNB, GaussianNB, LinearDiscriminantAnalysis, MultinomialNB
+    model = {"lda": LinearDiscriminantAnalysis, "gnb": GaussianNB, "bnb": BernoulliNB,
+             "mnb": MultinomialNB}[make]()
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(40, 2)).astype(float)
+    y = np.tile([0, 1], 20)
+    model.partial_fit(X[:10], y[:10], classes=[0, 1], sample_weight=np.full(10, 9e17))
+    before = model.predict_proba(X[:3])
+    with pytest.raises(ValueError, match="sample_weight is too large"):
+        model.partial_fit(X[10:20], y[10:20], sample_weight=np.full(10, 9e17))  # 1.8e19
+    np.testing.assert_array_equal(model.predict_proba(X[:3]), before)

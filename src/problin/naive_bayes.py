@@ -168,6 +168,9 @@ class _DiscreteNB(GenerativeClassifier):
             counts = sum(np.asarray(F.T @ Y[lo:hi]).T for lo, hi, F in self._feature_blocks(X))
         return Y.sum(axis=0), counts
 
+    def _total_weight(self, stats: tuple[np.ndarray, np.ndarray]) -> float:
+        return float(np.sum(stats[0]))  # (the class counts)
+
     def _merge(self, a: tuple[np.ndarray, np.ndarray],
                b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         return a[0] + b[0], a[1] + b[1]

@@ -26,6 +26,7 @@ from .._core.validation import (
     check_label_types,
     check_priors,
     check_sample_weight,
+    check_total_weight,
 )
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
@@ -168,7 +169,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
             reduce, accept_sparse, finish = self._dask_reduce()
             batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
                                              accept_sparse=accept_sparse))
-            self._stats = batch if first else self._merge(self._stats, batch)
+            self._stats = batch if first else self._merged(batch)
             self._set_model(strict=False)
             return self
         check_label_types(y)
@@ -184,9 +185,20 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
             if first:  # leave the estimator unfitted, as it was
                 del self.classes_
             raise
-        self._stats = batch if first else self._merge(self._stats, batch)
+        self._stats = batch if first else self._merged(batch)
         self._set_model(strict=False)
         return self
+
+    def _merged(self, batch: Any) -> Any:
+        """The statistics so far merged with ``batch``'s, their total weight held to the
+        bound each batch's is (a stream of batches each within it could exceed it)."""
+        merged = self._merge(self._stats, batch)
+        check_total_weight(self._total_weight(merged))
+        return merged
+
+    def _total_weight(self, stats: Any) -> float:
+        """The summed sample weight of ``stats`` (class statistics: their counts)."""
+        return float(np.sum(stats.counts))
 
     def _dask_reduce(self) -> tuple[Callable[..., Any], bool, Callable[[Any], Any]]:
         """``(reduce, accept_sparse, finish)`` for a Dask batch: the per-chunk statistic
