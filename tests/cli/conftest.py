@@ -1,8 +1,17 @@
-"""Shared by the command-line tests: running several ``problin`` commands at once."""
+"""Shared by the command-line tests: running several ``problin`` commands at once, and
+one command in process (:func:`invoke`)."""
 import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
+
+from problin.cli.main import cli
+
+
+def invoke(*args, env=None):
+    """``problin ARGS`` in this process (arguments as strings), its click Result."""
+    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
 
 
 def _run_all(commands, cwd):

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+
+from tests.cli.conftest import invoke
 
 from problin.cli import _common
-from problin.cli.main import cli
 
 
 @pytest.fixture
@@ -29,9 +29,6 @@ def typo(tmp_path, monkeypatch):
     frame.drop(columns="y").head(5).to_csv("new.csv", index=False)
     return frame
 
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
 
 
 def _one_line_error(result, code=1):

@@ -3,10 +3,10 @@ names, messages and exit codes."""
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+
+from tests.cli.conftest import invoke
 
 import problin
-from problin.cli.main import cli
 from problin.model_selection import CLASSIFIERS, REGRESSORS
 
 
@@ -22,9 +22,6 @@ def data(tmp_path, monkeypatch):
     frame.to_csv("d.csv", index=False)
     return frame
 
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
 
 
 def test_fit_help_lists_every_model_name():

@@ -7,15 +7,12 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+
+from tests.cli.conftest import invoke
 
 import problin
 from problin import Formula, LogisticRegression
-from problin.cli.main import cli
 
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 @pytest.fixture
@@ -88,8 +85,8 @@ def test_an_internal_error_is_one_line_unless_debug(tmp_path, monkeypatch):
     monkeypatch.setattr(problin.LogisticRegression, "fit", broken)
     args = ["fit", str(tmp_path / "d.csv"), "-m", "logistic", "-t", "y",
             "-o", str(tmp_path / "m.problin")]
-    result = CliRunner().invoke(cli, args)
+    result = invoke(*args)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "Error: internal error (RuntimeError: boom); run with --debug" in result.output
-    result = CliRunner().invoke(cli, [*args, "--debug"])
+    result = invoke(*args, "--debug")
     assert isinstance(result.exception, RuntimeError)

@@ -7,20 +7,17 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 from sklearn.metrics import brier_score_loss
 from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from tests.cli.conftest import invoke
+
 from problin import LinearDiscriminantAnalysis
-from problin.cli.main import cli
 from problin.datasets import make_heights
 from problin.model_selection import compare_classifiers, compare_regressors, is_continuous_target
 
-
-def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 @pytest.fixture

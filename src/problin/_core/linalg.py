@@ -18,7 +18,7 @@ from .blocks import small_blas
 from .types import Matrix
 
 __all__ = [
-    "column_sums", "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
+    "column_sums", "resolved_directions", "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
     "identified_columns", "solve_psd", "equilibrated_cholesky", "inverse_from_equilibrated",
 ]
 
@@ -42,6 +42,20 @@ def column_sums(A: np.ndarray) -> np.ndarray:
     of a C-ordered block with few columns is ~6x slower (20 vs 3 us at 1,310 x 9),
     which made the intercept's sums a third of a softmax gradient pass."""
     return np.ones(A.shape[0], dtype=A.dtype) @ A
+
+
+def resolved_directions(s: np.ndarray, Vt: np.ndarray, spreads: np.ndarray | None,
+                        n_features: int, slack: float = 10.0) -> np.ndarray:
+    """Which singular directions of a data factor (values ``s`` descending, right vectors
+    the rows of ``Vt``) the data resolve: ``s_i`` above ``slack sqrt(D) eps s_0`` times
+    the data's rounding along ``v_i``, ``|spreads * v_i|`` (``spreads``: each column's
+    raw-to-centred size; None: 1). A column far from zero is rounded more only along
+    its own direction, not along those of the other columns."""
+    if not (s.size and s[0] > 0):
+        return np.zeros(s.size, dtype=bool)
+    rounding = 1.0 if spreads is None else np.sqrt(np.sum((Vt * spreads) ** 2, axis=1))
+    eps = np.finfo(np.float64).eps
+    return np.asarray(s > slack * np.sqrt(max(n_features, 1)) * eps * s[0] * rounding)
 
 
 def new_gram(d: int) -> np.ndarray:

@@ -12,10 +12,12 @@ import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.utils._param_validation import InvalidParameterError
 
 from .._core.bayes.hmc import hmc_sampler
 from .._core.bayes.logistic import (
@@ -32,12 +34,14 @@ from .._core.solvers.newton import newton, sketch_rows
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
 from .._dask.design import DaskDesign
 from .._optional import optional_module
+from .._params import validate_params
 from ..exceptions import ConvergenceWarning
 from ..glm.problem import ClassifierDesign, classifier_objective
 
 __all__ = [
     "Posterior",
     "check_mixing",
+    "check_parameters",
     "laplace",
     "laplace_evidence_alpha",
     "mcmc",
@@ -332,3 +336,28 @@ def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
         warnings.warn(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
                       f"{np.nanmin(ess):.0f}): the chains may not have converged; "
                       "increase n_samples.", ConvergenceWarning, stacklevel=3)
+
+
+def check_parameters(est: Any) -> None:
+    """Validate ``est``'s parameters (a BayesianLogisticRegression): scikit-learn's
+    constraints, with clearer messages for ``alpha = 0`` and ``alpha_prior``, and the
+    combinations that no single constraint sees."""
+    if isinstance(est.alpha, Real) and not isinstance(est.alpha, bool) and not float(est.alpha) > 0:
+        raise InvalidParameterError(
+            f"The 'alpha' parameter of {type(est).__name__} must be > 0 (the precision "
+            f"of the prior on the weights), or None to choose it by maximising the "
+            f"evidence; got {est.alpha!r}. alpha = 0 would be an improper flat prior: "
+            "use LogisticRegression(alpha=0) for maximum likelihood.")
+    validate_params(est)
+    if est.alpha_prior is not None:
+        a = np.asarray(est.alpha_prior, dtype=np.float64) \
+            if np.ndim(est.alpha_prior) == 1 else np.array([])
+        if a.shape != (2,) or not np.all(np.isfinite(a)) or not np.all(a > 0):
+            raise InvalidParameterError("alpha_prior must be a pair (shape, rate) of "
+                                        f"positive numbers, got {est.alpha_prior!r}")
+        if est.inference != "variational":
+            raise ValueError("alpha_prior (a Gamma hyperprior on alpha) needs "
+                             f"inference='variational', not {est.inference!r}")
+    if est.inference == "mcmc" and est.n_samples < 4:  # (no spread, R-hat or ESS)
+        raise ValueError(f"inference='mcmc' needs n_samples >= 4 draws per chain (R-hat "
+                         f"compares the halves of each chain), got {est.n_samples}")

@@ -9,7 +9,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes.far_rows import moderated_predict, sampled_predict
@@ -17,7 +17,6 @@ from .._core.bayes.logistic import activation_moments, draw_gaussian
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask, lazy_rows
 from .._frames import encode_frame
-from .._params import validate_params
 from ..exceptions import ConvergenceWarning
 from ..glm.problem import classifier_design
 from ..inference.summaries import SummaryText, posterior_summary_text
@@ -200,7 +199,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
+        _fit.check_parameters(self)
         # Solved in the equilibrated basis, centred whenever X is dense: the
         # intercept's prior is then on the intercept at the centre of the data,
         # so that shifting a column changes only the intercept.
@@ -242,27 +241,6 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         self.__dict__.update(fit.attributes())  # the one place the fitted attributes are set
         self._result = fit
         return self
-
-    def _check_params(self) -> None:
-        if isinstance(self.alpha, Real) and not isinstance(self.alpha, bool) and not self.alpha > 0:
-            raise InvalidParameterError(
-                f"The 'alpha' parameter of {type(self).__name__} must be > 0 (the precision "
-                f"of the prior on the weights), or None to choose it by maximising the "
-                f"evidence; got {self.alpha!r}. alpha = 0 would be an improper flat prior: "
-                "use LogisticRegression(alpha=0) for maximum likelihood.")
-        validate_params(self)
-        if self.alpha_prior is not None:
-            a = np.asarray(self.alpha_prior, dtype=np.float64) \
-                if np.ndim(self.alpha_prior) == 1 else np.array([])
-            if a.shape != (2,) or not np.all(np.isfinite(a)) or not np.all(a > 0):
-                raise InvalidParameterError("alpha_prior must be a pair (shape, rate) of "
-                                            f"positive numbers, got {self.alpha_prior!r}")
-            if self.inference != "variational":
-                raise ValueError("alpha_prior (a Gamma hyperprior on alpha) needs "
-                                 f"inference='variational', not {self.inference!r}")
-        if self.inference == "mcmc" and self.n_samples < 4:  # (no spread, R-hat or ESS)
-            raise ValueError(f"inference='mcmc' needs n_samples >= 4 draws per chain (R-hat "
-                             f"compares the halves of each chain), got {self.n_samples}")
 
     def _check_converged(self, post: _fit.Posterior, what: str) -> None:
         if not post.converged:

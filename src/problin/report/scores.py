@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from ..metrics import brier_score, expected_calibration_error
+from ..metrics import brier_score, class_columns, expected_calibration_error
 from .evaluation import Predictions
 
 __all__ = ["scores_table", "classifier_scores", "regression_scores"]
@@ -21,7 +21,7 @@ def classifier_scores(p: Predictions, y: np.ndarray, classes: Sequence[Any]) -> 
     if p.proba is None:
         return out
     if p.log_proba is not None:
-        cols = np.searchsorted(np.asarray(classes), t)
+        cols = class_columns(t, classes)
         with np.errstate(over="ignore"):  # rows far from the data: log p ~ -1e300
             out["log loss"] = float(-np.mean(p.log_proba[np.arange(len(t)), cols]))
     out["Brier score"] = brier_score(p.proba, t, classes)

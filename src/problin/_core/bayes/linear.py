@@ -45,6 +45,8 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
+from ..linalg import resolved_directions
+
 __all__ = ["GaussianPosterior", "linear_gaussian_posterior", "general_prior_posterior"]
 
 # Shape of the vanishing Gamma hyperpriors on alpha and beta; their rates are
@@ -102,9 +104,7 @@ def _spectrum(R: np.ndarray, r: np.ndarray,
     if not live.size:
         return s, V, np.array(r, dtype=np.float64)
     U, sl, Vt = _graded_svd(R[:, live])
-    rounding = np.ones(live.size) if spreads is None else \
-        np.sqrt(np.sum((Vt * spreads[live]) ** 2, axis=1))
-    sl[sl <= 10.0 * np.sqrt(d) * _EPS * sl[0] * rounding] = 0.0
+    sl[~resolved_directions(sl, Vt, None if spreads is None else spreads[live], d)] = 0.0
     s[:live.size] = sl
     V[np.ix_(live, np.arange(live.size))] = Vt.T
     return s, V, U.T @ r  # components of z beyond the live ones meet s = 0

@@ -133,11 +133,6 @@ class Factors:
     live: np.ndarray
     spreads: np.ndarray
 
-    @property
-    def spread(self) -> float:
-        """The largest of ``spreads`` (at least 1)."""
-        return float(np.max(self.spreads, initial=1.0))
-
     def residual_sum_of_squares(self, W: np.ndarray) -> float:
         """``sum_k |t_k - Phi w_k|^2``, without cancellation."""
         return float(np.sum((self.xt - self.xx @ W) ** 2) + np.sum(self.tt ** 2))

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from ..linalg import solve_psd
+from ..linalg import resolved_directions, solve_psd
 from .least_squares import Factors
 from .tsqr import stack_qr, triangular_rcond
 
@@ -70,22 +70,20 @@ def solve_factors(F: Factors, alpha: float = 0.0) -> LeastSquaresSolution:
         return _triangular_or_svd(Ra[:d, :d], Ra[:d, d:], np.zeros((0, k)), np.arange(d), d,
                                   full_rank=True)
     live = np.flatnonzero(F.live)
-    tol = _RANK_SLACK * np.sqrt(max(d, 1)) * _EPS
-    return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d, tol=tol,
+    return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d,
                               spreads=F.spreads[live])
 
 
 def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.ndarray, d: int, *,
-                       tol: float = 0.0, spreads: np.ndarray | None = None,
+                       spreads: np.ndarray | None = None,
                        full_rank: bool = False) -> LeastSquaresSolution:
     """Solve ``R W = rhs`` (rows ``live`` of the D x K result; the others are zero) in the
     basis of unit columns: by back substitution when ``R`` is well conditioned (or
     ``full_rank``), else by the truncated SVD: the minimum-norm least-squares solution.
 
-    A singular direction ``v`` is dropped where its value is below ``tol`` times the
-    largest times the rounding of the data along it, ``|spreads * v|`` (column ``j``'s
-    rounding is ``eps spreads_j`` of its norm): a column far from its mean is rounded
-    more, but only in its own direction, not in those of the other columns."""
+    A singular direction is dropped where the data's rounding along it hides it
+    (:func:`~problin._core.linalg.resolved_directions`; column ``j``'s rounding is
+    ``eps spreads_j`` of its norm)."""
     k = rhs.shape[1]
     W = np.zeros((d, k))
     if live.size == 0:
@@ -94,6 +92,7 @@ def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.
     norms = np.sqrt(np.sum(R * R, axis=0))
     Rs = R / norms
     rcond = triangular_rcond(Rs)
+    tol = _RANK_SLACK * np.sqrt(max(d, 1)) * _EPS
     if full_rank or rcond > 1e3 * tol * float(spreads.max()) * live.size:
         # kappa_1 far below the rank threshold of every direction
         Ws = linalg.solve_triangular(Rs, rhs, check_finite=False)
@@ -101,8 +100,7 @@ def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.
         residual = np.zeros((0, k))
     else:
         U, s, Vt = _svd(Rs)
-        rounding = np.sqrt(np.sum((Vt * spreads) ** 2, axis=1))  # |spreads * v| per direction
-        kept = s > tol * s[0] * rounding if s[0] > 0 else np.zeros(s.size, dtype=bool)
+        kept = resolved_directions(s, Vt, spreads, d, _RANK_SLACK)
         rank = int(np.sum(kept))
         s_kept = s[kept]
         condition = float(s_kept[0] / s_kept[-1]) if rank else 1.0
