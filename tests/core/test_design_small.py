@@ -124,3 +124,41 @@ def test_which_data_are_small():
     assert not is_small_dense(np.zeros((10, 3)).tolist(), True)
     import scipy.sparse as sp
     assert not is_small_dense(sp.csr_matrix(np.zeros((10, 3))), True)
+
+
+def _softmax_problem(seed, n=400, d=4, K=4):
+    """A small design, a softmax state on it and its Hessian by the blocked design."""
+    rng = np.random.default_rng(seed)
+    X = _data(seed=seed, n=n, d=d)
+    big, small = _pair(X, True, "scaled")
+    Theta = rng.normal(size=(K - 1, small.n_params)) * 0.3
+    _, state = CategoricalSoftmax(K).derivatives(rng.integers(0, K, n), small.matmat(Theta))
+    return small, state, big.softmax_gram(state)
+
+
+def _assert_hessian(got, want):
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+
+
+def test_softmax_gram_of_interleaved_designs_of_one_shape():
+    """The Hessian's buffers kept between fits are claimed per design: two live
+    designs of the same shape (a nested fit) never read each other's products."""
+    (a, state_a, want_a), (b, state_b, want_b) = _softmax_problem(7), _softmax_problem(8)
+    for _ in range(2):  # alternating claims
+        _assert_hessian(a.softmax_gram(state_a), want_a)
+        _assert_hessian(b.softmax_gram(state_b), want_b)
+    _assert_hessian(SmallDenseDesign(a.X, True, basis=a.basis).softmax_gram(state_a), want_a)
+
+
+def test_softmax_gram_in_threads_equals_the_blocked_design():
+    """Each thread keeps its own buffers: concurrent Hessians are each their design's."""
+    from concurrent.futures import ThreadPoolExecutor
+    problems = [_softmax_problem(seed) for seed in range(6)]
+
+    def work(i):
+        design, state, want = problems[i % 6]
+        for _ in range(5):
+            _assert_hessian(design.softmax_gram(state), want)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(24)))

@@ -14,7 +14,9 @@ complements) and ``w^{kj} = -p_k p_j``: one GEMM of the ``M(M+1)/2`` weight
 columns against the ``p(p+1)/2`` distinct products ``x_a x_b`` (formed once),
 half the multiply-adds of ``syrk`` on ``[p_1 x, ..., p_M x]``.
 """
+import threading
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,13 @@ __all__ = ["SMALL_ELEMENTS", "SmallDenseDesign", "is_small_dense"]
 SMALL_ELEMENTS = 1 << 17
 # The products x_a x_b of the softmax Hessian are kept while they fit in 8 MB.
 _PAIR_ELEMENTS = 1 << 20
+# Hessian gathers of up to 2 MB (Mp <= 512) are kept between fits, 8 shapes at most.
+_KEPT_SOURCES = 1 << 18
+# The Hessian's pair products and weight rows are kept between fits, per thread,
+# up to 4 MB each: fresh ones cost a page fault per 4 KB (4.4 MB at 5,000 rows,
+# 10 x 10: ~0.6 ms of a 12 ms fit, measured).
+_KEPT_BYTES = 4 << 20
+_KEPT = threading.local()
 
 
 def is_small_dense(X: Any, intercept: bool) -> bool:
@@ -54,8 +63,11 @@ class SmallDenseDesign(Design):
         self._Z1 = np.ascontiguousarray(Z, dtype=np.float64)
         self._Z1t = np.ascontiguousarray(self._Z1.T)  # the Gram's weighted operand
         self._sources: tuple[int, np.ndarray] | None = None
+        # The softmax Hessian's buffers where too big to keep in the thread (else
+        # there, claimed by this token: see _kept_buffer).
         self._pairs: np.ndarray | None = None
-        self._weights: np.ndarray | None = None  # the softmax Hessian's weight rows
+        self._weights: np.ndarray | None = None
+        self._token = object()
 
     # The kernel coordinates are Z1's: parameters and results need no map.
     def matvec(self, theta: np.ndarray) -> np.ndarray:
@@ -124,11 +136,10 @@ class SmallDenseDesign(Design):
             return super().softmax_gram(curvature, sample_weight, single)
         Pt = np.ascontiguousarray(P.T)
         k_first = np.concatenate(([0], np.cumsum(np.arange(M, 0, -1))))  # row of (k, k)
-        if self._weights is None or self._weights.shape != (k_first[-1], n):
-            # Kept for the fit's next Hessian: a fresh 1.8 MB array (5,000 rows,
-            # 10 classes) costs ~450 page faults, a third of a Hessian's time.
-            self._weights = np.empty((k_first[-1], n))
         Wt = self._weights
+        if Wt is None or Wt.shape != (k_first[-1], n):  # (rewritten whole: any owner's)
+            Wt, kept = _kept_buffer("weights", (int(k_first[-1]), n), self._token)[::2]
+            self._weights = None if kept else Wt
         for k in range(M):  # rows (k, k..M-1): p_k (1 - p_k), then -p_k p_j
             diagonal = Wt[k_first[k]]
             np.subtract(1.0, Pt[k], out=diagonal)
@@ -142,31 +153,71 @@ class SmallDenseDesign(Design):
         return blocks.ravel()[self._block_sources(M)]
 
     def _block_sources(self, M: int) -> np.ndarray:
-        """For each entry of the (Mp x Mp) Hessian, its (class pair, column pair)
-        product's position in the flattened ``blocks`` (each product fills four
-        symmetric entries): the Hessian is one gather, formed per design."""
+        """The gather of the (Mp x Mp) Hessian from the blocks (see :func:`_block_sources`)."""
         if self._sources is None or self._sources[0] != M:
-            p = self.n_params
-            k, j = np.triu_indices(M)
-            a, b = np.triu_indices(p)
-            rows = [(k[:, None] * p + a), (k[:, None] * p + b), (j[:, None] * p + a),
-                    (j[:, None] * p + b)]
-            cols = [(j[:, None] * p + b), (j[:, None] * p + a), (k[:, None] * p + b),
-                    (k[:, None] * p + a)]
-            sources = np.empty((M * p, M * p), dtype=np.intp)
-            for r, c in zip(rows, cols):
-                sources[r, c] = np.arange(r.size).reshape(r.shape)
-            self._sources = (M, sources)
+            self._sources = (M, _block_sources(M, self.n_params))
         return self._sources[1]
 
     def _pair_products(self) -> np.ndarray:
         """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n, rows in ``triu_indices`` order),
         formed once per design."""
-        if self._pairs is None:
-            p, Zt = self.n_params, self._Z1t
-            self._pairs = np.empty((p * (p + 1) // 2, self.n_samples))
+        if self._pairs is not None:
+            return self._pairs
+        p, Zt = self.n_params, self._Z1t
+        pairs, filled, kept = _kept_buffer("pairs", (p * (p + 1) // 2, self.n_samples),
+                                           self._token)
+        if not filled:
             first = 0
             for a in range(p):  # rows (a, a..p-1), by broadcasting: no gathered copies
-                np.multiply(Zt[a:], Zt[a], out=self._pairs[first:first + p - a])
+                np.multiply(Zt[a:], Zt[a], out=pairs[first:first + p - a])
                 first += p - a
-        return self._pairs
+        if not kept:
+            self._pairs = pairs
+        return pairs
+
+
+def _kept_buffer(kind: str, shape: tuple[int, int], owner: object
+                 ) -> tuple[np.ndarray, bool, bool]:
+    """``(buffer, filled, kept)``: a float64 array of ``shape`` for ``kind``, kept
+    in this thread for the next claim if at most ``_KEPT_BYTES``; ``filled``:
+    ``owner`` claimed it last, so it still holds what ``owner`` wrote there (any
+    other design's claim in between, e.g. a nested fit's, hands it on)."""
+    buffers = getattr(_KEPT, "buffers", None)
+    if buffers is None:
+        buffers = _KEPT.buffers = {}
+    entry = buffers.get(kind)
+    if entry is not None and entry[0].shape == shape:
+        buffers[kind] = (entry[0], owner)
+        return entry[0], entry[1] is owner, True
+    buffer = np.empty(shape)
+    kept = buffer.nbytes <= _KEPT_BYTES
+    if kept:
+        buffers[kind] = (buffer, owner)
+    return buffer, False, kept
+
+
+def _block_sources(M: int, p: int) -> np.ndarray:
+    """For each entry of the (Mp x Mp) Hessian, its (class pair, column pair)
+    product's position in the flattened ``blocks`` (each product fills four
+    symmetric entries): the Hessian is one gather. Small ones (~0.1 ms to form
+    at 10 classes x 11 parameters) are kept for the next fits of that shape."""
+    if (M * p) ** 2 <= _KEPT_SOURCES:
+        return _kept_block_sources(M, p)
+    return _form_block_sources(M, p)
+
+
+def _form_block_sources(M: int, p: int) -> np.ndarray:
+    k, j = np.triu_indices(M)
+    a, b = np.triu_indices(p)
+    rows = [(k[:, None] * p + a), (k[:, None] * p + b), (j[:, None] * p + a),
+            (j[:, None] * p + b)]
+    cols = [(j[:, None] * p + b), (j[:, None] * p + a), (k[:, None] * p + b),
+            (k[:, None] * p + a)]
+    sources = np.empty((M * p, M * p), dtype=np.intp)
+    for r, c in zip(rows, cols):
+        sources[r, c] = np.arange(r.size).reshape(r.shape)
+    sources.flags.writeable = False  # (shared by the fits of one shape)
+    return sources
+
+
+_kept_block_sources = lru_cache(maxsize=8)(_form_block_sources)

@@ -254,14 +254,16 @@ class CategoricalSoftmax:
         return -float(np.sum(_weighted(loglik, sample_weight)))
 
     def derivatives(self, t: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
-                    information: str = "observed",
-                    out: np.ndarray | None = None) -> tuple[float, "SoftmaxState"]:
+                    information: str = "observed", out: np.ndarray | None = None,
+                    observed: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[float, "SoftmaxState"]:
         """Return ``(loss, state)``: the summed loss and a :class:`SoftmaxState`
         holding the free-class probabilities (from which the gradient weights
-        ``P - T`` and the Hessian weights follow; written into ``out`` if given)."""
+        ``P - T`` and the Hessian weights follow; written into ``out`` if given).
+        ``observed``: ``observed_classes(t)``, where the caller keeps it."""
         eta = np.ascontiguousarray(eta, dtype=np.float64).reshape(-1, self.n_free)
         E, top, log_z, total = self._normalise(eta, out)
-        free_t, rows, flat = self.observed_classes(t)
+        free_t, rows, flat = self.observed_classes(t) if observed is None else observed
         loglik = self._log_likelihoods(eta, log_z, rows, flat)
         inv_total = 1.0 / total
         E *= inv_total[:, None]  # E is now P, in place: no second n x M array

@@ -47,8 +47,9 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         self.n_params = self.n_blocks * design.n_params
         self._init_prior(prior_precision, prior_mean)
         self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
-        # Targets among the free classes and their flat positions in P (chunked passes).
-        self._targets: tuple[np.ndarray, np.ndarray] | None = None
+        # Targets among the free classes, their rows and flat positions in P
+        # (formed once: t does not change).
+        self._targets: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
@@ -83,8 +84,11 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         cached = None
         t, sw = self.t, self.sample_weight
         n, M = P.shape
+        if self._targets is None:
+            self._targets = self.family.observed_classes(t)
         if n * M <= SMALL_ELEMENTS:  # one chunk (1 MB at most): no threads
-            self._cached = (eta, self.family.derivatives(t, eta, sw, out=P))
+            self._cached = (eta, self.family.derivatives(t, eta, sw, out=P,
+                                                         observed=self._targets))
             return self._cached[1]
         parts: list[tuple[int, SoftmaxState]] = []
 
@@ -101,10 +105,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             out = (loss, parts[0][1])
         else:
             parts.sort(key=lambda part: part[0])
-            if self._targets is None:  # (formed once: t does not change)
-                free_t, _, flat = self.family.observed_classes(t)
-                self._targets = (free_t, flat)
-            free_t, flat = self._targets
+            free_t, _, flat = self._targets
             out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw, flat))
         self._cached = (eta, out)
         return out
