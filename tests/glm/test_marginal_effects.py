@@ -1,5 +1,6 @@
 """Marginal effects: parity with statsmodels' get_margeff, weights, penalised fits, bad input."""
 import functools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -281,3 +282,111 @@ def test_table_is_a_dataframe_with_readable_names():
     table = LogisticRegression().fit(X, y).marginal_effects(X, at="mean")
     assert isinstance(table, pd.DataFrame)
     assert table.loc[("a", "alcohol"), "dy/dx"] == table["dy/dx"].iloc[0]
+
+
+def _mp_effects(link, theta, x, K):
+    """Marginal effects at one row and their Jacobian from the formulas of the module
+    docstring, in mpmath (binary: the second class's effects; softmax: every class's,
+    the first class's logits fixed at 0). Products of probabilities are formed as
+    such (``1 - p_k`` as the others' sum), which mpmath's unbounded exponents keep."""
+    import mpmath as mp
+    d = len(x)
+    xt = [mp.mpf(1)] + list(x)
+    blocks = [theta[i:i + d + 1] for i in range(0, len(theta), d + 1)]
+    if K == 2:
+        b = blocks[0]
+        eta = mp.fsum(b[a] * xt[a] for a in range(d + 1))
+        if link == "probit":
+            f, df = mp.npdf(eta), -eta * mp.npdf(eta)
+        else:
+            sig, rest = 1 / (1 + mp.exp(-eta)), 1 / (1 + mp.exp(eta))
+            f = sig * rest
+            df = f * (rest - sig)
+        me = [f * b[1 + j] for j in range(d)]
+        J = [[df * b[1 + j] * xt[a] + (f if a == 1 + j else 0) for a in range(d + 1)]
+             for j in range(d)]
+        return me, J
+    L = K - 1
+    W = [[mp.mpf(0)] * d] + [[b[1 + j] for j in range(d)] for b in blocks]
+    eta = [mp.mpf(0)] + [mp.fsum(b[a] * xt[a] for a in range(d + 1)) for b in blocks]
+    top = max(eta)
+    z = mp.fsum(mp.exp(e - top) for e in eta)
+    p = [mp.exp(e - top) / z for e in eta]
+    G = [[(mp.fsum(p[m] for m in range(K) if m != k) if k == m_ else -p[m_]) * p[k]
+          for m_ in range(K)] for k in range(K)]
+    ME = [[mp.fsum(p[k] * p[m] * (W[k][j] - W[m][j]) for m in range(K)) for j in range(d)]
+          for k in range(K)]
+    dev = [[mp.fsum(p[m] * (W[k][j] - W[m][j]) for m in range(K)) for j in range(d)]
+           for k in range(K)]  # w_k - wbar
+    me, J = [], []
+    for k in range(K):
+        for j in range(d):
+            me.append(ME[k][j])
+            row = []
+            for l in range(1, L + 1):  # free blocks
+                for a in range(d + 1):
+                    v = (G[k][l] * dev[k][j] - p[k] * ME[l][j]) * xt[a]
+                    row.append(v + (G[k][l] if a == 1 + j else 0))
+            J.append(row)
+    return me, J
+
+
+@pytest.mark.parametrize("case", ["logit", "probit", "softmax"])
+@pytest.mark.parametrize("row", [[0.3, -0.2], [50.0, -30.0], [600.0, 1.0], [-1e4, 3.0], [1e200, 1.0]])
+def test_effects_at_rows_far_out_match_an_80_digit_reference(case, row):
+    """At rows far out the effects are tiny, and their squares in the delta method
+    underflowed: z was 0/0 (NaN) or, with the probit, the standard error 0 and z
+    infinite. Each output is now carried on its own log scale; z, p and the
+    effects (where representable) match the formulas in 80-digit arithmetic."""
+    import mpmath as mp
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 2))
+    logits = X @ np.array([[1.0, -0.5, 0.3], [-0.4, 0.8, 0.6]])
+    if case == "softmax":
+        y = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
+        est = LogisticRegression().fit(X, y)
+    else:
+        y = (logits[:, 0] + rng.logistic(size=400) > 0).astype(int)
+        est = (ProbitRegression() if case == "probit" else LogisticRegression()).fit(X, y)
+    if case == "probit" and abs(row[0]) > 1e150:
+        with pytest.raises(ValueError, match="overflows float64"):
+            est.marginal_effects(np.array([row]), at="mean")
+        return
+    K = est.classes_.size
+    table = est.marginal_effects(np.array([row]), at="mean")
+    theta = np.concatenate([est.intercept_[:, None] if K > 2 else est.intercept_[None, :],
+                            np.atleast_2d(est.coef_)], axis=1)
+    if K > 2:
+        theta = theta[1:] - theta[0]  # the contrasts to the first class
+    with mp.workdps(80):
+        th = [mp.mpf(float(v)) for v in theta.ravel()]
+        x = [mp.mpf(v) for v in row]
+        me, J = _mp_effects(case, th, x, K)
+        cov = mp.matrix(est.covariance_.tolist())
+        for o, (effect, row_J) in enumerate(zip(me, J)):
+            Jo = mp.matrix([row_J])
+            se = mp.sqrt((Jo * cov * Jo.T)[0, 0])
+            z = effect / se
+            got = table.iloc[o]
+            assert got["z"] == pytest.approx(float(z), rel=1e-9, abs=1e-300)
+            assert got["p_value"] == pytest.approx(float(2 * mp.ncdf(-abs(z))), rel=1e-9)
+            assert got["dy/dx"] == pytest.approx(float(effect), rel=1e-9, abs=1e-300)
+            assert got["std_err"] == pytest.approx(float(se), rel=1e-9, abs=1e-300)
+
+
+def test_a_far_row_alone_in_its_block_adds_nothing():
+    """The last row block holds only a row at 1e200, whose probit Jacobian overflows on
+    its own scale: beside the other blocks it weighs 0, without NaN or a warning."""
+    from problin.glm.marginal import block_rows
+    X, y = spector()
+    X = np.asarray(X, float)
+    ours = ProbitRegression().fit(X, y)
+    rows = block_rows(2 * X.shape[1] + 2)
+    near = X[np.arange(rows) % X.shape[0]]
+    far = np.vstack([near, [[1e200, -1e200, 1e200]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = ours.marginal_effects(far)
+    expected = ours.marginal_effects(near)
+    assert_allclose(table["dy/dx"] * far.shape[0], expected["dy/dx"] * rows, rtol=1e-12)
+    assert_allclose(table["z"], expected["z"], rtol=1e-12)

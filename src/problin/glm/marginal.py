@@ -22,6 +22,17 @@ the Jacobian (no n x n or n x p temporaries beyond a block). For a row with
 
 where ``e_j`` is the unit vector of ``w_j`` in ``theta``.
 
+Rows far out: there every effect is tiny (``f(eta)``, or products ``p_k p_m``
+of probabilities), and the delta method squares it, which underflows from
+~1e-154 on (z was 0/0, and the probit's standard errors 0 beside nonzero
+effects). Each output is therefore carried on a log scale of its own (a
+block's largest ``f`` or, per class, its largest product ``p_k p_m``, from log
+probabilities; 0 for ordinary rows), each Jacobian row divided by its largest
+entry before the delta method and the table multiplied back: z and p match
+an 80-digit evaluation of the formulas, and the effects do where float64
+can hold them. A probit Jacobian that overflows (linear predictors beyond
+~1e150) is a clear error.
+
 Weights: statsmodels' discrete models take none; with ``sample_weight`` the
 averages and means are weighted, which equals statsmodels on the data with
 each row repeated (integer) weight times. The delta method uses whatever
@@ -54,6 +65,11 @@ __all__ = ["AT", "Effects", "average_effects", "marginal_effects_table"]
 AT = ("overall", "mean")
 COLUMNS = ["dy/dx", "std_err", "z", "p_value", "ci_low", "ci_high"]
 _BLOCK_FLOATS = 1 << 17  # per-block temporaries of about 1 MiB
+# Blocks whose largest effect is below exp(_FAR) are summed on their own log scale:
+# the delta method squares the Jacobian, which underflows from ~1e-154 on.
+_FAR = -200.0
+# log phi(eta) is -eta^2 / 2: beyond this |eta| only its sign matters for the scale.
+_ETA_MAX = 1e150
 
 
 @dataclass(frozen=True)
@@ -67,68 +83,145 @@ class Effects:
         class), one per class (all K) for softmax.
     jacobian : ndarray of shape (n_outputs * n_features, n_params)
         ``d effects.ravel() / d theta`` in the order of ``covariance_``.
+    log_scale : ndarray of shape (n_outputs * n_features,)
+        Each effect and its Jacobian row are ``exp(log_scale)`` times the arrays
+        above: 0 unless every row lies so far out that they would underflow.
     """
 
     effects: NDArray[np.float64]
     jacobian: NDArray[np.float64]
+    log_scale: NDArray[np.float64]
 
-    def covariance(self, cov_theta: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The delta method: ``J Cov(theta) J^T``."""
+    def table(self, names: Any, cov_theta: NDArray[np.float64], level: float) -> pd.DataFrame:
+        """The Wald table of the effects. Each output's Jacobian row is divided by its
+        largest entry before the delta method and the table multiplied back after
+        (z and p need no factor), so that rows far out, whose entries are huge or
+        tiny, neither overflow nor underflow when squared."""
         J = self.jacobian
-        return np.asarray(J @ cov_theta @ J.T, dtype=np.float64)
+        if not np.all(np.isfinite(J)):
+            raise ValueError("the marginal effects' Jacobian overflows float64 at these rows "
+                             "(their linear predictors are beyond ~1e150): their effects are "
+                             "0 to double precision; drop those rows")
+        size = np.max(np.abs(J), axis=1, initial=0.0)
+        if np.any(size == 0):
+            raise ValueError("every row's marginal effect is 0 to double precision: their "
+                             "linear predictors are too far out (beyond ~1e150, or infinite)")
+        J = J / size[:, None]
+        table = wald_table(names, self.effects.ravel() / size, J @ cov_theta @ J.T, level)
+        factor = size * np.exp(self.log_scale)
+        for column in ("coef", "std_err", "ci_low", "ci_high"):
+            table[column] *= factor
+        return table
+
+
+def _block_scale(log_size: NDArray[np.float64], sb: NDArray[np.float64] | None
+                 ) -> NDArray[np.float64]:
+    """A block's log scales, one per column of ``log_size`` (n x K): the rows' largest
+    where that is below ``_FAR`` (rows of zero weight do not count), else 0 (summed
+    as they are)."""
+    if sb is not None:
+        log_size = log_size[sb > 0]
+    top = np.max(log_size, axis=0, initial=-np.inf)
+    return np.where(np.isfinite(top) & (top < _FAR), top, 0.0)
+
+
+def _plus(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def _merge(parts: list[tuple[NDArray[np.float64], tuple[Any, ...]]]
+           ) -> tuple[NDArray[np.float64], tuple[Any, ...]]:
+    """Blocks' scaled sums ``(log scales c, sums)`` on their largest common scales:
+    each sum's first axis runs over the entries of ``c``. A block far below the
+    top adds nothing (its sums times 0, without its infinities)."""
+    top = np.max([c for c, _ in parts], axis=0)
+    total: tuple[Any, ...] | None = None
+    for c, sums in parts:
+        factor = np.exp(c - top)
+        scaled = tuple(np.multiply(x, _column(factor, x), out=np.zeros_like(x),
+                                   where=_column(factor > 0.0, x)) for x in sums)
+        total = scaled if total is None else _plus(total, scaled)
+    assert total is not None
+    return top, total
+
+
+def _column(v: NDArray[Any], x: NDArray[Any]) -> NDArray[Any]:
+    """``v`` (one entry per first-axis index of ``x``) shaped to broadcast against ``x``."""
+    return v.reshape(v.shape + (1,) * (np.ndim(x) - 1))
 
 
 def _binary_sums(fit: GLMFit, link: str, Xb: Any, sb: NDArray[np.float64] | None
-                 ) -> tuple[float, float, NDArray[np.float64]]:
-    """``(sum s, sum s f(eta), sum s f'(eta) x~)`` over one block of rows."""
+                 ) -> tuple[float, list[tuple[NDArray[np.float64], tuple[Any, ...]]]]:
+    """``(sum s, [(c, (sum s f(eta), sum s f'(eta) x~) / exp(c))])`` over one block
+    of rows, ``c`` its log scale (shape (1,)): ``f`` from its logarithm and
+    ``f' = f r`` with ``r = f' / f`` (``-tanh(eta / 2)`` logit, ``-eta`` probit)."""
     eta = linear_predictors(fit, Xb, 2)
-    if link == "probit":  # phi underflows to 0 beyond |eta| = 40: clip the infinite
-        near = np.clip(eta, -40.0, 40.0)
-        f = np.exp(log_normal_pdf(near))
-        df = -near * f
-    else:  # f = sigma(eta) sigma(-eta); 1 - 2 sigma(eta) = -tanh(eta / 2)
-        f = np.exp(log_sigmoid(eta) + log_sigmoid(-eta))
-        df = -f * np.tanh(0.5 * eta)
+    if link == "probit":
+        log_f = log_normal_pdf(np.clip(eta, -_ETA_MAX, _ETA_MAX))
+        ratio = -eta
+    else:  # f = sigma(eta) sigma(-eta)
+        log_f = log_sigmoid(eta) + log_sigmoid(-eta)
+        ratio = -np.tanh(0.5 * eta)
+    c = _block_scale(log_f[:, None], sb)
+    f = np.exp(log_f - c[0])
     s = np.ones(eta.shape[0]) if sb is None else sb
-    v = s * df
-    back = np.asarray(Xb.T @ v, dtype=np.float64).ravel()
+    # (f' = 0 where f = 0, also where eta overflowed and the ratio is infinite)
+    v = s * np.multiply(f, ratio, out=np.zeros_like(f), where=f > 0)
+    with np.errstate(over="ignore"):  # (a block far out: see Effects.table and _merge)
+        back = np.asarray(Xb.T @ v, dtype=np.float64).ravel()
     if fit.fit_intercept:
         back = np.concatenate([[v.sum()], back])
-    return float(s.sum()), float(s @ f), back
+    return float(s.sum()), [(c, (np.array([s @ f]), back[None, :]))]
 
 
 def _softmax_sums(fit: GLMFit, W: NDArray[np.float64], Xb: Any, sb: NDArray[np.float64] | None
-                  ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``(sum s, sum s ME, sum s G, sum s C x~)`` over one block of rows.
+                  ) -> tuple[float, list[tuple[NDArray[np.float64], tuple[Any, ...]]]]:
+    """``(sum s, [(c, (sum s ME, sum s G, sum s C x~) / exp(c))])`` over one block
+    of rows, with a log scale ``c_k`` per class ``k`` (the rows of each sum).
 
     ``ME`` (K x d) are the row's effects, ``G`` (K x L) the free columns of
     ``diag(p) - p p^T`` and ``C x~`` the part of the Jacobian along ``x~``,
-    shaped (K, L, d, p).
+    shaped (K, L, d, p). Class ``k``'s are sums of products ``p_k p_m`` (m != k)
+    times bounded factors (``ME_k = sum_m p_k p_m (w_k - w_m)``, ``G_kk = sum_{m != k}
+    p_k p_m``), so its scale is its largest such product, ``c_k`` (in logs): a
+    row far out, where the probabilities span hundreds of orders of magnitude,
+    keeps every class's tiny effects exactly.
     """
     K, d = W.shape
     L = fit.n_blocks
     free = np.arange(K - L, K)
-    P = np.exp(log_softmax(linear_predictors(fit, Xb, K), axis=1))
-    n = P.shape[0]
+    log_p = log_softmax(linear_predictors(fit, Xb, K), axis=1)
+    n = log_p.shape[0]
+    pairs = log_p[:, :, None] + log_p[:, None, :]  # log p_k p_m
+    pairs[:, np.arange(K), np.arange(K)] = -np.inf  # (m != k only)
+    c = _block_scale(pairs.max(axis=2), sb)  # (K,)
+    A = np.exp(pairs - c[None, :, None])  # p_k p_m / exp(c_k)
+    P = np.exp(log_p)
     s = np.ones(n) if sb is None else sb
-    Wbar = P @ W  # (n, d)
-    ME = P[:, :, None] * (W[None, :, :] - Wbar[:, None, :])  # (n, K, d)
-    G = -P[:, :, None] * P[:, None, free]  # (n, K, L)
-    G[:, free, np.arange(L)] += P[:, free]
+    # ME_k = sum_m A_km (w_k - w_m); w_k - wbar rounds away its O(p_m) part for the
+    # likely class, but enters only as G_kl (w_k - wbar), beside O(1) terms.
+    ME = A.sum(axis=2)[:, :, None] * W[None, :, :] - A @ W
+    D = W[None, :, :] - (P @ W)[:, None, :]  # w_k - wbar
+    G = -A[:, :, free]  # (n, K, L)
+    G[:, free, np.arange(L)] = A[:, free, :].sum(axis=2)  # p_l (1 - p_l)
+    # p_k ME_l on class k's scale: exp(log p_k + c_l - c_k) is at most K.
+    cross = np.exp(log_p[:, :, None] + c[None, free] - c[:, None])  # (n, K, L)
     p = d + int(fit.fit_intercept)
     back = np.empty((K, L, d, p))
     Xd = Xb if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
     ME_free = ME[:, free, :]
     for k in range(K):
-        C = G[:, k, :, None] * (W[k][None, None, :] - Wbar[:, None, :])
-        C -= P[:, k, None, None] * ME_free
+        C = G[:, k, :, None] * D[:, k, None, :]
+        C -= cross[:, k, :, None] * ME_free
         C *= s[:, None, None]
         C2 = C.reshape(n, L * d)
-        part = np.asarray(Xd.T @ C2, dtype=np.float64)  # (d_x, L d)
+        with np.errstate(over="ignore", invalid="ignore"):  # (see _binary_sums)
+            part = np.asarray(Xd.T @ C2, dtype=np.float64)  # (d_x, L d)
         if fit.fit_intercept:
             part = np.vstack([C2.sum(axis=0)[None, :], part])
         back[k] = part.T.reshape(L, d, p)
-    return (float(s.sum()), np.einsum("n,nkd->kd", s, ME), np.einsum("n,nkl->kl", s, G), back)
+    sums = (np.einsum("n,nkd->kd", s, ME), np.einsum("n,nkl->kl", s, G), back)
+    return float(s.sum()), [(c, sums)]
 
 
 def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
@@ -142,34 +235,35 @@ def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
     Theta = fit.raw_blocks()[:, 1:]  # (L, d) weights of the free blocks
     if n_classes == 2:
         def work(lo: int, hi: int) -> tuple[Any, ...]:
-            out: tuple[Any, ...] = (0.0, 0.0, np.zeros(p))
+            out: tuple[Any, ...] = (0.0, [])
             for _, _, Xb, sb in iter_blocks(X, sample_weight, rows=rows, start=lo, stop=hi):
-                part = _binary_sums(fit, link, Xb, sb)
-                out = tuple(a + b for a, b in zip(out, part))
+                out = _plus(out, _binary_sums(fit, link, Xb, sb))
             return out
 
         rows = block_rows(2 * d + 2)
-        total, f_sum, back = reduce_row_ranges(work, n, rows)
+        total, parts = reduce_row_ranges(work, n, rows)
+        c, (f_sum, back) = _merge(parts)
         w = Theta[0]
-        J = np.outer(w, back) / total
-        J[np.arange(d), off + np.arange(d)] += f_sum / total
-        return Effects((f_sum / total * w)[None, :], J)
+        J = np.outer(w, back[0]) / total
+        J[np.arange(d), off + np.arange(d)] += f_sum[0] / total
+        return Effects((f_sum[0] / total * w)[None, :], J, np.full(d, c[0]))
     K, L = n_classes, fit.n_blocks
     W = np.vstack([np.zeros((K - L, d)), Theta])
 
     def work_softmax(lo: int, hi: int) -> tuple[Any, ...]:
-        out: tuple[Any, ...] = (0.0, np.zeros((K, d)), np.zeros((K, L)), np.zeros((K, L, d, p)))
+        out: tuple[Any, ...] = (0.0, [])
         for _, _, Xb, sb in iter_blocks(X, sample_weight, rows=rows, start=lo, stop=hi):
-            part = _softmax_sums(fit, W, Xb, sb)
-            out = tuple(a + b for a, b in zip(out, part))
+            out = _plus(out, _softmax_sums(fit, W, Xb, sb))
         return out
 
-    rows = max(1, min(65536, _BLOCK_FLOATS // max(K * d, K * L, L * d, d)))
-    total, me_sum, g_sum, back = reduce_row_ranges(work_softmax, n, rows)
+    rows = max(1, min(65536, _BLOCK_FLOATS // max(K * K, K * d, K * L, L * d, d)))
+    total, parts = reduce_row_ranges(work_softmax, n, rows)
+    c, (me_sum, g_sum, back) = _merge(parts)
     J = back / total  # (K, L, d, p): J[k, l, j, :] = d ME_kj / d theta_l
     j = np.arange(d)
     J[:, :, j, off + j] += (g_sum / total)[:, :, None]
-    return Effects(me_sum / total, J.transpose(0, 2, 1, 3).reshape(K * d, L * p))
+    return Effects(me_sum / total, J.transpose(0, 2, 1, 3).reshape(K * d, L * p),
+                   np.repeat(c, d))
 
 
 def _column_means(X: Any, sample_weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -214,13 +308,12 @@ def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any =
         found = average_effects(fit, link, K, _column_means(X, sw)[None, :])
     else:
         found = average_effects(fit, link, K, X, sw)
-    cov = found.covariance(np.asarray(cov_theta, dtype=np.float64))
     features = parameter_names(estimator, X.shape[1])[int(fit.fit_intercept):]
     names: Any = features
     if K > 2:
         names = pd.MultiIndex.from_product([estimator.classes_.tolist(), features],
                                            names=["class", "feature"])
-    table = wald_table(names, found.effects.ravel(), cov, level)
+    table = found.table(names, np.asarray(cov_theta, dtype=np.float64), level)
     table = table.rename(columns={"coef": "dy/dx"})
     if K == 2:
         table.index.name = "feature"
