@@ -339,9 +339,9 @@ class Design(SoftmaxProducts):
             return (col - center[j]) / self.basis.scale[j]
         return col / self.basis.scale[j]
 
-    def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-column mean and standard deviation of ``Z`` (two blocked sums)."""
-        n = self.n_samples
+    def column_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-column sums of the blocks the kernels read (standardised if centred)
+        and of their squares: two blocked sums (a chunk's share on Dask)."""
         s1 = np.zeros(self.n_features)
         s2 = np.zeros(self.n_features)
         for _, _, Xb in iter_blocks(self.X, rows=self.rows):
@@ -353,14 +353,26 @@ class Design(SoftmaxProducts):
                 Xb = self._block(np.asarray(Xb))
                 s1 += Xb.sum(axis=0)
                 s2 += np.einsum("ij,ij->j", Xb, Xb)
-        mean = s1 / n
-        # Only a preconditioner: the one-pass variance's rounding is harmless.
-        var = np.maximum(s2 / n - mean**2, 0.0)
-        std = np.sqrt(var)
-        if self._m is not None:
-            inv = self._m[int(self.intercept):]
-            mean, std = mean * inv, std * inv
-        return mean, std
+        return s1, s2
+
+    def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-column mean and standard deviation of ``Z``, the columns in this
+        design's coordinates (those its parameters multiply)."""
+        return moments_from_sums(*self.column_sums(), self.n_samples, self.basis)
+
+
+def moments_from_sums(s1: np.ndarray, s2: np.ndarray, n: int, basis: ColumnBasis | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation from :meth:`Design.column_sums` over ``n`` rows,
+    in the coordinates of a design with ``basis``: an uncentred basis's blocks are
+    raw, its parameters scaled by the multipliers ``1 / s``, so are the moments."""
+    mean = s1 / n
+    # Only a preconditioner: the one-pass variance's rounding is harmless.
+    std = np.sqrt(np.maximum(s2 / n - mean**2, 0.0))
+    if basis is not None and basis.center is None:
+        inv = basis.multipliers()[int(basis.intercept):]
+        mean, std = mean * inv, std * inv
+    return mean, std
 
 
 def _add_block_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool, dtype: Any,
