@@ -212,6 +212,24 @@ def test_training_priors_of_a_pipeline_are_its_last_steps():
                                rtol=1e-12, atol=1e-15)
 
 
+def test_sample_weight_reaches_a_pipelines_classifier():
+    """A Pipeline takes no plain sample_weight (scikit-learn's raw error before): the
+    weights go to its last step, whose posteriors are re-weighted, and weight the
+    class frequencies."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = _iris()
+    w = np.random.default_rng(1).uniform(0.2, 3.0, y.size)
+    pipe = make_pipeline(StandardScaler(), LogisticRegression())
+    model = BayesDecision(pipe, priors=[0.2, 0.3, 0.5]).fit(X, y, sample_weight=w)
+    by_hand = make_pipeline(StandardScaler(), LogisticRegression()).fit(
+        X, y, logisticregression__sample_weight=w)
+    np.testing.assert_allclose(model.estimator_.predict_proba(X), by_hand.predict_proba(X),
+                               rtol=1e-12)
+    counts = np.bincount(y, weights=w)
+    np.testing.assert_allclose(model.training_priors_, counts / counts.sum(), rtol=1e-14)
+
+
 def test_posteriors_that_new_priors_make_undefined_are_an_error():
     """Far from the data GaussianNB gives one class all the probability (the others'
     underflow to exactly 0); deployment priors that give that class 0 leave 0 / 0: a

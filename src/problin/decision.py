@@ -102,14 +102,16 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Passed on to the estimator unchanged (it does its own validation).
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
-            Passed on to the estimator; also weights the class frequencies.
+            Passed on to the estimator (a Pipeline's last step, the classifier whose
+            posteriors are re-weighted: its ``<name>__sample_weight``); also weights
+            the class frequencies.
 
         Returns
         -------
         self
         """
         validate_params(self)
-        fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
+        fit_params = _weight_params(self.estimator, sample_weight)
         if is_dask(X) or is_dask(y):
             # Dask input: the estimator validates it chunk by chunk; nothing is
             # collected here (the class frequencies, if needed, are one pass over y).
@@ -216,3 +218,14 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = inner.input_tags.sparse
         tags.input_tags.allow_nan = inner.input_tags.allow_nan
         return tags
+
+
+def _weight_params(estimator: Any, sample_weight: ArrayLike | None) -> dict[str, Any]:
+    """The fit parameters that give ``estimator`` the rows' weights: a Pipeline takes
+    them as its last step's (it accepts no plain ``sample_weight``)."""
+    if sample_weight is None:
+        return {}
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        return {f"{steps[-1][0]}__sample_weight": sample_weight}
+    return {"sample_weight": sample_weight}
