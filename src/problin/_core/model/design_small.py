@@ -160,7 +160,7 @@ class SmallDenseDesign(Design):
 
     def _pair_products(self) -> np.ndarray:
         """``x_a x_b`` for ``a <= b`` (p(p+1)/2 x n, rows in ``triu_indices`` order),
-        formed once per design."""
+        formed once per design (again where another design claimed the kept buffer)."""
         if self._pairs is not None:
             return self._pairs
         p, Zt = self.n_params, self._Z1t
