@@ -304,3 +304,44 @@ def test_feature_constant_within_a_class_gets_a_fraction_of_its_own_variance():
         with pytest.warns(SingularCovarianceWarning, match="class 1 is singular"):
             model = QuadraticDiscriminantAnalysis().fit(Xs, y)
         assert model.covariances_[1][2, 2] == pytest.approx(1e-6 * np.var(X[:, 2]), rel=1e-12)
+
+
+def test_a_class_far_away_does_not_make_a_feature_constant():
+    """The tied covariance's constant-feature test ran at the largest class mean: a
+    class at 1e10 made the 1e-3 spread of the others' feature "rounding", gave it
+    2.2e13 of variance, and a false SingularCovarianceWarning. Now each class is
+    judged at its own magnitude: the pooled variance is the exact one."""
+    from fractions import Fraction
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 100)
+    X = np.c_[rng.normal(size=300), np.array([0, 3e-3, 1e10])[y] + 1e-3 * rng.normal(size=300)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SingularCovarianceWarning)
+        model = LinearDiscriminantAnalysis().fit(X, y)
+    scatter = Fraction(0)
+    for k in range(3):
+        values = [Fraction(float(v)) for v in X[y == k, 1]]
+        mean = sum(values) / len(values)
+        scatter += sum((v - mean) ** 2 for v in values)
+    assert model.covariances_[1, 1] == pytest.approx(float(scatter / 300), rel=1e-14)
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis,
+                                 "GaussianNB"])
+def test_a_shifted_feature_keeps_its_digits(cls):
+    """A feature of spread 1e-7 shifted by 1e6 keeps ~860 ulps of spread, three digits:
+    it was called constant (1,000 ulps was the cut), and predictions moved by up to
+    0.58. They now move only by what rounding the shifted input costs (~3e-4)."""
+    if cls == "GaussianNB":
+        from problin import GaussianNB as cls
+    rng = np.random.default_rng(22)
+    y = rng.integers(0, 2, 200)
+    X = rng.normal(size=(200, 2))
+    X[y == 1] += 1.0
+    Z = X * [1.0, 1e-7]
+    shifted = Z + [0.0, 1e6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SingularCovarianceWarning)
+        a, b = cls().fit(Z, y), cls().fit(shifted, y)
+    assert np.abs(a.predict_proba(Z) - b.predict_proba(shifted)).max() < 2e-3
+    assert np.mean(a.predict(Z) == b.predict(shifted)) >= 0.99

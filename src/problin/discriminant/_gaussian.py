@@ -31,7 +31,10 @@ _LOG_2PI = np.log(2.0 * np.pi)
 
 # The one rule for a singular covariance (see ``_regularise``). A feature is
 # numerically constant when its standard deviation is below _CONSTANT times
-# the magnitude of its mean (its spread is then rounding, or exactly zero); the
+# the magnitude of its mean: its spread is then rounding, or exactly zero (the
+# class statistics keep a constant column's spread at 0 exactly, and noise of a
+# few ulps at that; measured). A spread of more ulps is data: 1e-7 around 1e6 is
+# 860 of them, three digits that predictions must not lose to a shift. The
 # rest of a covariance is numerically singular when its correlation matrix has
 # a squared Cholesky pivot below _SINGULAR. Either way the jitter is _JITTER
 # times a variance of the feature itself (never of another feature, so that the
@@ -40,7 +43,7 @@ _LOG_2PI = np.log(2.0 * np.pi)
 # ~1e-10 relative, so weighted and duplicated rows, row order or chunking give
 # the same model; small enough to leave every direction the data do determine
 # as it is.
-_CONSTANT = 1e3 * np.finfo(np.float64).eps
+_CONSTANT = 64 * np.finfo(np.float64).eps
 _SINGULAR = 1e-10
 _JITTER = 1e-6
 
@@ -88,11 +91,12 @@ def _constant_features(var: np.ndarray, mean: np.ndarray) -> np.ndarray:
     return var <= (_CONSTANT * np.abs(mean)) ** 2
 
 
-def _regularise(S: np.ndarray, mean: np.ndarray,
+def _regularise(S: np.ndarray, const: np.ndarray,
                 base: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, bool]:
-    """The rule for a singular covariance ``S`` (features with means ``mean``).
+    """The rule for a singular covariance ``S`` (``const``: its numerically constant
+    features, by :func:`_constant_features`).
 
-    1. A numerically constant feature ``j`` (:func:`_constant_features`) is cut
+    1. A numerically constant feature ``j`` is cut
        loose: its row and column are set to zero (they are, up to rounding) and
        its variance to ``_JITTER * base_j``, ``base_j`` its variance over all
        the data (see :func:`feature_variances`).
@@ -110,8 +114,6 @@ def _regularise(S: np.ndarray, mean: np.ndarray,
     what was done.
     """
     S = np.array(S, dtype=np.float64)
-    var = np.diag(S).copy()
-    const = _constant_features(var, mean)
     if np.any(const):
         S[const, :] = 0.0
         S[:, const] = 0.0
@@ -130,12 +132,12 @@ def _regularise(S: np.ndarray, mean: np.ndarray,
     return U * s, S, int(np.sum(const)), bool(correlated)
 
 
-def _factor(S: np.ndarray, mean: np.ndarray, base: np.ndarray,
+def _factor(S: np.ndarray, const: np.ndarray, base: np.ndarray,
             what: str) -> tuple[np.ndarray, np.ndarray]:
     """``(U, S_reg)``: ``S`` regularised by :func:`_regularise` where singular (with a
     warning naming ``what``) and its upper Cholesky factor, ``S_reg = U^T U``."""
     with small_blas(S.shape[0]):
-        U, S_reg, n_constant, correlated = _regularise(S, mean, base)
+        U, S_reg, n_constant, correlated = _regularise(S, const, base)
     if n_constant or correlated:
         _warn_singular(what, n_constant, correlated)
     return U, S_reg
@@ -197,21 +199,24 @@ def gaussian_model(stats: ClassStats, kind: str, log_priors: np.ndarray, reg: np
     reg = np.broadcast_to(np.asarray(reg, dtype=np.float64), (D,))
     seen = stats.counts > 0
     shift = stats.counts @ stats.means / stats.counts.sum()
-    # How large each feature is: the yardstick of "numerically constant"; and
-    # each feature's variance over all the data, the unit of its jitter.
-    size = np.max(np.abs(stats.means[seen]), axis=0, initial=0.0)
+    # Each feature's variance over all the data: the unit of its jitter.
     base = feature_variances(stats)
     if kind == "full":
         covs = stats.covariances() + np.diag(reg)
         covs[~seen] = np.eye(D)
         chol = np.empty_like(covs)
         for k in range(K):
-            chol[k], covs[k] = _factor(covs[k], stats.means[k], base,
-                                       f"the covariance of class {labels[k]!r}")
+            chol[k], covs[k] = _factor(covs[k], _constant_features(np.diag(covs[k]),
+                                                                   stats.means[k]),
+                                       base, f"the covariance of class {labels[k]!r}")
         prec = np.stack([_triangular_inverse(U) for U in chol])
         return GaussianModel(kind, log_priors, stats.means, chol, prec, shift), covs
     if kind == "tied":
-        U, cov = _factor(stats.covariances() + np.diag(reg), size, base,
+        # Constant in the pooled covariance: constant to rounding within every class,
+        # each at its own magnitude (the largest class mean would count the spread
+        # of a class near zero as rounding when another class sits at 1e10).
+        const = np.all(_constant_features(stats.var()[seen] + reg, stats.means[seen]), axis=0)
+        U, cov = _factor(stats.covariances() + np.diag(reg), const, base,
                          "the shared (tied) covariance")
         prec = _triangular_inverse(U)
         return GaussianModel(kind, log_priors, stats.means, U, prec, shift), cov
@@ -225,6 +230,7 @@ def gaussian_model(stats: ClassStats, kind: str, log_priors: np.ndarray, reg: np
         return GaussianModel(kind, log_priors, stats.means, std, 1.0 / std, shift), var
     if kind == "spherical":
         lam = float(np.sum(stats.sq) / stats.counts.sum()) / D + float(np.mean(reg))
+        size = np.max(np.abs(stats.means[seen]), axis=0, initial=0.0)
         lam = float(_positive(np.array([lam]), np.sqrt(np.mean(size ** 2, keepdims=True)),
                               np.array([np.mean(base)]),
                               "the spherical covariance lambda I")[0])
