@@ -151,3 +151,28 @@ def test_rows_of_zero_weight_are_dropped(cov_type):
     np.testing.assert_allclose(a.covariance_, b.covariance_, rtol=1e-9, atol=1e-12)
     for attr in ["n_obs_", "df_resid_", "log_likelihood_", "aic_", "f_statistic_"]:
         np.testing.assert_allclose(getattr(a, attr), getattr(b, attr), rtol=1e-9)
+
+
+@pytest.mark.parametrize("cov_type", ["HC2", "HC3"])
+def test_a_row_of_leverage_near_one_keeps_its_score(cov_type):
+    """A row at x = 1e6 among normal ones has 1 - h ~ 1e-11: it was taken for a row of
+    leverage 1 (score dropped), and the slope's HC3 standard error came out 1.7e-7
+    instead of 0.37. Checked against the sandwich formula in 60-digit arithmetic, to
+    the precision that 1 - h itself has (~1e-5)."""
+    import mpmath as mp
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=30)
+    x[0] = 1e6
+    y = 1 + 2 * x + rng.normal(size=30)
+    se = LinearRegression(cov_type=cov_type).fit(x[:, None], y).summary()["std_err"]
+    power = 1 if cov_type == "HC2" else 2
+    with mp.workdps(60):
+        X = mp.matrix([[1, mp.mpf(float(v))] for v in x])
+        B = (X.T * X) ** -1
+        e = mp.matrix([mp.mpf(float(v)) for v in y]) - X * (B * (X.T * mp.matrix(y.tolist())))
+        meat = mp.zeros(2, 2)
+        for i in range(30):
+            h = (X[i, :] * B * X[i, :].T)[0]
+            meat += e[i] ** 2 / (1 - h) ** power * (X[i, :].T * X[i, :])
+        exact = [float(mp.sqrt((B * meat * B)[j, j])) for j in range(2)]
+    np.testing.assert_allclose(se.to_numpy(), exact, rtol=1e-3)

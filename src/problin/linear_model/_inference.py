@@ -188,6 +188,11 @@ def ols_fit(stats_: Moments, F: Factors, W: np.ndarray, fit_intercept: bool, n_o
     return replace(record, core=record.scale * np.eye(M.shape[1]))
 
 
+# Leverages within this of 1 are 1: h = |z|^2 carries ~p ulps of rounding, so 1 - h
+# below ~1e-13 is noise (1 - h = 1e-11 still has ~4 digits).
+_LEVERAGE_ONE = 1e-13
+
+
 def robust_fit(record: OLSFit, X: Matrix, t: np.ndarray, sample_weight: np.ndarray | None,
                cov_type: str, groups: Any) -> OLSFit:
     """``record`` with the robust covariance ``cov_type``: a second pass over the rows
@@ -205,8 +210,10 @@ def robust_fit(record: OLSFit, X: Matrix, t: np.ndarray, sample_weight: np.ndarr
                         else Xb @ record.theta)
         h = v * np.einsum("ij,ij->i", Z, Z)
         # rows of leverage 1 (a parameter fitted by that row alone) have residual 0
-        # up to rounding: they carry no score (statsmodels would give 0/0 there)
-        exact = (v == 0) | (h >= 1.0 - 1e-10)
+        # up to rounding: they carry no score (statsmodels would give 0/0 there).
+        # "1" is h within its own rounding (~p eps): a row at 1 - h = 2.4e-11 is
+        # not one, and its HC3 score e / (1 - h) can dominate the covariance.
+        exact = (v == 0) | (h >= 1.0 - _LEVERAGE_ONE)
         scale = np.where(exact, 0.0, v * e * leverage_scale(cov_type, np.where(exact, 0.0, h)))
         return np.asarray(Z * scale[:, None])
 
