@@ -343,3 +343,18 @@ def test_parser_reads_written_restrictions(coef: list[int], rhs: int) -> None:
     R, q = parse_constraints(text.replace("+ -", "- "), NAMES)
     np.testing.assert_array_equal(R, [coef])
     np.testing.assert_array_equal(q, [rhs])
+
+
+def test_lr_test_of_fits_with_one_scalar_weight():
+    """A scalar sample_weight counted 49.999999999999986 rows (the summed weight rounds),
+    and lr_test refused the nested pair as fitted on "different numbers of observations
+    (50 and 50)"; the count is whole, and equals the per-row weights' fit."""
+    from problin import LinearRegression, lr_test
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = X @ [1.0, 2.0] + rng.normal(size=50)
+    small = LinearRegression().fit(X[:, :1], y, sample_weight=0.1)
+    big = LinearRegression().fit(X, y, sample_weight=np.full(50, 0.1))
+    assert small.n_obs_ == big.n_obs_ == 50
+    same = LinearRegression().fit(X[:, :1], y, sample_weight=np.full(50, 0.1))
+    assert str(lr_test(small, big)) == str(lr_test(same, big))

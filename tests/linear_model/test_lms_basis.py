@@ -171,3 +171,16 @@ def test_lms_divergence_is_named():
     with pytest.warns(ConvergenceWarning, match="increase max_iter"):
         LMSRegressor(eta0=0.3, learning_rate="constant", random_state=0, max_iter=5,
                      tol=1e-12).fit(X, y)
+
+
+def test_lms_stops_at_the_same_epoch_whatever_the_units_of_y():
+    """The stopping rule measured the weights' moves against max(1, |W|): y / 1000
+    stopped after 2 epochs instead of 16, 4e-3 off. The floor is now y's spread."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.3 * rng.normal(size=300)
+    ref = LMSRegressor(random_state=0).fit(X, y)
+    for scale in (1e-6, 1e-3, 1e6):
+        m = LMSRegressor(random_state=0).fit(X, y * scale)
+        assert m.n_iter_ == ref.n_iter_
+        np.testing.assert_allclose(m.coef_ / scale, ref.coef_, rtol=1e-10)

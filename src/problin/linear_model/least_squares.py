@@ -359,8 +359,10 @@ def _row_counts(sample_weight: ArrayLike | None, weight: float) -> tuple[float, 
     if sample_weight is None:
         return float(weight), 0.0
     v = np.asarray(sample_weight, dtype=np.float64)
-    if v.ndim == 0:  # one weight for every row
-        return (float(weight / v), float(weight / v * np.log(v))) if v > 0 else (0.0, 0.0)
+    if v.ndim == 0:  # one weight for every row: their number, a whole one (the summed
+        # weight rounds: 50 rows of 0.1 sum to 5.000000000000001, 49.999999999999986 rows)
+        rows = float(np.rint(weight / v)) if v > 0 else 0.0
+        return rows, rows * float(np.log(v)) if v > 0 else 0.0
     v = v.reshape(-1)
     positive = v[v > 0]
     return float(positive.size), float(np.sum(np.log(positive)))

@@ -57,8 +57,9 @@ class LMSRegressor(LinearRegressorBase):
         Epochs (passes over the data) of ``fit``; ``partial_fit`` makes one.
     tol : float, default=1e-4
         ``fit`` stops when an epoch moves no weight of the standardised
-        features by more than ``tol`` relative to the largest (or to 1):
-        a rule that does not depend on the units of the inputs.
+        features by more than ``tol`` relative to the largest (or to the
+        targets' standard deviation, where larger): a rule that depends on
+        the units of neither the inputs nor the targets.
     shuffle : bool, default=True
         Visit the samples in a new random order each epoch.
     random_state : int, RandomState instance or None, default=None
@@ -128,11 +129,15 @@ class LMSRegressor(LinearRegressorBase):
         validate_params(self)
         X, T = self._data(X, y, reset=True)
         self._start(X, T)
+        # "Relative to the largest weight, or to the targets' spread" (the weights of
+        # standardised features are in y's units; a floor of 1 made the rule depend on
+        # them: 16 epochs for y, 2 for y / 1000).
+        floor = _target_spread(T)
         for epoch in range(1, self.max_iter + 1):
             change = self._epoch(X, T)
             if epoch == 1:
                 first = change
-            if change <= self.tol * max(1.0, float(np.max(np.abs(self._W)))):
+            if change <= self.tol * max(floor, float(np.max(np.abs(self._W)))):
                 break
         else:
             # Moving more at the end than at the start: diverging, not slow.
@@ -294,3 +299,13 @@ def _lms_pass(w: np.ndarray, X: np.ndarray, t: np.ndarray, eta: float, off: int)
         v += err * x
         b += err * off  # phi_0 = 1 only with an intercept
     return np.concatenate(([b], v)) if off else v
+
+
+def _target_spread(T: Any) -> float:
+    """The targets' largest standard deviation over the outputs (1 where they are
+    constant): the weights' natural size, in the targets' units."""
+    if is_dask(T):
+        spread = float(np.max(np.asarray(T.std(axis=0).compute())))
+    else:
+        spread = float(np.max(np.std(np.asarray(T, dtype=np.float64), axis=0)))
+    return spread if np.isfinite(spread) and spread > 0 else 1.0
