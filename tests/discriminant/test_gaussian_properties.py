@@ -345,3 +345,29 @@ def test_a_shifted_feature_keeps_its_digits(cls):
         a, b = cls().fit(Z, y), cls().fit(shifted, y)
     assert np.abs(a.predict_proba(Z) - b.predict_proba(shifted)).max() < 2e-3
     assert np.mean(a.predict(Z) == b.predict(shifted)) >= 0.99
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis,
+                                 "GaussianNB"])
+def test_partial_fit_with_priors_before_every_class_is_seen(cls):
+    """With priors, a first batch lacking classes was refused ("a positive prior but no
+    samples"), though the docstring lets the first batch lack labels; and the refused
+    batch had been merged already, so a retry counted it twice. Now a class without
+    samples yet is not predicted, the stream equals fit, and a refused batch leaves
+    the estimator as it was."""
+    if cls == "GaussianNB":
+        from problin import GaussianNB as cls
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 20)
+    X = rng.normal(size=(60, 2)) + y[:, None]
+    stream = cls(priors=[0.2, 0.3, 0.5]).partial_fit(X[:10], y[:10], classes=[0, 1, 2])
+    assert np.all(stream.predict(X) == 0)
+    assert_allclose(stream.predict_proba(X)[:, 1:], 0.0)
+    counts = stream.class_count_.copy()
+    with pytest.raises(ValueError, match="not among the classes"):
+        stream.partial_fit(X[10:20], np.r_[y[10:19], 7])
+    assert_allclose(stream.class_count_, counts)
+    stream.partial_fit(X[10:], y[10:])
+    full = cls(priors=[0.2, 0.3, 0.5]).fit(X, y)
+    assert_allclose(stream.class_count_, full.class_count_)
+    assert_allclose(stream.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)

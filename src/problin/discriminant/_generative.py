@@ -155,7 +155,9 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         classes : array-like of shape (n_classes,), optional
             Every label the stream will hold. Needed on the first call unless
             that batch already holds every label; ignored afterwards. A label
-            not known from the first call is an error.
+            not known from the first call is an error (the batch is then not
+            merged: the estimator stays as it was). A Gaussian model predicts a
+            class only once the stream holds samples of it, whatever ``priors``.
         sample_weight : array-like of shape (n_samples,), optional
 
         Returns
@@ -165,29 +167,34 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         first = not hasattr(self, "_stats")
         if first:
             validate_params(self)
+        before = dict(self.__dict__)
+        try:
+            self._partial_fit(X, y, classes, sample_weight, first)
+        except Exception:
+            # A refused batch leaves the estimator as it was (unfitted, or the stream so
+            # far): it was merged into the statistics before the model was rebuilt.
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+        return self
+
+    def _partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None,
+                     sample_weight: ArrayLike | None, first: bool) -> None:
         if is_dask(X):  # the batch's statistics, reduced chunk by chunk
             reduce, accept_sparse, finish = self._dask_reduce()
             batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
                                              accept_sparse=accept_sparse))
-            self._stats = batch if first else self._merged(batch)
-            self._set_model(strict=False)
-            return self
-        check_label_types(y)
-        X, y = self._validate_Xy(X, y, reset=first)
-        check_classification_targets(y)
-        if first:
-            self.classes_ = self._stream_classes(y, classes)
-        try:
+        else:
+            check_label_types(y)
+            X, y = self._validate_Xy(X, y, reset=first)
+            check_classification_targets(y)
+            if first:
+                self.classes_ = self._stream_classes(y, classes)
             codes = self._codes(y)
             sw = check_sample_weight(sample_weight, X.shape[0])
             batch = self._accumulate(X, codes, sw)
-        except Exception:
-            if first:  # leave the estimator unfitted, as it was
-                del self.classes_
-            raise
         self._stats = batch if first else self._merged(batch)
         self._set_model(strict=False)
-        return self
 
     def _merged(self, batch: Any) -> Any:
         """The statistics so far merged with ``batch``'s, their total weight held to the

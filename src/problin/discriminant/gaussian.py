@@ -161,7 +161,11 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
                     f"classes {self.classes_[flat].tolist()} have a single sample (or only "
                     f"identical samples): a '{kind}' covariance of zero has no density. Set "
                     "reg_covar > 0, or use covariance_type='tied' or 'spherical'.")
-        self.priors_, log_pi = log_class_priors(stats.counts, self.priors, self.classes_)
+        # While streaming, a class given a prior but no samples yet has no parameters:
+        # it is not predicted until its samples arrive (fit refuses it).
+        self.priors_, log_pi = log_class_priors(stats.counts, self.priors, self.classes_,
+                                                require_samples=strict)
+        log_pi = np.where(stats.counts > 0, log_pi, -np.inf)
         self._model, self.covariances_ = gaussian_model(stats, kind, log_pi, reg,
                                                           self.classes_.tolist())
         self.class_count_ = stats.counts.copy()
