@@ -1,6 +1,7 @@
 """The sandwich kernel, invariances of the least-squares inference, the Bayesian
 linear regression's posterior table, and scikit-learn's checks with a robust ``cov_type``."""
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 from hypothesis import given, settings
@@ -176,3 +177,29 @@ def test_a_row_of_leverage_near_one_keeps_its_score(cov_type):
             meat += e[i] ** 2 / (1 - h) ** power * (X[i, :].T * X[i, :])
         exact = [float(mp.sqrt((B * meat * B)[j, j])) for j in range(2)]
     np.testing.assert_allclose(se.to_numpy(), exact, rtol=1e-3)
+
+
+def test_a_refused_fit_leaves_the_previous_fit_whole():
+    """A refit refused by its groups (checked by the robust pass, after the fit) left
+    the new data's coefficients with the nonrobust covariance, and one refused for NaN
+    had reset the row count, so a later partial_fit merged into the old statistics with
+    half the rows. Both now leave the previous fit as it was."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = X @ [1.0, 2.0] + rng.normal(size=50)
+    groups = np.repeat(np.arange(10), 5)
+    model = LinearRegression(cov_type="cluster").fit(X, y, groups=groups)
+    table = model.summary().copy()
+    with pytest.raises(ValueError, match="two clusters"):
+        model.fit(X[:25] * 3, y[:25], groups=np.zeros(25))
+    pd.testing.assert_frame_equal(model.summary(), table)
+    stream = LinearRegression().fit(X[:25], y[:25])
+    bad = X[25:].copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        stream.fit(bad, y[25:])
+    stream.partial_fit(X[25:], y[25:])
+    full = LinearRegression().fit(X, y)
+    assert stream.n_obs_ == full.n_obs_ == 50
+    np.testing.assert_allclose(stream.summary()["std_err"], full.summary()["std_err"],
+                               rtol=1e-10)

@@ -33,6 +33,7 @@ from .._dask.lazy import lazy_on_dask
 from .._dask.stream import dask_stream_batch
 from .._frames import encode_frame
 from .._params import validate_params
+from .._state import unchanged_on_error
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
@@ -167,15 +168,8 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         first = not hasattr(self, "_stats")
         if first:
             validate_params(self)
-        before = dict(self.__dict__)
-        try:
+        with unchanged_on_error(self):  # (a refused batch is not merged)
             self._partial_fit(X, y, classes, sample_weight, first)
-        except Exception:
-            # A refused batch leaves the estimator as it was (unfitted, or the stream so
-            # far): it was merged into the statistics before the model was rebuilt.
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
         return self
 
     def _partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None,
