@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline
 from problin import (
     BayesianLinearRegression,
     CollinearityWarning,
+    ConvergenceWarning,
     LinearRegression,
     PolynomialBasis,
 )
@@ -184,3 +185,18 @@ def test_one_precision_fixed_the_other_estimated():
     model = BayesianLinearRegression(beta=2.0).fit(X, t)
     assert model.beta_ == 2.0
     assert model.alpha_ == pytest.approx(model.gamma_ / np.sum(model.coef_ ** 2), rel=1e-8)
+
+
+def test_a_tiny_total_weight_gives_the_prior_not_a_negative_precision():
+    """Weights summing to 1e-8 left the evidence update's n - gamma negative: beta and
+    then alpha below 0, NaN evidence and standard deviations. With no weight left for
+    the noise the hyperprior decides: finite, positive, the prior's wide predictions."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # (a flat evidence: no data)
+        model = BayesianLinearRegression().fit(X, y, sample_weight=np.full(50, 2e-10))
+    assert model.alpha_ > 0 and model.beta_ > 0 and np.isfinite(model.log_evidence_)
+    mean, std = model.predict(X[:3], return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(std > 1.0)

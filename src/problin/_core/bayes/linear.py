@@ -171,8 +171,11 @@ def linear_gaussian_posterior(R: np.ndarray, r: np.ndarray, residual: float, n: 
             M, sse, mm = _posterior_in_eigenbasis(s, z, residual, a, b)
             gamma = float(np.sum(b * lam / (a + b * lam)))
             a_new = a if alpha is not None else (k * gamma + 2 * _HYPER) / (mm + 2 * rate_a)
+            # (n - gamma: the weight left for the noise. Total weights below the
+            # number of well-determined directions, 1e-8 say, left it negative: a
+            # negative precision, NaN evidence. None left: the hyperprior decides.)
             b_new = b if beta is not None else \
-                (k * (n - gamma) + 2 * _HYPER) / (sse + 2 * rate_b)
+                (k * max(n - gamma, 0.0) + 2 * _HYPER) / (sse + 2 * rate_b)
             change = max(abs(a_new - a) / a, abs(b_new - b) / b)
             a, b = a_new, b_new
             converged = converged or change <= tol
