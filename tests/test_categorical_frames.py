@@ -108,3 +108,22 @@ def test_encoding_does_not_depend_on_row_order(order):
                                                  TARGET[:12].iloc[list(order)])
     assert list(a.feature_names_in_) == list(b.feature_names_in_)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_integer_column_labels_with_a_categorical_column():
+    """pandas' default integer column labels: the encoding names columns as text, and
+    looking them up by that text failed ("columns ... are missing: ['0', '1']; the data
+    has ['0', '1']") for every estimator."""
+    import problin as pl
+    frame = pd.DataFrame({0: [1.0, 2, 3, 4, 5, 6], 1: ["a", "b", "a", "b", "a", "b"]})
+    y = np.array([0, 0, 1, 1, 0, 1])
+    by_name = frame.rename(columns=str)
+    for make in (pl.GaussianNB, pl.LogisticRegression, pl.LinearRegression):
+        target = y.astype(float) if make is pl.LinearRegression else y
+        model = make().fit(frame, target)
+        np.testing.assert_array_equal(model.predict(frame), make().fit(by_name, target)
+                                      .predict(by_name))
+    clash = pd.DataFrame({1: [1.0, 2.0], "1": ["a", "b"]})
+    with pytest.raises(ValueError, match="same name as text"):
+        pl.GaussianNB().fit(pd.concat([clash] * 3, ignore_index=True), [0, 1] * 3).predict(
+            pd.concat([clash] * 3, ignore_index=True))

@@ -62,13 +62,20 @@ def apply_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], source: st
     Raises ``error`` (a ValueError) naming the column and the levels where a categorical
     column holds a level the encoding does not know, and where a column is missing.
     """
-    missing = [c["name"] for c in columns if c["name"] not in frame.columns]
+    # The encoding names columns as text (a model file holds text): a frame's columns
+    # are found by theirs, also where they are integers (pandas' default labels).
+    by_text: dict[str, Any] = {}
+    for label in frame.columns:
+        if by_text.setdefault(str(label), label) is not label:
+            raise error(f"{source}: the columns {by_text[str(label)]!r} and {label!r} have "
+                        "the same name as text; rename one of them")
+    missing = [c["name"] for c in columns if c["name"] not in by_text]
     if missing:
         raise error(f"{source}: columns the model was fitted on are missing: {missing}; the "
                     f"data has {list(map(str, frame.columns))}")
     blocks, names = [], []
     for col in columns:
-        s = frame[col["name"]]
+        s = frame[by_text[col["name"]]]
         if col["kind"] == "numeric":
             blocks.append(s.to_numpy(dtype=np.float64)[:, None])
             names.append(col["name"])
