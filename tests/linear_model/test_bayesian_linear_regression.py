@@ -200,3 +200,17 @@ def test_a_tiny_total_weight_gives_the_prior_not_a_negative_precision():
     assert model.alpha_ > 0 and model.beta_ > 0 and np.isfinite(model.log_evidence_)
     mean, std = model.predict(X[:3], return_std=True)
     assert np.all(np.isfinite(mean)) and np.all(std > 1.0)
+
+
+def test_a_column_far_from_zero_beside_a_unit_one_is_resolved():
+    """A column of spread 1e-6 at 1e4 (5.6 digits) beside a unit column: the rank rule
+    put its rounding at the largest singular value's scale, not its own column's, and
+    dropped it (coefficient -2.6e-14 for ~1e6). It now equals the centred data's fit."""
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.normal(size=200), rng.normal(size=200)
+    y = x0 + x1 + 0.1 * rng.normal(size=200)
+    Z = np.c_[1e4 + 1e-6 * x0, x1]
+    far = BayesianLinearRegression(alpha=1e-12, beta=100.0).fit(Z, y)
+    centred = BayesianLinearRegression(alpha=1e-12, beta=100.0).fit(Z - [1e4, 0.0], y)
+    np.testing.assert_allclose(far.coef_, centred.coef_, rtol=1e-6)
+    assert far.coef_[0] * 1e-6 == pytest.approx(1.0, abs=0.05)

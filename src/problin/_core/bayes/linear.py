@@ -104,7 +104,15 @@ def _spectrum(R: np.ndarray, r: np.ndarray,
     if not live.size:
         return s, V, np.array(r, dtype=np.float64)
     U, sl, Vt = _graded_svd(R[:, live])
-    sl[~resolved_directions(sl, Vt, None if spreads is None else spreads[live], d)] = 0.0
+    # R is not equilibrated (see _graded_svd): the rounding along v is that of the
+    # columns v combines, each at its own norm, |spreads * norms * v|, not at the
+    # largest singular value's (a column of 1e-6 spread at 1e4, 5.6 digits, fell
+    # below the rounding of a unit column beside it and was dropped).
+    norms = np.sqrt(np.einsum("ij,ij->j", R[:, live], R[:, live]))
+    rounding = norms / sl[0] if sl[0] > 0 else np.ones(live.size)
+    if spreads is not None:
+        rounding = rounding * spreads[live]
+    sl[~resolved_directions(sl, Vt, rounding, d)] = 0.0
     s[:live.size] = sl
     V[np.ix_(live, np.arange(live.size))] = Vt.T
     return s, V, U.T @ r  # components of z beyond the live ones meet s = 0
