@@ -203,3 +203,22 @@ def test_a_refused_fit_leaves_the_previous_fit_whole():
     assert stream.n_obs_ == full.n_obs_ == 50
     np.testing.assert_allclose(stream.summary()["std_err"], full.summary()["std_err"],
                                rtol=1e-10)
+
+
+def test_condition_number_of_a_rank_deficient_design_is_infinite():
+    """It was the ratio over the kept directions only (2.1 with a collinear column, 1.3
+    with a constant one: no "large condition number" note); statsmodels gives its
+    rounding, ~1e16. Full-rank designs still match statsmodels."""
+    import warnings as w
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = X @ [1.0, 2.0] + rng.normal(size=50)
+    ref = sm.OLS(y, sm.add_constant(X)).fit()
+    assert LinearRegression().fit(X, y).condition_number_ == pytest.approx(
+        ref.condition_number, rel=1e-12)
+    with w.catch_warnings():
+        w.simplefilter("ignore")
+        for extra in (X[:, :1] + X[:, 1:], np.full((50, 1), 3.0)):
+            model = LinearRegression().fit(np.hstack([X, extra]), y)
+            assert model.condition_number_ == np.inf
+            assert "condition number is large" in model.summary_text()

@@ -118,7 +118,12 @@ class OLSFit:
         return float(F), float(stats.f.sf(F, q, self.df_inference))
 
     def condition_number(self) -> float:
-        """``sigma_max / sigma_min`` of the weighted design ``V^1/2 X~`` (statsmodels')."""
+        """``sigma_max / sigma_min`` of the weighted design ``V^1/2 X~`` (statsmodels');
+        infinite for a rank-deficient design (``M`` spans only the kept directions:
+        their ratio, 2.1 for a design with a collinear column, was no condition number;
+        statsmodels gives its rounding, ~1e16)."""
+        if self.rank < self.theta.size:
+            return float("inf")
         s = linalg.svdvals(self.M)
         return float(s.max() / s.min()) if s.size and s.min() > 0 else float("inf")
 
