@@ -214,3 +214,25 @@ def test_a_column_far_from_zero_beside_a_unit_one_is_resolved():
     centred = BayesianLinearRegression(alpha=1e-12, beta=100.0).fit(Z - [1e4, 0.0], y)
     np.testing.assert_allclose(far.coef_, centred.coef_, rtol=1e-6)
     assert far.coef_[0] * 1e-6 == pytest.approx(1.0, abs=0.05)
+
+
+def test_predictive_std_at_rows_far_out_is_finite_and_exact():
+    """At a row of 1e200 the predictive variance (1e397) overflowed: std inf, silently.
+    Now formed on the row scaled by a power of two; checked in 50-digit arithmetic."""
+    import mpmath as mp
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=60)
+    model = BayesianLinearRegression().fit(X, y)
+    rows = np.array([[0.1, 0.2, 0.3], [1e200, 0.0, 0.0], [1e300, -1e300, 1e300]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, std = model.predict(rows, return_std=True)
+    C = model.posterior_cov_  # of [intercept, coef]: the variance of x~^T w, plus 1 / beta
+    with mp.workdps(50):
+        for row, got in zip(rows, std):
+            x = [mp.mpf(1)] + [mp.mpf(float(v)) for v in row]
+            var = mp.fsum(x[i] * mp.mpf(float(C[i, j])) * x[j] for i in range(4)
+                          for j in range(4))
+            exact = mp.sqrt(var + 1 / mp.mpf(float(model.beta_)))
+            assert got == pytest.approx(float(exact), rel=1e-9)

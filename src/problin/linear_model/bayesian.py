@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes.linear import general_prior_posterior, linear_gaussian_posterior
 from .._core.blocks import iter_blocks
+from .._core.extreme import row_scale
 from .._core.moments.least_squares import Moments
 from .._core.types import MatrixLike
 from .._dask.chunks import is_dask
@@ -234,12 +235,15 @@ class BayesianLinearRegression(LinearRegressorBase):
             return mean
         X = validate_data(self, encode_frame(self, X, False), reset=False,
                           dtype=[np.float64, np.float32])
-        var = np.empty(X.shape[0])
+        std = np.empty(X.shape[0])
+        noise = 1.0 / self.beta_ + self._intercept_var
         for start, stop, Xb in iter_blocks(X):
-            U = (Xb - self._x_mean) @ self._cov_factor
-            var[start:stop] = np.einsum("ij,ij->i", U, U)
-        var += 1.0 / self.beta_ + self._intercept_var
-        std = np.sqrt(var)
+            # On rows scaled by a power of two, multiplied back after the root: at a
+            # row of 1e200 the variance (1e397) overflows, the deviation (1e198) not.
+            D = np.asarray(Xb - self._x_mean, dtype=np.float64)
+            s = row_scale(D)
+            U = (D / s[:, None]) @ self._cov_factor
+            std[start:stop] = s * np.sqrt(np.einsum("ij,ij->i", U, U) + noise / s / s)
         return mean, (std if mean.ndim == 1 else np.repeat(std[:, None], mean.shape[1], 1))
 
     def sample_posterior(self, n_samples: int = 1, random_state: Any = None) -> np.ndarray:
