@@ -222,3 +222,21 @@ def test_condition_number_of_a_rank_deficient_design_is_infinite():
             model = LinearRegression().fit(np.hstack([X, extra]), y)
             assert model.condition_number_ == np.inf
             assert "condition number is large" in model.summary_text()
+
+
+@pytest.mark.parametrize("cov_type", ["HC1", "HC3", "cluster"])
+def test_robust_f_test_skips_slopes_the_data_do_not_identify(cov_type):
+    """With a constant column (its slope held at 0, variance 0) the robust F was NaN;
+    it now equals the fit's without that column."""
+    import warnings as w
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = X @ [1.0, 2.0] + rng.normal(size=50)
+    groups = np.repeat(np.arange(10), 5) if cov_type == "cluster" else None
+    with w.catch_warnings():
+        w.simplefilter("ignore")
+        wide = LinearRegression(cov_type=cov_type).fit(np.c_[X, np.full(50, 3.0)], y,
+                                                       groups=groups)
+    narrow = LinearRegression(cov_type=cov_type).fit(X, y, groups=groups)
+    assert wide.f_statistic_ == pytest.approx(narrow.f_statistic_, rel=1e-10)
+    assert wide.f_pvalue_ == pytest.approx(narrow.f_pvalue_, rel=1e-8)

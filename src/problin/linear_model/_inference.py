@@ -107,10 +107,14 @@ class OLSFit:
             F = float(np.float64(self.tss - self.ssr) / q / np.float64(self.scale))  # exact: inf
         else:  # Wald test with the robust covariance, as statsmodels' fvalue: the
             # cluster meat has rank at most G - 1, so a pseudo-inverse and its rank
+            # (Slopes the data do not identify, held at 0 with variance 0, are not
+            # tested: F equals the fit's without those columns, not NaN.)
             s = slice(1, None) if self.intercept else slice(None)
             b, V = self.theta[s], self.covariance[s, s]
-            scale = np.sqrt(np.diag(V))
-            if np.all(scale > 0):
+            scale = np.sqrt(np.maximum(np.diag(V), 0.0))
+            kept = np.flatnonzero(scale > 0)
+            if kept.size:
+                b, V, scale = b[kept], V[np.ix_(kept, kept)], scale[kept]
                 P, q = linalg.pinvh(V / np.outer(scale, scale), return_rank=True)
                 F = float((b / scale) @ P @ (b / scale)) / q
             else:
