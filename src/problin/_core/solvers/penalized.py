@@ -37,6 +37,8 @@ __all__ = ["lq_objective", "lasso_gram", "lq_gram"]
 # Halvings of the Newton step before it is given up (a step of 2^-60 changes
 # nothing representable in w).
 _MAX_HALVINGS = 60
+# Newton steps polishing MM's answer for 1 < q < 2 (quadratic: 2-4 suffice).
+_POLISH_STEPS = 8
 
 # One scheme's update: (G, c, w, alpha, q, f(w)) -> the next w.
 _Update = Callable[[np.ndarray, np.ndarray, np.ndarray, float, float, float], np.ndarray]
@@ -103,12 +105,39 @@ def lq_gram(G: np.ndarray, c: np.ndarray, alpha: float, q: float, *, tol: float 
     for it in range(1, max_iter + 1):
         w_new = step(G, c, w, alpha, q, f)
         f_new = lq_objective(G, c, w_new, alpha, q)
-        change = float(np.max(np.abs(w_new - w), initial=0.0))
+        move = w_new - w
         w, f_old, f = w_new, f, min(f, f_new)
-        if change <= tol * (1.0 + float(np.max(np.abs(w), initial=0.0))) or \
-                f_old - f_new <= tol * tol * (1.0 + abs(f_new)):
-            return _snap(w, q), it, True
+        # Both tests in the unit of the fit, |X w|^2 = w^T G w: a move of the fitted
+        # values, or a decrease of f, below tol^2 of it. (Floors of 1 made them depend
+        # on the units of y: y * 1e-8 stopped 2.5e-3 short, without a warning.)
+        unit = tol * tol * max(float(w @ G @ w), 0.0)
+        if float(move @ G @ move) <= unit or f_old - f_new <= unit:
+            return _snap(_polish(G, c, w, alpha, q, tol) if 1 < q < 2 else w, q), it, True
     return _snap(w, q), max_iter, False
+
+
+def _polish(G: np.ndarray, c: np.ndarray, w: np.ndarray, alpha: float, q: float,
+            tol: float) -> np.ndarray:
+    """Newton steps on the coefficients MM left nonzero (``f`` is smooth and convex
+    there, 1 < q < 2): MM converges linearly, slowest on coefficients that matter
+    least to the fit (3e-5 relative on a shrunk one when the fit had converged to
+    1e-10); a few quadratic steps take each coefficient to ``tol``."""
+    live = np.flatnonzero(w != 0)
+    if not live.size:
+        return w
+    G_l, c_l, v = G[np.ix_(live, live)], c[live], w[live].copy()
+    f = lq_objective(G_l, c_l, v, alpha, q)
+    for _ in range(_POLISH_STEPS):
+        v_new = _newton_step(G_l, c_l, v, alpha, q, f)
+        if not np.all(np.isfinite(v_new)) or np.any(np.sign(v_new) != np.sign(v)):
+            break  # (a coefficient crossing 0 leaves the smooth part: MM's answer stands)
+        done = np.all(np.abs(v_new - v) <= tol * np.abs(v_new))
+        v, f = v_new, lq_objective(G_l, c_l, v_new, alpha, q)
+        if done:
+            break
+    out = w.copy()
+    out[live] = v
+    return out
 
 
 def _snap(w: np.ndarray, q: float) -> np.ndarray:
