@@ -236,3 +236,23 @@ def test_partial_fit_holds_the_streams_total_weight_to_the_bound(make):
     with pytest.raises(ValueError, match="sample_weight is too large"):
         model.partial_fit(X[10:20], y[10:20], sample_weight=np.full(10, 9e17))  # 1.8e19
     np.testing.assert_array_equal(model.predict_proba(X[:3]), before)
+
+
+def test_multinomial_score_samples_is_a_log_probability():
+    """score_samples promised log p(x) but left out the multinomial coefficient: the
+    probabilities of all count vectors of one total summed to 0.75, not 1."""
+    import itertools
+
+    import scipy.sparse as sp
+
+    from problin import MultinomialNB
+    X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 3, 2]])
+    model = MultinomialNB().fit(X, [0, 0, 1, 1])
+    for total in (1, 2, 4):
+        vectors = np.array([v for v in itertools.product(range(total + 1), repeat=3)
+                            if sum(v) == total])
+        assert np.exp(model.score_samples(vectors)).sum() == pytest.approx(1.0, rel=1e-13)
+    np.testing.assert_allclose(model.score_samples(sp.csr_matrix(X)), model.score_samples(X),
+                               rtol=1e-14)
+    two = MultinomialNB().fit(np.array([[2, 0], [0, 2], [1, 1], [1, 1]]), [0, 0, 1, 1])
+    assert two.score_samples(np.array([[1, 1]]))[0] == pytest.approx(np.log(0.5), rel=1e-14)

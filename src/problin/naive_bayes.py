@@ -14,13 +14,17 @@ from typing import Any, Self
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
+from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from ._core.blocks import iter_blocks
 from ._core.extreme import fix_linear_rows
 from ._core.moments.class_stats import ClassStats
+from ._core.numerics import logsumexp
 from ._core.types import Matrix, MatrixLike
 from ._dask.chunks import is_dask
+from ._dask.lazy import lazy_on_dask
 from ._dask.reductions import ClassSums, dask_class_reduce
 from ._params import validate_params
 from .discriminant._gaussian import feature_variances
@@ -357,7 +361,30 @@ class MultinomialNB(_DiscreteNB):
     def _linear_form(self) -> tuple[np.ndarray, np.ndarray]:
         return self.feature_log_prob_, self.class_log_prior_
 
+    @lazy_on_dask()
+    def score_samples(self, X: MatrixLike) -> np.ndarray:
+        """Log marginal probability of the counts, ``log p(x) = log (N! / prod_j x_j!)
+        + logsumexp_k a_k(x)``: the class scores leave out the multinomial coefficient
+        (the same for every class, so posteriors do not need it); ``log p(x)`` does
+        (without it the probabilities of all count vectors of one total summed to
+        less than 1). Non-integer counts take its gamma-function extension."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return logsumexp(self._joint_log_likelihood(X), axis=1) + _log_multinomial_coefficient(X)
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
         return tags
+
+
+def _log_multinomial_coefficient(X: Matrix) -> np.ndarray:
+    """``log (N! / prod_j x_j!)`` per row (``N = sum_j x_j``), by ``gammaln``."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        terms = X.copy()
+        terms.data = gammaln(terms.data + 1.0)
+        total = np.asarray(X.sum(axis=1)).ravel()
+        return gammaln(total + 1.0) - np.asarray(terms.sum(axis=1)).ravel()
+    X = np.asarray(X, dtype=np.float64)
+    return gammaln(X.sum(axis=1) + 1.0) - gammaln(X + 1.0).sum(axis=1)

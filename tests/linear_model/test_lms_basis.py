@@ -184,3 +184,23 @@ def test_lms_stops_at_the_same_epoch_whatever_the_units_of_y():
         m = LMSRegressor(random_state=0).fit(X, y * scale)
         assert m.n_iter_ == ref.n_iter_
         np.testing.assert_allclose(m.coef_ / scale, ref.coef_, rtol=1e-10)
+
+
+def test_one_centre_and_bad_widths():
+    """One centre sat at the column minimum with width 1 in raw units (every value 0 on
+    X * 1e6); a per-feature width was silently replaced by its maximum with radial=True;
+    a width of the wrong length gave numpy's broadcast error."""
+    from problin import GaussianBasis, SigmoidalBasis
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    for make in (GaussianBasis, SigmoidalBasis):
+        np.testing.assert_allclose(make(n_centers=1).fit_transform(X * 1e6),
+                                   make(n_centers=1).fit_transform(X), rtol=1e-12)
+    centre = GaussianBasis(n_centers=1).fit(X).centers_[0]
+    np.testing.assert_allclose(centre, (X.min(axis=0) + X.max(axis=0)) / 2)
+    with pytest.raises(ValueError, match="one number or one per feature"):
+        GaussianBasis(width=[1.0, 2.0, 3.0]).fit(X)
+    with pytest.raises(ValueError, match="one number or one per feature"):
+        SigmoidalBasis(scale=[1.0, 2.0, 3.0]).fit(X)
+    with pytest.raises(ValueError, match="radial=True takes one width"):
+        GaussianBasis(width=[1.0, 100.0], radial=True).fit(X)

@@ -149,9 +149,16 @@ class PolynomialBasis(_Basis):
 def _place_centers(X: np.ndarray, n_centers: int, spacing: str) -> np.ndarray:
     """``n_centers`` per feature on an even grid or at quantiles of each feature."""
     if spacing == "grid":
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        return np.linspace(lo, hi, n_centers)
+        return _grid(X.min(axis=0), X.max(axis=0), n_centers)
     return np.quantile(X, (np.arange(n_centers) + 0.5) / n_centers, axis=0)
+
+
+def _grid(lo: np.ndarray, hi: np.ndarray, n_centers: int) -> np.ndarray:
+    """``n_centers`` evenly spaced from ``lo`` to ``hi``; one centre: the midpoint (as
+    the one quantile centre is the median; linspace would put it at the minimum)."""
+    if n_centers == 1:
+        return (0.5 * lo + 0.5 * hi)[None, :]
+    return np.linspace(lo, hi, n_centers)
 
 
 class _Range:
@@ -182,15 +189,24 @@ def _dask_centers(X: Any, n_centers: int, spacing: str) -> np.ndarray:
     if spacing == "quantile":
         return dask_quantiles(X, (np.arange(n_centers) + 0.5) / n_centers)
     span = reduce_chunks(_range_chunk, X)
-    return np.linspace(span.lo, span.hi, n_centers)
+    return _grid(span.lo, span.hi, n_centers)
 
 
 def _spacing_width(centers: np.ndarray) -> np.ndarray:
     """Per-feature distance between neighbouring centres (1 where it is zero)."""
-    if centers.shape[0] < 2:
-        return np.ones(centers.shape[1])
     width = (centers.max(axis=0) - centers.min(axis=0)) / (centers.shape[0] - 1)
     return np.where(width > 0, width, 1.0)
+
+
+def _data_width(X: Any) -> np.ndarray:
+    """The width of a single centre: each feature's range in the data (1 where it is
+    zero), in the feature's units (a width of 1 made every value 0 on X * 1e6)."""
+    if is_dask(X):
+        span = reduce_chunks(_range_chunk, X)
+        width = span.hi - span.lo
+    else:
+        width = np.max(X, axis=0) - np.min(X, axis=0)
+    return np.where(np.isfinite(width) & (width > 0), width, 1.0)
 
 
 class _CenteredBasis(_Basis):
@@ -223,9 +239,13 @@ class _CenteredBasis(_Basis):
                                  f"(n_centers, {D}); got shape {np.shape(self.centers)}")
         self.centers_ = C
         if width is None:
-            self.width_ = _spacing_width(C)
+            self.width_ = _spacing_width(C) if C.shape[0] > 1 else _data_width(X)
         else:
-            self.width_ = np.broadcast_to(np.asarray(width, dtype=np.float64), (D,)).copy()
+            given = np.asarray(width, dtype=np.float64)
+            if given.ndim > 1 or given.size not in (1, D):
+                raise ValueError(f"the width/scale must be one number or one per feature "
+                                 f"({D}); got shape {given.shape}")
+            self.width_ = np.broadcast_to(given.reshape(-1), (D,)).copy()
             if not np.all(self.width_ > 0) or not np.all(np.isfinite(self.width_)):
                 raise ValueError("the width/scale of the basis functions must be positive")
         return self
@@ -286,6 +306,9 @@ class GaussianBasis(_CenteredBasis):
     def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Place the centres and choose the widths."""
         validate_params(self)
+        if self.radial and self.width is not None and np.unique(np.ravel(self.width)).size > 1:
+            raise ValueError("radial=True takes one width (|x - mu| / s over all features); "
+                             "got one per feature. Give a number, or use radial=False")
         self._fit_centers(X, self.width)
         if self.radial:  # one isotropic width
             self.width_ = np.full_like(self.width_, float(np.max(self.width_)))
