@@ -371,3 +371,29 @@ def test_partial_fit_with_priors_before_every_class_is_seen(cls):
     full = cls(priors=[0.2, 0.3, 0.5]).fit(X, y)
     assert_allclose(stream.class_count_, full.class_count_)
     assert_allclose(stream.predict_proba(X), full.predict_proba(X), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["tied", "spherical"])
+def test_posteriors_when_one_class_is_many_deviations_away(kind):
+    """Scores centred at the overall mean are ~1e25 when one class sits at 1e10 and
+    two at 1e-3 apart with spread 1e-3: the two near classes' difference (~10) was lost
+    to rounding (predictions 50 % between them). Such rows are scored again centred at
+    their likeliest class: the posteriors of those rows equal the ones of the same
+    model without the far class, which the far class does not change."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 100)
+    X = np.c_[rng.normal(size=300), np.array([0, 3e-3, 1e10])[y] + 1e-3 * rng.normal(size=300)]
+    X[:, 0] *= 1e-3  # (spherical: one spread for both features)
+    model = GaussianDiscriminantAnalysis(kind).fit(X, y)
+    near = y < 2
+    p = model.predict_proba(X[near])
+    assert_allclose(p[:, 2], 0.0, atol=1e-300)
+    # Two classes with the same covariance: the posterior is the logistic of a linear
+    # score, computed here directly from the fitted parameters, centred at class 0.
+    P = np.linalg.inv(np.asarray(model.covariances_) if kind == "tied"
+                      else np.eye(2) * model.covariances_)
+    m0, m1 = model.means_[0], model.means_[1]
+    score = (X[near] - m0) @ P @ (m1 - m0) - 0.5 * (m1 - m0) @ P @ (m1 - m0) \
+        + np.log(model.priors_[1] / model.priors_[0])
+    assert_allclose(p[:, 1], 1 / (1 + np.exp(-score)), rtol=1e-6, atol=1e-12)
+    assert np.mean(model.predict(X) == y) > 0.9

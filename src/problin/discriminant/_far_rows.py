@@ -31,6 +31,9 @@ __all__ = ["fix_far_rows", "linear_posterior_scores"]
 
 _LOG_2PI = np.log(2.0 * np.pi)
 _ROWS = 2048
+_EPS = np.finfo(np.float64).eps
+# Linear scores whose rounding exceeds this are formed again, centred nearer the row.
+_DIGITS = 1e-9
 
 
 def _constants(model: Any) -> np.ndarray:
@@ -76,22 +79,55 @@ def fix_far_rows(out: np.ndarray, X: Matrix, model: Any, relative: bool) -> np.n
     return out
 
 
-def linear_posterior_scores(X: Matrix, model: Any) -> np.ndarray:
-    """``a_k(x)`` up to a per-row term for a shared covariance: ``x_c^T w_k + c_k'``
-    with ``w_k = Sigma^-1 (mu_k - shift)`` (``x_c`` centred rows), by row blocks;
-    overflowing rows are recomputed scaled (:func:`~problin._core.extreme.fix_linear_rows`)."""
-    M = model.means - model.shift
+def _linear_form(model: Any, shift: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(W, c)`` with ``a_k(x) = (x - shift)^T w_k + c_k`` up to a per-row term."""
+    M = model.means - shift
     if model.kind == "tied":
         MP = M @ model.prec_chol
         W = MP @ model.prec_chol.T
     else:  # spherical: one standard deviation for every class and feature
         MP = M * model.prec_chol
         W = MP * model.prec_chol
-    c = _constants(model) - 0.5 * np.sum(MP * MP, axis=1)
-    out = np.empty((X.shape[0], M.shape[0]))
+    return W, _constants(model) - 0.5 * np.sum(MP * MP, axis=1)
+
+
+def linear_posterior_scores(X: Matrix, model: Any) -> np.ndarray:
+    """``a_k(x)`` up to a per-row term for a shared covariance: ``x_c^T w_k + c_k'``
+    with ``w_k = Sigma^-1 (mu_k - shift)`` (``x_c`` centred rows), by row blocks;
+    overflowing rows are recomputed scaled (:func:`~problin._core.extreme.fix_linear_rows`).
+
+    Rows whose scores are so large that their rounding reaches ``_DIGITS`` of a unit
+    (classes whose means lie many standard deviations apart: one at 1e10 and two at
+    1e-3 with spread 1e-3 give scores of 1e25, where the two near ones differ by ~10)
+    are formed again centred at their most probable class's mean, where the classes
+    that matter for them have scores of ordinary size.
+    """
+    W, c = _linear_form(model, model.shift)
+    out = np.empty((X.shape[0], W.shape[0]))
+    size = np.sqrt(np.einsum("kj,kj->k", W, W)).max(initial=0.0)
     for lo, hi, Xb in iter_blocks(X):
         Xc = np.subtract(Xb, model.shift, dtype=np.float64)
         out[lo:hi] = Xc @ W.T
         out[lo:hi] += c
         fix_linear_rows(out[lo:hi], Xc, W, c, relative=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            rounding = _EPS * (np.sqrt(np.einsum("ij,ij->i", Xc, Xc)) * size
+                               + np.abs(c[np.isfinite(c)]).max(initial=0.0))
+        coarse = np.flatnonzero(~(rounding <= _DIGITS))
+        if coarse.size:
+            out[lo + coarse] = _recentred(np.asarray(Xb[coarse], dtype=np.float64),
+                                          out[lo + coarse], model)
     return out
+
+
+def _recentred(Xr: np.ndarray, scores: np.ndarray, model: Any) -> np.ndarray:
+    """The rows' scores formed centred at each row's most probable class's mean."""
+    top = np.argmax(scores, axis=1)
+    for k in np.unique(top):
+        rows = top == k
+        W, c = _linear_form(model, model.means[k])
+        Xc = Xr[rows] - model.means[k]
+        part = Xc @ W.T + c
+        fix_linear_rows(part, Xc, W, c, relative=True)
+        scores[rows] = part
+    return scores
