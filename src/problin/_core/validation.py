@@ -14,7 +14,7 @@ __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
            "check_class_totals", "check_label_types", "check_priors",
            "check_finite_magnitude", "within_magnitude",
            "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE",
-           "check_targets_resolvable", "MIN_MAGNITUDE"]
+           "check_targets_resolvable", "check_columns_resolvable", "MIN_MAGNITUDE"]
 
 # The largest magnitude a training value may have. A square overflows float64
 # beyond 1.3e154, but the models need more than squares: sums over rows (and,
@@ -265,6 +265,25 @@ def check_finite_magnitude(X: Matrix, estimator: Any = None, name: str = "X") ->
                              f"{_row_count(rows)}, in {_column_names(cols, names)}.")
     rows, cols, largest = extreme_entries(X)
     raise ValueError(magnitude_message(name, rows, cols, largest, names))
+
+
+def check_columns_resolvable(means: np.ndarray, variances: np.ndarray,
+                             names: Any = None) -> None:
+    """Raise ``ValueError`` if a column of X is not all zero but all below
+    :data:`MIN_MAGNITUDE` in size, judged from per-class statistics (``means`` and
+    ``variances``, shape (K, D)): its squares underflow float64, so its spread reads as
+    0 (the column was silently dropped, or its variance overflowed when inverted)."""
+    with np.errstate(invalid="ignore"):
+        size = np.max(np.abs(means) + np.sqrt(np.maximum(variances, 0.0)), axis=0,
+                      initial=0.0)
+    tiny = np.flatnonzero((size > 0) & (size < MIN_MAGNITUDE))
+    if tiny.size:
+        many = tiny.size > 1
+        raise ValueError(
+            f"{_column_names(tiny, names)} of X hold{'' if many else 's'} "
+            f"only values too small for the model's arithmetic (below {MIN_MAGNITUDE:.0e} "
+            f"in size, down to {float(size[tiny].min()):.3g}): their squares underflow "
+            "float64. Rescale them (e.g. change the units).")
 
 
 def check_targets_resolvable(T: np.ndarray, name: str = "y") -> None:

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.moments.class_stats import ClassStats, class_stats
 from .._core.types import Matrix, MatrixLike
+from .._core.validation import check_columns_resolvable
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import _class_stats_of, dask_class_stats
@@ -149,6 +150,9 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
 
     def _set_model(self, strict: bool) -> None:
         stats, kind = self._stats, self._kind()
+        seen = stats.counts > 0
+        check_columns_resolvable(stats.means[seen], stats.var()[seen],
+                                 getattr(self, "feature_names_in_", None))
         reg = self._reg(stats)
         if strict and not np.any(reg > 0) and kind in ("full", "diag"):
             # (While streaming, a class may get more samples: regularised, with a warning.)
