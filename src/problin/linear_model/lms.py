@@ -132,11 +132,10 @@ class LMSRegressor(LinearRegressorBase):
         # "Relative to the largest weight, or to the targets' spread" (the weights of
         # standardised features are in y's units; a floor of 1 made the rule depend on
         # them: 16 epochs for y, 2 for y / 1000).
-        floor = _target_spread(T)
         for epoch in range(1, self.max_iter + 1):
             change = self._epoch(X, T)
-            if epoch == 1:
-                first = change
+            if epoch == 1:  # (after a pass has checked every chunk of y for NaN)
+                first, floor = change, _target_spread(T)
             if change <= self.tol * max(floor, float(np.max(np.abs(self._W)))):
                 break
         else:
