@@ -203,20 +203,37 @@ _LEVERAGE_ONE = 1e-13
 
 
 def robust_fit(record: OLSFit, X: Matrix, t: np.ndarray, sample_weight: np.ndarray | None,
-               cov_type: str, groups: Any) -> OLSFit:
+               cov_type: str, groups: Any,
+               means: tuple[np.ndarray, np.ndarray] | None = None) -> OLSFit:
     """``record`` with the robust covariance ``cov_type``: a second pass over the rows
-    for the residuals, leverages and (cluster) score sums, block by block."""
+    for the residuals, leverages and (cluster) score sums, block by block.
+
+    ``means``: the weighted means of ``[x, t]`` as ``(origin, offset)`` (the moments').
+    With an intercept the residuals are then formed centred, ``(t - tbar) - (x -
+    xbar)^T w`` (the intercept's normal equation makes them the same numbers): ``x^T w +
+    b`` at columns far from zero (1e12, spread 1) cancels their digits, and the robust
+    t-values were 6e-5 to 1e-4 off those of the same data centred exactly."""
     n = X.shape[0]
     codes, n_groups = (group_codes(groups, n) if cov_type == "cluster" else (None, None))
     blocks = {"X": X}
+    centred = record.intercept and means is not None
+    if centred:
+        origin, offset = means
+        d = X.shape[1]
+
+    def residuals(Xb: np.ndarray, tb: np.ndarray) -> np.ndarray:
+        if centred:
+            return ((tb - origin[d]) - offset[d]) \
+                - ((Xb - origin[:d]) - offset[:d]) @ record.theta[1:]
+        return tb - (Xb @ record.theta[1:] + record.theta[0] if record.intercept
+                     else Xb @ record.theta)
 
     def scores(lo: int, hi: int) -> np.ndarray:
         Xb = blocks["X"][lo:hi]
         Xb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
         v = np.ones(hi - lo) if sample_weight is None else sample_weight[lo:hi]
         Z = record.whitened(Xb)
-        e = t[lo:hi] - (Xb @ record.theta[1:] + record.theta[0] if record.intercept
-                        else Xb @ record.theta)
+        e = residuals(Xb, t[lo:hi])
         h = v * np.einsum("ij,ij->i", Z, Z)
         # rows of leverage 1 (a parameter fitted by that row alone) have residual 0
         # up to rounding: they carry no score (statsmodels would give 0/0 there).

@@ -192,7 +192,8 @@ class LinearRegression(LinearRegressorBase):
             if self.cov_type != "nonrobust" and self._ols is not None:
                 Xc, T, sw = self._check_data(X, y, sample_weight, reset=False,
                                              check_values=False)
-                self._ols = robust_fit(self._ols, Xc, T[:, 0], sw, self.cov_type, groups)
+                self._ols = robust_fit(self._ols, Xc, T[:, 0], sw, self.cov_type, groups,
+                                       (stats.origin, stats.offset))
                 self._set_inference()
         return self
 
