@@ -217,9 +217,8 @@ def robust_fit(record: OLSFit, X: Matrix, t: np.ndarray, sample_weight: np.ndarr
     codes, n_groups = (group_codes(groups, n) if cov_type == "cluster" else (None, None))
     blocks = {"X": X}
     centred = record.intercept and means is not None
-    if centred:
-        origin, offset = means
-        d = X.shape[1]
+    origin, offset = means if means is not None else (np.zeros(0), np.zeros(0))
+    d = X.shape[1]
 
     def residuals(Xb: np.ndarray, tb: np.ndarray) -> np.ndarray:
         if centred:
