@@ -256,3 +256,23 @@ def test_multinomial_score_samples_is_a_log_probability():
                                rtol=1e-14)
     two = MultinomialNB().fit(np.array([[2, 0], [0, 2], [1, 1], [1, 1]]), [0, 0, 1, 1])
     assert two.score_samples(np.array([[1, 1]]))[0] == pytest.approx(np.log(0.5), rel=1e-14)
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "MultinomialNB", "LinearDiscriminantAnalysis"])
+def test_a_batch_of_zero_weight_adds_nothing_to_a_stream(name):
+    """partial_fit refused a later batch whose weights are all 0 ("sample_weight sums
+    to zero"); it adds nothing (scikit-learn's GaussianNB takes it), its data are
+    still checked, and a first batch of no weight is still an error."""
+    import problin
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(60, 2)))
+    y = np.repeat([0, 1, 2], 20)
+    model = getattr(problin, name)().partial_fit(X, y, classes=[0, 1, 2])
+    before = model.predict_proba(X)
+    model.partial_fit(X[:10] * 7.0, y[:10], sample_weight=np.zeros(10))
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(X[:10] * np.nan, y[:10], sample_weight=np.zeros(10))
+    with pytest.raises(ValueError, match="sums to zero"):
+        getattr(problin, name)().partial_fit(X[:10], y[:10], classes=[0, 1, 2],
+                                             sample_weight=np.zeros(10))
