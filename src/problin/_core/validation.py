@@ -37,11 +37,13 @@ MIN_MAGNITUDE = 1e-144
 MAX_TOTAL_WEIGHT = 1e19
 
 
-def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray | None:
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int,
+                        allow_zero: bool = False) -> np.ndarray | None:
     """Validated float64 sample weights, or ``None`` for unit weights.
 
     Rejects weights of the wrong shape, non-finite or negative weights, and
-    weights that sum to zero, each with a message naming the problem.
+    weights that sum to zero (unless ``allow_zero``: a later batch of a stream),
+    each with a message naming the problem.
     """
     if sample_weight is None:
         return None
@@ -64,7 +66,8 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> np.n
         raise ValueError(f"sample_weight has {int(np.sum(w < 0))} negative values; "
                          "weights must be non-negative")
     total = np.sum(w) if np.all(w <= np.finfo(np.float64).max / max(1, w.size)) else np.inf
-    check_total_weight(float(total))
+    if not (allow_zero and total == 0):
+        check_total_weight(float(total))
     return w
 
 

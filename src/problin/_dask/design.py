@@ -23,8 +23,8 @@ import scipy.sparse as sp
 
 from .._core.blocks import block_rows
 from .._core.labels import encode_classes
-from .._core.model.basis import ColumnBasis, sample_rows
-from .._core.model.design import Design, moments_from_sums
+from .._core.model.basis import ColumnBasis, moments_from_sums, sample_rows
+from .._core.model.design import Design
 from .._core.validation import check_label_types, within_magnitude
 from .chunks import (
     _check_chunk,

@@ -185,9 +185,9 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
             if first:
                 self.classes_ = self._stream_classes(y, classes)
             codes = self._codes(y)
-            if not first and _all_zero(sample_weight, X.shape[0]):
-                return  # a batch of no weight adds nothing to a stream (its data checked)
-            sw = check_sample_weight(sample_weight, X.shape[0])
+            sw = check_sample_weight(sample_weight, X.shape[0], allow_zero=not first)
+            if sw is not None and not np.any(sw):
+                return  # a later batch of no weight adds nothing (its data checked)
             batch = self._accumulate(X, codes, sw)
         self._stats = batch if first else self._merged(batch)
         self._set_model(strict=False)
@@ -281,12 +281,3 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         """
         return logsumexp(self._jll(X), axis=1)
 
-
-def _all_zero(sample_weight: ArrayLike | None, n_rows: int) -> bool:
-    """Whether ``sample_weight`` is valid (the shape, numbers) and every weight is 0."""
-    if sample_weight is None or n_rows == 0:
-        return False
-    w = np.asarray(sample_weight)
-    if w.dtype.kind not in "biuf" or w.shape not in ((), (n_rows,)):
-        return False  # (check_sample_weight names what is wrong)
-    return bool(np.all(w == 0))

@@ -17,11 +17,10 @@ from sklearn.utils._param_validation import Interval
 from .._core.linalg import symmetrize
 from .._core.moments.class_stats import between_scatter, pooled_scatter
 from .._core.types import MatrixLike
-from .._core.validation import check_columns_resolvable
 from .._dask.lazy import lazy_on_dask
 from .._params import validate_params
 from ..exceptions import CollinearityWarning
-from ._class_data import fit_class_stats, linear_scores, validated_X
+from ._class_data import fit_class_stats, linear_scores, resolvable, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors
 
 __all__ = ["FisherDiscriminant", "fisher_directions"]
@@ -144,10 +143,7 @@ class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self
         """
         validate_params(self)
-        _, stats = fit_class_stats(self, X, y, sample_weight)
-        seen = stats.counts > 0
-        check_columns_resolvable(stats.means[seen], stats.var()[seen],
-                                 getattr(self, "feature_names_in_", None))
+        stats = resolvable(self, fit_class_stats(self, X, y, sample_weight)[1])
         K, D = stats.n_classes, stats.n_features
         limit = min(K - 1, D)
         r = limit if self.n_components is None else int(self.n_components)

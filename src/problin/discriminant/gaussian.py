@@ -12,11 +12,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.moments.class_stats import ClassStats, class_stats
 from .._core.types import Matrix, MatrixLike
-from .._core.validation import check_columns_resolvable
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import _class_stats_of, dask_class_stats
 from .._params import validate_params
+from ._class_data import resolvable
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
@@ -149,10 +149,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         return float(self.reg_covar) * feature_variances(stats)
 
     def _set_model(self, strict: bool) -> None:
-        stats, kind = self._stats, self._kind()
-        seen = stats.counts > 0
-        check_columns_resolvable(stats.means[seen], stats.var()[seen],
-                                 getattr(self, "feature_names_in_", None))
+        stats, kind = resolvable(self, self._stats), self._kind()
         reg = self._reg(stats)
         if strict and not np.any(reg > 0) and kind in ("full", "diag"):
             # (While streaming, a class may get more samples: regularised, with a warning.)

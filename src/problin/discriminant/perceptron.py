@@ -17,17 +17,14 @@ from .._core.labels import encode_classes
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
-from .._core.validation import (
-    check_columns_resolvable,
-    check_finite_magnitude,
-    check_label_types,
-)
+from .._core.validation import check_finite_magnitude, check_label_types
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_labels
 from .._frames import encode_frame
 from .._params import validate_params
+from ._class_data import resolvable
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["Perceptron"]
@@ -341,9 +338,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         self.classes_, t = encode_classes(y, owner=type(self).__name__)
         if self.classes_.size == 2:
             t = 2.0 * t - 1.0  # classes_[1] is t = +1
-        stats = column_stats(X)
-        check_columns_resolvable(stats.means, stats.var(), getattr(self, "feature_names_in_", None))
-        scaling = column_scaling(stats, centre=self.fit_intercept)
+        scaling = column_scaling(resolvable(self, column_stats(X)), centre=self.fit_intercept)
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 

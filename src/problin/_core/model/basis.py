@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from ..types import Matrix
 from ..validation import MIN_MAGNITUDE
 
-__all__ = ["ColumnBasis", "SAMPLE_ROWS"]
+__all__ = ["ColumnBasis", "SAMPLE_ROWS", "moments_from_sums"]
 
 # Rows of the evenly spaced sample: enough for a spread accurate to a few
 # per cent (what conditioning needs), few enough to cost nothing.
@@ -236,3 +236,18 @@ class ColumnBasis:
         p = m.size
         P = np.asarray(P_diag, dtype=np.float64).reshape(-1, p)
         return (P * m ** 2).ravel()
+
+
+def moments_from_sums(s1: np.ndarray, s2: np.ndarray, n: int, basis: ColumnBasis | None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation from :meth:`Design.column_sums` over ``n`` rows,
+    in the coordinates of a design with ``basis``: an uncentred basis's blocks are
+    raw, its parameters scaled by the multipliers ``1 / s``, so are the moments."""
+    mean = s1 / n
+    # Only a preconditioner: the one-pass variance's rounding is harmless.
+    std = np.sqrt(np.maximum(s2 / n - mean**2, 0.0))
+    if basis is not None and basis.center is None:
+        inv = basis.multipliers()[int(basis.intercept):]
+        mean, std = mean * inv, std * inv
+    return mean, std
+

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from ..blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
 from ..linalg import add_weighted_gram, column_sums, symmetrize
 from ..types import Matrix
-from .basis import ColumnBasis
+from .basis import ColumnBasis, moments_from_sums
 from .design_softmax import SoftmaxProducts
 
 __all__ = ["Design"]
@@ -359,20 +359,6 @@ class Design(SoftmaxProducts):
         """Per-column mean and standard deviation of ``Z``, the columns in this
         design's coordinates (those its parameters multiply)."""
         return moments_from_sums(*self.column_sums(), self.n_samples, self.basis)
-
-
-def moments_from_sums(s1: np.ndarray, s2: np.ndarray, n: int, basis: ColumnBasis | None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard deviation from :meth:`Design.column_sums` over ``n`` rows,
-    in the coordinates of a design with ``basis``: an uncentred basis's blocks are
-    raw, its parameters scaled by the multipliers ``1 / s``, so are the moments."""
-    mean = s1 / n
-    # Only a preconditioner: the one-pass variance's rounding is harmless.
-    std = np.sqrt(np.maximum(s2 / n - mean**2, 0.0))
-    if basis is not None and basis.center is None:
-        inv = basis.multipliers()[int(basis.intercept):]
-        mean, std = mean * inv, std * inv
-    return mean, std
 
 
 def _add_block_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool, dtype: Any,

@@ -153,9 +153,9 @@ class SmallDenseDesign(Design):
         return blocks.ravel()[self._block_sources(M)]
 
     def _block_sources(self, M: int) -> np.ndarray:
-        """The gather of the (Mp x Mp) Hessian from the blocks (see :func:`_block_sources`)."""
+        """The gather of the (Mp x Mp) Hessian from the blocks (see :func:`_gather_sources`)."""
         if self._sources is None or self._sources[0] != M:
-            self._sources = (M, _block_sources(M, self.n_params))
+            self._sources = (M, _gather_sources(M, self.n_params))
         return self._sources[1]
 
     def _pair_products(self) -> np.ndarray:
@@ -196,7 +196,7 @@ def _kept_buffer(kind: str, shape: tuple[int, int], owner: object
     return buffer, False, kept
 
 
-def _block_sources(M: int, p: int) -> np.ndarray:
+def _gather_sources(M: int, p: int) -> np.ndarray:
     """For each entry of the (Mp x Mp) Hessian, its (class pair, column pair)
     product's position in the flattened ``blocks`` (each product fills four
     symmetric entries): the Hessian is one gather. Small ones (~0.1 ms to form
