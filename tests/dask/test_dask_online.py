@@ -99,6 +99,17 @@ def test_perceptron_converges_on_separable_dask_data(data):
     assert_same_online_fit(a, b)
 
 
+def test_dask_perceptron_refuses_columns_too_small_for_float64(data):
+    """As the numpy path: a column at 1e-165 has squares that underflow, so its spread
+    reads as 0 and the column was dropped silently; a clear error instead."""
+    X = data[0] * [1.0, 1.0, 1.0, 1e-165]
+    t = (X[:, 0] + X[:, 1] > 2.0).astype(int)
+    with dask.config.set(scheduler="threads"):
+        with pytest.raises(ValueError, match=r"column \[3\] of X holds only values too small"):
+            Perceptron(random_state=0).fit(dask_rows(X), t)
+        fit_quietly(Perceptron(max_iter=2, random_state=0), dask_rows(X * [1, 1, 1, 1e25]), t)
+
+
 @pytest.mark.parametrize("params", [dict(shuffle=False), dict(shuffle=True),
                                     dict(learning_rate="constant", eta0=0.05)], ids=repr)
 @pytest.mark.parametrize("outputs", [1, 2])

@@ -364,7 +364,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
         X, y, present = dask_labels(self, X, y, reset=True)
         check_label_types(present)
         self.classes_, _ = encode_classes(present, owner=type(self).__name__)
-        scaling = column_scaling(reduce_chunks(column_stats_chunk, X),
+        scaling = column_scaling(resolvable(self, reduce_chunks(column_stats_chunk, X)),
                                  centre=self.fit_intercept)
         prepare = functools.partial(_dask_rows, classes=self.classes_,
                                     binary=self.classes_.size == 2, scaling=scaling)
