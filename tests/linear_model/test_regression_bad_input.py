@@ -140,6 +140,39 @@ def test_targets_too_small_to_square_are_refused():
     assert LinearRegression().fit(X, np.zeros(40)).coef_.tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("model", MODELS + [LinearRegression(cov_type="HC1")], ids=repr)
+def test_columns_too_small_for_float64_are_a_clear_error(model):
+    """A column at 1e-156 among unit ones: its variance (~1e310) overflowed, so the summary
+    gave std_err inf and t = 0 (p = 1), and HC1 raised scipy's raw "array must not contain
+    infs or NaNs"; at 1e-170 its scatter underflowed and the column was dropped silently
+    (LMS too). Now the error the GLMs and generative models give; at 1e-140 the fit is
+    the unit fit rescaled."""
+    from sklearn.base import clone
+    X, y = data(60)
+    for scale in (1e-156, 1e-170, 1e-320):
+        with pytest.raises(ValueError, match=r"column \[2\] of X holds only values too small"):
+            clone(model).fit(X * [1.0, 1.0, scale], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (LMS's few epochs)
+        small = clone(model).fit(X * [1.0, 1.0, 1e-140], y)
+        unit = clone(model).fit(X, y)
+    if isinstance(model, LinearRegression) and model.alpha == 0:
+        np.testing.assert_allclose(small.coef_ * [1.0, 1.0, 1e-140], unit.coef_, rtol=1e-10)
+        np.testing.assert_allclose(small.summary()["t"], unit.summary()["t"], rtol=1e-8)
+    assert np.all(np.isfinite(small.coef_))
+
+
+def test_lms_stream_refusing_a_first_batch_keeps_no_state():
+    X, y = data(60)
+    model = LMSRegressor(random_state=0)
+    with pytest.raises(ValueError, match="too small"):
+        model.partial_fit(X * [1.0, 1.0, 1e-170], y)
+    assert not hasattr(model, "t_") and not hasattr(model, "_W")
+    model.partial_fit(X, y)
+    reference = LMSRegressor(random_state=0).partial_fit(X, y)
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+
+
 def test_a_stream_of_batches_is_held_to_the_total_weight_bound():
     """Each batch's weights are checked, and so is the stream's total: batches each within
     the bound were accepted however much they summed to, where one fit on the same rows

@@ -14,7 +14,8 @@ __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
            "check_class_totals", "check_label_types", "check_priors",
            "check_finite_magnitude", "within_magnitude",
            "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE",
-           "check_targets_resolvable", "check_columns_resolvable", "MIN_MAGNITUDE"]
+           "check_targets_resolvable", "check_columns_resolvable", "check_column_sizes",
+           "MIN_MAGNITUDE"]
 
 # The largest magnitude a training value may have. A square overflows float64
 # beyond 1.3e154, but the models need more than squares: sums over rows (and,
@@ -279,6 +280,12 @@ def check_columns_resolvable(means: np.ndarray, variances: np.ndarray,
     with np.errstate(invalid="ignore"):
         size = np.max(np.abs(means) + np.sqrt(np.maximum(variances, 0.0)), axis=0,
                       initial=0.0)
+    check_column_sizes(size, names)
+
+
+def check_column_sizes(size: np.ndarray, names: Any = None) -> None:
+    """Raise ``ValueError`` if a column of X has a size (``size``: per column, e.g. its
+    largest |value|, or |mean| + spread) above 0 but below :data:`MIN_MAGNITUDE`."""
     tiny = np.flatnonzero((size > 0) & (size < MIN_MAGNITUDE))
     if tiny.size:
         many = tiny.size > 1

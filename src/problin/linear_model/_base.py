@@ -14,6 +14,7 @@ from .._core.moments.lstsq import LeastSquaresSolution
 from .._core.types import MatrixLike
 from .._core.validation import (
     MAX_MAGNITUDE,
+    check_column_sizes,
     check_finite_magnitude,
     check_targets_resolvable,
     check_total_weight,
@@ -126,6 +127,14 @@ class LinearRegressorBase(RegressorMixin, BaseEstimator):
         if not (np.all(np.isfinite(stats.factor)) and np.all(np.isfinite(stats.mean))):
             raise ValueError("Input X contains NaN or infinity (or values so large that "
                              "their squares overflow).")
+        # Columns below 1e-144: their scatter underflows (dropped as constant, or an
+        # infinite variance). Size from the statistics: |mean| and the factor's entries
+        # (R^T R is the scatter: no squares).
+        d = stats.n_features
+        spread = np.max(np.abs(stats.factor[:, :d]), axis=0, initial=0.0)
+        check_column_sizes(np.maximum(np.abs(stats.mean[:d]),
+                                      spread / np.sqrt(max(stats.weight, 1e-300))),
+                           getattr(self, "feature_names_in_", None))
         if merge:
             stats = self.moments_.merge(stats)
             check_total_weight(stats.weight)  # (each batch's is checked; so is the stream's)

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
+from .._core.validation import check_columns_resolvable
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_regression_data
@@ -201,13 +202,16 @@ class LMSRegressor(LinearRegressorBase):
         return X, (y[:, None] if y.ndim == 1 else y)
 
     def _start(self, X: Any, T: Any) -> None:
-        self._rng = check_random_state(self.random_state)
-        self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
         if is_dask(X):  # one reduction pass over the chunks
             stats = reduce_chunks(column_stats_chunk, X)
         else:
             stats = column_stats(X)
+        # Columns below 1e-144 would be scaled as constant (dropped): a clear error.
+        check_columns_resolvable(stats.means, stats.var(),
+                                 getattr(self, "feature_names_in_", None))
         scaling = column_scaling(stats, centre=self.fit_intercept)
+        self._rng = check_random_state(self.random_state)
+        self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
         # Arrays (not the record) persist between calls: model files store them as they are.
         self._x_origin, self._x_offset, self._x_scale = \
             scaling.origin, scaling.offset, scaling.scale
