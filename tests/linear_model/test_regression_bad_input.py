@@ -96,6 +96,21 @@ def test_constant_columns_and_constant_target():
     assert np.isfinite(perfect.noise_precision_)
 
 
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC3"])
+def test_a_constant_columns_row_of_the_summary_says_why_it_has_no_test(cov_type):
+    """Its coefficient is held at 0 with no variance: t and p were a bare NaN; the table
+    now notes it, as the GLM tables do, and the other rows have no note."""
+    X, t = data()
+    X[:, 1] = 7.0
+    with pytest.warns(CollinearityWarning):
+        table = LinearRegression(cov_type=cov_type).fit(X, t).summary()
+    assert table["note"].tolist() == ["", "", "not identified (constant column, held at 0)", ""]
+    assert np.isnan(table.loc["x1", "t"]) and table.loc["x1", "coef"] == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "note" not in LinearRegression().fit(*data()).summary()
+
+
 def test_robust_covariances_without_degrees_of_freedom_fail_clearly():
     """HC1 and cluster divide by n - k, and a cluster covariance needs two clusters:
     a clear error, not infinite or NaN standard errors (with numpy's warnings)."""

@@ -277,6 +277,11 @@ def coefficient_table(record: OLSFit, names: list[str], level: float) -> pd.Data
                           "p_value": 2.0 * stats.t.sf(np.abs(tval), df),
                           "ci_low": record.theta - q * se, "ci_high": record.theta + q * se},
                          index=pd.Index(names, name="parameter"))
+    # A constant column's coefficient is held at 0 with no variance: t = 0/0 has no
+    # meaning, and the table says why (as the GLMs' tables do) instead of a bare NaN.
+    held = (se == 0.0) & (record.theta == 0.0)
+    if held.any():
+        table["note"] = np.where(held, "not identified (constant column, held at 0)", "")
     table.attrs.update(cov_type=record.cov_type, df=df, level=level, n_obs=record.n_obs)
     return table
 
