@@ -105,26 +105,29 @@ def test_fit_after_partial_fit_starts_over(model):
 
 
 def reference_lms(X, t, cuts, eta0, learning_rate, power_t, shuffle, seed):
-    """LMS written out: the columns are standardised by the first batch's means and
-    standard deviations, the step is ``eta0 / (1 + D)`` (the mean ``|phi|^2`` of the
-    standardised features); call ``i`` (from 1) uses ``eta / i^power_t``
-    (invscaling) and visits its rows in the ``i``-th permutation of
-    ``RandomState(seed)`` (shuffle) or in order. Returns raw ``(w, b)``."""
+    """LMS written out: call ``i`` standardises the columns by the means and standard
+    deviations of all rows seen so far, its own batch included (the model's function
+    carried over unchanged: raw weights kept, standardised ones re-expressed), the step
+    is ``eta0 / (1 + D)`` (the mean ``|phi|^2`` of the standardised features); call ``i``
+    (from 1) uses ``eta / i^power_t`` (invscaling) and visits its rows in the ``i``-th
+    permutation of ``RandomState(seed)`` (shuffle) or in order. Returns raw ``(w, b)``."""
     rng = np.random.RandomState(seed)
-    first = X[cuts[0]:cuts[1]]
-    mean, std = first.mean(axis=0), first.std(axis=0)
-    std = np.where(std > 0, std, 1.0)  # a column constant in the first batch: scale 1
-    Z = (X - mean) / std
     eta = eta0 / (X.shape[1] + 1.0)
-    v, b = np.zeros(X.shape[1]), 0.0
+    w, b = np.zeros(X.shape[1]), 0.0
     for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]), start=1):
+        seen = X[cuts[0]:hi]
+        mean, std = seen.mean(axis=0), seen.std(axis=0)
+        std = np.where(std > 0, std, 1.0)  # a column constant so far: scale 1
+        v, bz = w * std, b + w @ mean
         step = eta / i ** power_t if learning_rate == "invscaling" else eta
         order = rng.permutation(hi - lo) if shuffle else np.arange(hi - lo)
         for n in lo + order:
-            err = step * (t[n] - v @ Z[n] - b)
-            v, b = v + err * Z[n], b + err
-    w = v / std
-    return w, b - w @ mean
+            z = (X[n] - mean) / std
+            err = step * (t[n] - v @ z - bz)
+            v, bz = v + err * z, bz + err
+        w = v / std
+        b = bz - w @ mean
+    return w, b
 
 
 @settings(max_examples=25, deadline=None)
@@ -150,6 +153,28 @@ def test_lms_partial_fit_is_one_epoch_per_call_on_a_per_call_schedule(seed, cuts
         full = LMSRegressor(max_iter=1, **params).fit(X, y)
     np.testing.assert_array_equal(one.coef_, full.coef_)
     assert one.intercept_ == full.intercept_
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_lms_stream_of_single_rows_in_large_units_settles(fit_intercept):
+    """Online LMS one row at a time, columns at 50 +- 100: the first batch's columns are
+    all constant, and the standardisation fixed there (scale 1, raw units) made the
+    weights grow to ~1e122. The scales now follow the rows seen; the stream lands where
+    it does in unit-scale columns, near the least-squares fit."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(3000, 3))
+    y = Z @ [1.0, 2.0, 3.0] + 0.5 + 0.1 * rng.normal(size=3000)
+    models = []
+    for X in (Z, Z * 100.0 + (50.0 if fit_intercept else 0.0)):  # (no shift without b)
+        model = LMSRegressor(learning_rate="constant", eta0=0.05, random_state=0,
+                             fit_intercept=fit_intercept)
+        for i in range(X.shape[0]):
+            model.partial_fit(X[i:i + 1], y[i:i + 1])
+        models.append(model)
+    unit, large = models
+    np.testing.assert_allclose(large.coef_ * 100.0, unit.coef_, rtol=0.05)
+    if fit_intercept:
+        np.testing.assert_allclose(unit.coef_, [1.0, 2.0, 3.0], rtol=0.1)
 
 
 def test_lms_fit_after_partial_fit_starts_over():

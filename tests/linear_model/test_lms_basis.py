@@ -42,7 +42,9 @@ def test_lms_is_deterministic_and_partial_fit_continues():
     online = LMSRegressor(random_state=3)
     for _ in range(5):
         online.partial_fit(X, t)
-    np.testing.assert_array_equal(online.coef_, a.coef_)  # same schedule, same shuffles
+    # Same schedule, same shuffles; each call re-standardises by the rows seen (here the
+    # same rows repeated: the same means and deviations, merged, to rounding).
+    np.testing.assert_allclose(online.coef_, a.coef_, rtol=1e-12)
     assert online.t_ == 5
 
 

@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
@@ -32,10 +33,11 @@ class LMSRegressor(LinearRegressorBase):
     least-squares solution.
 
     The updates run on standardised features ``z_j = (x_j - m_j) / s_j``,
-    each column's mean and standard deviation over the first data seen (the
-    rows of ``fit``, or the first ``partial_fit`` batch; without an intercept
-    ``z_j = x_j / s_j``, ``s_j`` the root mean square), and the weights are
-    mapped back exactly: ``coef_ = v / s``, ``intercept_ = b - coef_ @ m``.
+    each column's mean and standard deviation over the data seen (the rows of
+    ``fit``; in a ``partial_fit`` stream, all rows up to and including the
+    current batch; without an intercept ``z_j = x_j / s_j``, ``s_j`` the root
+    mean square), and the weights are mapped back exactly: ``coef_ = v / s``,
+    ``intercept_ = b - coef_ @ m``.
     Plain LMS moves ``w_j`` by ``x_nj`` per update, so its path (and where a
     finite number of epochs leaves it) depends on the units of the columns, and
     a column far from zero conditions it like a second intercept;
@@ -153,11 +155,15 @@ class LMSRegressor(LinearRegressorBase):
 
         Streaming semantics (see docs/streaming.md):
 
-        * State kept between calls: the weights, the standardisation of the
-          columns (each one's mean and standard deviation over the *first*
-          batch, kept for every later batch), the step ``eta`` (``eta0 / (1 +
-          D)``), the learning-rate clock ``t_`` and the shuffling random
-          generator (seeded by ``random_state`` on the first call).
+        * State kept between calls: the weights, the columns' statistics over
+          all rows seen, the step ``eta`` (``eta0 / (1 + D)``), the
+          learning-rate clock ``t_`` and the shuffling random generator (seeded
+          by ``random_state`` on the first call).
+        * Each call first standardises by the mean and standard deviation of all
+          rows seen, its own included (one more pass over a Dask batch), and
+          re-expresses the weights so that the model's function is unchanged:
+          a stream that starts with one row (every column constant so far)
+          gets its columns' scales as the rows arrive.
         * Every call is one epoch over its own batch and advances ``t_`` by
           one: with ``learning_rate="invscaling"`` call ``i`` uses
           ``eta / i^power_t``, so the step decays per *call*, not per row.
@@ -189,6 +195,8 @@ class LMSRegressor(LinearRegressorBase):
             self._start(X, T)
         elif T.shape[1] != self._W.shape[0]:
             raise ValueError(f"y has {T.shape[1]} outputs, the model {self._W.shape[0]}")
+        else:
+            self._restandardise(X)
         self._epoch(X, T)
         self.n_iter_ = 1
         return self
@@ -202,26 +210,54 @@ class LMSRegressor(LinearRegressorBase):
         return X, (y[:, None] if y.ndim == 1 else y)
 
     def _start(self, X: Any, T: Any) -> None:
-        if is_dask(X):  # one reduction pass over the chunks
-            stats = reduce_chunks(column_stats_chunk, X)
-        else:
-            stats = column_stats(X)
-        # Columns below 1e-144 would be scaled as constant (dropped): a clear error.
-        check_columns_resolvable(stats.means, stats.var(),
-                                 getattr(self, "feature_names_in_", None))
-        scaling = column_scaling(stats, centre=self.fit_intercept)
+        """Zero weights, a fresh clock and generator, and the columns' statistics of ``X``."""
+        stats = self._column_stats(X)
         self._rng = check_random_state(self.random_state)
         self._W = np.zeros((T.shape[1], X.shape[1] + int(self.fit_intercept)))
-        # Arrays (not the record) persist between calls: model files store them as they are.
-        self._x_origin, self._x_offset, self._x_scale = \
-            scaling.origin, scaling.offset, scaling.scale
+        self._keep_scaling(stats)
         # mean |phi|^2 of the standardised features: 1 per column, plus phi_0.
-        # (Every column counts, also one constant in the statistics: partial_fit
-        # fixes the scaling from its first batch, where a column may be constant
-        # that varies in later batches; a step sized without it diverged there.)
+        # (Every column counts, also one constant so far: it may vary in later
+        # batches, and a step sized without it diverged there.)
         square_norm = float(X.shape[1]) + int(self.fit_intercept)
         self._step = self.eta0 / max(square_norm, 1.0)
         self.t_ = 0
+
+    def _column_stats(self, X: Any, seen: ClassStats | None = None) -> ClassStats:
+        """The columns' statistics of ``X`` (merged with ``seen``), once every column is
+        resolvable in float64 (below 1e-144 it would be scaled as constant: dropped)."""
+        stats = reduce_chunks(column_stats_chunk, X) if is_dask(X) else column_stats(X)
+        if seen is not None:
+            stats = seen.merge(stats)
+        check_columns_resolvable(stats.means, stats.var(),
+                                 getattr(self, "feature_names_in_", None))
+        return stats
+
+    def _keep_scaling(self, stats: ClassStats) -> None:
+        """Keep the statistics of the rows seen and the standardisation they give."""
+        # Arrays (not records) persist between calls: model files store them as they are.
+        scaling = column_scaling(stats, centre=self.fit_intercept)
+        self._x_origin, self._x_offset, self._x_scale = \
+            scaling.origin, scaling.offset, scaling.scale
+        self._seen_count, self._seen_origin, self._seen_offset, self._seen_sq = \
+            stats.counts, stats.origin, stats.offset, stats.sq
+
+    def _restandardise(self, X: Any) -> None:
+        """Standardise by all rows seen so far, ``X`` included, re-expressing the weights
+        so that the model's function does not change: with raw weights ``w = v / s``,
+        ``v' = w s'`` and ``b' = b + w^T (m' - m)``."""
+        old = self._scaling()
+        seen = ClassStats(self._seen_count, self._seen_origin, self._seen_offset,
+                          self._seen_sq, None, "diag")
+        stats = self._column_stats(X, seen)
+        new = column_scaling(stats, centre=self.fit_intercept)
+        off = int(self.fit_intercept)
+        W = self._W.copy()
+        coef = old.coef(W[:, off:])
+        W[:, off:] = coef * new.scale
+        if off:
+            W[:, 0] += coef @ (new.origin - old.origin) + coef @ (new.offset - old.offset)
+        self._W = W
+        self._keep_scaling(stats)
 
     def _scaling(self) -> ColumnScaling:
         return ColumnScaling(self._x_origin, self._x_offset, self._x_scale)
