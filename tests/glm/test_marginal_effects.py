@@ -390,3 +390,59 @@ def test_a_far_row_alone_in_its_block_adds_nothing():
     expected = ours.marginal_effects(near)
     assert_allclose(table["dy/dx"] * far.shape[0], expected["dy/dx"] * rows, rtol=1e-12)
     assert_allclose(table["z"], expected["z"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("model", [LogisticRegression, ProbitRegression])
+@pytest.mark.parametrize("at", ["overall", "mean"])
+def test_offsets_enter_the_effects_as_they_enter_the_predictions(model, at):
+    """A model fitted with an offset: its effects at the training rows take the rows'
+    offsets (they were computed at offset 0, 54 % off, with no way to pass them).
+    Reference: the closed-form average effect f(eta) w and its delta-method Jacobian,
+    written out here with the offset in eta (at="mean": at the mean row and offset)."""
+    rng = np.random.default_rng(6)
+    n = 300
+    X = rng.normal(size=(n, 2))
+    off = rng.normal(size=n) + 2.0
+    y = (rng.random(n) < stats.norm.cdf(X @ [1.0, -0.5] + 0.5 * off)).astype(int)
+    m = model().fit(X, y, offset=off)
+    table = m.marginal_effects(X, at=at, offset=off)
+    theta = np.r_[m.intercept_, np.ravel(m.coef_)]
+    Xa, o = np.c_[np.ones(n), X], off
+    if at == "mean":
+        Xa, o = Xa.mean(axis=0, keepdims=True), off.mean(keepdims=True)
+    eta = Xa @ theta + o
+    if model is LogisticRegression:
+        p = 1.0 / (1.0 + np.exp(-eta))
+        f, fp = p * (1 - p), p * (1 - p) * (1 - 2 * p)
+    else:
+        f, fp = stats.norm.pdf(eta), -eta * stats.norm.pdf(eta)
+    J = np.outer(theta[1:], (fp[:, None] * Xa).mean(axis=0))
+    J[:, 1:] += np.eye(2) * f.mean()
+    assert_allclose(table["dy/dx"], f.mean() * theta[1:], rtol=1e-12)
+    assert_allclose(table["std_err"], np.sqrt(np.diag(J @ m.covariance_ @ J.T)), rtol=1e-10)
+    with pytest.raises(ValueError, match="binary models only"):
+        LogisticRegression().fit(X, rng.integers(0, 3, n)).marginal_effects(X, offset=off)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_a_collinear_feature_gets_a_note_and_the_others_keep_their_errors(classes):
+    """x3 = x0 + x1: x3's weight is not identified (NaN in covariance_), and every
+    effect's standard error was NaN, x2's too. x2's effect and standard error now equal
+    those of the fit without the redundant column (same fitted probabilities); x3's
+    effects have none, with the note the coefficient table gives."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 3))
+    eta = X @ [1.0, 0.5, -1.0]
+    y = ((rng.random(400) < 1 / (1 + np.exp(-eta))).astype(int) if classes == 2
+         else np.digitize(eta + rng.logistic(size=400), [-1.0, 1.0]))
+    X4 = np.column_stack([X, X[:, 0] + X[:, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the collinearity warning
+        full = LogisticRegression().fit(X4, y).marginal_effects(X4)
+    plain = LogisticRegression().fit(X, y).marginal_effects(X)
+    rows = ["x2"] if classes == 2 else [(k, "x2") for k in range(3)]
+    assert_allclose(full.loc[rows, COLUMNS], plain.loc[rows, COLUMNS], rtol=1e-6)
+    x3 = full.index.get_level_values(-1) == "x3"
+    assert full.loc[x3, "std_err"].isna().all()
+    assert (full.loc[x3, "note"] == "not identified (collinear)").all()
+    assert full.loc[~x3, "std_err"].notna().all() and (full.loc[~x3, "note"] == "").all()

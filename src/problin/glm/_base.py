@@ -254,7 +254,8 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         return table
 
     def marginal_effects(self, X: Any = None, at: str = "overall", *,
-                         sample_weight: Any = None, level: float = 0.95) -> pd.DataFrame:
+                         sample_weight: Any = None, level: float = 0.95,
+                         offset: Any = None) -> pd.DataFrame:
         """Marginal effects ``dp/dx_j`` with delta-method standard errors.
 
         For ``p = F(b + x^T w)`` the effect of feature ``j`` is
@@ -278,6 +279,11 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             duplicated row, as in the fit).
         level : float, default=0.95
             Confidence level of ``ci_low, ci_high``.
+        offset : array-like of shape (n_samples,), optional
+            The rows' known term of the linear predictor (binary models), as in
+            :meth:`predict_proba`: None is 0, also for a model fitted with an
+            offset, so pass the training offset with the training rows there
+            (with ``at="mean"`` its weighted mean is used).
 
         Returns
         -------
@@ -289,7 +295,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             ``alpha > 0`` the delta method uses the Laplace covariance of the
             penalised fit, as ``summary()`` does.
         """
-        return marginal_effects_table(self, X, at, sample_weight, level)
+        return marginal_effects_table(self, X, at, sample_weight, level, offset)
 
     def wald_test(self, R: Restrictions, q: Any = None, *, use_f: bool = False) -> TestResult:
         """Wald test of ``R theta = q``, ``theta`` in the order of ``covariance_`` and

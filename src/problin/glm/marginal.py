@@ -58,6 +58,7 @@ from .._dask.chunks import is_dask
 from .._frames import encode_frame
 from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
+from .interval import check_offset
 from .result import GLMFit
 
 __all__ = ["AT", "Effects", "average_effects", "marginal_effects_table"]
@@ -92,11 +93,13 @@ class Effects:
     jacobian: NDArray[np.float64]
     log_scale: NDArray[np.float64]
 
-    def table(self, names: Any, cov_theta: NDArray[np.float64], level: float) -> pd.DataFrame:
+    def table(self, names: Any, cov_theta: NDArray[np.float64], level: float,
+              identified: NDArray[np.bool_] | None = None) -> pd.DataFrame:
         """The Wald table of the effects. Each output's Jacobian row is divided by its
         largest entry before the delta method and the table multiplied back after
         (z and p need no factor), so that rows far out, whose entries are huge or
-        tiny, neither overflow nor underflow when squared."""
+        tiny, neither overflow nor underflow when squared. ``identified``: per
+        effect, False where its feature's weight is not identified (no statistics)."""
         J = self.jacobian
         if not np.all(np.isfinite(J)):
             raise ValueError("the marginal effects' Jacobian overflows float64 at these rows "
@@ -107,7 +110,8 @@ class Effects:
             raise ValueError("every row's marginal effect is 0 to double precision: their "
                              "linear predictors are too far out (beyond ~1e150, or infinite)")
         J = J / size[:, None]
-        table = wald_table(names, self.effects.ravel() / size, J @ cov_theta @ J.T, level)
+        table = wald_table(names, self.effects.ravel() / size, J @ cov_theta @ J.T, level,
+                           identified)
         factor = size * np.exp(self.log_scale)
         for column in ("coef", "std_err", "ci_low", "ci_high"):
             table[column] *= factor
@@ -150,12 +154,16 @@ def _column(v: NDArray[Any], x: NDArray[Any]) -> NDArray[Any]:
     return v.reshape(v.shape + (1,) * (np.ndim(x) - 1))
 
 
-def _binary_sums(fit: GLMFit, link: str, Xb: Any, sb: NDArray[np.float64] | None
+def _binary_sums(fit: GLMFit, link: str, Xb: Any, sb: NDArray[np.float64] | None,
+                 ob: NDArray[np.float64] | None = None
                  ) -> tuple[float, list[tuple[NDArray[np.float64], tuple[Any, ...]]]]:
     """``(sum s, [(c, (sum s f(eta), sum s f'(eta) x~) / exp(c))])`` over one block
     of rows, ``c`` its log scale (shape (1,)): ``f`` from its logarithm and
-    ``f' = f r`` with ``r = f' / f`` (``-tanh(eta / 2)`` logit, ``-eta`` probit)."""
+    ``f' = f r`` with ``r = f' / f`` (``-tanh(eta / 2)`` logit, ``-eta`` probit);
+    ``ob``: the rows' offsets (a known term of eta), or None."""
     eta = linear_predictors(fit, Xb, 2)
+    if ob is not None:
+        eta = eta + ob
     if link == "probit":
         log_f = log_normal_pdf(np.clip(eta, -_ETA_MAX, _ETA_MAX))
         ratio = -eta
@@ -225,10 +233,12 @@ def _softmax_sums(fit: GLMFit, W: NDArray[np.float64], Xb: Any, sb: NDArray[np.f
 
 
 def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
-                    sample_weight: NDArray[np.float64] | None = None) -> Effects:
+                    sample_weight: NDArray[np.float64] | None = None,
+                    offset: NDArray[np.float64] | None = None) -> Effects:
     """The (weighted) average over the rows of ``X`` of the marginal effects and
     of their Jacobian, summed in row blocks (``link``: "logit", "probit";
-    softmax where ``n_classes > 2``). One row gives the effects at that row."""
+    softmax where ``n_classes > 2``; ``offset``: the rows' known terms of a binary
+    model's linear predictor). One row gives the effects at that row."""
     n, d = X.shape
     off = int(fit.fit_intercept)
     p = d + off
@@ -236,8 +246,9 @@ def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
     if n_classes == 2:
         def work(lo: int, hi: int) -> tuple[Any, ...]:
             out: tuple[Any, ...] = (0.0, [])
-            for _, _, Xb, sb in iter_blocks(X, sample_weight, rows=rows, start=lo, stop=hi):
-                out = _plus(out, _binary_sums(fit, link, Xb, sb))
+            for _, _, Xb, sb, ob in iter_blocks(X, sample_weight, offset, rows=rows,
+                                                start=lo, stop=hi):
+                out = _plus(out, _binary_sums(fit, link, Xb, sb, ob))
             return out
 
         rows = block_rows(2 * d + 2)
@@ -267,7 +278,7 @@ def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
 
 
 def _column_means(X: Any, sample_weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """Weighted column means, summed in row blocks."""
+    """Weighted column means (of a 2-D ``X``, or a vector's mean), summed in row blocks."""
     total, acc = 0.0, np.zeros(X.shape[1])
     for _, _, Xb, sb in iter_blocks(X, sample_weight):
         s = np.ones(Xb.shape[0]) if sb is None else sb
@@ -277,13 +288,15 @@ def _column_means(X: Any, sample_weight: NDArray[np.float64] | None) -> NDArray[
 
 
 def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any = None,
-                           level: float = 0.95) -> pd.DataFrame:
+                           level: float = 0.95, offset: Any = None) -> pd.DataFrame:
     """The table of :meth:`GLMClassifier.marginal_effects` (see there)."""
     check_is_fitted(estimator)
     if not isinstance(at, str) or at not in AT:
         raise ValueError(f"at must be one of {AT}, got {at!r}")
     fit: GLMFit = estimator._result
     cov_theta = getattr(estimator, "covariance_", None)
+    if cov_theta is not None:
+        cov_theta = np.asarray(cov_theta, dtype=np.float64)
     if cov_theta is None:
         raise ValueError("marginal_effects needs covariance_, which this model does not "
                          "have (fit skipped it for its many parameters): call "
@@ -303,17 +316,31 @@ def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any =
         raise ValueError("marginal_effects needs at least one row of X")
     sw = check_sample_weight(sample_weight, X.shape[0])  # (rejects a zero sum)
     K = estimator.classes_.size
+    o = check_offset(offset, X.shape[0])
+    if o is not None and K != 2:
+        raise ValueError("offset is supported for binary models only")
     link = estimator._family.name
     if at == "mean":
-        found = average_effects(fit, link, K, _column_means(X, sw)[None, :])
+        o_mean = None if o is None else _column_means(o[:, None], sw)
+        found = average_effects(fit, link, K, _column_means(X, sw)[None, :], offset=o_mean)
     else:
-        found = average_effects(fit, link, K, X, sw)
+        found = average_effects(fit, link, K, X, sw, o)
+    # Parameters that are not identified (NaN rows of covariance_) are held fixed:
+    # they add no variance (as in predict_interval), and the other effects keep
+    # theirs; the effects of a feature whose weight is not identified get none.
+    held = np.isnan(np.diag(cov_theta))
+    cov_theta = np.where(np.isnan(cov_theta), 0.0, cov_theta)
+    p = X.shape[1] + int(fit.fit_intercept)
+    unidentified = held.reshape(-1, p)[:, int(fit.fit_intercept):].any(axis=0)
+    identified = None
+    if unidentified.any():
+        identified = np.tile(~unidentified, 1 if K == 2 else K)
     features = parameter_names(estimator, X.shape[1])[int(fit.fit_intercept):]
     names: Any = features
     if K > 2:
         names = pd.MultiIndex.from_product([estimator.classes_.tolist(), features],
                                            names=["class", "feature"])
-    table = found.table(names, np.asarray(cov_theta, dtype=np.float64), level)
+    table = found.table(names, cov_theta, level, identified)
     table = table.rename(columns={"coef": "dy/dx"})
     if K == 2:
         table.index.name = "feature"
