@@ -32,7 +32,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.model.sandwich import group_codes, leverage_scale, meat, sandwich, small_sample_factor
+from .._core.model.sandwich import (
+    group_codes,
+    leverage_scale,
+    meat,
+    sandwich,
+    small_sample_factor,
+    weighted_groups,
+)
 from ._diagnostics import to_raw
 
 __all__ = ["check_groups", "robust_covariance"]
@@ -91,6 +98,8 @@ def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_
 
     codes, n_groups = (None, None) if clusters is None else clusters
     M = meat(score_rows, n, codes, n_groups, rows=rows)
+    if codes is not None:
+        n_groups = weighted_groups(codes, n_groups, sw)
     factor = small_sample_factor(cov_type, float(objective.total_weight), n_estimated, n_groups)
     V = sandwich(B, M, factor)
     V[lost, :] = np.nan

@@ -41,6 +41,7 @@ from .._core.model.sandwich import (
     meat,
     sandwich,
     small_sample_factor,
+    weighted_groups,
 )
 from .._core.moments.least_squares import Factors, Moments
 from .._core.types import Matrix
@@ -243,8 +244,8 @@ def robust_fit(record: OLSFit, X: Matrix, t: np.ndarray, sample_weight: np.ndarr
         return np.asarray(Z * scale[:, None])
 
     core = meat(scores, n, codes, n_groups)
-    if codes is not None and sample_weight is not None:  # clusters of zero weight only
-        n_groups = int(np.unique(codes[sample_weight > 0]).size)  # are not clusters
+    if codes is not None:
+        n_groups = weighted_groups(codes, n_groups, sample_weight)
     factor = small_sample_factor(cov_type, record.n_obs, record.rank, n_groups)
     return replace(record, core=sandwich(np.eye(core.shape[0]), core, factor),
                    cov_type=cov_type, n_groups=n_groups,

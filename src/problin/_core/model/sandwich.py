@@ -112,6 +112,16 @@ def group_codes(groups: object, n_rows: int) -> tuple[np.ndarray, int]:
     return codes.astype(np.intp).reshape(-1), int(uniques.size)
 
 
+def weighted_groups(codes: np.ndarray, n_groups: int,
+                    sample_weight: np.ndarray | None) -> int:
+    """The number of clusters that hold weight: a cluster whose rows all have weight 0
+    adds nothing to the meat and is no cluster for the small-sample factor (the fit
+    with those rows dropped has the same covariance)."""
+    if sample_weight is None:
+        return n_groups
+    return int(np.unique(codes[sample_weight > 0]).size)
+
+
 def meat(score_rows: Callable[[int, int], np.ndarray], n_rows: int,
          groups: np.ndarray | None = None, n_groups: int | None = None,
          rows: int | None = None) -> np.ndarray:
