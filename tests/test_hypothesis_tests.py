@@ -358,3 +358,38 @@ def test_lr_test_of_fits_with_one_scalar_weight():
     assert small.n_obs_ == big.n_obs_ == 50
     same = LinearRegression().fit(X[:, :1], y, sample_weight=np.full(50, 0.1))
     assert str(lr_test(small, big)) == str(lr_test(same, big))
+
+
+@pytest.mark.parametrize("model", ["linear", "logit"])
+def test_wald_with_a_singular_restriction_covariance_takes_its_rank(model: str) -> None:
+    """Five slopes, four clusters: the cluster covariance has rank 3, and R V R^T for all
+    five slopes is singular. The Cholesky of it failed ("collinear or non-identified
+    parameters", which they are not) or passed on a rounding pivot with F ~ 5e15 (p =
+    4e-24). Now the pseudo-inverse of the correlation-scaled matrix with its rank as J:
+    the least-squares F equals its own f_statistic_, checked against a pseudo-inverse
+    written out; rescaling a column changes neither."""
+    rng = np.random.default_rng(3)
+    n = 80
+    X = rng.normal(size=(n, 5))
+    groups = np.repeat(np.arange(4), n // 4)
+    eta = X @ [0.5, -0.5, 0.3, 0.0, 0.2] + rng.normal(size=4)[groups]
+    y = eta + rng.normal(size=n) if model == "linear" else (eta + rng.logistic(size=n) > 0)
+    names = [f"x{j}" for j in range(5)]
+    Estimator = LinearRegression if model == "linear" else LogisticRegression
+    results = []
+    for scale in (1.0, 1000.0):
+        Xs = X * [scale, 1, 1, 1, 1]
+        fit = Estimator(cov_type="cluster").fit(Xs, y.astype(float), groups=groups)
+        result = fit.wald_test(", ".join(f"{name} = 0" for name in names))
+        V = fit.covariance_[1:, 1:]
+        s = np.sqrt(np.diag(V))
+        b = np.ravel(fit.coef_) / s
+        C = V / np.outer(s, s)
+        P, rank = np.linalg.pinv(C, hermitian=True, rcond=1e-10), np.linalg.matrix_rank(C)
+        assert rank == 3 and result.df == 3
+        expected = b @ P @ b / (3 if model == "linear" else 1)
+        assert result.statistic == pytest.approx(expected, rel=1e-8)
+        if model == "linear":
+            assert result.statistic == pytest.approx(fit.f_statistic_, rel=1e-12)
+        results.append(result.statistic)
+    assert results[1] == pytest.approx(results[0], rel=1e-8)

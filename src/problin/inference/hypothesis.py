@@ -28,7 +28,7 @@ class TestResult:
 
     Unpacks as the triple ``statistic, df, p_value``. For an F test
     (``distribution == "F"``) ``df`` is the numerator's degrees of freedom (the number
-    of restrictions) and ``df_denom`` the denominator's (the residual degrees of
+    of restrictions, or the rank of their covariance where it is singular) and ``df_denom`` the denominator's (the residual degrees of
     freedom); for a chi-squared test ``df_denom`` is None.
 
     Attributes
@@ -111,8 +111,13 @@ def wald_test(theta: ArrayLike, cov: ArrayLike, names: Sequence[str], R: Restric
 
     (Wald 1943; Greene, *Econometric Analysis*, 8th ed., §5.3–5.4 and §14.9.1), with
     ``V`` the estimated covariance of ``theta`` (whichever ``cov_type`` produced it) and
-    ``J`` the number of restrictions. The quadratic form is solved by Cholesky of
-    ``R V R^T`` (no inverse, no jitter).
+    ``J`` the number of restrictions. Where ``R V R^T`` is singular (a cluster covariance
+    has rank at most ``G - 1``; restrictions that repeat one another) the quadratic form
+    takes its pseudo-inverse and ``J`` its rank, as statsmodels does, but of the
+    correlation-scaled matrix, so that the rank does not depend on the units of the
+    parameters (statsmodels' pseudo-inverse of the raw matrix does: there the two
+    differ); restrictions of zero estimated variance are not tested
+    (:func:`wald_quadratic_form`).
 
     Parameters
     ----------
@@ -146,14 +151,10 @@ def wald_test(theta: ArrayLike, cov: ArrayLike, names: Sequence[str], R: Restric
     R_used = R_arr[:, involved]  # parameters outside the restrictions may be NaN
     d = R_used @ theta[involved] - q_arr
     RVR = R_used @ V[np.ix_(involved, involved)] @ R_used.T
-    try:
-        factor = scipy.linalg.cho_factor(0.5 * (RVR + RVR.T), lower=True)
-    except np.linalg.LinAlgError:
-        raise ValueError("R V R^T is singular: the restricted combinations have zero "
-                         "estimated variance (collinear or non-identified parameters)") from None
-    z = scipy.linalg.solve_triangular(factor[0], d, lower=True)
-    W = float(z @ z)
-    J = R_arr.shape[0]
+    W, J = wald_quadratic_form(d, RVR)
+    if J == 0:
+        raise ValueError("R V R^T is zero: the restricted combinations have zero "
+                         "estimated variance (parameters held fixed, or a perfect fit)")
     if use_f:
         if df_resid is None or not df_resid > 0:
             raise ValueError(f"the F form needs positive residual degrees of freedom, got "
@@ -161,6 +162,21 @@ def wald_test(theta: ArrayLike, cov: ArrayLike, names: Sequence[str], R: Restric
         F = W / J
         return TestResult(F, float(J), float(stats.f.sf(F, J, df_resid)), float(df_resid), "F")
     return TestResult(W, float(J), float(stats.chi2.sf(W, J)))
+
+
+def wald_quadratic_form(d: NDArray[np.float64], C: NDArray[np.float64]) -> tuple[float, int]:
+    """``(d^T C^+ d, rank C)`` for a covariance ``C`` of ``d``, on the correlation-scaled
+    matrix ``C / (s s^T)``, ``s = sqrt(diag C)``: its pseudo-inverse and rank do not depend
+    on the units of the entries (statsmodels' ``pinv`` of the raw matrix does: a rank it
+    drops can be a unit's choice). Entries of zero variance are left out of both."""
+    scale = np.sqrt(np.maximum(np.diag(C), 0.0))
+    kept = np.flatnonzero(scale > 0)
+    if not kept.size:
+        return float("nan"), 0
+    z = d[kept] / scale[kept]
+    corr = C[np.ix_(kept, kept)] / np.outer(scale[kept], scale[kept])
+    P, rank = scipy.linalg.pinvh(0.5 * (corr + corr.T), return_rank=True)
+    return float(z @ P @ z), int(rank)
 
 
 def table_wald_test(table: pd.DataFrame, cov: ArrayLike, R: Restrictions,

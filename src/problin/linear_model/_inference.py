@@ -45,6 +45,7 @@ from .._core.model.sandwich import (
 )
 from .._core.moments.least_squares import Factors, Moments
 from .._core.types import Matrix
+from ..inference.hypothesis import wald_quadratic_form
 
 __all__ = ["OLSFit", "ols_fit", "robust_fit", "coefficient_table", "prediction_frame",
            "parameter_names", "posterior_table"]
@@ -111,15 +112,9 @@ class OLSFit:
             # (Slopes the data do not identify, held at 0 with variance 0, are not
             # tested: F equals the fit's without those columns, not NaN.)
             s = slice(1, None) if self.intercept else slice(None)
-            b, V = self.theta[s], self.covariance[s, s]
-            scale = np.sqrt(np.maximum(np.diag(V), 0.0))
-            kept = np.flatnonzero(scale > 0)
-            if kept.size:
-                b, V, scale = b[kept], V[np.ix_(kept, kept)], scale[kept]
-                P, q = linalg.pinvh(V / np.outer(scale, scale), return_rank=True)
-                F = float((b / scale) @ P @ (b / scale)) / q
-            else:
-                F = float("nan")
+            W, rank = wald_quadratic_form(self.theta[s], self.covariance[s, s])
+            F = W / rank if rank else float("nan")
+            q = rank or q
         return float(F), float(stats.f.sf(F, q, self.df_inference))
 
     def condition_number(self) -> float:

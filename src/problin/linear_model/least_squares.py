@@ -112,8 +112,12 @@ class LinearRegression(LinearRegressorBase):
         ``k - 1`` (``k`` without intercept), ``n - k`` and ``n``.
     r2_, adj_r2_, f_statistic_, f_pvalue_, condition_number_ : float
         statsmodels ``rsquared`` (uncentred without intercept), ``rsquared_adj``,
-        ``fvalue``/``f_pvalue`` (a robust Wald F test for robust ``cov_type``) and
-        ``condition_number`` (of the weighted design ``[1, X]``).
+        ``fvalue``/``f_pvalue`` (a robust Wald F test for robust ``cov_type``; where
+        its covariance is singular, e.g. a cluster covariance of fewer clusters than
+        slopes, its pseudo-inverse is taken of the correlation-scaled matrix, unlike
+        statsmodels', so the statistic does not depend on the units of the columns:
+        see :func:`~problin.inference.hypothesis.wald_test`) and ``condition_number``
+        (of the weighted design ``[1, X]``).
     scale_ : float
         ``sigma^2 = SSR / (n - k)``.
 
