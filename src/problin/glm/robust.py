@@ -98,7 +98,7 @@ def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_
 
     codes, n_groups = (None, None) if clusters is None else clusters
     M = meat(score_rows, n, codes, n_groups, rows=rows)
-    if codes is not None:
+    if codes is not None and n_groups is not None:
         n_groups = weighted_groups(codes, n_groups, sw)
     factor = small_sample_factor(cov_type, float(objective.total_weight), n_estimated, n_groups)
     V = sandwich(B, M, factor)

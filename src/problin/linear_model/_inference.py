@@ -239,7 +239,7 @@ def robust_fit(record: OLSFit, X: Matrix, t: np.ndarray, sample_weight: np.ndarr
         return np.asarray(Z * scale[:, None])
 
     core = meat(scores, n, codes, n_groups)
-    if codes is not None:
+    if codes is not None and n_groups is not None:
         n_groups = weighted_groups(codes, n_groups, sample_weight)
     factor = small_sample_factor(cov_type, record.n_obs, record.rank, n_groups)
     return replace(record, core=sandwich(np.eye(core.shape[0]), core, factor),
