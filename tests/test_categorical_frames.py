@@ -25,7 +25,7 @@ FRAME = pd.DataFrame({
 LABELS = np.where(FRAME.x + (FRAME.colour == "red") + RNG.normal(size=N) > 0.4, "yes", "no")
 TARGET = 2.0 * FRAME.x + (FRAME.colour == "red") - (FRAME["size"] == "L") \
     + 0.3 * RNG.normal(size=N)
-NAMES = ["x", "colour=green", "colour=red", "size=M", "size=S", "flag"]
+NAMES = ["x", "colour=green", "colour=red", "size=M", "size=L", "flag"]  # size: S, M, L declared
 
 
 def _estimators():
@@ -127,3 +127,25 @@ def test_integer_column_labels_with_a_categorical_column():
     with pytest.raises(ValueError, match="same name as text"):
         pl.GaussianNB().fit(pd.concat([clash] * 3, ignore_index=True), [0, 1] * 3).predict(
             pd.concat([clash] * 3, ignore_index=True))
+
+
+def test_a_category_column_keeps_its_declared_order():
+    """A pandas category column's levels were sorted as text, so its reference was
+    "high" of ["low", "mid", "high"] (statsmodels/patsy take the declared order). Now the
+    declared order, levels that occur only; the fit matches statsmodels' formula fit."""
+    import statsmodels.formula.api as smf
+    rng = np.random.default_rng(0)
+    n = 300
+    dose = pd.Categorical(rng.choice(["low", "mid", "high"], n),
+                          categories=["none", "low", "mid", "high"])
+    x = rng.normal(size=n)
+    eta = -0.5 + x + pd.Series(dose).map({"low": 0.0, "mid": 0.2, "high": 1.0}).to_numpy()
+    y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(int)
+    frame = pd.DataFrame({"x": x, "dose": dose})
+    model = problin.LogisticRegression().fit(frame, y)
+    assert list(model.summary().index) == ["intercept", "x", "dose=mid", "dose=high"]
+    data = frame.assign(y=y, dose=frame["dose"].cat.remove_unused_categories())
+    reference = smf.logit("y ~ x + dose", data).fit(disp=0, method="newton", tol=1e-12)
+    np.testing.assert_allclose(np.r_[model.intercept_, model.coef_.ravel()],
+                               reference.params[["Intercept", "x", "dose[T.mid]",
+                                                 "dose[T.high]"]].to_numpy(), rtol=1e-8)

@@ -2,7 +2,8 @@
 
 A column is categorical by its type: string, object and pandas ``category`` columns are;
 numeric and boolean ones are not. A categorical column with levels ``c_0 < c_1 < ...``
-(sorted as text) becomes one indicator per level after the first, named
+(sorted as text; a pandas ``category`` column's in its declared order, as patsy takes
+them, those that occur) becomes one indicator per level after the first, named
 ``column=level``: the first level is the reference (all zeros), the treatment coding of
 statsmodels/patsy (Greene, *Econometric Analysis*, 8th ed., §6.2), so that a model with
 an intercept stays identified. A level not seen when the encoding was learnt is an error
@@ -49,10 +50,20 @@ def learn_columns(frame: pd.DataFrame, categorical: Iterable[str] = ()) -> list[
         s = frame[name]
         if is_categorical(s) or name in chosen:
             columns.append({"name": str(name), "kind": "categorical",
-                            "categories": sorted(set(as_text(s.dropna())))})
+                            "categories": _levels(s)})
         else:
             columns.append({"name": str(name), "kind": "numeric"})
     return columns
+
+
+def _levels(series: pd.Series) -> list[str]:
+    """The levels of a categorical column as text: a pandas ``category`` column's in its
+    declared order (the first is the reference), others sorted; only those present."""
+    present = set(as_text(series.dropna()))
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        declared = [str(c) for c in series.cat.categories]
+        return [c for i, c in enumerate(declared) if c in present and c not in declared[:i]]
+    return sorted(present)
 
 
 def apply_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], source: str = "X",
