@@ -262,7 +262,13 @@ def _rewrite(path, edit):
     # A backtick inside a string literal is no column quote to formulaic: the check
     # must read the expression as formulaic evaluates it.
     "GRADE ~ I(GPA + 0 * ('`' and np.savetxt('owned.txt', GPA) and '`' or 0))",
-    "GRADE ~ I(GPA + 0 * ('`' and __import__('os').system('touch owned.txt') and '`' or 0))"])
+    "GRADE ~ I(GPA + 0 * ('`' and __import__('os').system('touch owned.txt') and '`' or 0))",
+    # Arithmetic on literals runs in Python's unbounded integers: these ran for ever
+    # (or filled the memory) at the first prediction of a file that loaded.
+    "GRADE ~ I(GPA * 9**9**9)", "GRADE ~ I(GPA * (9**1000)**1000)",
+    "GRADE ~ I(GPA + (1 << 99999999999))", "GRADE ~ I(GPA + 0 * len([GPA] * 999999999999))",
+    "GRADE ~ I(GPA * ('x' * 999999999999))",
+    "GRADE ~ I(GPA * " + " * ".join(["7"] * 3000) + ")"])
 def test_a_formula_in_a_model_file_is_data_not_code(tmp_path, formula, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "m.problin"
@@ -283,6 +289,16 @@ def test_a_formula_in_a_model_file_is_data_not_code(tmp_path, formula, monkeypat
                            match=r"\.formula: (malformed or unsafe|cannot parse|factor)"):
             problin.load(path)
     assert not (tmp_path / "owned.txt").exists()
+
+
+def test_arithmetic_on_literals_survives_a_model_file(tmp_path):
+    """The bound on literal arithmetic (65,536 bits) leaves what formulas hold alone."""
+    model = Formula("GRADE ~ I(GPA * (1 / 3)) + I(TUCE * 2**10 - 10**100 / 10**99) "
+                    "+ I((PSI + 1) ** -2.5 + 1e300 * 1e-300)", LogisticRegression()).fit(SPECTOR)
+    path = tmp_path / "m.problin"
+    problin.save(model, path)
+    np.testing.assert_array_equal(problin.load(path).predict_proba(SPECTOR),
+                                  model.predict_proba(SPECTOR))
 
 
 def test_quoted_column_names_survive_a_model_file(tmp_path):

@@ -13,7 +13,10 @@ checked (:func:`check_formula_is_data`): its factors may only read columns, call
 formula transforms (``C``, ``I``, ``center``, ``scale``, ``poly``, ``bs`` ...), contrasts
 (``Treatment(...)``, ``contr.treatment(...)``) and numpy's element-wise functions
 (``np.log``, any ``numpy.ufunc``), with literals and arithmetic: no other call, attribute
-or name beginning with an underscore, so a tampered file cannot run code.
+or name beginning with an underscore, so a tampered file cannot run code. Arithmetic on
+literals alone (which Python evaluates in unbounded integers) is computed here first and
+refused beyond 65,536 bits, as are bit shifts and arithmetic on text or sequences, so
+that it cannot run for ever either (``9**9**9``).
 """
 import ast
 from collections.abc import Mapping
@@ -53,12 +56,72 @@ def _as_evaluated(expr: str) -> str:
     return sanitize_variable_names(expr, {}, {}, template="quoted_{}")
 
 
+# Arithmetic on literals alone is evaluated by Python's unbounded integers: a tampered
+# file's `9**9**9` would run for ever. Such results may hold at most this many bits.
+_LITERAL_BITS = 1 << 16
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+               ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
+               ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+
+
+def _literal_value(node: ast.AST, expr: str, seen: set[int]) -> Any:
+    """The value of a subtree of numeric literals, computed within ``_LITERAL_BITS``
+    (a ValueError beyond), or None where it reads a column or calls anything; the
+    arithmetic nodes visited are added to ``seen`` (each is evaluated once)."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (str, bytes)):
+            return None
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal_value(node.operand, expr, seen)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if not isinstance(node, ast.BinOp):
+        return None
+    seen.add(id(node))
+    a, b = _literal_value(node.left, expr, seen), _literal_value(node.right, expr, seen)
+    if a is None or b is None:
+        return None
+    big = ValueError(f"factor {expr!r} computes a number beyond {_LITERAL_BITS} bits "
+                     "from literals")
+    if isinstance(node.op, ast.Pow):
+        if isinstance(a, int) and isinstance(b, int) and b > 0 \
+                and max(abs(a).bit_length() - 1, 0) * b > _LITERAL_BITS:
+            raise big
+        try:
+            value = a ** b
+        except (OverflowError, ZeroDivisionError):  # (floats: numpy would give inf)
+            return 0.0
+    elif type(node.op) in _ARITHMETIC:
+        try:
+            value = _ARITHMETIC[type(node.op)](a, b)
+        except (OverflowError, ZeroDivisionError, TypeError):
+            return 0.0
+    else:
+        raise ValueError(f"factor {expr!r} applies {type(node.op).__name__} to literals")
+    if isinstance(value, int) and value.bit_length() > _LITERAL_BITS:
+        raise big
+    return value
+
+
 def _check_expression(expr: str) -> None:
     try:
         tree = ast.parse(_as_evaluated(expr), mode="eval")
-    except SyntaxError:
-        raise ValueError(f"factor {expr!r} is not an expression") from None
+    except (SyntaxError, RecursionError, MemoryError):
+        raise ValueError(f"factor {expr[:80]!r} is not an expression (or too deeply "
+                         "nested)") from None
+    seen: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp):
+            if any(isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant)
+                   and isinstance(side.value, (str, bytes))) for side in (node.left, node.right)):
+                raise ValueError(f"factor {expr!r} does arithmetic on a sequence or text")
+            if isinstance(node.op, (ast.LShift, ast.RShift)):
+                raise ValueError(f"factor {expr!r} shifts bits")
+            if id(node) not in seen:
+                try:
+                    _literal_value(node, expr, seen)
+                except RecursionError:
+                    raise ValueError(f"factor {expr[:80]!r} is too deeply nested") from None
         if not isinstance(node, _NODES):
             raise ValueError(f"factor {expr!r} holds a {type(node).__name__}")
         if isinstance(node, ast.Name) and node.id.startswith("_"):
@@ -80,6 +143,9 @@ def check_formula_is_data(formula: str) -> None:
         parsed = fm.Parsed(formula)
     except (fm.FormulaicError, SyntaxError) as exc:
         raise ValueError(f"cannot parse the formula {formula!r}: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise ValueError(f"cannot parse the formula {formula[:80]!r}...: too deeply "
+                         "nested") from None
     parts = [parsed.lhs, parsed.rhs] if hasattr(parsed, "rhs") else [parsed]
     for part in parts:
         for term in part:
