@@ -301,6 +301,20 @@ def test_arithmetic_on_literals_survives_a_model_file(tmp_path):
                                   model.predict_proba(SPECTOR))
 
 
+@pytest.mark.parametrize("rhs", ["`grade point` + TUCE", "`grade point`:TUCE + `class` - 1"])
+def test_quoted_plain_columns_survive_a_model_file(tmp_path, rhs):
+    """A quoted column used as it is (not inside a call): formulaic writes the fitted
+    formula as ``1 + grade point + TUCE``, which the model file kept and could not parse
+    back: the fitted model saved but did not load."""
+    data = SPECTOR.rename(columns={"GPA": "grade point", "PSI": "class"})
+    model = Formula(f"GRADE ~ {rhs}", LogisticRegression()).fit(data)
+    path = tmp_path / "m.problin"
+    problin.save(model, path)
+    loaded = problin.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(data), model.predict_proba(data))
+    assert list(loaded.summary().index) == list(model.summary().index)
+
+
 def test_quoted_column_names_survive_a_model_file(tmp_path):
     """Backtick-quoted names (not identifiers, or beginning with a digit) are columns:
     the safety check reads them as such, and the loaded model predicts."""

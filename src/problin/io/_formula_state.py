@@ -19,6 +19,7 @@ refused beyond 65,536 bits, as are bit shifts and arithmetic on text or sequence
 that it cannot run for ever either (``9**9**9``).
 """
 import ast
+import keyword
 from collections.abc import Mapping
 from typing import Any
 
@@ -214,10 +215,24 @@ def _has_intercept(formula: Any) -> bool:
     return any(str(term) == "1" for term in formula)
 
 
+def _factor_text(factor: Any) -> str:
+    """A factor as formula text: a column whose name is no identifier in backticks
+    (formulaic writes `my col` as my col, which does not parse back)."""
+    expr = str(factor.expr)
+    lookup = factor.eval_method is formulaic_api().Factor.EvalMethod.LOOKUP
+    if lookup and not (expr.isidentifier() and not keyword.iskeyword(expr)):
+        return f"`{expr}`"
+    return expr
+
+
 def _text(formula: Any, intercept: bool) -> str:
     """A fitted formula's right-hand side as text that parses back to the same terms:
-    formulaic writes ``a + b - 1`` as ``a + b``, which would parse with an intercept."""
-    text = str(formula)
+    formulaic writes ``a + b - 1`` as ``a + b``, which would parse with an intercept,
+    and quoted column names unquoted."""
+    if isinstance(formula, str):
+        text = formula
+    else:
+        text = " + ".join(":".join(_factor_text(f) for f in term.factors) for term in formula)
     return text if intercept or not _has_intercept(formulaic_api().Parsed(text)) else \
         f"{text} - 1"
 
