@@ -278,6 +278,25 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
                              f"not the fitted {list(self.design_columns_)}")
         return self._features(matrix, columns, frame.index)
 
+    def _text_columns(self) -> list[str]:
+        """The columns read as categories whose fitted levels are all text: a file read
+        for prediction must read them as text too (a column of "1", "2" and "x" at fit
+        reads as integers where it holds only "1" and "2")."""
+        fm = formulaic_api()
+        columns = []
+        for factor, (kind, state) in self.model_spec_.encoder_state.items():
+            levels = list(state.get("categories", ()))
+            if fm.Factor.Kind(kind) is not fm.Factor.Kind.CATEGORICAL or not levels or \
+                    not all(isinstance(v, str) for v in levels):
+                continue
+            try:
+                variables = fm.Parsed(str(factor)).required_variables
+            except (fm.FormulaicError, SyntaxError):
+                continue
+            if len(variables) == 1:
+                columns.append(str(next(iter(variables))))
+        return columns
+
     def _check_levels(self, frame: pd.DataFrame) -> None:
         """An unseen level is an error naming the column (formulaic would make it NaN)."""
         fm = formulaic_api()

@@ -90,3 +90,25 @@ def test_an_internal_error_is_one_line_unless_debug(tmp_path, monkeypatch):
     assert "Error: internal error (RuntimeError: boom); run with --debug" in result.output
     result = invoke(*args, "--debug")
     assert isinstance(result.exception, RuntimeError)
+
+
+def test_predict_reads_text_categories_as_text(tmp_path, monkeypatch):
+    """A category column of "1", "2" and "x" at fit reads as integers in a file that
+    holds only "1" and "2": the formula model refused it ("levels not seen: [1, 2]"),
+    where the plain model predicts. The fitted text levels are now read as text."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    n = 60
+    train = pd.DataFrame({"x": rng.normal(size=n), "code": rng.choice(["1", "2", "x"], n)})
+    train["y"] = train.x + (train.code == "2") + 0.1 * rng.normal(size=n)
+    train.to_csv("train.csv", index=False)
+    new = train[train.code != "x"].head(5)
+    new.to_csv("new.csv", index=False)
+    fitted = invoke("fit", "train.csv", "-m", "linear", "-f", "y ~ x + C(code)", "-o",
+                    "m.problin")
+    assert fitted.exit_code == 0, fitted.output
+    predicted = invoke("predict", "m.problin", "new.csv")
+    assert predicted.exit_code == 0, predicted.output
+    out = pd.read_csv(pd.io.common.StringIO(predicted.stdout))
+    api = Formula("y ~ x + C(code)", problin.LinearRegression()).fit(train)
+    np.testing.assert_allclose(out["predicted"], api.predict(new), rtol=1e-10)

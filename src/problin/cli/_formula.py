@@ -41,13 +41,15 @@ def check_reportable(encoding: dict[str, Any] | None) -> None:
                                "problin summary and problin predict")
 
 
-def read_frame(path: str, data_format: str | None, header: bool | None) -> pd.DataFrame:
-    """The raw columns of a CSV or Parquet file (no encoding)."""
+def read_frame(path: str, data_format: str | None, header: bool | None,
+               text: Iterable[str] = ()) -> pd.DataFrame:
+    """The raw columns of a CSV or Parquet file (no encoding); the CSV columns named in
+    ``text`` read as text."""
     fmt = detect_format(path, data_format)
     if fmt not in ("csv", "parquet"):
         raise DataFileError(f"{path}: a formula reads named columns: CSV or Parquet data, "
                             f"not {fmt}")
-    frame = _read_csv(path, header) if fmt == "csv" else _read_parquet(path)
+    frame = _read_csv(path, header, text) if fmt == "csv" else _read_parquet(path)
     if frame.shape[0] == 0:
         raise DataFileError(f"{path}: no data rows")
     return frame
@@ -137,7 +139,10 @@ def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool |
                  drop_missing: bool) -> tuple[pd.DataFrame, int, np.ndarray]:
     """The rows of ``data`` that a saved formula model predicts (its raw columns), how
     many were dropped, and the 1-based data rows kept."""
-    frame = read_frame(data, data_format, header)
+    # Categories fitted as text are read as text (a file of "1" and "2" only reads them
+    # as integers, which are no fitted level).
+    text = bundle.model._text_columns() if isinstance(bundle.model, Formula) else ()
+    frame = read_frame(data, data_format, header, text)
     variables = list((bundle.encoding or {}).get("variables") or [])
     absent = [v for v in variables if v not in frame.columns]
     try:
