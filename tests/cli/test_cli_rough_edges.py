@@ -229,6 +229,24 @@ def test_drop_missing_adds_the_input_row_number(files):
     assert whole.exit_code == plain.exit_code == 0 and plain.stdout.startswith("predicted\n")
 
 
+@pytest.mark.parametrize("blank", ["all", "some"])
+def test_predict_ignores_the_target_column_blank_or_not(files, blank):
+    """predict's help: "the target column, if present, is ignored". A file of rows to
+    score with the target column left blank was refused as missing values (or, with
+    --drop-missing, its rows with a blank target dropped from the predictions)."""
+    rows = files.head(10).copy()
+    rows["label"] = None if blank == "all" else rows["label"].where(np.arange(10) % 3 > 0)
+    rows.to_csv("score.csv", index=False)
+    want = pd.read_csv(io.StringIO(invoke("predict", "m.problin", "d.csv", "--proba").stdout))
+    for extra in ([], ["--drop-missing"]):
+        result = invoke("predict", "m.problin", "score.csv", "--proba", *extra)
+        assert result.exit_code == 0, result.output
+        out = pd.read_csv(io.StringIO(result.stdout))
+        assert len(out) == 10 and "dropped" not in result.stderr
+        np.testing.assert_allclose(out[["p_off", "p_on"]].to_numpy(),
+                                   want.head(10)[["p_off", "p_on"]].to_numpy())
+
+
 def test_drop_missing_row_numbers_for_npz_and_formula_models(files):
     X = np.column_stack([files["x"], files["t"]])
     np.savez("d.npz", X=X, y=files["label"].to_numpy(dtype=str))

@@ -100,7 +100,8 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
     else:
         ds = read_data(data, format=data_format, encoding=bundle.encoding,
                        drop_missing=drop_missing, header=header,
-                       categorical=list(categorical), n_features=n_features)
+                       categorical=list(categorical), n_features=n_features,
+                       ignore_target=True)  # (a file of rows to score: blank targets)
         X, dropped = ds.X, ds.n_dropped
         rows = kept_rows(data, data_format, bundle.encoding or {}, header, categorical,
                          X.shape[0], dropped) if drop_missing else None

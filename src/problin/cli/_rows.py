@@ -44,12 +44,11 @@ def kept_rows(data: str, data_format: str | None, encoding: dict[str, Any],
         y = arrays.get(target or "y")
         if y is not None:
             frame["\0target"] = y.astype(object) if y.dtype.kind == "U" else y
-    else:  # a table: the model's columns, and the target where the file has it
+    else:  # a table: the model's columns (predict reads no target)
         text = set(categorical) | {c["name"] for c in encoding["columns"]
                                    if c["kind"] == "categorical"}
         raw = _read_csv(data, header, text) if fmt == "csv" else _read_parquet(data)
-        used = [c["name"] for c in encoding["columns"]]
-        frame = raw[used + ([target] if target in raw.columns else [])]
+        frame = raw[[c["name"] for c in encoding["columns"]]]
     rows = _kept(frame, data)
     if rows.size != n_rows:  # the two reads disagree: never guess an alignment
         raise ValueError(f"{data}: cannot tell which rows were kept ({rows.size}, not "

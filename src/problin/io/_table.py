@@ -137,7 +137,7 @@ def _apply(frame: pd.DataFrame, columns: list[dict[str, Any]],
 def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
                  encoding: dict[str, Any] | None = None, drop_missing: bool = False,
                  require_target: bool = False, categorical: Iterable[str] = (),
-                 inferred: bool = False
+                 inferred: bool = False, ignore_target: bool = False
                  ) -> tuple[pd.DataFrame, np.ndarray | None, list[str], dict[str, Any], int]:
     """Split a raw DataFrame into features and target and encode the features.
 
@@ -160,6 +160,9 @@ def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
     inferred : bool
         The column types were inferred from text (CSV): refuse text columns that look
         numeric (:func:`check_mixed_columns`) when learning an encoding.
+    ignore_target : bool
+        With an ``encoding``: do not read the target column, even where present (its
+        values, blank or not, then neither drop rows nor count as missing).
 
     Returns
     -------
@@ -168,7 +171,8 @@ def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
     """
     if target is None and encoding is not None:
         target = encoding.get("target")
-    has_target = target is not None and target in frame.columns
+    has_target = target is not None and target in frame.columns and \
+        not (ignore_target and encoding is not None)
     if target is not None and not has_target and (require_target or encoding is None):
         raise ColumnNotFoundError(f"{source}: no column named {target!r}; columns are "
                                   f"{list(map(str, frame.columns))}")

@@ -92,7 +92,8 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
 def read_data(path: str | os.PathLike[str], target: str | None = None, *, format: str | None = None,
               encoding: dict[str, Any] | None = None, drop_missing: bool = False,
               header: bool | None = None, require_target: bool = False,
-              categorical: Sequence[str] | None = None, n_features: int | None = None) -> Dataset:
+              categorical: Sequence[str] | None = None, n_features: int | None = None,
+              ignore_target: bool = False) -> Dataset:
     """Read a data file into features and target.
 
     Parameters
@@ -110,6 +111,10 @@ def read_data(path: str | os.PathLike[str], target: str | None = None, *, format
         CSV only: force (``True``) or deny (``False``) a header row; default: detect.
     require_target : bool, default False
         Raise if the target column is absent.
+    ignore_target : bool, default False
+        CSV and Parquet with an ``encoding``: leave the target column unread, also where
+        the file has it (rows to predict whose target cells are blank), and give ``y``
+        None.
     categorical : list of str, optional
         CSV and Parquet: columns to encode as categories even if their values are
         numbers (a CSV reader reads their cells as text). Without it, a CSV text column
@@ -169,7 +174,8 @@ def read_data(path: str | os.PathLike[str], target: str | None = None, *, format
     X, y, names, enc, dropped = encode_table(frame, path, target=target, encoding=encoding,
                                              drop_missing=drop_missing,
                                              require_target=require_target,
-                                             categorical=categorical, inferred=fmt == "csv")
+                                             categorical=categorical, inferred=fmt == "csv",
+                                             ignore_target=ignore_target)
     return Dataset(X, y, names, enc["target"], enc, dropped)
 
 
