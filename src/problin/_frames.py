@@ -32,8 +32,16 @@ ENCODING_ATTRIBUTE = "input_encoding_"  # the fitted estimator's encoding of its
 
 
 def is_categorical(series: pd.Series) -> bool:
-    """Whether a column is encoded as categories (anything neither numeric nor boolean)."""
-    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+    """Whether a column is encoded as categories (anything neither numeric nor boolean).
+
+    A column of booleans with missing values (pandas reads True, blank, False as
+    objects) is boolean: its blanks are missing values, not a level of their own."""
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return False
+    if series.dtype == object:
+        values = series.dropna()
+        return not (len(values) and all(isinstance(v, (bool, np.bool_)) for v in values))
+    return True
 
 
 def as_text(series: pd.Series) -> pd.Series:
