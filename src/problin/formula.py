@@ -40,6 +40,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ._formula_columns import formula_columns
 from ._optional import import_optional
 
 __all__ = ["Formula"]
@@ -176,8 +177,7 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
         parsed = self._parse()
         rhs = parsed.rhs if hasattr(parsed, "rhs") else parsed
         lhs = parsed.lhs if hasattr(parsed, "rhs") else None
-        needed = set(rhs.required_variables) | set(lhs.required_variables if lhs else ())
-        self._check_columns(frame, needed, f"formula {self.formula!r}")
+        self._check_columns(frame, formula_columns(parsed), f"formula {self.formula!r}")
         if lhs is not None and y is not None:
             raise ValueError(f"formula {self.formula!r} has a response; give y only with a "
                              "one-sided formula ('~ a + b')")
@@ -213,10 +213,10 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
         self.model_spec_ = matrix.model_spec
         self.design_columns_ = columns
         self.response_ = str(lhs) if lhs is not None else None
-        # The parsed formula's required_variables miss the columns inside stateful
-        # transforms (formulaic 1.2.2 gives none for center(b), poly(a, 2)); the fitted
-        # spec's are the columns the design was read from.
-        read = set(rhs.required_variables) | set(matrix.model_spec.required_variables)
+        # formulaic's required_variables miss the columns inside stateful transforms
+        # (none for center(b), poly(a, 2)) and read a quoted `x.1` as x: the formula's
+        # factors name them (problin._formula_columns).
+        read = formula_columns(rhs)
         self.feature_names_in_ = np.asarray(
             [str(c) for c in frame.columns if c in read], dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
@@ -290,7 +290,7 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
                     not all(isinstance(v, str) for v in levels):
                 continue
             try:
-                variables = fm.Parsed(str(factor)).required_variables
+                variables = formula_columns(fm.Parsed(str(factor)))
             except (fm.FormulaicError, SyntaxError):
                 continue
             if len(variables) == 1:
@@ -305,7 +305,7 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
                     "categories" not in state:
                 continue
             try:
-                variables = fm.Parsed(str(factor)).required_variables
+                variables = formula_columns(fm.Parsed(str(factor)))
             except (fm.FormulaicError, SyntaxError):
                 continue
             if len(variables) != 1 or next(iter(variables)) not in frame.columns:

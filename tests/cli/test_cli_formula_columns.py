@@ -112,3 +112,37 @@ def test_predict_reads_text_categories_as_text(tmp_path, monkeypatch):
     out = pd.read_csv(pd.io.common.StringIO(predicted.stdout))
     api = Formula("y ~ x + C(code)", problin.LinearRegression()).fit(train)
     np.testing.assert_allclose(out["predicted"], api.predict(new), rtol=1e-10)
+
+
+@pytest.mark.parametrize("formula", ["y ~ a + C(g, Treatment('b'))", "y ~ bs(a, df=3)"])
+def test_columns_named_only_in_literals_or_keywords_are_not_read(ab, formula):
+    """The rows were read with every column whose name the formula's text held: 'b' in
+    Treatment('b') or 'df' in bs(a, df=3) made their missing values refuse the fit, or
+    drop rows the API keeps (66 of 100, other coefficients). Now only the columns the
+    factors read."""
+    ab["g"] = np.where(ab.a > 0, "a", "b")
+    ab["df"] = np.nan
+    ab.loc[[2, 5, 9], "b"] = np.nan
+    ab.to_csv("lit.csv", index=False)
+    fitted = invoke("fit", "lit.csv", "-m", "logistic", "-f", formula, "-o", "m.problin")
+    assert fitted.exit_code == 0, fitted.output
+    assert "dropped" not in fitted.output
+    api = Formula(formula, LogisticRegression()).fit(ab)
+    np.testing.assert_allclose(problin.load("m.problin").summary().to_numpy(dtype=float),
+                               api.summary().to_numpy(dtype=float), rtol=1e-10)
+
+
+def test_quoted_names_with_a_dot_are_columns(ab):
+    """formulaic's required_variables read `x.1` (and Q("x.1")) inside a Python factor as
+    the attribute access x.1, the column x: such R-style names were refused."""
+    data = ab.rename(columns={"a": "a.1", "b": "b.2"})
+    data.to_csv("dots.csv", index=False)
+    formula = "y ~ `a.1` + np.log(Q('b.2') ** 2)"
+    fitted = invoke("fit", "dots.csv", "-m", "logistic", "-f", formula, "-o", "m.problin")
+    assert fitted.exit_code == 0, fitted.output
+    api = Formula(formula, LogisticRegression()).fit(data)
+    assert list(api.feature_names_in_) == ["a.1", "b.2"]
+    predicted = invoke("predict", "m.problin", "dots.csv", "--proba")
+    assert predicted.exit_code == 0, predicted.output
+    out = pd.read_csv(pd.io.common.StringIO(predicted.stdout))
+    np.testing.assert_allclose(out["p_1"], api.predict_proba(data)[:, 1], rtol=1e-10)

@@ -5,7 +5,6 @@ A formula model is fitted on the file's raw columns (the formula does the encodi
 "formula": ..., "target": ..., "variables": [...]}`` so that ``problin predict`` reads the
 raw columns again and lets the stored formula encode them.
 """
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -13,6 +12,7 @@ import click
 import numpy as np
 import pandas as pd
 
+from .._formula_columns import formula_columns
 from ..formula import Formula
 from ..io import save
 from ..io._table import check_missing
@@ -55,33 +55,15 @@ def read_frame(path: str, data_format: str | None, header: bool | None,
     return frame
 
 
-def _named_columns(text: str, columns: Iterable[Any]) -> set[Any]:
-    """The columns whose names the formula's text holds as a whole name (not inside a
-    longer name, nor an attribute as ``log`` in ``np.log``).
-
-    Before the design is built, formulaic (1.2.2) cannot tell which columns a stateful
-    transform reads: ``required_variables`` of ``center(b)`` or ``poly(a, 2)`` is empty,
-    and only the fitted ``ModelSpec.required_variables`` (the model's
-    ``feature_names_in_``) names them. The rows are read before the fit, so they are
-    read with every column the text could name: a superset (a name in a string literal
-    or a keyword, as ``df`` in ``bs(x, df=3)``, counts too) whose only cost is that such a
-    column's missing values count as well.
-    """
-    return {c for c in columns if re.search(rf"(?<![\w.]){re.escape(str(c))}(?!\w)", text)}
-
-
 def _variables(formula: Formula, frame: pd.DataFrame, path: str) -> list[str]:
-    """The columns the formula reads; a missing one is a usage error naming close matches."""
-    parsed = formula._parse()
-    needed = set(parsed.rhs.required_variables if hasattr(parsed, "rhs")
-                 else parsed.required_variables)
-    if hasattr(parsed, "lhs"):
-        needed |= set(parsed.lhs.required_variables)
+    """The columns the formula reads (those inside stateful transforms too: see
+    :mod:`problin._formula_columns`), so that only their missing values count; a
+    missing one is a usage error naming close matches."""
+    needed = formula_columns(formula._parse())
     try:
         Formula._check_columns(frame, needed, f"{path}: formula {formula.formula!r}")
     except ValueError as exc:
         raise ColumnNotFoundError(str(exc)) from None
-    needed |= _named_columns(formula.formula, frame.columns)
     return [str(c) for c in frame.columns if c in needed]
 
 
