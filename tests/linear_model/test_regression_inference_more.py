@@ -125,7 +125,8 @@ def test_dask_gives_the_classical_inference_and_refuses_robust():
 @pytest.mark.parametrize("cov_type", ["nonrobust", "HC1", "HC3"])
 def test_rank_deficient_design_matches_statsmodels_pinv(cov_type):
     """A collinear column: statsmodels' pseudo-inverse covariance; a constant column
-    (coefficient 0, not identified): zero variance and no t statistic."""
+    (coefficient 0, not identified): zero variance in covariance_, and in the table no
+    standard error, statistic or interval, but a note."""
     X, y = load_diabetes(return_X_y=True)
     X = np.column_stack([X, X[:, 0] + X[:, 1], np.full(y.size, 3.0)])
     model = LinearRegression(cov_type=cov_type).fit(X, y)
@@ -133,8 +134,9 @@ def test_rank_deficient_design_matches_statsmodels_pinv(cov_type):
     ref = sm.OLS(y, sm.add_constant(X[:, :-1])).fit(cov_type=cov_type, use_t=True)
     np.testing.assert_allclose(table["std_err"].iloc[:-1], ref.bse, rtol=1e-8)
     np.testing.assert_allclose(table["p_value"].iloc[:-1], ref.pvalues, rtol=1e-8)
-    assert model.df_resid_ == ref.df_resid and table["std_err"].iloc[-1] == 0.0
-    assert np.isnan(table["t"].iloc[-1])
+    assert model.df_resid_ == ref.df_resid and model.covariance_[-1, -1] == 0.0
+    assert table.iloc[-1][["std_err", "t", "p_value", "ci_low", "ci_high"]].isna().all()
+    assert table["note"].iloc[-1].startswith("not identified")
 
 
 @pytest.mark.parametrize("cov_type", ["nonrobust", "HC1", "HC2", "cluster"])

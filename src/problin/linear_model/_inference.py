@@ -273,10 +273,12 @@ def coefficient_table(record: OLSFit, names: list[str], level: float) -> pd.Data
                           "p_value": 2.0 * stats.t.sf(np.abs(tval), df),
                           "ci_low": record.theta - q * se, "ci_high": record.theta + q * se},
                          index=pd.Index(names, name="parameter"))
-    # A constant column's coefficient is held at 0 with no variance: t = 0/0 has no
-    # meaning, and the table says why (as the GLMs' tables do) instead of a bare NaN.
+    # A constant column's coefficient is held at 0 with no variance: it has no standard
+    # error, test or interval (0 and [0, 0] would claim certainty), and the table says
+    # why, as the GLMs' tables do.
     held = (se == 0.0) & (record.theta == 0.0)
     if held.any():
+        table.loc[held, ["std_err", "t", "p_value", "ci_low", "ci_high"]] = np.nan
         table["note"] = np.where(held, "not identified (constant column, held at 0)", "")
     table.attrs.update(cov_type=record.cov_type, df=df, level=level, n_obs=record.n_obs)
     return table
