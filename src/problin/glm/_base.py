@@ -214,7 +214,10 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         the inverse link; ``std_err`` is the delta-method standard error of the
         probability (:mod:`problin.glm.interval`; as statsmodels
         ``GLM.get_prediction(X).summary_frame(alpha=1 - level)``'s ``mean,
-        mean_se, mean_ci_lower, mean_ci_upper``). Binary models only: softmax
+        mean_se, mean_ci_lower, mean_ci_upper``, for a GLM fitted with the same
+        covariance: statsmodels' probit ``GLM`` defaults to the expected information,
+        problin's ``ProbitRegression`` to the observed one, which
+        ``GLM.fit(method="newton")`` and ``Probit`` use). Binary models only: softmax
         probabilities have no single link scale (a ``ValueError``).
 
         Returns
