@@ -136,3 +136,28 @@ def test_bayesian_linear_header_shows_the_evidence() -> None:
     assert "Log evidence:" in text and "Prior precision:" in text
     assert format_value(model.log_evidence_) in text  # type: ignore[attr-defined]
     assert "No. Observations:" in text
+
+
+@pytest.mark.parametrize("value", [-1.414e-101, 1.398e100, -9.999e-300, 5e307, -1.5e-5])
+def test_numbers_with_three_digit_exponents_fit_their_column(value: float) -> None:
+    """Scientific notation kept 3 decimals: -1.414e-101 took 11 characters of a 10-wide
+    column and shifted the row. Now fewer decimals where the exponent needs them."""
+    for width in (9, 10):
+        text = format_number(value, width)
+        assert len(text) <= width
+        assert float(text) == pytest.approx(value, rel=0.05)
+
+
+def test_softmax_notes_name_parameters_as_restrictions_do() -> None:
+    """A softmax table's notes named parameters as tuples, "(1, 'd'): not identified",
+    where wald_test takes "1:d"."""
+    import warnings
+    X, y = load_iris(return_X_y=True)
+    X = np.column_stack([X, X[:, 0] + X[:, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LogisticRegression().fit(X, y)
+    text = str(model.summary_text())
+    notes = [line for line in text.splitlines() if "not identified" in line]
+    assert notes and all(line.split(":")[0] in ("1", "2") for line in notes)
+    assert all("(" not in line.split(": not")[0] for line in notes)

@@ -16,6 +16,8 @@ from typing import Any, Self
 import numpy as np
 import pandas as pd
 
+from .hypothesis import table_names
+
 __all__ = ["SummaryText", "format_number", "format_p", "format_summary", "format_value"]
 
 WIDTH = 78  # statsmodels' width; everything fits in 80 columns
@@ -64,7 +66,11 @@ def format_number(value: float, width: int = 10) -> str:
             text = f"{v:.{decimals}f}"
             if len(text) <= width:
                 return text
-    return f"{v:.{max(width - 7, 1)}e}"
+    for decimals in range(max(width - 7, 1), -1, -1):  # (three-digit exponents: fewer)
+        text = f"{v:.{decimals}e}"
+        if len(text) <= width:
+            break
+    return text
 
 
 def format_p(p: float, digits: int = 0) -> str:
@@ -163,7 +169,8 @@ def _table_lines(table: pd.DataFrame, columns: list[tuple[str, str]]) -> list[st
 def _notes(table: pd.DataFrame) -> list[str]:
     notes = []
     if "note" in table.columns:
-        for name, note in zip(table.index, table["note"], strict=True):
+        # Named as restrictions name them ("class:parameter" for softmax).
+        for name, note in zip(table_names(table.index), table["note"], strict=True):
             if note:
                 notes.append(f"{name}: {note}")
     return notes
