@@ -393,3 +393,18 @@ def test_wald_with_a_singular_restriction_covariance_takes_its_rank(model: str) 
             assert result.statistic == pytest.approx(fit.f_statistic_, rel=1e-12)
         results.append(result.statistic)
     assert results[1] == pytest.approx(results[0], rel=1e-8)
+
+
+def test_a_name_two_parameters_share_is_refused_in_restrictions() -> None:
+    """A feature named "intercept" beside the fitted intercept: "intercept = 0" tested
+    whichever came first, silently. Now an error naming the clash; a matrix still works."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(50, 2)), columns=["intercept", "x"])
+    y = X["x"] + rng.normal(size=50)
+    model = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="2 parameters are named 'intercept'"):
+        model.wald_test("intercept = 0")
+    by_matrix = model.wald_test([[0.0, 1.0, 0.0]])
+    assert by_matrix.statistic == pytest.approx(
+        (model.coef_[0] / np.sqrt(model.covariance_[1, 1])) ** 2, rel=1e-10)
+    assert model.wald_test("x = 0").df == 1

@@ -155,6 +155,11 @@ class _Parser:
         if kind == "number":
             return np.zeros(len(self.names)), token.value
         if kind == "name":
+            named = sum(1 for name in self.names if name == self.names[token.index])
+            if named > 1:  # (a feature named "intercept", or two columns alike as text)
+                self.i -= 1
+                raise self.error(f"{named} parameters are named {self.names[token.index]!r}; "
+                                 "rename the columns, or pass R as a matrix")
             coef = np.zeros(len(self.names))
             coef[token.index] = 1.0
             return coef, 0.0
