@@ -124,7 +124,13 @@ def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = Non
         raise ValueError(f"classes {labels[counts < 2].tolist()[:10]} have a single row: "
                          "cross-validation needs at least two rows of every class (one to "
                          "train on, one to test); drop those rows or merge the classes")
-    folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, y))
+    if np.any(counts < cv):  # (scikit-learn's own warning names neither class nor cure)
+        warnings.warn(f"classes {labels[counts < cv].tolist()[:10]} have fewer rows than the "
+                      f"{cv} folds: some test folds hold none of them; use fewer folds for "
+                      "scores of every class in every fold", ProblinWarning, stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+        folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, y))
     rows = []
     for name in models:
         times: list[float] = []

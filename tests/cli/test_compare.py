@@ -67,3 +67,29 @@ def test_binary_only_models_are_left_out_for_more_classes():
     assert applicable_classifiers([0, 1, 1], ["probit"]) == (["probit"], [])
     X, y = load_dataset("digits")
     assert X.shape == (1797, 64) and y.nunique() == 10 and "digits" not in DEFAULT_DATASETS
+
+
+def test_a_class_rarer_than_the_folds_is_one_warning_line(tmp_path, monkeypatch):
+    """scikit-learn's "least populated class" warning leaked to stderr with its source
+    path and line; now problin's own warning, naming the class, as one line."""
+    import numpy as np
+    import warnings
+    from problin import ProblinWarning
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=60), "z": rng.normal(size=60)})
+    frame["y"] = np.where(frame.x > 0, "a", "b")
+    frame.loc[:1, "y"] = "c"
+    frame.to_csv("rare.csv", index=False)
+    result = CliRunner().invoke(cli, ["compare", "rare.csv", "-t", "y", "--models", "lda"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == ["Warning (ProblinWarning): classes ['c'] have fewer rows than the 5 "
+                     "folds: some test folds hold none of them; use fewer folds for scores "
+                     "of every class in every fold"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compare_classifiers(frame[["x", "z"]], frame["y"], ["lda"], cv=2)
+    assert not [w for w in caught if issubclass(w.category, UserWarning)]
+    with pytest.warns(ProblinWarning, match=r"\['c'\]"):
+        compare_classifiers(frame[["x", "z"]], frame["y"], ["lda"], cv=3)

@@ -18,7 +18,7 @@ from ..model_selection import (
     is_continuous_target,
 )
 from ..report.html import render_page
-from ._common import progress
+from ._common import echo_warnings, progress
 from ._options import data_command, out_path
 from ._suggest import Choice, did_you_mean
 
@@ -147,7 +147,7 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
             click.echo(f"\n{name}: skipped (no {'regressor' if regression else 'classifier'}"
                        " among --models)")
             continue
-        with progress(f"{name:>14}", cv * len(chosen)) as step:  # on a terminal
+        with echo_warnings(), progress(f"{name:>14}", cv * len(chosen)) as step:
             table = leaderboard(run(X, y, chosen, cv=cv, random_state=seed, progress=step,
                                     spread=True))
         kind = ", regression" if regression else ""
