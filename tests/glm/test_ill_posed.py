@@ -175,3 +175,31 @@ def test_a_constant_column_changes_nothing_under_a_prior(value):
             coef = est.fit(A, y).coef_.ravel()
             assert_allclose(coef[:2], plain, rtol=1e-8)
             assert abs(coef[2]) <= 1e-12
+
+
+@pytest.mark.parametrize("case", ["logit", "probit", "softmax"])
+def test_a_collinear_column_is_held_at_zero_as_r_does(case):
+    """x3 = x0 + x1: x3 is not identified (the later column, as R's glm reports it), but
+    its coefficient kept whatever value the solver left (2.8), so x0's and x1's were those
+    of the fit conditional on that value (0.92 where the fit without x3 gives 1.07, with
+    the same standard error). It is now held at 0, moved onto the columns it is a
+    combination of: the others equal the fit without x3, the predictions are unchanged."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 3))
+    eta = X @ [1.0, 0.5, -1.0]
+    y = (np.digitize(eta + rng.logistic(size=400), [-1.0, 1.0]) if case == "softmax"
+         else (eta + rng.logistic(size=400) > 0).astype(int))
+    X4 = np.column_stack([X, X[:, 0] + X[:, 1]])
+    Model = ProbitRegression if case == "probit" else LogisticRegression
+    with pytest.warns(CollinearityWarning, match="x3"):
+        full = Model().fit(X4, y)
+    plain = Model().fit(X, y)
+    coef = np.atleast_2d(full.coef_)
+    assert np.all(coef[:, 3] == 0.0)
+    np.testing.assert_allclose(coef[:, :3], np.atleast_2d(plain.coef_), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(full.intercept_, plain.intercept_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(full.predict_proba(X4), plain.predict_proba(X), rtol=1e-7)
+    kept = full.summary().drop(index=[i for i in full.summary().index
+                                      if (i[-1] if isinstance(i, tuple) else i) == "x3"])
+    np.testing.assert_allclose(kept[["coef", "std_err"]].to_numpy(),
+                               plain.summary()[["coef", "std_err"]].to_numpy(), rtol=1e-6)

@@ -3,6 +3,7 @@
 The estimator classes only choose a family; everything else — validation,
 the prior, the solver call, inference and diagnostics — lives here once.
 """
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, Self, cast
 
@@ -122,9 +123,13 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         watch_fit(objective)
         result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
         found = diagnose(self, objective, result)
+        if found.theta is not None:  # parameters not identified: held at 0, as R's glm
+            result = replace(result, theta=found.theta)
         null = null_model(objective, self.classes_.size, offset)
+        statistics = found._asdict()
+        del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 null_log_likelihood=null, **found._asdict())
+                                 null_log_likelihood=null, **statistics)
         if cov_type != "nonrobust" and fit.covariance_standard is not None:
             eta = objective.linear_predictor(result.theta)
             fit = self._robust(fit, objective, eta, clusters)

@@ -16,6 +16,7 @@ from .._core.linalg import (
     equilibrated_cholesky,
     identified_columns,
     inverse_from_equilibrated,
+    solve_psd,
 )
 from .._core.model.contract import DistributedObjective
 from .._core.model.separation import (
@@ -62,6 +63,7 @@ class Diagnosis(NamedTuple):
     identified: NDArray[np.bool_] | None
     separated: Any
     covariance_standard: NDArray[np.float64] | None = None
+    theta: NDArray[np.float64] | None = None  # the optimum with unidentified ones at 0
 
 
 def hessian_affordable(n_samples: int, n_params: int) -> bool:
@@ -167,7 +169,9 @@ def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
     separated = _check_separation(est, objective, result, cov_z)
     # Under separation the information matrix degenerates for that reason
     # alone: the separation warning says it all.
+    theta = None
     if identified is not None and not identified.all() and separated is None:
+        theta = held_at_zero(result.theta, H, identified)
         names = _flat_names(est, objective)
         lost = [n for n, ok in zip(names, identified) if not ok]
         warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
@@ -177,7 +181,27 @@ def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
                       stacklevel=3)
-    return Diagnosis(cov, identified, separated, cov_z)
+    return Diagnosis(cov, identified, separated, cov_z, theta)
+
+
+def held_at_zero(theta: NDArray[np.float64], H: NDArray[np.float64],
+                 identified: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The same optimum with the parameters that are not identified at 0, as R's ``glm``
+    reports them (NA) and as the fit without their columns has it.
+
+    A parameter is not identified where its column is (to ``identified_columns``'
+    tolerance) a combination ``Z_U = Z_I A`` of the identified ones, ``A = H_II^-1 H_IU``
+    (weighted least squares: ``H = Z^T W Z``). Moving ``theta_U`` onto them,
+    ``theta_I + A theta_U``, leaves every linear predictor as it was; the solver leaves
+    ``theta_U`` wherever its path ended, and the others' values depend on that.
+    """
+    I, U = np.flatnonzero(identified), np.flatnonzero(~identified)
+    theta = np.array(theta, dtype=np.float64)
+    if I.size:
+        A, _ = solve_psd(H[np.ix_(I, I)], H[np.ix_(I, U)])
+        theta[I] += A @ theta[U]
+    theta[U] = 0.0
+    return theta
 
 
 def _flat_names(est: Any, objective: Any) -> list[str]:

@@ -76,7 +76,9 @@ class LogisticRegression(GLMClassifier):
     n_iter_, converged_, history_ :
         Iterations used, whether the tolerance was met, objective per iterate.
     identified_ : ndarray of bool, shape (p,)
-        False for parameters that collinear or constant columns leave undetermined.
+        False for parameters that collinear or constant columns leave undetermined
+        (the later of collinear columns, as R's ``glm``): they are held at 0 and the
+        others equal the fit without those columns.
     log_likelihood_, null_log_likelihood_, aic_, bic_, deviance_ : float
         The log-likelihood at the estimate, that of the intercept-only model
         (same weights and offset), ``-2 l + 2 k``, ``-2 l + k log n`` and
