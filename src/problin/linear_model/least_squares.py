@@ -111,7 +111,9 @@ class LinearRegression(LinearRegressorBase):
     df_model_, df_resid_, n_obs_ : float
         ``k - 1`` (``k`` without intercept), ``n - k`` and ``n``.
     r2_, adj_r2_, f_statistic_, f_pvalue_, condition_number_ : float
-        statsmodels ``rsquared`` (uncentred without intercept), ``rsquared_adj``,
+        statsmodels ``rsquared`` (uncentred without intercept, also where the columns
+        span a constant, e.g. every level's indicator: statsmodels detects such an
+        implicit constant and centres; fit the intercept instead), ``rsquared_adj``,
         ``fvalue``/``f_pvalue`` (a robust Wald F test for robust ``cov_type``; where
         its covariance is singular, e.g. a cluster covariance of fewer clusters than
         slopes, its pseudo-inverse is taken of the correlation-scaled matrix, unlike
