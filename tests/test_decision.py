@@ -6,6 +6,7 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.naive_bayes import GaussianNB
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import problin
 from problin import (
     BayesDecision,
     FisherDiscriminant,
@@ -175,7 +176,9 @@ def test_non_probabilistic_estimator_and_bad_data_are_rejected():
 
 
 @parametrize_with_checks([BayesDecision(LogisticRegression()),
-                          BayesDecision(LogisticRegression(alpha=1.0), cost=None)])
+                          BayesDecision(LogisticRegression(alpha=1.0), cost=None),
+                          # its tags (positive_only, poor_score) are the wrapped model's
+                          BayesDecision(problin.MultinomialNB())])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -244,3 +247,39 @@ def test_posteriors_that_new_priors_make_undefined_are_an_error():
     with pytest.raises(ValueError, match="undefined"):
         model.predict(rows)
     assert np.all(np.isfinite(model.predict_proba(X[:2])))
+
+
+def test_training_priors_are_found_inside_formulas_and_searches():
+    """A Formula's or a grid search's classifier holds the priors behind its posteriors:
+    they were missed (the class frequencies were used instead), so deploying a model at
+    its own priors moved its probabilities by up to 0.27."""
+    import pandas as pd
+    from sklearn.model_selection import GridSearchCV
+    X, y = _iris()
+    priors = [0.6, 0.2, 0.2]
+    reference = problin.GaussianNB(priors=priors).fit(X, y).predict_proba(X)
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    for est, data in ((problin.Formula("a + b", problin.GaussianNB(priors=priors)), frame),
+                      (GridSearchCV(problin.GaussianNB(priors=priors),
+                                    {"var_smoothing": [1e-9]}, cv=3), X)):
+        model = BayesDecision(est, priors=priors).fit(data, y)
+        np.testing.assert_allclose(model.training_priors_, priors)
+        np.testing.assert_allclose(model.predict_proba(data), reference, atol=1e-12)
+
+
+def test_class_weights_set_the_training_priors():
+    """class_weight="balanced" fits the posteriors under equal priors (a dict under the
+    frequencies times its weights): the frequencies (0.9, 0.1) were taken instead, so the
+    deployment priors (0.9, 0.1) changed nothing."""
+    from sklearn.linear_model import LogisticRegression as SkLogistic
+    rng = np.random.default_rng(0)
+    y = (rng.random(4000) < 0.1).astype(int)
+    X = rng.normal(size=(4000, 1)) + y[:, None]
+    model = BayesDecision(SkLogistic(class_weight="balanced"), priors=[0.9, 0.1]).fit(X, y)
+    np.testing.assert_allclose(model.training_priors_, [0.5, 0.5])
+    p = SkLogistic(class_weight="balanced").fit(X, y).predict_proba(X) * [0.9 / 0.5, 0.1 / 0.5]
+    np.testing.assert_allclose(model.predict_proba(X), p / p.sum(axis=1, keepdims=True),
+                               rtol=1e-12)
+    counts = np.bincount(y) * [1.0, 3.0]
+    weighted = BayesDecision(SkLogistic(class_weight={0: 1.0, 1: 3.0})).fit(X, y)
+    np.testing.assert_allclose(weighted.training_priors_, counts / counts.sum())

@@ -65,8 +65,10 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (K,)
     training_priors_ : ndarray of shape (K,)
         ``pi``: the wrapped model's own priors (``class_log_prior_``,
-        ``priors_`` or ``class_prior_``, if it has one of them), otherwise the
-        (weighted) class frequencies of ``y``.
+        ``priors_`` or ``class_prior_``, if it has one of them; looked for in a
+        Pipeline's last step, a search's ``best_estimator_``, a Formula's
+        ``estimator_``), otherwise the (weighted) class frequencies of ``y``, times
+        the model's ``class_weight`` where it has one (``"balanced"``: equal priors).
 
     Examples
     --------
@@ -155,9 +157,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _training_priors(self, X: MatrixLike, y: Any,
                          sample_weight: ArrayLike | None) -> np.ndarray:
-        est = self.estimator_
-        # A pipeline's posteriors are its last step's: so are the priors behind them.
-        est = est.steps[-1][1] if hasattr(est, "steps") and est.steps else est
+        est = _final_classifier(self.estimator_)
         for name, is_log in (("class_log_prior_", True), ("priors_", False),
                              ("class_prior_", False)):
             value = getattr(est, name, None)
@@ -167,10 +167,22 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         order = np.argsort(self.classes_, kind="stable")
         if is_dask(X) or is_dask(y):
             counts = dask_class_counts(X, y, sample_weight, self.classes_, order)
+            rows = counts if sample_weight is None else \
+                dask_class_counts(X, y, None, self.classes_, order)
         else:
             codes = order[np.searchsorted(self.classes_[order], y)]
             sw = check_sample_weight(sample_weight, y.shape[0])
-            counts = np.bincount(codes, weights=sw, minlength=self.classes_.size)
+            counts = np.bincount(codes, weights=sw, minlength=self.classes_.size) \
+                .astype(np.float64)
+            rows = np.bincount(codes, minlength=self.classes_.size).astype(np.float64)
+        # A class_weight multiplies each class's rows' weights: the model was fitted to
+        # those priors ("balanced": n / (K n_k) per row, i.e. equal classes).
+        class_weight = est.get_params(deep=False).get("class_weight") \
+            if hasattr(est, "get_params") else None
+        if isinstance(class_weight, str) and class_weight == "balanced":
+            counts = np.divide(counts, rows, out=np.zeros_like(counts), where=rows > 0)
+        elif isinstance(class_weight, dict):
+            counts = counts * np.array([float(class_weight.get(c, 1.0)) for c in self.classes_])
         return counts / counts.sum()
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
@@ -217,7 +229,22 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         inner = self.estimator.__sklearn_tags__()
         tags.input_tags.sparse = inner.input_tags.sparse
         tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        tags.input_tags.positive_only = inner.input_tags.positive_only
+        if inner.classifier_tags is not None:  # (its posteriors: its scores too)
+            tags.classifier_tags.poor_score = inner.classifier_tags.poor_score
         return tags
+
+
+def _final_classifier(estimator: Any) -> Any:
+    """The fitted classifier whose posteriors ``estimator`` returns: a Pipeline's last
+    step, a search's ``best_estimator_``, a problin Formula's ``estimator_`` (in turn)."""
+    while True:
+        steps = getattr(estimator, "steps", None)
+        inner = (steps[-1][1] if steps else getattr(estimator, "best_estimator_", None)
+                 or getattr(estimator, "estimator_", None))
+        if inner is None or inner is estimator:
+            return estimator
+        estimator = inner
 
 
 def _weight_params(estimator: Any, sample_weight: ArrayLike | None) -> dict[str, Any]:
