@@ -28,6 +28,19 @@ def test_flat_intercept_prior_is_exactly_the_glm():
     assert np.isfinite(bayes.log_evidence_)
 
 
+def test_a_flat_intercept_prior_is_the_limit_of_broad_ones_in_the_evidence():
+    """A flat prior of unit density on the intercept is the limit of N(0, 1 / a) as a -> 0
+    times sqrt(2 pi / a) (its density at the MAP, inverted): the Laplace evidence with
+    intercept_alpha=0 subtracted ln(2 pi) per flat entry instead of adding it (-25.71
+    where the formula gives -23.87 on these data)."""
+    X, y = synthetic_logit(n=60, d=2, seed=3)
+    flat = BayesianLogisticRegression(alpha=0.7, intercept_alpha=0.0).fit(X, y)
+    for a in (1e-10, 1e-12):
+        broad = BayesianLogisticRegression(alpha=0.7, intercept_alpha=a).fit(X, y)
+        expected = broad.log_evidence_ + 0.5 * np.log(2 * np.pi / a)
+        assert flat.log_evidence_ == pytest.approx(expected, abs=1e-5)
+
+
 def test_softmax_map_and_covariance_equal_logistic_regression():
     X, y = load_iris(return_X_y=True)
     bayes = BayesianLogisticRegression(alpha=0.5, intercept_alpha=0.0).fit(X, y)

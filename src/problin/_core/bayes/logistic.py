@@ -57,7 +57,7 @@ def laplace_log_evidence(f_map: float, prior_diag: np.ndarray, hessian_logdet: f
     """
     d = np.asarray(prior_diag, dtype=np.float64)
     flat = d <= 0
-    logdet = float(np.sum(np.log(d[~flat]))) - float(np.sum(flat)) * _LOG_2PI
+    logdet = float(np.sum(np.log(d[~flat]))) + float(np.sum(flat)) * _LOG_2PI
     return float(-f_map + 0.5 * logdet - 0.5 * hessian_logdet)
 
 
