@@ -221,9 +221,13 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
                               "within 1e-8 to 1e8 times the precision of weights on "
                               f"unit-spread columns (alpha_ = {post.alpha:.3g}); set alpha "
                               "explicitly.", ConvergenceWarning, stacklevel=2)
+        elif self.alpha is None:
+            # The bound's search for alpha starts at the evidence's fixed point: from
+            # alpha = 1 in raw units it barely moved where the prior dominates (columns in
+            # other units), and stopped there, "converged", or ran out of sweeps.
+            post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
         else:
-            start = 1.0 if self.alpha is None else self.alpha
-            post = _fit.laplace(design, t, sw, K, start, self.intercept_alpha, **opts)
+            post = _fit.laplace(design, t, sw, K, self.alpha, self.intercept_alpha, **opts)
         self._check_converged(post, "the MAP (Newton)")
         if self.inference == "variational":
             post = _fit.variational(design, t, sw, post, self.alpha, self.intercept_alpha,
