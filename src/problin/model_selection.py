@@ -112,8 +112,11 @@ def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = Non
     folds), mean fit time in milliseconds, and the problin warnings raised
     during the fits (e.g. separation), sorted by log-loss (NaN, for models
     without probabilities, last). ``random_state`` fixes the random assignment of rows to folds.
+    ``models=None``: every classifier that can fit ``y`` (:func:`applicable_classifiers`).
     """
-    models = list(CLASSIFIERS) if models is None else list(models)
+    if models is None:  # every model that can fit y (binary-only ones not for K > 2)
+        models = applicable_classifiers(y)[0]
+    models = list(models)
     unknown = [m for m in models if m not in CLASSIFIERS]
     if unknown:
         raise ValueError(f"unknown models {unknown}; choose from {sorted(CLASSIFIERS)}")

@@ -93,3 +93,14 @@ def test_a_class_rarer_than_the_folds_is_one_warning_line(tmp_path, monkeypatch)
     assert not [w for w in caught if issubclass(w.category, UserWarning)]
     with pytest.warns(ProblinWarning, match=r"\['c'\]"):
         compare_classifiers(frame[["x", "z"]], frame["y"], ["lda"], cv=3)
+
+
+def test_compare_classifiers_by_default_leaves_out_binary_only_models_for_k_classes():
+    """models=None ran every model, the binary-only probit too: on iris a ValueError."""
+    import warnings
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = compare_classifiers(X, y, cv=3)
+    assert "probit" not in set(table["model"]) and "lda" in set(table["model"])
