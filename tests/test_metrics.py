@@ -69,3 +69,17 @@ def test_labels_outside_the_classes_are_errors():
         expected_calibration_error(proba, ["a", "b"], ["a", "b"], n_bins=0)
     with pytest.raises(ValueError, match="one row per label"):
         brier_score(proba, ["a"], ["a", "b"])
+
+
+@pytest.mark.parametrize("proba", [[[np.nan, 1.0]], [[1.5, -0.5]], [[0.7, 0.7]]])
+@pytest.mark.parametrize("score", [brier_score, expected_calibration_error])
+def test_rows_that_are_not_probabilities_are_an_error(score, proba):
+    """A NaN gave brier_score NaN silently and ECE a numpy error about bincount; rows
+    outside [0, 1] or not summing to 1 were scored as if they were probabilities."""
+    with pytest.raises(ValueError, match=r"proba rows \[0\] are not probabilities"):
+        score(proba, ["a"], ["a", "b"])
+
+
+def test_n_bins_must_be_a_positive_integer_not_a_bool():
+    with pytest.raises(ValueError, match="n_bins must be a positive integer"):
+        expected_calibration_error([[0.9, 0.1]], ["a"], ["a", "b"], n_bins=True)

@@ -276,3 +276,34 @@ def test_a_batch_of_zero_weight_adds_nothing_to_a_stream(name):
     with pytest.raises(ValueError, match="sums to zero"):
         getattr(problin, name)().partial_fit(X[:10], y[:10], classes=[0, 1, 2],
                                              sample_weight=np.zeros(10))
+
+
+def test_sparse_input_with_duplicate_entries_is_summed_first():
+    """scipy allows a CSR matrix to store one entry twice (its value is the sum):
+    BernoulliNB counted a present feature once per stored entry (p = 1.33) and
+    MultinomialNB's score_samples took gammaln per entry. Both now see the sums."""
+    dense = np.array([[2.0, 1.0, 0.0], [0.0, 1.0, 3.0]])
+    dup = sp.csr_matrix((np.array([1.0, 1.0, 1.0, 1.0, 3.0]), np.array([0, 0, 1, 1, 2]),
+                         np.array([0, 3, 5])), shape=(2, 3))
+    assert not dup.has_canonical_format
+    np.testing.assert_array_equal(dup.toarray(), dense)
+    y = [0, 1]
+    for model in (BernoulliNB(), MultinomialNB()):
+        a, b = clone_fit(model, dup, y), clone_fit(model, dense, y)
+        np.testing.assert_allclose(a.feature_count_, b.feature_count_)
+        np.testing.assert_allclose(a.predict_proba(dup), b.predict_proba(dense))
+    mnb = MultinomialNB().fit(dense, y)
+    np.testing.assert_allclose(mnb.score_samples(dup), mnb.score_samples(dense), rtol=1e-12)
+
+
+def clone_fit(model, X, y):
+    from sklearn.base import clone
+    return clone(model).fit(X, y)
+
+
+def test_multinomial_counts_are_non_negative_at_predict_too():
+    """fit refused negative counts; score_samples took them (log p(x) > 0, or -inf)."""
+    model = MultinomialNB().fit([[1.0, 2.0], [3.0, 0.0]], [0, 1])
+    for method in (model.score_samples, model.predict_proba):
+        with pytest.raises(ValueError, match="Negative values"):
+            method([[-2.5, 1.0]])

@@ -4,6 +4,8 @@ from numpy.typing import ArrayLike
 
 __all__ = ["brier_score", "expected_calibration_error"]
 
+_SUM_TOL = 1e-6  # a row of probabilities sums to 1 within this (float32 models: ~1e-7)
+
 
 def class_columns(y: ArrayLike, classes: ArrayLike) -> np.ndarray:
     """The column of each label of ``y`` among ``classes`` (sorted and distinct, as a
@@ -27,6 +29,15 @@ def _codes(proba: ArrayLike, y: ArrayLike, classes: ArrayLike) -> tuple[np.ndarr
     if proba.ndim != 2 or proba.shape != (cols.size, np.asarray(classes).size):
         raise ValueError(f"proba has shape {proba.shape}; expected one row per label and one "
                          f"column per class, ({cols.size}, {np.asarray(classes).size})")
+    # Probabilities: finite, in [0, 1], rows summing to 1 (to rounding), or the scores
+    # are silently NaN or meaningless.
+    bad = ~np.isfinite(proba).all(axis=1) | (proba < 0).any(axis=1) | (proba > 1).any(axis=1)
+    with np.errstate(invalid="ignore"):
+        bad |= ~(np.abs(proba.sum(axis=1) - 1.0) <= _SUM_TOL)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(f"proba rows {rows[:10].tolist()} are not probabilities (NaN, "
+                         "outside [0, 1], or not summing to 1): pass predict_proba's output")
     return proba, cols
 
 
@@ -84,7 +95,8 @@ def expected_calibration_error(proba: ArrayLike, y: ArrayLike, classes: ArrayLik
     >>> round(expected_calibration_error([[0.9, 0.1], [0.2, 0.8]], ["a", "a"], ["a", "b"]), 6)
     0.45
     """
-    if not (isinstance(n_bins, (int, np.integer)) and n_bins >= 1):
+    if not (isinstance(n_bins, (int, np.integer)) and not isinstance(n_bins, bool)
+            and n_bins >= 1):
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
     proba, cols = _codes(proba, y, classes)
     conf = proba.max(axis=1)

@@ -28,7 +28,7 @@ from ._dask.lazy import lazy_on_dask
 from ._dask.reductions import ClassSums, dask_class_reduce
 from ._params import validate_params
 from .discriminant._gaussian import feature_variances
-from .discriminant._generative import GenerativeClassifier, log_class_priors
+from .discriminant._generative import GenerativeClassifier, canonical, log_class_priors
 from .discriminant.gaussian import GaussianDiscriminantAnalysis
 
 __all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB"]
@@ -159,7 +159,8 @@ class _DiscreteNB(GenerativeClassifier):
     def _chunk_counts(self, X: Matrix, codes: np.ndarray, sample_weight: np.ndarray | None,
                       n_classes: int) -> ClassSums:
         """The counts of one Dask chunk (dense, or CSR), to be summed over the chunks."""
-        return ClassSums(*self._accumulate(self._check_input(X), codes, sample_weight))
+        return ClassSums(*self._accumulate(self._check_input(canonical(X)), codes,
+                                           sample_weight))
 
     def _accumulate(self, X: Matrix, codes: np.ndarray,
                     sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -344,14 +345,15 @@ class MultinomialNB(_DiscreteNB):
         self.alpha = alpha
         self.priors = priors
 
-    def _accumulate(self, X: Matrix, codes: np.ndarray,
-                    sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _check_input(self, X: Matrix) -> Matrix:
+        """Counts are non-negative, at fit and at predict (where a negative count gave
+        log p(x) above 0 or -inf from score_samples)."""
         lowest = (X.data.min(initial=0.0) if sp.issparse(X) else X.min(initial=0.0))
         if lowest < 0:
             raise ValueError(f"Negative values in data passed to MultinomialNB (the "
                              f"smallest is {lowest:g}): it models counts; use non-negative "
                              "features (e.g. counts or tf-idf) or GaussianNB")
-        return super()._accumulate(X, codes, sample_weight)
+        return X
 
     def _set_feature_probs(self) -> None:
         smoothed = self.feature_count_ + self.alpha

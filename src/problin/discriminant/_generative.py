@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Self
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -97,6 +98,15 @@ class SoftmaxPosteriorMixin:
         """The class of largest posterior probability (lazy Dask output for Dask ``X``)."""
         best = np.argmax(self._posterior_scores(X), axis=1)
         return self.classes_[best]
+
+
+def canonical(X: Matrix) -> Matrix:
+    """``X`` with a sparse matrix's duplicate entries summed (scipy allows them; models
+    that read stored entries, binarised or through gammaln, must see their sums)."""
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator):
@@ -243,15 +253,15 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
     _input_spec: dict[str, Any] = {"dtype": [np.float64, np.float32]}
 
     def _validate_X(self, X: MatrixLike, reset: bool) -> Matrix:
-        return self._check_input(validate_data(self, encode_frame(self, X, reset), reset=reset,
-                                               **self._input_spec))
+        return self._check_input(canonical(validate_data(
+            self, encode_frame(self, X, reset), reset=reset, **self._input_spec)))
 
     def _validate_Xy(self, X: MatrixLike, y: Any, reset: bool) -> tuple[Matrix, np.ndarray]:
         X, y = validate_data(self, encode_frame(self, X, reset), y, reset=reset,
                              **self._input_spec,
                              ensure_all_finite=False)
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
-        return self._check_input(X), y
+        return self._check_input(canonical(X)), y
 
     def _check_input(self, X: Matrix) -> Matrix:
         """Model-specific checks of validated X (e.g. non-negative counts)."""
