@@ -313,8 +313,11 @@ def _autocovariance(x: np.ndarray) -> np.ndarray:
 
 def _ess(x: np.ndarray) -> float:
     """Effective sample size of ``(chains, draws)``: the combined-chain autocorrelation
-    ``rho_t = 1 - (W - mean_m acov_m(t)) / var+`` summed by Geyer's initial monotone
-    sequence (with Stan's use of the last positive even lag)."""
+    ``rho_t = 1 - (W - mean_m acov_m(t)) / var+`` summed by Geyer's initial positive and
+    monotone sequences, as Stan and ArviZ take them: pairs ``(rho_t, rho_t+1)`` from
+    lag 2 on while the last pair's sum is positive and lags stay below ``n - 2`` (a
+    pair of negative sum ends it and is left out), the last positive even lag added
+    once, ``tau = -1 + 2 sum_{t <= T} rho_t + rho_{T+1}``."""
     m, n = x.shape
     acov = _autocovariance(x)
     W = float(np.mean(acov[:, 0])) * n / (n - 1)
@@ -322,19 +325,22 @@ def _ess(x: np.ndarray) -> float:
     if not var_plus > 0:
         return np.nan
     rho = 1.0 - (W - acov.mean(axis=0)) / var_plus
-    rho[0] = 1.0
-    pairs = []
-    last_even = 0.0
-    for k in range(0, (n - 1) // 2):  # pair (rho_2k, rho_2k+1), lags < n - 1
-        pair = rho[2 * k] + rho[2 * k + 1]
-        if k > 0 and pair < 0:
-            last_even = rho[2 * k]
-            break
-        pairs.append(pair)
-        if pair <= 0:
-            break
-    monotone = np.minimum.accumulate(np.array(pairs))
-    tau = -1.0 + 2.0 * float(monotone.sum()) + max(last_even, 0.0)
+    kept = np.zeros(n)
+    kept[0], kept[1] = 1.0, rho[1]
+    even, odd = 1.0, float(rho[1])
+    t = 1
+    while t < n - 3 and even + odd > 0.0:
+        even, odd = float(rho[t + 1]), float(rho[t + 2])
+        if even + odd >= 0.0:
+            kept[t + 1], kept[t + 2] = even, odd
+        t += 2
+    last = t - 2
+    if even > 0.0:
+        kept[last + 1] = even
+    for t in range(1, last - 1, 2):  # monotone: no pair above the one before it
+        if kept[t + 1] + kept[t + 2] > kept[t - 1] + kept[t]:
+            kept[t + 1] = kept[t + 2] = (kept[t - 1] + kept[t]) / 2.0
+    tau = -1.0 + 2.0 * float(kept[:last + 1].sum()) + float(kept[last + 1:last + 2].sum())
     total = m * n
     return total / max(tau, 1.0 / np.log10(total))
 
