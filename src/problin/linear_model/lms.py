@@ -195,8 +195,8 @@ class LMSRegressor(LinearRegressorBase):
             self._start(X, T)
         elif T.shape[1] != self._W.shape[0]:
             raise ValueError(f"y has {T.shape[1]} outputs, the model {self._W.shape[0]}")
-        else:
-            self._restandardise(X)
+        elif hasattr(self, "_seen_count"):  # (a model file of an earlier version has
+            self._restandardise(X)          # only its first batch's scaling: kept)
         self._epoch(X, T)
         self.n_iter_ = 1
         return self
