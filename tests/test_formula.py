@@ -365,3 +365,14 @@ def test_stateful_transforms_survive_a_model_file(tmp_path, formula):
     loaded = problin.load(path)
     np.testing.assert_array_equal(loaded.predict(data), model.predict(data))
     assert dict(loaded.model_spec_.transform_state) == dict(model.model_spec_.transform_state)
+
+
+def test_levels_outside_the_declared_ones_are_refused_at_fit():
+    """C(g, levels=['a', 'b']) on data that also hold 'c': formulaic only warned and coded
+    the 'c' rows as the reference level, and predict on the same rows then refused them."""
+    frame = pd.DataFrame({"y": np.arange(9.0), "g": list("abcabcabc"),
+                          "x": np.arange(9.0) % 4})
+    with pytest.raises(ValueError, match="categories outside of the nominated levels"):
+        Formula("y ~ x + C(g, levels=['a', 'b'])", problin.LinearRegression()).fit(frame)
+    model = Formula("y ~ x + C(g, levels=['a', 'b', 'c'])", problin.LinearRegression())
+    assert model.fit(frame).predict(frame).shape == (9,)

@@ -186,10 +186,12 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
                              "y was given")
         target = self._response(frame, lhs) if lhs is not None else y
         fm = formulaic_api()
-        try:
-            matrix = fm.model_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
-                                     output="pandas")
-        except (fm.FormulaicError, ValueError) as exc:
+        try:  # (levels outside C(g, levels=[...]): formulaic codes them as the reference)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", fm.DataMismatchWarning)
+                matrix = fm.model_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
+                                         output="pandas")
+        except (fm.FormulaicError, ValueError, fm.DataMismatchWarning) as exc:
             raise ValueError(f"formula {self.formula!r}: {exc}") from None
         columns = [str(c) for c in matrix.columns]
         if all(c == INTERCEPT for c in columns):  # else numpy's "at least one array" error
