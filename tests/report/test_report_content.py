@@ -85,3 +85,25 @@ def test_bayesian_logistic_report_uses_predict_activation(frame):
     model = problin.BayesianLogisticRegression().fit(X, labels)
     page = build_report(model, X, labels)
     assert _headings(page)[:2] == ["Decision regions", "Uncertainty"]
+
+
+def test_a_model_fitted_on_text_columns_is_reported_in_its_features(frame):
+    """Every estimator accepts a DataFrame with text columns (it encodes them itself);
+    build_report read the raw frame as floats: numpy's "could not convert string"."""
+    X, labels, _ = frame
+    data = X.assign(colour=np.random.default_rng(0).choice(["red", "green", "blue"], len(X)))
+    model = problin.LinearDiscriminantAnalysis().fit(data, labels)
+    page = build_report(model, data, labels, cv=None)
+    assert "colour=red" in page and "Confusion matrix" in _headings(page)
+
+
+def test_infinite_decision_values_still_draw_the_roc(frame):
+    """A perceptron scores a row at 1e308 +-inf (its limit): the in-sample ROC refused
+    non-finite scores and the report failed. The ROC reads ranks, which keep the order."""
+    X, labels, _ = frame
+    X = X.to_numpy()
+    model = problin.Perceptron(random_state=0).fit(X, labels)
+    far = np.vstack([X, np.full(X.shape[1], 1e308)])
+    assert not np.all(np.isfinite(model.decision_function(far[-1:])))
+    page = build_report(model, far, np.concatenate([labels, labels[:1]]), cv=None)
+    assert "ROC" in _headings(page)

@@ -155,6 +155,9 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
             # (While streaming, a class may get more samples: regularised, with a warning.)
             # Identical samples of more weight (weight 2 = a duplicated row) have an
             # exactly zero scatter too: a singular covariance, regularised with a warning.
+            # (Weights are frequencies here: one row of weight 0.5 is "half a sample", an
+            # error, where weight 2 is two identical samples; scikit-learn's check that
+            # weights equal duplicated rows needs exactly that.)
             flat = np.flatnonzero((stats.counts > 0) & (stats.counts <= 1)
                                   & np.all(stats.sq == 0, axis=1))
             if flat.size:

@@ -1,4 +1,5 @@
 """Build the HTML report of a fitted model on a dataset (``problin report``)."""
+import copy
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -9,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 
 from .._core.validation import MAX_MAGNITUDE, extreme_entries, within_magnitude
+from .._frames import ENCODING_ATTRIBUTE, apply_columns
 from ..plot import default_features
 from ..plot._data import Columns  # the report's data, named, checked once for all plots
 from .evaluation import in_sample, out_of_sample
@@ -166,6 +168,14 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         A self-contained HTML page.
     """
     step = progress or (lambda: None)
+    encoding = getattr(model, ENCODING_ATTRIBUTE, None)
+    if encoding is not None and hasattr(X, "columns"):
+        # A model fitted on a DataFrame with text or category columns encodes them
+        # itself; the report works in its features (the indicators, named), read as
+        # they are by a copy of the model without the encoding.
+        X = apply_columns(X, encoding["columns"], "X")[0]
+        model = copy.copy(model)
+        del model.__dict__[ENCODING_ATTRIBUTE]
     est = final_estimator(model)
     names = _feature_names(model, X, feature_names)
     fitted = getattr(model, "feature_names_in_", None)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ..plot import (
     ActivationUncertaintyDisplay,
@@ -43,6 +44,8 @@ def classifier_diagnostics(model: Any, X: Any, y: np.ndarray, classes: Sequence[
     scores = p.proba
     if scores is None and hasattr(model, "decision_function"):
         scores, how = class_scores(model, X)[p.rows], "in sample: the fitted model"
+        if not np.all(np.isfinite(scores)):  # rows far out score +-inf (their limit): a
+            scores = rankdata(scores, axis=0)  # ROC reads only the order, which ranks keep
     if scores is not None and np.unique(t).size > 1:
         out.append(("ROC", plots.drawn(lambda ax: RocDisplay.from_predictions(
             t, scores, classes=classes, ax=ax), how),
