@@ -138,3 +138,29 @@ def test_dataframe_input(data):
             a = clone(model).fit(pd.DataFrame(X, columns=names), labels)
             assert_same_fit(a, b)
             np.testing.assert_array_equal(b.predict(frame).compute(), a.predict(X))
+
+
+def test_prediction_keywords_reach_the_chunks_and_offsets_are_refused_at_the_call():
+    """A prediction method's own method= clashed with the lazy wrapper's parameter (a
+    raw TypeError for BayesianLogisticRegression.predict_proba(Xd, method="map")); an
+    offset was sent whole to every chunk and failed only at compute, about row counts."""
+    import dask.array as da
+    import numpy as np
+    import pytest
+    from problin import BayesianLogisticRegression, LogisticRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    off = rng.normal(size=400)
+    y = (X[:, 0] + off + rng.logistic(size=400) > 0).astype(int)
+    Xd = da.from_array(X, chunks=100)
+    bayes = BayesianLogisticRegression(alpha=1.0, random_state=0).fit(X, y)
+    for method in ("map", "moderated"):
+        np.testing.assert_allclose(bayes.predict_proba(Xd, method=method).compute(),
+                                   bayes.predict_proba(X, method=method), rtol=1e-12)
+    np.testing.assert_allclose(bayes.predict_log_proba(Xd, "map").compute(),
+                               bayes.predict_log_proba(X, "map"), rtol=1e-12)
+    glm = LogisticRegression().fit(X, y, offset=off)
+    for predict in (glm.predict_proba, glm.predict, glm.decision_function):
+        with pytest.raises(ValueError, match="offset is not supported with Dask X"):
+            predict(Xd, offset=off)
+    np.testing.assert_allclose(glm.predict_proba(Xd).compute(), glm.predict_proba(X))

@@ -243,3 +243,16 @@ def test_empty_chunks_are_skipped(data, shuffle):
             assert_same_online_fit(a, fit_quietly(clone(model), Xd, da.from_array(t, chunks)))
         b = GaussianBasis(spacing="quantile").fit(Xd)
         assert_close(b.centers_, GaussianBasis(spacing="quantile").fit(X).centers_, "centers_")
+
+
+def test_lms_on_dask_rows_with_an_empty_chunk_equals_numpy(data):
+    """A boolean filter leaves empty chunks; dask's std of y was NaN there, so the
+    stopping rule fell back to a floor of 1 and stopped 11 epochs later than numpy."""
+    X, y, _ = data
+    Xd = da.from_array(X[:600], chunks=((100, 100, 100, 0, 100, 100, 100), 4))
+    yd = da.from_array(y[:600], chunks=((100, 100, 100, 0, 100, 100, 100),))
+    with dask.config.set(scheduler="threads"):
+        b = fit_quietly(LMSRegressor(shuffle=False, random_state=0), Xd, yd)
+    a = fit_quietly(LMSRegressor(shuffle=False, random_state=0), X[:600], y[:600])
+    assert b.n_iter_ == a.n_iter_
+    assert_close(b.coef_, a.coef_, "coef_")

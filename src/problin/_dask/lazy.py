@@ -35,12 +35,16 @@ def _apply_rows(estimator: Any, method: str, tail: tuple[int, ...], dtype: Any, 
 
 
 def lazy_rows(estimator: Any, method: str, X: Any, columns: int | None = None,
-              dtype: Any = np.float64, index: Any = None, **kwargs: Any) -> Any:
+              dtype: Any = np.float64, index: Any = None,
+              kwargs: dict[str, Any] | None = None) -> Any:
     """``estimator.method(X_k, **kwargs)[index]`` on every row chunk of a Dask ``X``, lazily.
 
     ``columns``: ``None`` for one value per row, else the number of output
     columns; ``index`` picks one output of a method that returns a tuple.
+    ``kwargs``: the method's own keyword arguments, a dict (not this function's: a
+    method's ``method=`` clashed with the name of the method called).
     """
+    kwargs = {} if kwargs is None else kwargs
     names, fitted_names = _string_columns(X), getattr(estimator, "feature_names_in_", None)
     X = as_dask_rows(X, "X")
     if X.shape[1] != estimator.n_features_in_:
@@ -64,12 +68,15 @@ def lazy_rows(estimator: Any, method: str, X: Any, columns: int | None = None,
 
 
 def lazy_on_dask(columns: Callable[[Any], int | None] | None = None,
-                 dtype: Callable[[Any], Any] | None = None) -> Callable[[_F], _F]:
+                 dtype: Callable[[Any], Any] | None = None,
+                 in_memory_only: tuple[str, ...] = ()) -> Callable[[_F], _F]:
     """Decorator: a prediction method ``(self, X)`` returns a lazy Dask array for Dask ``X``.
 
     ``columns(self)`` gives the number of output columns (``None``: one value
     per row) and ``dtype(self)`` the output dtype (default float64). Other
-    input goes to the method unchanged.
+    input goes to the method unchanged, to every chunk: arguments with one value
+    per row (``in_memory_only``, e.g. ``offset``) are refused for Dask ``X`` when
+    given, at the call (each chunk would get all the rows' values).
     """
     def wrap(method: _F) -> _F:
         @functools.wraps(method)  # keeps the method's name, docstring and signature
@@ -80,8 +87,13 @@ def lazy_on_dask(columns: Callable[[Any], int | None] | None = None,
             if args:  # further positional arguments go to the chunks by name
                 names = list(inspect.signature(method).parameters)[2:]
                 kwargs.update(zip(names, args))
+            given = [name for name in in_memory_only if kwargs.get(name) is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} is not supported with Dask X (one value "
+                                 f"per row): call {method.__name__} on in-memory rows, or "
+                                 "add the offset to decision_function(X) yourself")
             return lazy_rows(self, method.__name__, X,
                              None if columns is None else columns(self),
-                             np.float64 if dtype is None else dtype(self), **kwargs)
+                             np.float64 if dtype is None else dtype(self), kwargs=kwargs)
         return cast(_F, wrapper)
     return wrap

@@ -173,7 +173,8 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         return solver
 
     # ------------------------------------------------------------- predict
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
+    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size,
+                  in_memory_only=("offset",))
     def decision_function(self, X: Any, offset: Any = None) -> Any:
         """Linear predictors: the log-odds ``b + x^T w (+ offset)`` (binary, shape
         (n,)) or the K class logits (shape (n, K); the reference class's are 0
@@ -189,7 +190,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             eta = eta + cast(NDArray[np.float64], check_offset(offset, X.shape[0]))
         return eta
 
-    @lazy_on_dask(columns=lambda self: self.classes_.size)
+    @lazy_on_dask(columns=lambda self: self.classes_.size, in_memory_only=("offset",))
     def predict_log_proba(self, X: Any, offset: Any = None) -> Any:
         """Log class probabilities, computed in log space (no ``log(p)``)."""
         eta = self.decision_function(X, offset)
@@ -197,13 +198,13 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
             return self._family.log_proba(eta)
         return log_softmax(eta, axis=1)
 
-    @lazy_on_dask(columns=lambda self: self.classes_.size)
+    @lazy_on_dask(columns=lambda self: self.classes_.size, in_memory_only=("offset",))
     def predict_proba(self, X: Any, offset: Any = None) -> Any:
         """Class probabilities; columns follow ``classes_`` (lazy for Dask ``X``).
         ``offset``: as in :meth:`decision_function`."""
         return np.exp(self.predict_log_proba(X, offset))
 
-    @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
+    @lazy_on_dask(dtype=lambda self: self.classes_.dtype, in_memory_only=("offset",))
     def predict(self, X: Any, offset: Any = None) -> Any:
         """The most probable class."""
         eta = self.decision_function(X, offset)

@@ -228,8 +228,8 @@ class BayesianLinearRegression(LinearRegressorBase):
             check_is_fitted(self)
             cols = None if self._single_output else self.coef_.shape[0]
             mean = lazy_rows(self, "predict", X, cols)
-            return (mean, lazy_rows(self, "predict", X, cols, index=1, return_std=True)) \
-                if return_std else mean
+            std = lazy_rows(self, "predict", X, cols, index=1, kwargs={"return_std": True})
+            return (mean, std) if return_std else mean
         mean = super().predict(X)
         if not return_std:
             return mean

@@ -343,8 +343,8 @@ def _lms_pass(w: np.ndarray, X: np.ndarray, t: np.ndarray, eta: float, off: int)
 def _target_spread(T: Any) -> float:
     """The targets' largest standard deviation over the outputs (1 where they are
     constant): the weights' natural size, in the targets' units."""
-    if is_dask(T):
-        spread = float(np.max(np.asarray(T.std(axis=0).compute())))
+    if is_dask(T):  # (dask's own std is NaN where a chunk is empty: a filtered array)
+        spread = float(np.sqrt(np.max(reduce_chunks(column_stats_chunk, T).var())))
     else:
         spread = float(np.max(np.std(np.asarray(T, dtype=np.float64), axis=0)))
     return spread if np.isfinite(spread) and spread > 0 else 1.0
