@@ -164,3 +164,32 @@ def test_prediction_keywords_reach_the_chunks_and_offsets_are_refused_at_the_cal
         with pytest.raises(ValueError, match="offset is not supported with Dask X"):
             predict(Xd, offset=off)
     np.testing.assert_allclose(glm.predict_proba(Xd).compute(), glm.predict_proba(X))
+
+
+def test_dask_frames_of_extension_and_boolean_dtypes_fit_as_in_memory():
+    """A Dask DataFrame with a bool, Int64, Float64 or pyarrow-double column became an
+    object array ("X must be numeric"), and a categorical Series of integer labels an
+    object array of "unknown" label type; text columns are now named in the error."""
+    import dask.dataframe as dd
+    import numpy as np
+    import pandas as pd
+    import pytest
+    from problin import GaussianNB, LogisticRegression
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=200)
+    flag = rng.random(200) > 0.5
+    y = (x + flag + rng.logistic(size=200) > 0.5).astype(int)
+    frames = {"bool": pd.DataFrame({"x": x, "f": flag}),
+              "Int64": pd.DataFrame({"x": x, "f": pd.array(flag.astype(int), dtype="Int64")}),
+              "Float64": pd.DataFrame({"x": pd.array(x, dtype="Float64"),
+                                       "f": pd.array(flag * 1.0, dtype="Float64")})}
+    for name, frame in frames.items():
+        a = LogisticRegression().fit(frame.astype(float).to_numpy(), y)
+        b = LogisticRegression().fit(dd.from_pandas(frame, npartitions=3), y)
+        np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, err_msg=name)
+    labels = dd.from_pandas(pd.Series(y).astype("category"), npartitions=3)
+    X = dd.from_pandas(frames["bool"].astype(float), npartitions=3)
+    np.testing.assert_array_equal(GaussianNB().fit(X, labels).classes_, [0, 1])
+    text = dd.from_pandas(pd.DataFrame({"x": x, "g": np.where(flag, "a", "b")}), npartitions=2)
+    with pytest.raises(TypeError, match=r"columns that are not numbers: \['g'\]"):
+        LogisticRegression().fit(text, y)

@@ -64,7 +64,7 @@ def as_dask_rows(X: Any, name: str = "X", ndim: int = 2) -> Any:
         if not hasattr(X, "to_dask_array"):
             raise TypeError(f"{name} is a {type(X).__name__}; pass a dask.array.Array or a "
                             "Dask DataFrame/Series")
-        X = X.to_dask_array(lengths=True)
+        X = _plain_dtypes(X, name).to_dask_array(lengths=True)
     if np.isnan(np.asarray(X.chunks[0], dtype=np.float64)).any():
         X = X.compute_chunk_sizes()
     if X.ndim != ndim:
@@ -74,6 +74,36 @@ def as_dask_rows(X: Any, name: str = "X", ndim: int = 2) -> Any:
     if X.ndim == 2 and len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     return X
+
+
+def _plain_dtypes(frame: Any, name: str) -> Any:
+    """A Dask DataFrame or Series with numpy dtypes where pandas' would make an object
+    array: numeric extension and boolean columns (``Int64``, ``Float64``, pyarrow
+    doubles, bool beside floats) as float64, a categorical Series of numbers or booleans
+    as its categories' type. Text columns stay (refused later, by name)."""
+    import pandas as pd
+    if getattr(frame, "ndim", 1) == 2:
+        dtypes = frame.dtypes
+        # (numbers of numpy dtypes mix into one; bool beside them makes objects)
+        plain = all(isinstance(t, np.dtype) and t.kind in "iuf" for t in dtypes) or \
+            all(isinstance(t, np.dtype) and t.kind == "b" for t in dtypes)
+        numeric = all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)
+                      for t in dtypes)
+        if numeric and not plain:
+            return frame.astype(np.float64)
+        if not numeric:
+            text = [str(c) for c, t in zip(frame.columns, dtypes)
+                    if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+            raise TypeError(f"{name} has columns that are not numbers: {text[:10]}; encode "
+                            "them first (problin.io.read_dask reads a file with its "
+                            "categorical columns encoded)")
+        return frame
+    dtype = frame.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and \
+            (pd.api.types.is_numeric_dtype(dtype.categories) or
+             pd.api.types.is_bool_dtype(dtype.categories)):
+        return frame.astype(dtype.categories.dtype)
+    return frame
 
 
 def align_rows(v: Any, X: Any, name: str) -> Any:
