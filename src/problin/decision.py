@@ -114,6 +114,8 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         validate_params(self)
         fit_params = _weight_params(self.estimator, sample_weight)
+        if is_dask(y) and not is_dask(X):  # rows in memory: their labels are too
+            y = np.asarray(y.compute())
         if is_dask(X) or is_dask(y):
             # Dask input: the estimator validates it chunk by chunk; nothing is
             # collected here (the class frequencies, if needed, are one pass over y).

@@ -193,3 +193,37 @@ def test_dask_frames_of_extension_and_boolean_dtypes_fit_as_in_memory():
     text = dd.from_pandas(pd.DataFrame({"x": x, "g": np.where(flag, "a", "b")}), npartitions=2)
     with pytest.raises(TypeError, match=r"columns that are not numbers: \['g'\]"):
         LogisticRegression().fit(text, y)
+
+
+def test_nan_in_a_dask_chunk_at_predict_names_the_chunk_and_row():
+    """Fits name the chunk and row of a NaN; predictions gave scikit-learn's bare
+    "Input X contains NaN"."""
+    import dask.array as da
+    import numpy as np
+    import pytest
+    from problin import GaussianNB, LogisticRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] + rng.logistic(size=400) > 0).astype(int)
+    gaps = X.copy()
+    gaps[250, 1] = np.nan
+    for model in (LogisticRegression().fit(X, y), GaussianNB().fit(X, y)):
+        with pytest.raises(ValueError, match=r"NaN in chunk 2 \(row 250; the chunk holds "
+                                             r"rows 200 to 299\)"):
+            model.predict_proba(da.from_array(gaps, chunks=100)).compute(scheduler="sync")
+
+
+def test_bayes_decision_with_rows_in_memory_and_dask_labels():
+    """BayesDecision.fit(numpy X, Dask y) fitted the model, then failed counting the
+    classes ("X is a ndarray; pass a dask.array.Array")."""
+    import dask.array as da
+    import numpy as np
+    from problin import BayesDecision, LogisticRegression
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    # (a model without priors of its own: the class frequencies are counted from y)
+    a = BayesDecision(LogisticRegression(), priors=[0.3, 0.7]).fit(X, da.from_array(y, 100))
+    b = BayesDecision(LogisticRegression(), priors=[0.3, 0.7]).fit(X, y)
+    np.testing.assert_allclose(a.training_priors_, b.training_priors_)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))

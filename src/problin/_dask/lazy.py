@@ -25,12 +25,24 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _apply_rows(estimator: Any, method: str, tail: tuple[int, ...], dtype: Any, index: Any,
-                kwargs: dict[str, Any], names: np.ndarray | None, block: Any) -> np.ndarray:
+                kwargs: dict[str, Any], names: np.ndarray | None, block: Any,
+                block_info: Any = None) -> np.ndarray:
     if block.shape[0] == 0:
         return np.empty((0,) + tail, dtype=dtype)
+    rows = block
     if names is not None:  # the chunk of a DataFrame the estimator was fitted on
         block = pd.DataFrame(block, columns=names)
-    out = getattr(estimator, method)(block, **kwargs)
+    try:
+        out = getattr(estimator, method)(block, **kwargs)
+    except ValueError:
+        missing = np.isnan(rows).any(axis=1) if rows.dtype.kind == "f" else None
+        if missing is None or not missing.any() or not block_info:
+            raise
+        where = block_info[0]  # (the chunk and its rows, as the fits name them)
+        k, lo = where["chunk-location"][0], where["array-location"][0][0]
+        raise ValueError(f"Input X contains NaN in chunk {k} (row "
+                         f"{lo + int(np.argmax(missing))}; the chunk holds rows {lo} to "
+                         f"{lo + rows.shape[0] - 1}).") from None
     return out if index is None else out[index]
 
 
