@@ -1,5 +1,5 @@
 """Decision theory on top of any probabilistic classifier: deployment priors and costs."""
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -115,7 +115,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         validate_params(self)
         fit_params = _weight_params(self.estimator, sample_weight)
         if is_dask(y) and not is_dask(X):  # rows in memory: their labels are too
-            y = np.asarray(y.compute())
+            y = np.asarray(cast(Any, y).compute())
         if is_dask(X) or is_dask(y):
             # Dask input: the estimator validates it chunk by chunk; nothing is
             # collected here (the class frequencies, if needed, are one pass over y).
