@@ -31,7 +31,7 @@ import difflib
 import functools
 import types
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Self, TypeVar, cast
 
 import numpy as np
@@ -280,27 +280,9 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
                              f"not the fitted {list(self.design_columns_)}")
         return self._features(matrix, columns, frame.index)
 
-    def _text_columns(self) -> list[str]:
-        """The columns read as categories whose fitted levels are all text: a file read
-        for prediction must read them as text too (a column of "1", "2" and "x" at fit
-        reads as integers where it holds only "1" and "2")."""
-        fm = formulaic_api()
-        columns = []
-        for factor, (kind, state) in self.model_spec_.encoder_state.items():
-            levels = list(state.get("categories", ()))
-            if fm.Factor.Kind(kind) is not fm.Factor.Kind.CATEGORICAL or not levels or \
-                    not all(isinstance(v, str) for v in levels):
-                continue
-            try:
-                variables = formula_columns(fm.Parsed(str(factor)))
-            except (fm.FormulaicError, SyntaxError):
-                continue
-            if len(variables) == 1:
-                columns.append(str(next(iter(variables))))
-        return columns
-
-    def _check_levels(self, frame: pd.DataFrame) -> None:
-        """An unseen level is an error naming the column (formulaic would make it NaN)."""
+    def _categories(self) -> Iterator[tuple[Any, str, list[Any]]]:
+        """``(factor, column, levels)`` of each fitted categorical factor of one column
+        (a transform of several columns is left to formulaic's own messages)."""
         fm = formulaic_api()
         for factor, (kind, state) in self.model_spec_.encoder_state.items():
             if fm.Factor.Kind(kind) is not fm.Factor.Kind.CATEGORICAL or \
@@ -310,16 +292,28 @@ class Formula(MetaEstimatorMixin, BaseEstimator):
                 variables = formula_columns(fm.Parsed(str(factor)))
             except (fm.FormulaicError, SyntaxError):
                 continue
-            if len(variables) != 1 or next(iter(variables)) not in frame.columns:
-                continue  # a transform of several columns: formulaic's own message
-            column = next(iter(variables))
-            values = frame[column]
-            seen = set(state["categories"])
-            unseen = sorted({v for v in values.dropna().unique() if v not in seen}, key=str)
+            if len(variables) == 1:
+                yield factor, str(next(iter(variables))), list(state["categories"])
+
+    def _text_columns(self) -> list[str]:
+        """The columns read as categories whose fitted levels are all text: a file read
+        for prediction must read them as text too (a column of "1", "2" and "x" at fit
+        reads as integers where it holds only "1" and "2")."""
+        return [column for _, column, levels in self._categories()
+                if levels and all(isinstance(v, str) for v in levels)]
+
+    def _check_levels(self, frame: pd.DataFrame) -> None:
+        """An unseen level is an error naming the column (formulaic would make it NaN)."""
+        for factor, column, levels in self._categories():
+            if column not in frame.columns:
+                continue
+            seen = set(levels)
+            unseen = sorted({v for v in frame[column].dropna().unique() if v not in seen},
+                            key=str)
             if unseen:
                 raise ValueError(
                     f"column {column!r} ({factor}) has levels not seen when the model was "
-                    f"fitted: {unseen[:10]}; known levels: {list(state['categories'])[:20]}")
+                    f"fitted: {unseen[:10]}; known levels: {levels[:20]}")
 
     # ------------------------------------------------------------- delegates
     @_if_has("predict")

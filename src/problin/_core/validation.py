@@ -15,7 +15,7 @@ __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
            "check_finite_magnitude", "within_magnitude",
            "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE",
            "check_targets_resolvable", "check_columns_resolvable", "check_column_sizes",
-           "MIN_MAGNITUDE"]
+           "resolvable", "MIN_MAGNITUDE"]
 
 # The largest magnitude a training value may have. A square overflows float64
 # beyond 1.3e154, but the models need more than squares: sums over rows (and,
@@ -281,6 +281,16 @@ def check_columns_resolvable(means: np.ndarray, variances: np.ndarray,
         size = np.max(np.abs(means) + np.sqrt(np.maximum(variances, 0.0)), axis=0,
                       initial=0.0)
     check_column_sizes(size, names)
+
+
+def resolvable(estimator: Any, stats: Any) -> Any:
+    """``stats`` (per-class statistics: ``counts``, ``means``, ``var()``), once no column
+    of X is too small for float64 (:func:`check_columns_resolvable`, on the classes that
+    hold weight; named by the estimator's feature names)."""
+    seen = stats.counts > 0
+    check_columns_resolvable(stats.means[seen], stats.var()[seen],
+                             getattr(estimator, "feature_names_in_", None))
+    return stats
 
 
 def check_column_sizes(size: np.ndarray, names: Any = None) -> None:

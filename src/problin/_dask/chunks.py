@@ -84,20 +84,16 @@ def _plain_dtypes(frame: Any, name: str) -> Any:
     import pandas as pd
     if getattr(frame, "ndim", 1) == 2:
         dtypes = frame.dtypes
-        # (numbers of numpy dtypes mix into one; bool beside them makes objects)
-        plain = all(isinstance(t, np.dtype) and t.kind in "iuf" for t in dtypes) or \
-            all(isinstance(t, np.dtype) and t.kind == "b" for t in dtypes)
-        numeric = all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t)
-                      for t in dtypes)
-        if numeric and not plain:
-            return frame.astype(np.float64)
-        if not numeric:
-            text = [str(c) for c, t in zip(frame.columns, dtypes)
-                    if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+        text = [str(c) for c, t in zip(frame.columns, dtypes)
+                if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+        if text:
             raise TypeError(f"{name} has columns that are not numbers: {text[:10]}; encode "
                             "them first (problin.io.read_dask reads a file with its "
                             "categorical columns encoded)")
-        return frame
+        # (numbers of numpy dtypes mix into one; bool beside them makes objects)
+        plain = all(isinstance(t, np.dtype) and t.kind in "iuf" for t in dtypes) or \
+            all(isinstance(t, np.dtype) and t.kind == "b" for t in dtypes)
+        return frame if plain else frame.astype(np.float64)
     dtype = frame.dtype
     if isinstance(dtype, pd.CategoricalDtype) and \
             (pd.api.types.is_numeric_dtype(dtype.categories) or

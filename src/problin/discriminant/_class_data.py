@@ -14,7 +14,6 @@ from .._core.moments.class_stats import class_stats
 from .._core.types import Matrix, MatrixLike
 from .._core.validation import (
     check_class_weights,
-    check_columns_resolvable,
     check_finite_magnitude,
     check_label_types,
     check_sample_weight,
@@ -23,7 +22,7 @@ from .._dask.chunks import is_dask
 from .._dask.reductions import dask_class_reduce, dask_class_stats
 from .._frames import encode_frame
 
-__all__ = ["fit_class_stats", "validated_X", "linear_scores", "resolvable"]
+__all__ = ["fit_class_stats", "validated_X", "linear_scores"]
 
 
 def fit_class_stats(estimator: Any, X: MatrixLike, y: Any, sample_weight: ArrayLike | None,
@@ -78,12 +77,3 @@ def linear_scores(estimator: Any, X: MatrixLike, relative: bool = False) -> np.n
     X = validated_X(estimator, X)
     return extreme.linear_scores(X, estimator.coef_, estimator.intercept_, relative)
 
-
-def resolvable(estimator: Any, stats: Any) -> Any:
-    """``stats`` (class statistics), once no column of X is too small for float64
-    (:func:`~problin._core.validation.check_columns_resolvable`, on the classes that
-    hold weight; named by the estimator's feature names)."""
-    seen = stats.counts > 0
-    check_columns_resolvable(stats.means[seen], stats.var()[seen],
-                             getattr(estimator, "feature_names_in_", None))
-    return stats

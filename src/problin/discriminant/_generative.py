@@ -290,4 +290,3 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         Dask output for Dask ``X``.
         """
         return logsumexp(self._jll(X), axis=1)
-

@@ -17,10 +17,11 @@ from sklearn.utils._param_validation import Interval
 from .._core.linalg import symmetrize
 from .._core.moments.class_stats import between_scatter, pooled_scatter
 from .._core.types import MatrixLike
+from .._core.validation import resolvable
 from .._dask.lazy import lazy_on_dask
 from .._params import validate_params
 from ..exceptions import CollinearityWarning
-from ._class_data import fit_class_stats, linear_scores, resolvable, validated_X
+from ._class_data import fit_class_stats, linear_scores, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors
 
 __all__ = ["FisherDiscriminant", "fisher_directions"]

@@ -12,11 +12,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.moments.class_stats import ClassStats, class_stats
 from .._core.types import Matrix, MatrixLike
+from .._core.validation import resolvable
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import _class_stats_of, dask_class_stats
 from .._params import validate_params
-from ._class_data import resolvable
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 

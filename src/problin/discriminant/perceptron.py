@@ -17,14 +17,13 @@ from .._core.labels import encode_classes
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
-from .._core.validation import check_finite_magnitude, check_label_types
+from .._core.validation import check_finite_magnitude, check_label_types, resolvable
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_labels
 from .._frames import encode_frame
 from .._params import validate_params
-from ._class_data import resolvable
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["Perceptron"]

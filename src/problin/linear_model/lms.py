@@ -13,7 +13,7 @@ from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
-from .._core.validation import check_columns_resolvable
+from .._core.validation import resolvable
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_regression_data
@@ -228,9 +228,7 @@ class LMSRegressor(LinearRegressorBase):
         stats = reduce_chunks(column_stats_chunk, X) if is_dask(X) else column_stats(X)
         if seen is not None:
             stats = seen.merge(stats)
-        check_columns_resolvable(stats.means, stats.var(),
-                                 getattr(self, "feature_names_in_", None))
-        return stats
+        return resolvable(self, stats)
 
     def _keep_scaling(self, stats: ClassStats) -> None:
         """Keep the statistics of the rows seen and the standardisation they give."""
