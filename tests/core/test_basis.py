@@ -59,3 +59,27 @@ def test_flat_direction_moves_the_covariance_onto_the_raw_constraint():
     got = basis.covariance_to_raw(cov, n_blocks, flat=u)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
     assert abs(u @ got @ u) <= 1e-9 * np.abs(got).max()
+
+
+def test_from_sample_finds_constant_columns_by_their_values():
+    """A column is constant when every row equals the first, whatever its weighted mean
+    rounds to; one differing in the last bit of one row, or with values near the
+    float64 limit (their differences overflow), is not."""
+    rng = np.random.default_rng(3)
+    n = 61
+    X = rng.normal(size=(n, 6))
+    X[:, 0] = 0.1                                # constant, mean rounds (1/61 weights)
+    X[:, 1] = -0.0                               # constant zero (signed)
+    X[:, 2] = 7.3
+    X[17, 2] = np.nextafter(7.3, 8.0)            # one row differs in the last bit
+    X[:, 4] = np.where(np.arange(n) % 2, 1e308, -1e308)  # differences overflow
+    basis = ColumnBasis.from_sample(X)
+    assert basis.scale[0] == 0.1 and basis.scale[1] == 1.0  # own magnitude, or 1
+    assert basis.scale[2] > 0 and basis.scale[2] < 1e-14    # a true (tiny) spread
+    sparse = ColumnBasis.from_sample(__import__("scipy.sparse").sparse.csr_matrix(X))
+    for b in (basis, sparse):
+        assert b.scale[0] == 0.1 and b.scale[1] == 1.0
+    assert basis.scale[4] == 1.0  # the spread overflows: scale 1, not a constant column
+    weights = np.ones(n)
+    weights[17] = 0.0  # the differing row carries no weight: constant again
+    assert ColumnBasis.from_sample(X[:, :3], weights=weights).scale[2] == 7.3

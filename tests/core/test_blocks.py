@@ -220,3 +220,26 @@ def test_map_reduce_sparse_results():
     X = sp.random(300, 6, density=0.3, format="csr", random_state=3)
     G = map_reduce(lambda Xb: Xb.T @ Xb, X, rows=50)
     np.testing.assert_allclose(_dense(G), (X.T @ X).toarray(), rtol=1e-12, atol=1e-14)
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_one_blas_thread_sets_one_thread_and_restores_even_after_an_error():
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        assert before and all(n == 2 for n in before)
+        with blocks.one_blas_thread():
+            assert all(n == 1 for n in _blas_threads())
+            with blocks.small_blas(100):  # nested: restores to the outer one
+                assert all(n == 1 for n in _blas_threads())
+            assert all(n == 1 for n in _blas_threads())
+        assert _blas_threads() == before
+        with pytest.raises(RuntimeError), blocks.one_blas_thread():
+            raise RuntimeError("inside")
+        assert _blas_threads() == before
+        with blocks.small_blas(10):  # tiny orders set no limit
+            assert _blas_threads() == before

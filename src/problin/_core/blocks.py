@@ -126,13 +126,31 @@ def _controller() -> ThreadpoolController:
     return _CONTROLLER
 
 
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS (and the LAPACK it carries) on one thread inside the block, as
+    threadpoolctl's ``limit(limits=1, user_api="blas")``, by each library's own
+    get and set calls (~1 us each): ``limit`` re-reads every loaded library's whole
+    state first, 10-100 us a time, called several times per small fit."""
+    libraries = [lib for lib in _controller().lib_controllers if lib.user_api == "blas"]
+    before = [lib.get_num_threads() for lib in libraries]
+    for lib, threads in zip(libraries, before):
+        if threads is not None:
+            lib.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for lib, threads in zip(libraries, before):
+            if threads is not None:
+                lib.set_num_threads(threads)
+
+
 # Matrices up to this order are factored with single-threaded BLAS.
 _SMALL_ORDER = 1000
 # Below this order BLAS runs on one thread anyway (OpenBLAS splits only larger
-# problems), while setting the limit costs ~0.1 ms each time (threadpoolctl
-# re-reads every library's state): a tenth of a small fit's iteration. One
-# exception found: potri's lauum wakes its threads at any order (see
-# linalg.Cholesky.inverse, which avoids it there).
+# problems): no limit is set (a few us each time). One exception found: potri's
+# lauum wakes its threads at any order (see linalg.Cholesky.inverse, which
+# avoids it there).
 _TINY_ORDER = 64
 
 
@@ -148,7 +166,7 @@ def small_blas(order: int) -> AbstractContextManager[Any]:
     """
     if order > _SMALL_ORDER or order < _TINY_ORDER:
         return nullcontext()
-    return _controller().limit(limits=1)
+    return one_blas_thread()
 
 
 _LOCAL = threading.local()
@@ -192,7 +210,7 @@ def reduce_row_ranges(func: Callable[[int, int], Any], n_rows: int, rows: int,
     global _POOL
     if _POOL is None or _POOL._max_workers < workers:
         _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="problin-block")
-    with _controller().limit(limits=1):
+    with one_blas_thread():
         parts = list(_POOL.map(lambda i: func(cuts[i], cuts[i + 1]), range(workers)))
     total = None
     for part in parts:
@@ -235,8 +253,7 @@ class OneThreadBLAS:
     passes over all rows. A multithreaded BLAS call there leaves OpenBLAS's threads
     spinning after it returns (for up to ~0.1 s), competing with the next pass's
     block threads: measured ~30 % slower passes on a 2-core machine (95-125 ms
-    instead of 70-80 on Dask; 85-88 ms instead of 63 in memory). Setting the limit
-    costs ~0.1 ms a call, nothing at the sizes where the engine sketches."""
+    instead of 70-80 on Dask; 85-88 ms instead of 63 in memory)."""
 
     def __init__(self, objective: Any) -> None:
         self._objective = objective
@@ -249,7 +266,7 @@ class OneThreadBLAS:
             return found
 
         def one_thread(*args: Any, **kwargs: Any) -> Any:
-            with _controller().limit(limits=1, user_api="blas"):
+            with one_blas_thread():
                 return found(*args, **kwargs)
 
         return one_thread

@@ -104,21 +104,24 @@ class ColumnBasis:
                 mean = np.asarray(Xs.T @ w).ravel()
                 second = np.asarray(Xs.multiply(Xs).T @ w).ravel()
                 std = np.sqrt(np.maximum(second - mean ** 2, 0.0))  # only a scale
-                lo = Xs.min(axis=0).toarray().ravel()
-                hi = Xs.max(axis=0).toarray().ravel()
+                value = Xs.max(axis=0).toarray().ravel()
+                constant = Xs.min(axis=0).toarray().ravel() == value
             else:
                 Xs = np.asarray(Xs, dtype=np.float64)
                 mean = w @ Xs
                 deviation = Xs - mean
                 np.square(deviation, out=deviation)
                 std = np.sqrt(w @ deviation)
-                lo, hi = Xs.min(axis=0), Xs.max(axis=0)
+                # Constant: every row equals the first (a sum of |differences| is 0 only
+                # then; numpy's column min and max along short rows cost 4x more).
+                value = Xs[0]
+                moved = np.subtract(Xs, value)
+                constant = np.ones(Xs.shape[0]) @ np.abs(moved, out=moved) == 0.0
             # A constant column is found by its values, not by its spread: the weighted
             # mean of equal values rounds (sum of w = 1/60 is not 1), which left a spread
             # of ~1e-16, a scale of 1e-16, and the column as rounding noise blown up
             # to unit spread (the fit then followed the noise, or its prior vanished).
-            constant = lo == hi
-            mean = np.where(constant, hi, mean)
+            mean = np.where(constant, value, mean)
             std = np.where(constant, 0.0, std)
         scale = np.where(std > 0, std, np.where(mean != 0, np.abs(mean), 1.0))
         scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)

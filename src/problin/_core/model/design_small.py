@@ -53,14 +53,17 @@ class SmallDenseDesign(Design):
     def __init__(self, X: np.ndarray, intercept: bool = True, rows: int | None = None,
                  basis: ColumnBasis | None = None) -> None:
         super().__init__(X, intercept, rows, basis)
-        Z = self._block(X)
-        if self.intercept:
-            Z = np.column_stack([np.ones(self.n_samples), Z])
-        elif Z is X:
-            Z = X.copy()
-        if self._m is not None:
-            Z *= self._m
-        self._Z1 = np.ascontiguousarray(Z, dtype=np.float64)
+        # [1, Z] m, written once into its own array (no stacked copy).
+        block = self._block(X)
+        first = int(self.intercept)
+        Z1 = np.empty((self.n_samples, self.n_params))
+        if first:
+            Z1[:, 0] = 1.0 if self._m is None else self._m[0]
+        if self._m is None:
+            Z1[:, first:] = block
+        else:
+            np.multiply(block, self._m[first:], out=Z1[:, first:])
+        self._Z1 = Z1
         self._Z1t = np.ascontiguousarray(self._Z1.T)  # the Gram's weighted operand
         self._sources: tuple[int, np.ndarray] | None = None
         # The softmax Hessian's buffers where too big to keep in the thread (else
