@@ -371,3 +371,45 @@ def test_softmax_gradient_weights_by_row_range_and_by_chunk(seed, contrast, weig
     exact = np.where(everyone, e, 0.0).sum(axis=1) / e.sum(axis=1)
     np.testing.assert_allclose(state.observed_complements(), exact.astype(float), rtol=1e-12,
                                atol=1e-300)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), contrast=st.booleans(), weighted=st.booleans(),
+       cut=st.floats(0.05, 0.95), n_classes=st.integers(2, 6))
+def test_softmax_state_is_the_same_stored_class_by_class(seed, contrast, weighted, cut,
+                                                         n_classes):
+    # The small design's eta comes class by class (Fortran order). Every quantity of the
+    # state is then what the row-major state gives, to the rounding of each row's sum of
+    # M terms (BLAS adds them in another order): the loss, P, the gradient weights (all
+    # rows, and a row range, which comes row-major), the exact complements of a row range
+    # and of the observed classes.
+    from problin._core.model.family_softmax import CategoricalSoftmax
+    rng = np.random.default_rng(seed)
+    n, family = 500, CategoricalSoftmax(n_classes, contrast=contrast)
+    eta = rng.normal(0.0, 1.0, (n, family.n_free)) * rng.choice([0.3, 5.0, 60.0], (n, 1))
+    t = rng.integers(0, n_classes, n)
+    sw = rng.uniform(0.0, 2.0, n) if weighted else None
+    eta_f = np.asfortranarray(eta)
+    assert family.n_free == 1 or not eta_f.flags.c_contiguous
+    loss_c, row_major = family.derivatives(t, eta, sw)
+    out = np.empty(eta.shape, order="F")
+    loss_f, class_major = family.derivatives(t, eta_f, sw, out=out)
+    assert class_major.P is out and class_major.class_major == (family.n_free > 1)
+    close = {"rtol": 1e-14, "atol": 1e-300}
+    np.testing.assert_allclose(loss_f, loss_c, rtol=1e-14)
+    np.testing.assert_allclose(family.loss(t, eta_f, sw), loss_c, rtol=1e-14)
+    np.testing.assert_allclose(class_major.P, row_major.P, **close)
+    G = class_major.gradient_weights()
+    assert G.flags.f_contiguous or family.n_free == 1
+    np.testing.assert_allclose(G, row_major.gradient_weights(), **close)
+    lo = int(cut * n) // 2
+    hi = lo + 1 + int(cut * (n - lo - 1))
+    np.testing.assert_array_equal(class_major.gradient_weights(lo, hi), G[lo:hi])
+    np.testing.assert_array_equal(class_major.complements(lo, hi), class_major.complements()[lo:hi])
+    np.testing.assert_allclose(class_major.complements(), row_major.complements(), **close)
+    np.testing.assert_allclose(class_major.observed_complements(),
+                               row_major.observed_complements(), **close)
+    assert class_major.fix[0].size == row_major.fix[0].size > 0  # near-1 rows exercised
+    # A mismatched output buffer is not used (its positions would be eta's order's).
+    _, other = family.derivatives(t, eta_f, sw, out=np.empty(eta.shape))
+    np.testing.assert_array_equal(other.gradient_weights(), G)

@@ -17,7 +17,7 @@ from sklearn.utils.validation import validate_data
 from .._core.labels import encode_classes
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
-from .._core.model.families import CategoricalSoftmax
+from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.objective import GLMObjective, PriorPrecision
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.validation import (

@@ -70,7 +70,7 @@ class SoftmaxProducts:
                      single: bool = False) -> np.ndarray:
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).
 
-        ``curvature``: a :class:`~problin._core.model.families.SoftmaxState` (the
+        ``curvature``: a :class:`~problin._core.model.family_softmax.SoftmaxState` (the
         free-class probabilities P and their exact complements Q).
         ``x_n`` is the row of ``[1, X]``; blocks are ordered class-major. Per
         row block the off-diagonal blocks ``-X^T diag(p_k p_j) X`` come from

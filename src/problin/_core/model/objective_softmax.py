@@ -4,7 +4,7 @@
 
 with one parameter block per free class (the first class's logits fixed at 0
 when unpenalised: the K - 1 contrasts; all K blocks under a prior). The row
-derivatives are :class:`~problin._core.model.families.SoftmaxState`'s (exact
+derivatives are :class:`~problin._core.model.family_softmax.SoftmaxState`'s (exact
 complements where a probability is near 1); the exact Hessian is the design's
 ``softmax_gram``. Follows the solvers' contract
 (:mod:`~problin._core.model.contract`) with its unfused defaults, and, at the
@@ -18,7 +18,7 @@ from ..blocks import ELEMENTWISE_ROWS, map_rows
 from .contract import ObjectiveBase
 from .design import Design
 from .design_small import SMALL_ELEMENTS
-from .families import SoftmaxState
+from .family_softmax import SoftmaxState, _class_major
 from .objective import _range_basis, _scaled_weights
 from .prior import GaussianPrior, PriorPrecision
 from .start_curvature import SharedStartCurvature
@@ -47,9 +47,9 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         self.n_params = self.n_blocks * design.n_params
         self._init_prior(prior_precision, prior_mean)
         self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
-        # Targets among the free classes, their rows and flat positions in P
-        # (formed once: t does not change).
-        self._targets: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # Targets among the free classes, their rows and positions in P's memory,
+        # by P's order (class-major or not; formed once: t does not change).
+        self._targets: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
@@ -78,17 +78,22 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         if cached is not None and cached[0] is eta:
             return cached[1]
         self._cached = None
+        key, t, sw = eta, self.t, self.sample_weight
+        n, M = eta.shape
+        # One chunk (1 MB at most, no threads) in eta's memory order; row chunks row-major.
+        whole = n * M <= SMALL_ELEMENTS
+        eta = np.asarray(eta, dtype=np.float64)
+        eta = eta if whole and eta.flags.f_contiguous else np.ascontiguousarray(eta)
+        class_major = whole and _class_major(eta)
         P = cached[1][1].P if cached is not None else None
-        if P is None or P.shape != eta.shape:
-            P = np.empty(eta.shape)
+        if P is None or P.shape != eta.shape or _class_major(P) != class_major:
+            P = np.empty(eta.shape, order="F" if class_major else "C")
         cached = None
-        t, sw = self.t, self.sample_weight
-        n, M = P.shape
-        if self._targets is None:
-            self._targets = self.family.observed_classes(t)
-        if n * M <= SMALL_ELEMENTS:  # one chunk (1 MB at most): no threads
-            self._cached = (eta, self.family.derivatives(t, eta, sw, out=P,
-                                                         observed=self._targets))
+        targets = self._targets.get(class_major)
+        if targets is None:
+            targets = self._targets[class_major] = self.family.observed_classes(t, class_major)
+        if whole:
+            self._cached = (key, self.family.derivatives(t, eta, sw, out=P, observed=targets))
             return self._cached[1]
         parts: list[tuple[int, SoftmaxState]] = []
 
@@ -105,9 +110,9 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             out = (loss, parts[0][1])
         else:
             parts.sort(key=lambda part: part[0])
-            free_t, _, flat = self._targets
+            free_t, _, flat = targets
             out = (loss, SoftmaxState.concatenate(P, parts, free_t, sw, flat))
-        self._cached = (eta, out)
+        self._cached = (key, out)
         return out
 
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
