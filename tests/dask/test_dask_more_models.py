@@ -227,3 +227,54 @@ def test_bayes_decision_with_rows_in_memory_and_dask_labels():
     b = BayesDecision(LogisticRegression(), priors=[0.3, 0.7]).fit(X, y)
     np.testing.assert_allclose(a.training_priors_, b.training_priors_)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_predictions_on_unknown_row_counts_compute_nothing_and_leave_x_as_it_was():
+    """Predictions on a Dask array of unknown chunk sizes (a boolean row selection) or
+    on a Dask DataFrame computed every chunk's length first (a whole read of the source),
+    and compute_chunk_sizes() changed the caller's array in place. Now they stay lazy
+    until computed, equal the in-memory predictions, and a fit on such rows works on a
+    copy. A NaN there is named by its chunk and its row within the chunk."""
+    import dask.array as da
+    import dask.dataframe as dd
+    import numpy as np
+    import pandas as pd
+    import pytest
+    from problin import GaussianNB, LogisticRegression
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] + rng.logistic(size=400) > 0).astype(int)
+    keep = X[:, 2] > -1.0
+    Xd = da.from_array(X, chunks=100)
+    rows = Xd[Xd[:, 2] > -1.0]
+    assert np.isnan(rows.chunks[0]).all()
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abc")), npartitions=4)
+    for model in (LogisticRegression().fit(X, y), GaussianNB().fit(X, y)):
+        proba = model.predict_proba(rows)
+        assert np.isnan(rows.chunks[0]).all() and np.isnan(proba.chunks[0]).all()
+        np.testing.assert_allclose(proba.compute(scheduler="sync"),
+                                   model.predict_proba(X[keep]), rtol=1e-12, atol=0)
+        named = clone_named(model, X, y)
+        labels = named.predict(frame)
+        assert np.isnan(labels.chunks[0]).all()  # no partition lengths computed
+        np.testing.assert_array_equal(labels.compute(scheduler="sync"), named.predict(
+            pd.DataFrame(X, columns=list("abc"))))
+    yd = da.from_array(y, chunks=100)[Xd[:, 2] > -1.0]
+    fitted = LogisticRegression().fit(rows, yd)
+    assert np.isnan(rows.chunks[0]).all() and np.isnan(yd.chunks[0]).all()
+    np.testing.assert_allclose(fitted.coef_, LogisticRegression().fit(X[keep], y[keep]).coef_,
+                               rtol=1e-9)
+    gaps = X.copy()
+    gaps[np.flatnonzero(keep)[130], 1] = np.nan  # the 131st kept row: chunk 1, row 30 of it
+    Gd = da.from_array(gaps, chunks=100)
+    gap_rows = Gd[Gd[:, 2] > -1.0]
+    first = int(keep[:100].sum())
+    with pytest.raises(ValueError, match=rf"NaN in chunk 1 \(its row {130 - first} of "
+                                         rf"{int(keep[100:200].sum())}\)"):
+        LogisticRegression().fit(X, y).predict(gap_rows).compute(scheduler="sync")
+
+
+def clone_named(model, X, y):
+    import pandas as pd
+    from sklearn.base import clone
+    return clone(model).fit(pd.DataFrame(X, columns=list("abc")), y)

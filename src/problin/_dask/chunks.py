@@ -51,22 +51,25 @@ def is_dask(X: Any) -> bool:
     return hasattr(X, "__dask_graph__") and type(X).__module__.split(".")[0] == "dask"
 
 
-def as_dask_rows(X: Any, name: str = "X", ndim: int = 2) -> Any:
-    """``X`` as a ``dask.array.Array`` of ``ndim`` dimensions with known row chunks.
+def as_dask_rows(X: Any, name: str = "X", ndim: int = 2, known_rows: bool = True) -> Any:
+    """``X`` as a ``dask.array.Array`` of ``ndim`` dimensions, each chunk whole rows.
 
-    A Dask DataFrame or Series becomes an array with computed partition
-    lengths; unknown chunk sizes (``nan``, e.g. from ``to_dask_array()``
-    without ``lengths``) are computed; the columns are merged into one chunk,
-    so that every chunk holds whole rows.
+    With ``known_rows`` (the fits, which align labels and weights with the
+    rows), a Dask DataFrame or Series becomes an array with computed partition
+    lengths, and unknown chunk sizes (``nan``, e.g. from ``to_dask_array()``
+    without ``lengths``, or a boolean row selection) are computed, on a copy:
+    the caller's array is left as it was. Without (the lazy predictions, chunk
+    by chunk), nothing is computed: the row counts may stay unknown. The
+    columns are merged into one chunk.
     """
     import dask.array as da
     if not isinstance(X, da.Array):
         if not hasattr(X, "to_dask_array"):
             raise TypeError(f"{name} is a {type(X).__name__}; pass a dask.array.Array or a "
                             "Dask DataFrame/Series")
-        X = _plain_dtypes(X, name).to_dask_array(lengths=True)
-    if np.isnan(np.asarray(X.chunks[0], dtype=np.float64)).any():
-        X = X.compute_chunk_sizes()
+        X = _plain_dtypes(X, name).to_dask_array(lengths=True if known_rows else None)
+    if known_rows and np.isnan(np.asarray(X.chunks[0], dtype=np.float64)).any():
+        X = X.copy().compute_chunk_sizes()  # (it computes in place: not the caller's array)
     if X.ndim != ndim:
         raise ValueError(f"Expected a {ndim}D Dask array for {name}, got shape {X.shape}"
                          + ("; reshape it to (n_samples, 1) for a single feature"

@@ -40,8 +40,12 @@ def _apply_rows(estimator: Any, method: str, tail: tuple[int, ...], dtype: Any, 
             raise
         where = block_info[0]  # (the chunk and its rows, as the fits name them)
         k, lo = where["chunk-location"][0], where["array-location"][0][0]
+        first = int(np.argmax(missing))
+        if np.isnan(lo):  # rows of unknown count before this chunk: counted in the chunk
+            raise ValueError(f"Input X contains NaN in chunk {k} (its row {first} of "
+                             f"{rows.shape[0]}).") from None
         raise ValueError(f"Input X contains NaN in chunk {k} (row "
-                         f"{lo + int(np.argmax(missing))}; the chunk holds rows {lo} to "
+                         f"{lo + first}; the chunk holds rows {lo} to "
                          f"{lo + rows.shape[0] - 1}).") from None
     return out if index is None else out[index]
 
@@ -58,7 +62,7 @@ def lazy_rows(estimator: Any, method: str, X: Any, columns: int | None = None,
     """
     kwargs = {} if kwargs is None else kwargs
     names, fitted_names = _string_columns(X), getattr(estimator, "feature_names_in_", None)
-    X = as_dask_rows(X, "X")
+    X = as_dask_rows(X, "X", known_rows=False)  # (chunk by chunk: no row counts needed)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
                          f"expecting {estimator.n_features_in_} features as input.")
