@@ -149,3 +149,30 @@ def test_a_category_column_keeps_its_declared_order():
     np.testing.assert_allclose(np.r_[model.intercept_, model.coef_.ravel()],
                                reference.params[["Intercept", "x", "dose[T.mid]",
                                                  "dose[T.high]"]].to_numpy(), rtol=1e-8)
+
+
+def _classifier_names():
+    for n in problin.__all__:
+        cls = getattr(problin, n)
+        if isinstance(cls, type) and issubclass(cls, BaseEstimator) \
+                and n not in ("BayesDecision", "Formula") and is_classifier(cls()):
+            yield n  # (the wrappers take a model: their classes_ are the model's)
+
+
+@pytest.mark.parametrize("name", list(_classifier_names()))
+def test_categorical_labels_of_booleans_or_numbers_keep_their_values(name):
+    """A ``category`` Series of booleans as y gave classes_ [0.0, 1.0] in memory (scikit-
+    learn's check reads it as floats) but [False, True] on Dask and as a plain bool
+    Series. Every classifier now reads the categories' values: True/False labels stay
+    labels, numbers stay integers."""
+    est = getattr(problin, name)()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    X = np.abs(np.column_stack([FRAME.x, RNG.normal(size=N)]))
+    flags = (FRAME.x + RNG.normal(size=N) > 0.3).to_numpy()
+    for labels, values in ((flags, [False, True]), (flags.astype(int) * 3 + 1, [1, 4])):
+        as_category = clone(est).fit(X, pd.Series(labels).astype("category"))
+        plain = clone(est).fit(X, pd.Series(labels))
+        assert as_category.classes_.dtype == plain.classes_.dtype == np.asarray(labels).dtype
+        np.testing.assert_array_equal(as_category.classes_, values)
+        np.testing.assert_array_equal(as_category.predict(X), plain.predict(X))

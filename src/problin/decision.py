@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
 
 from ._core.numerics import log_softmax
 from ._core.types import MatrixLike
-from ._core.validation import check_label_types, check_priors, check_sample_weight
+from ._core.validation import check_priors, check_sample_weight, label_values
 from ._dask.chunks import is_dask
 from ._dask.lazy import lazy_on_dask
 from ._dask.reductions import dask_class_counts
@@ -124,7 +124,7 @@ class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if hasattr(self.estimator_, "feature_names_in_"):
                 self.feature_names_in_ = self.estimator_.feature_names_in_
         else:
-            check_label_types(y)
+            y = label_values(y)
             X, y = validate_data(self, X, y, skip_check_array=True)
             y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None,
                             input_name="y")  # rejects NaN/inf labels

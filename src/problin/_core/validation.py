@@ -11,7 +11,7 @@ from .blocks import _default_rows, reduce_row_ranges
 from .types import Matrix
 
 __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
-           "check_class_totals", "check_label_types", "check_priors",
+           "check_class_totals", "check_label_types", "label_values", "check_priors",
            "check_finite_magnitude", "within_magnitude",
            "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE",
            "check_targets_resolvable", "check_columns_resolvable", "check_column_sizes",
@@ -122,6 +122,21 @@ def check_label_types(y: ArrayLike) -> None:
     if len(kinds) > 1:
         raise TypeError("y must hold class labels of one type (all numbers or all strings), "
                         f"but it mixes {', '.join(sorted(kinds))}")
+
+
+def label_values(y: Any) -> Any:
+    """``y`` checked by :func:`check_label_types`, with a pandas categorical of numbers
+    or booleans read as its categories' values: scikit-learn's check reads categorical
+    booleans as 0.0 and 1.0, while the same labels as a plain column, or on Dask
+    (``_dask.chunks``), are False and True. Missing labels are left to the check that
+    names them."""
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "name", None) == "category":
+        values = dtype.categories.dtype
+        if isinstance(values, np.dtype) and values.kind in "biuf" and not y.isna().any():
+            y = y.astype(values)
+    check_label_types(y)
+    return y
 
 
 def check_priors(priors: ArrayLike, n_classes: int, *, name: str = "priors") -> np.ndarray:

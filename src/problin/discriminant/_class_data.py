@@ -15,8 +15,8 @@ from .._core.types import Matrix, MatrixLike
 from .._core.validation import (
     check_class_weights,
     check_finite_magnitude,
-    check_label_types,
     check_sample_weight,
+    label_values,
 )
 from .._dask.chunks import is_dask
 from .._dask.reductions import dask_class_reduce, dask_class_stats
@@ -43,7 +43,7 @@ def fit_class_stats(estimator: Any, X: MatrixLike, y: Any, sample_weight: ArrayL
                                            accept_sparse=True)
         return None, dask_class_stats(estimator, X, y, sample_weight, "tied",
                                       accept_sparse=True)
-    check_label_types(y)
+    y = label_values(y)
     X, y = validate_data(estimator, encode_frame(estimator, X, True), y,
                          accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32], ensure_all_finite=False)

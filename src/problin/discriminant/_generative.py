@@ -24,10 +24,10 @@ from .._core.types import Matrix, MatrixLike
 from .._core.validation import (
     check_class_weights,
     check_finite_magnitude,
-    check_label_types,
     check_priors,
     check_sample_weight,
     check_total_weight,
+    label_values,
 )
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
@@ -135,7 +135,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
         self
         """
         validate_params(self)
-        check_label_types(y)
+        y = label_values(y)
         X, y = self._validate_Xy(X, y, reset=True)
         self.classes_, codes = encode_classes(y, owner=type(self).__name__)
         sw = check_sample_weight(sample_weight, X.shape[0])
@@ -189,7 +189,7 @@ class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator
             batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
                                              accept_sparse=accept_sparse))
         else:
-            check_label_types(y)
+            y = label_values(y)
             X, y = self._validate_Xy(X, y, reset=first)
             check_classification_targets(y)
             if first:

@@ -17,7 +17,12 @@ from .._core.labels import encode_classes
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
-from .._core.validation import check_finite_magnitude, check_label_types, resolvable
+from .._core.validation import (
+    check_finite_magnitude,
+    check_label_types,
+    label_values,
+    resolvable,
+)
 from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.online import sequential_epoch
@@ -330,7 +335,7 @@ class Perceptron(ClassifierMixin, BaseEstimator):
                      y: ArrayLike) -> tuple[Callable[..., Any], int, ColumnScaling]:
         """``(epoch, n, scaling)``: ``epoch(Theta, order)`` runs one pass over in-memory
         rows, standardised by ``scaling`` (from one pass of column statistics)."""
-        check_label_types(y)
+        y = label_values(y)
         X, y = validate_data(self, encode_frame(self, X, True), y, dtype=np.float64,
                              ensure_all_finite=False)
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow

@@ -23,8 +23,8 @@ from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.validation import (
     check_class_weights,
     check_finite_magnitude,
-    check_label_types,
     check_sample_weight,
+    label_values,
 )
 from .._dask.chunks import is_dask
 from .._dask.design import DaskDesign, dask_classifier_data
@@ -80,7 +80,7 @@ def check_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multicla
     by ``est.classes`` where the estimator has that parameter); ``sw`` the
     validated sample weights or None. K > 2 is an error unless ``multiclass``.
     """
-    check_label_types(y)
+    y = label_values(y)
     # X's finiteness is checked below, on both cores (scikit-learn's check
     # reads it on one: ~14 ms per 400 MB); y's by validate_data.
     X = encode_frame(est, X, True)
