@@ -130,7 +130,7 @@ def label_values(y: Any) -> Any:
     booleans as 0.0 and 1.0, while the same labels as a plain column, or on Dask
     (``_dask.chunks``), are False and True. Missing labels are left to the check that
     names them."""
-    dtype = getattr(y, "dtype", None)
+    dtype: Any = getattr(y, "dtype", None)
     if getattr(dtype, "name", None) == "category":
         values = dtype.categories.dtype
         if isinstance(values, np.dtype) and values.kind in "biuf" and not y.isna().any():
