@@ -77,7 +77,7 @@ class SmallDenseDesign(Design):
         return self._Z1 @ np.asarray(theta, dtype=np.float64)
 
     def rmatvec(self, v: np.ndarray) -> np.ndarray:
-        return np.asarray(v, dtype=np.float64) @ self._Z1
+        return self._Z1t @ np.asarray(v, dtype=np.float64)
 
     def matmat(self, Theta: np.ndarray) -> np.ndarray:
         # n x M stored class by class, (Theta Z^T)^T: the product with few output rows
@@ -86,7 +86,7 @@ class SmallDenseDesign(Design):
 
     def rmatmat(self, G: Any, n_columns: int | None = None) -> np.ndarray:
         G = G(0, self.n_samples) if callable(G) else np.asarray(G, dtype=np.float64)
-        return G.T @ self._Z1
+        return (self._Z1t @ G).T  # (Z^T G: its long operand read along rows, ~30 % faster)
 
     def dense_rows(self, rows: np.ndarray) -> np.ndarray:
         return self._Z1[rows]
@@ -100,7 +100,7 @@ class SmallDenseDesign(Design):
 
     def grad_and_gram(self, g: np.ndarray, h: np.ndarray,
                       single: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        return g @ self._Z1, self._gram(h, single)
+        return self._Z1t @ g, self._gram(h, single)
 
     def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
                 gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
@@ -113,7 +113,7 @@ class SmallDenseDesign(Design):
             out[0][:], out[1][:] = g, h
             g, h = out
         H = None if gram is None else self._gram(h, gram == "single")
-        grad = g @ self._Z1
+        grad = self._Z1t @ g
         if not keep:
             return None, loss, None, None, grad, H
         return eta_new, loss, g, h, grad, H
@@ -125,7 +125,7 @@ class SmallDenseDesign(Design):
         U -= P * (U @ np.ones(U.shape[1]))[:, None]
         if sample_weight is not None:
             U *= sample_weight[:, None]
-        return U.T @ self._Z1
+        return (self._Z1t @ U).T
 
     def softmax_gram(self, curvature: Any, sample_weight: np.ndarray | None = None,
                      single: bool = False) -> np.ndarray:
