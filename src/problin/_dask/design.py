@@ -301,7 +301,7 @@ def _used_gram(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
 
 
 def _weighted_gram(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
-    return Sums(design.gram(np.ones(design.n_samples) if w is None else w))
+    return Sums(design.gram(w))
 
 
 def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclass: bool,

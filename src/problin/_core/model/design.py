@@ -318,8 +318,9 @@ class Design(SoftmaxProducts):
             G = np.asarray(G, dtype=np.float64)
         return self._out(self._backward(G, n_columns, with_sums=self.intercept).T)
 
-    def gram(self, h: np.ndarray) -> np.ndarray:
-        """``[1,X]^T diag(h) [1,X]`` alone."""
+    def gram(self, h: np.ndarray | None) -> np.ndarray:
+        """``[1,X]^T diag(h) [1,X]`` alone (``h`` None: unweighted)."""
+        h = np.ones(self.n_samples) if h is None else h
         return self.grad_and_gram(np.zeros(self.n_samples), h)[1]
 
     def column(self, j: int) -> np.ndarray:

@@ -98,6 +98,11 @@ class SmallDenseDesign(Design):
         H = np.asarray((Zt * h.astype(Z.dtype, copy=False)) @ Z, dtype=np.float64)
         return symmetrize(H)
 
+    def gram(self, h: np.ndarray | None) -> np.ndarray:
+        if h is None:  # (no weighted copy)
+            return symmetrize(self._Z1t @ self._Z1)
+        return self._gram(h, False)
+
     def grad_and_gram(self, g: np.ndarray, h: np.ndarray,
                       single: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self._Z1t @ g, self._gram(h, single)

@@ -35,8 +35,7 @@ class SharedStartCurvature:
 
     def _weighted_gram(self) -> np.ndarray:
         """``Z^T S Z`` of an in-memory design (the Dask objective reduces its chunks')."""
-        sw = self.sample_weight
-        return self.design.gram(np.ones(self.design.n_samples) if sw is None else sw)
+        return self.design.gram(self.sample_weight)
 
     def _start_blocks(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, -1)
@@ -54,5 +53,7 @@ class SharedStartCurvature:
         p = state.P[0]
         C = -np.outer(p, p)
         C[np.diag_indices_from(C)] = p * state.complements()[0]  # exact complements
-        H = np.kron(C, self._weighted_gram())
+        G = self._weighted_gram()
+        M, p = C.shape[0], G.shape[0]  # kron(C, G), by one broadcast product
+        H = (C[:, None, :, None] * G[None, :, None, :]).reshape(M * p, M * p)
         return self._add_prior(theta, 0.0, np.zeros(self.n_params), H)[2]
