@@ -80,3 +80,33 @@ def test_compute_covariance_refuses_what_does_not_fit(monkeypatch):
     monkeypatch.setattr(diagnostics, "available_memory", lambda: 1e6)  # a tiny machine
     with pytest.raises(MemoryError, match="information matrix needs"):
         model.compute_covariance(X, y)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_compute_covariance_holds_unidentified_parameters_at_zero(monkeypatch, classes):
+    """A fit that skipped the information matrix left a collinear column's coefficient
+    wherever the solver's path ended; compute_covariance computed the covariance but kept
+    those coefficients. It now holds them at 0 (a CollinearityWarning naming them), as a
+    fit that builds the matrix itself does: the same coefficients, standard errors and
+    predictions."""
+    import problin.glm._diagnostics as diagnostics
+    from problin.exceptions import CollinearityWarning
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 3))
+    X = np.column_stack([X, X[:, 0] - 2.0 * X[:, 2]])  # the last column: not identified
+    y = np.minimum((X[:, :3] @ [1.0, -0.5, 0.4] + rng.logistic(size=600) > 0)
+                   + (X[:, 1] > 1.0), classes - 1)
+    with pytest.warns(CollinearityWarning, match=r"x3"):
+        reference = LogisticRegression().fit(X, y)
+    monkeypatch.setattr(diagnostics, "hessian_affordable", lambda n, p: False)  # as if wide
+    model = LogisticRegression(solver="lbfgs").fit(X, y)
+    assert model.covariance_ is None and np.all(model.coef_[:, 3] != 0.0)
+    before = model.predict_proba(X)
+    with pytest.warns(CollinearityWarning, match=r"x3"):
+        model.compute_covariance(X, y)
+    assert np.all(model.coef_[:, 3] == 0.0)
+    assert_allclose(model.coef_, reference.coef_, rtol=1e-5, atol=1e-6)
+    assert_allclose(model.intercept_, reference.intercept_, rtol=1e-5, atol=1e-6)
+    assert_allclose(model.predict_proba(X), before, rtol=1e-10, atol=1e-12)
+    ours, theirs = model.summary(), reference.summary()
+    assert_allclose(ours["std_err"], theirs["std_err"], rtol=1e-4)

@@ -31,7 +31,13 @@ from .._params import validate_params
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
-from ._diagnostics import check_fits_in_memory, covariance, diagnose, hessian_affordable, watch_fit
+from ._diagnostics import (
+    check_fits_in_memory,
+    covariance_on_request,
+    diagnose,
+    hessian_affordable,
+    watch_fit,
+)
 from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
@@ -349,7 +355,9 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         Wide models fitted by L-BFGS skip the p x p information matrix; this
         builds it at the fitted parameters from the same data (with the fit's
         ``groups`` and ``offset``; ``cov_type`` as fitted), if it fits in the
-        memory available, and raises ``MemoryError`` otherwise.
+        memory available, and raises ``MemoryError`` otherwise. Parameters it finds not
+        identified (collinear columns) are then held at 0, as ``fit`` holds them when it
+        builds the matrix itself: ``coef_`` may change, the predictions do not.
         """
         check_is_fitted(self)
         fit = self._result
@@ -375,8 +383,13 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         check_fits_in_memory(objective.n_params)
         theta = fit.theta_standard if design.basis is not None else fit.theta
         eta = objective.linear_predictor(theta)
-        cov, identified, cov_z = covariance(objective, objective.observed_hessian(theta, eta))
+        cov, identified, cov_z, held = covariance_on_request(self, objective, theta, eta,
+                                                             fit.separated)
         fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
+        if held is not None:  # parameters not identified: held at 0, as fit does
+            raw = held if design.basis is None else design.basis.to_raw(held)
+            fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)
+            eta = objective.linear_predictor(held)
         if cov_type != "nonrobust":
             fit = self._robust(fit, objective, eta, clusters)
         self._set_fit(fit)

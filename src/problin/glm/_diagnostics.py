@@ -170,18 +170,40 @@ def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
     # Under separation the information matrix degenerates for that reason
     # alone: the separation warning says it all.
     theta = None
-    if identified is not None and not identified.all() and separated is None:
-        theta = held_at_zero(result.theta, H, identified)
-        names = _flat_names(est, objective)
-        lost = [n for n, ok in zip(names, identified) if not ok]
-        warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
-                      "Predictions are unaffected; drop these columns or set alpha > 0 for "
-                      "unique coefficients.", CollinearityWarning, stacklevel=3)
+    if identified is not None and separated is None:
+        theta = _unidentified_held(est, objective, result.theta, H, identified)
     if not result.converged and separated is None:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
                       stacklevel=3)
     return Diagnosis(cov, identified, separated, cov_z, theta)
+
+
+def _unidentified_held(est: Any, objective: Any, theta: NDArray[np.float64],
+                       H: NDArray[np.float64], identified: NDArray[np.bool_]
+                       ) -> NDArray[np.float64] | None:
+    """``theta`` with the parameters that are not identified held at 0
+    (:func:`held_at_zero`), saying which (a ``CollinearityWarning``); None where all are."""
+    if identified.all():
+        return None
+    lost = [n for n, ok in zip(_flat_names(est, objective), identified) if not ok]
+    warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
+                  "Predictions are unaffected; drop these columns or set alpha > 0 for "
+                  "unique coefficients.", CollinearityWarning, stacklevel=4)
+    return held_at_zero(theta, H, identified)
+
+
+def covariance_on_request(est: Any, objective: Any, theta: NDArray[np.float64], eta: Any,
+                          separated: Any) -> tuple[Any, ...]:
+    """``compute_covariance``'s ``(covariance, identified, covariance_standard, theta)``
+    at the fitted ``theta`` (the solver's coordinates): as the fit's :func:`diagnose`,
+    parameters that are not identified are held at 0 (None: none moved; not under
+    separation, whose warning says it all)."""
+    H = objective.observed_hessian(theta, eta)
+    cov, identified, cov_z = covariance(objective, H)
+    held = None if separated is not None else _unidentified_held(est, objective, theta, H,
+                                                                  identified)
+    return cov, identified, cov_z, held
 
 
 def held_at_zero(theta: NDArray[np.float64], H: NDArray[np.float64],
