@@ -134,3 +134,20 @@ def test_bad_paths_and_formats(tmp_path):
     (tmp_path / "x.parquet").write_text("not parquet")
     with pytest.raises(DataFileError, match="cannot read as Parquet"):
         read_data(tmp_path / "x.parquet")
+
+
+def test_columns_that_share_a_name_are_refused(tmp_path):
+    """A CSV header naming a column twice was read with the second renamed "a.1" (pandas),
+    and names differing only by surrounding spaces became two columns of one name. Each
+    is now a DataFileError naming them (pyarrow refuses a Parquet file's own repeats)."""
+    repeated = tmp_path / "repeated.csv"
+    repeated.write_text("a,b,a,t\n1,2,3,0\n4,5,6,1\n")
+    with pytest.raises(DataFileError, match=r"more than one column is named \['a'\]"):
+        read_data(repeated, "t")
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text('"b ",b,t\n1,2,0\n4,5,1\n')
+    with pytest.raises(DataFileError, match=r"more than one column is named \['b'\]"):
+        read_data(spaced, "t")
+    fine = tmp_path / "fine.csv"
+    fine.write_text("a,a.1,t\n1,2,0\n4,5,1\n")  # a name that looks renamed is a name
+    assert read_data(fine, "t").feature_names == ["a", "a.1"]

@@ -261,13 +261,27 @@ def _read_csv(path: Any, header: bool | None, text: Iterable[str] = ()) -> pd.Da
     except Exception as exc:  # pandas' parser errors have no common base class
         raise DataFileError(f"{path}: cannot parse as CSV with delimiter {delimiter!r} "
                             f"({type(exc).__name__}: {exc})") from None
+    if header:  # (pandas renames a repeated name "a" to "a.1": read the header itself)
+        record = next(csv.reader(sample.splitlines()[:1], delimiter=delimiter), [])
+        _check_unique_names(path, [name.strip() for name in record])
     frame.columns = _column_names(frame.columns, header)
+    _check_unique_names(path, frame.columns)
     return frame
 
 
 def _column_names(columns: Sequence[Any], header: bool) -> list[str]:
     return [str(c).strip() for c in columns] if header else \
         [f"x{j}" for j in range(len(columns))]
+
+
+def _check_unique_names(path: Any, names: Sequence[str]) -> None:
+    """Refuse a file whose columns share a name: which one a formula, ``--target`` or
+    ``--features`` meant would be a guess."""
+    seen: set[str] = set()
+    repeated = list(dict.fromkeys(n for n in names if n in seen or seen.add(n)))
+    if repeated:
+        raise DataFileError(f"{path}: more than one column is named {repeated[:10]}: give "
+                            "each column its own name")
 
 
 def _read_parquet(path: Any) -> pd.DataFrame:
@@ -280,6 +294,7 @@ def _read_parquet(path: Any) -> pd.DataFrame:
         raise DataFileError(f"{path}: cannot read as Parquet "
                             f"({type(exc).__name__}: {exc})") from None
     frame.columns = [str(c) for c in frame.columns]
+    _check_unique_names(path, frame.columns)
     return frame
 
 
