@@ -151,3 +151,25 @@ def test_columns_that_share_a_name_are_refused(tmp_path):
     fine = tmp_path / "fine.csv"
     fine.write_text("a,a.1,t\n1,2,0\n4,5,1\n")  # a name that looks renamed is a name
     assert read_data(fine, "t").feature_names == ["a", "a.1"]
+
+
+def test_numbers_with_a_decimal_comma_are_refused_not_one_hot_encoded(tmp_path):
+    """A ';'-separated file with decimal commas ("1,5") was read as text: every distinct
+    number became a category (hundreds of 0/1 features, silently). It is now an error naming
+    the column and values, unless the column is declared categorical."""
+    path = tmp_path / "european.csv"
+    rows = [f"{i},{i % 7}5;{'ab'[i % 2]};{i % 2}" for i in range(40)]
+    path.write_text("x;g;t\n" + "\n".join(rows) + "\n")
+    with pytest.raises(DataFileError, match=r"column 'x' holds numbers written with a decimal "
+                                             r"comma: '0,05' \(row 1\), '1,15' \(row 2\)"):
+        read_data(path, "t")
+    assert read_data(path, "t", categorical=["x"]).X.shape == (40, 40)  # as asked
+    mixed = tmp_path / "mixed.csv"  # integers beside decimal commas: still numbers
+    mixed.write_text("x;t\n" + "\n".join(f"{v};{i % 2}" for i, v in
+                                         enumerate(["3", "2,5", "-1", ",5", "7", "1,0"])))
+    with pytest.raises(DataFileError, match="decimal comma"):
+        read_data(mixed, "t")
+    words = tmp_path / "words.csv"  # pairs of codes in a text column stay text
+    words.write_text("x,t\n" + "\n".join(f'"{v}",{i % 2}' for i, v in
+                                         enumerate(["a", "b,c", "1,2", "d", "e", "f"])))
+    assert read_data(words, "t").X.shape[1] == 5

@@ -22,7 +22,9 @@ types are inferred from text (CSV), a text column *most* of whose values are num
 taken for a numeric column with typos and refused (:func:`check_mixed_columns`): more
 than half of its non-missing cells parse as numbers (as :func:`pandas.to_numeric` parses
 them) and the others do not. The error names the column, its first non-numeric values and
-their data rows (counted from 1, the header line not counted).
+their data rows (counted from 1, the header line not counted). So is a text column most of
+whose values are numbers written with a decimal comma ("1,5"; '.' is the decimal mark here):
+read as text, every distinct number would become a category.
 """
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -100,8 +102,9 @@ def mixed_column_message(source: str, name: str, n_numbers: int, n_text: int,
 
 
 def check_mixed_columns(frame: pd.DataFrame, source: str, categorical: Iterable[str] = ()) -> None:
-    """Refuse a text column that looks numeric (see the module docstring), unless it is
-    named in ``categorical``. Row numbers are positions in ``frame`` plus one."""
+    """Refuse a text column that looks numeric (see the module docstring), or whose values
+    are mostly numbers written with a decimal comma, unless it is named in
+    ``categorical``. Row numbers are positions in ``frame`` plus one."""
     for name in frame.columns:
         s = frame[name]
         if name in categorical or not _is_categorical(s):
@@ -110,6 +113,22 @@ def check_mixed_columns(frame: pd.DataFrame, source: str, categorical: Iterable[
         if looks_numeric(n_numbers, positions.size):
             raise DataFileError(mixed_column_message(source, name, n_numbers, positions.size,
                                                      positions + 1, values))
+        _check_decimal_commas(s, source, name, n_numbers)
+
+
+def _check_decimal_commas(series: pd.Series, source: str, name: str, n_numbers: int) -> None:
+    """Refuse a text column most of whose values are numbers with a decimal comma ("1,5"):
+    read as text it would become one category per distinct number."""
+    text = series.dropna().astype(str).str.strip()
+    comma = text.str.fullmatch(r"[+-]?\d*,\d+(?:[eE][+-]?\d+)?").to_numpy(dtype=bool)
+    if not comma.any() or 2 * (int(comma.sum()) + n_numbers) <= text.size:
+        return
+    rows = np.flatnonzero(series.notna().to_numpy())[comma][:_SHOWN] + 1
+    shown = ", ".join(f"{v!r} (row {r})" for r, v in zip(rows, text.to_numpy()[comma]))
+    raise DataFileError(f"{source}: column {name!r} holds numbers written with a decimal "
+                        f"comma: {shown} (data rows counted from 1); problin reads '.' as the "
+                        "decimal mark: write the numbers with '.', or treat the column as "
+                        f"categories with --categorical {name} (categorical=[{name!r}])")
 
 
 def _check_numeric_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], source: str) -> None:
