@@ -49,19 +49,34 @@ def as_text(series: pd.Series) -> pd.Series:
     return series.astype(object).map(str)
 
 
-def learn_columns(frame: pd.DataFrame, categorical: Iterable[str] = ()) -> list[dict[str, Any]]:
+def learn_columns(frame: pd.DataFrame, categorical: Iterable[str] = (), source: str = "X",
+                  error: type[ValueError] = ValueError,
+                  as_categories: str = "to text (X[{name!r}].astype(str))"
+                  ) -> list[dict[str, Any]]:
     """The encoding of ``frame``'s columns; ``categorical`` names columns that are
-    categorical whatever their type."""
+    categorical whatever their type. Dates and times are refused (``error``; the message
+    says how to make them categories: ``as_categories``) unless named there: as
+    categories each distinct instant would be a level of its own."""
     chosen = set(categorical)
     columns: list[dict[str, Any]] = []
     for name in frame.columns:
         s = frame[name]
+        if name not in chosen and _is_time(s):
+            raise error(f"{source}: column {name!r} holds dates or times ({s.dtype}): convert "
+                        "it to numbers first (e.g. days since a reference date), or "
+                        f"{as_categories.format(name=str(name))} to treat it as categories")
         if is_categorical(s) or name in chosen:
             columns.append({"name": str(name), "kind": "categorical",
                             "categories": _levels(s)})
         else:
             columns.append({"name": str(name), "kind": "numeric"})
     return columns
+
+
+def _is_time(series: pd.Series) -> bool:
+    dtype = series.dtype
+    return bool(pd.api.types.is_datetime64_any_dtype(dtype) or
+                pd.api.types.is_timedelta64_dtype(dtype) or isinstance(dtype, pd.PeriodDtype))
 
 
 def _levels(series: pd.Series) -> list[str]:

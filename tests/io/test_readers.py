@@ -173,3 +173,22 @@ def test_numbers_with_a_decimal_comma_are_refused_not_one_hot_encoded(tmp_path):
     words.write_text("x,t\n" + "\n".join(f'"{v}",{i % 2}' for i, v in
                                          enumerate(["a", "b,c", "1,2", "d", "e", "f"])))
     assert read_data(words, "t").X.shape[1] == 5
+
+
+def test_dates_and_times_are_refused_not_one_hot_encoded(tmp_path):
+    """A Parquet datetime column (or a DataFrame's, passed to an estimator) was one-hot
+    encoded, one category per instant. It is now an error saying how to use it; named
+    categorical, it is categories as asked."""
+    from problin import LogisticRegression
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"when": pd.date_range("2024-01-01", periods=30, freq="D"),
+                          "x": np.arange(30.0), "t": np.arange(30) % 2})
+    frame.to_parquet(tmp_path / "dated.parquet")
+    with pytest.raises(DataFileError, match=r"column 'when' holds dates or times "
+                                             r"\(datetime64.*--categorical when"):
+        read_data(tmp_path / "dated.parquet", "t")
+    assert read_data(tmp_path / "dated.parquet", "t", categorical=["when"]).X.shape == (30, 30)
+    for column in (frame["when"], frame["when"] - frame["when"].min()):  # datetime, timedelta
+        with pytest.raises(ValueError, match=r"column 'when' holds dates or times .*"
+                                             r"X\['when'\]\.astype\(str\)"):
+            LogisticRegression().fit(frame[["x"]].assign(when=column), frame["t"])

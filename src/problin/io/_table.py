@@ -214,7 +214,9 @@ def encode_table(frame: pd.DataFrame, source: str, *, target: str | None = None,
         _check_numeric_columns(frame.reset_index(drop=True), encoding["columns"], source)
     frame, dropped = check_missing(frame[used], source, drop_missing)
     if encoding is None:
-        columns = learn_columns(frame.drop(columns=[target]) if has_target else frame, categorical)
+        columns = learn_columns(frame.drop(columns=[target]) if has_target else frame, categorical,
+                                source, DataFileError,
+                                "name it in --categorical {name} (categorical=[{name!r}])")
         encoding = {"format": "table", "target": target, "columns": columns}
     X, names = _apply(frame, encoding["columns"], source)
     y = frame[target].to_numpy() if has_target else None
