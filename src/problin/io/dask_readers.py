@@ -130,11 +130,12 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
     >>> from problin import LinearDiscriminantAnalysis
     >>> from problin.io import read_dask
     >>> path = os.path.join(tempfile.mkdtemp(), "pets.parquet")
-    >>> pd.DataFrame({"weight": [3.5, 20.0, 4.0, 30.0], "kind": ["cat", "dog", "cat", "dog"],
-    ...               "big": [0, 1, 0, 1]}).to_parquet(path)
+    >>> pd.DataFrame({"weight": [3.5, 20.0, 4.0, 30.0, 28.0, 6.0],
+    ...               "kind": ["cat", "dog", "cat", "dog", "cat", "dog"],
+    ...               "big": [0, 1, 0, 1, 1, 0]}).to_parquet(path)
     >>> data = read_dask(path, "big")
     >>> data.feature_names, data.X.chunks
-    (['weight', 'kind=dog'], ((4,), (2,)))
+    (['weight', 'kind=dog'], ((6,), (2,)))
     >>> LinearDiscriminantAnalysis().fit(data.X, data.y).predict([[25.0, 1.0]])
     array([1])
     """
