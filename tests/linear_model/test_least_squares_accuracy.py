@@ -113,6 +113,23 @@ def test_polynomial_ridge_matches_exact_arithmetic():
     assert digits(np.r_[model.intercept_, model.coef_], want) >= 9.0
 
 
+@pytest.mark.parametrize("power", [-3, 4, 12, 20, 40, 100, 300])
+def test_ridge_keeps_its_digits_at_any_penalty(power):
+    """Ridge by the QR of ``[R; sqrt(alpha) I]`` formed the tiny coefficients of a large
+    penalty as differences of terms of the targets' size: 7 digits at alpha = 1e20 |X|^2,
+    none beyond ~1e32 |X|^2 (the coefficients came out exactly 0). The SVD's filter
+    factors keep them to the digits of the well-posed problem, against exact arithmetic.
+    (Random columns: the polynomial design's 1e6-fold column spread would make the exact
+    normal equations of a huge penalty a test of Fraction sizes.)"""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3)) * [1.0, 10.0, 0.1]
+    y = X @ [1.0, -2.0, 3.0] + 0.5 * rng.normal(size=40) + 4.0
+    alpha = 10.0 ** power
+    want = exact_least_squares(X, y, alpha=Fraction(alpha))[:, 0]
+    model = LinearRegression(alpha=alpha).fit(X, y)
+    assert digits(np.r_[model.intercept_, model.coef_], want) >= 13.0
+
+
 def test_least_squares_classifier_matches_exact_arithmetic():
     """1-of-K targets on the polynomial design: the same kernel, the same digits."""
     labels = np.array([0, 0, 1, 2, 1, 0, 2, 2, 1, 0, 0, 1, 2, 2, 0, 1, 1, 2, 0, 1, 2])

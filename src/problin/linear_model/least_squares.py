@@ -47,8 +47,8 @@ class LinearRegression(LinearRegressorBase):
 
     Both are solved from the triangular factor ``R`` of the (centred) data,
     read in one pass (see :mod:`problin._core.moments.tsqr`), by back substitution, an
-    SVD of ``R`` (minimum norm, rank-deficient data) or the factor of ``[R;
-    sqrt(alpha) I]`` (ridge): as accurate as QR of the rows
+    SVD of ``R`` (minimum norm, rank-deficient data; ridge, by the filter factors
+    ``s / (s^2 + alpha)``, to full precision at any ``alpha``): as accurate as QR of the rows
     (``numpy.linalg.lstsq``), not the normal equations, which square the
     condition number. A ``NumericalWarning`` gives the estimated condition
     number when fewer than 6 significant digits can be guaranteed.

@@ -6,7 +6,7 @@ accurately as QR of the rows would: a triangular solve in the equilibrated
 basis (columns scaled to unit norm, where the condition number is smallest
 and which the rounding of the data respects); the minimum-norm solution from
 an SVD of the small ``R`` when the design is rank-deficient; ridge from the
-factor of the augmented matrix ``[R; sqrt(alpha) I]``. It reports the rank and
+filter factors ``s / (s^2 + alpha)`` of the SVD of ``R``. It reports the rank and
 an estimate of the digits that the solution can be trusted to, from the
 standard bound for least squares (relative error ``~ eps kappa (1 + kappa
 tan theta)``, ``theta`` the angle between the targets and the fit; Higham
@@ -23,7 +23,7 @@ from scipy.linalg import lapack
 
 from ..linalg import resolved_directions, solve_psd
 from .least_squares import Factors
-from .tsqr import stack_qr, triangular_rcond
+from .tsqr import triangular_rcond
 
 __all__ = ["LeastSquaresSolution", "solve_factors", "solve_normal_equations"]
 
@@ -61,25 +61,36 @@ def solve_factors(F: Factors, alpha: float = 0.0) -> LeastSquaresSolution:
     LeastSquaresSolution
     """
     d, k = F.xt.shape
-    if alpha > 0.0:  # ridge: the factor of [R; sqrt(alpha) I] (dead columns get W = 0)
-        A = np.zeros((d + k, d + k), order="F")
-        A[:d, :d], A[:d, d:] = F.xx, F.xt
-        rows = np.zeros((d, d + k), order="F")
-        rows[:, :d] = np.sqrt(alpha) * np.eye(d)
-        Ra = stack_qr(A, rows)
-        return _triangular_or_svd(Ra[:d, :d], Ra[:d, d:], np.zeros((0, k)), np.arange(d), d,
-                                  full_rank=True)
     live = np.flatnonzero(F.live)
+    if alpha > 0.0:  # (dead columns get W = 0)
+        return _ridge(F.xx[np.ix_(live, live)], F.xt[live], alpha, live, d)
     return _triangular_or_svd(F.xx[np.ix_(live, live)], F.xt[live], F.tt, live, d,
                               spreads=F.spreads[live])
 
 
+def _ridge(R: np.ndarray, rhs: np.ndarray, alpha: float, live: np.ndarray,
+           d: int) -> LeastSquaresSolution:
+    """Ridge ``min |R W - rhs|^2 + alpha |W|^2`` (rows ``live`` of the D x K result) from the
+    SVD ``R = U S V^T``: ``W = V diag(s / (s^2 + alpha)) U^T rhs``, each filter factor formed
+    directly, so that W keeps its digits at any ``alpha``. (The QR of ``[R; sqrt(alpha) I]``
+    forms W as a difference of terms of the targets' size: relative error ~eps sqrt(alpha)
+    / |R|, 1e-7 at alpha = 1e20 |R|^2 and every digit lost, W = 0, beyond ~1e32 |R|^2.)
+    ``condition``: that of the augmented matrix, ``sqrt((s_1^2 + alpha) / (s_n^2 + alpha))``."""
+    W = np.zeros((d, rhs.shape[1]))
+    if live.size == 0:
+        return LeastSquaresSolution(W, 0, 1.0, 16.0)
+    U, s, Vt = _svd(R)
+    W[live] = Vt.T @ ((s / (s * s + alpha))[:, None] * (U.T @ rhs))
+    condition = float(np.sqrt((s[0] * s[0] + alpha) / (s[-1] * s[-1] + alpha)))
+    digits = float(-np.log10(max(2.0 * _EPS * condition, _EPS)))
+    return LeastSquaresSolution(W, live.size, condition, digits)
+
+
 def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.ndarray, d: int, *,
-                       spreads: np.ndarray | None = None,
-                       full_rank: bool = False) -> LeastSquaresSolution:
+                       spreads: np.ndarray | None = None) -> LeastSquaresSolution:
     """Solve ``R W = rhs`` (rows ``live`` of the D x K result; the others are zero) in the
-    basis of unit columns: by back substitution when ``R`` is well conditioned (or
-    ``full_rank``), else by the truncated SVD: the minimum-norm least-squares solution.
+    basis of unit columns: by back substitution when ``R`` is well conditioned, else by
+    the truncated SVD: the minimum-norm least-squares solution.
 
     A singular direction is dropped where the data's rounding along it hides it
     (:func:`~problin._core.linalg.resolved_directions`; column ``j``'s rounding is
@@ -93,7 +104,7 @@ def _triangular_or_svd(R: np.ndarray, rhs: np.ndarray, tt: np.ndarray, live: np.
     Rs = R / norms
     rcond = triangular_rcond(Rs)
     tol = _RANK_SLACK * np.sqrt(max(d, 1)) * _EPS
-    if full_rank or rcond > 1e3 * tol * float(spreads.max()) * live.size:
+    if rcond > 1e3 * tol * float(spreads.max()) * live.size:
         # kappa_1 far below the rank threshold of every direction
         Ws = linalg.solve_triangular(Rs, rhs, check_finite=False)
         rank, condition = live.size, 1.0 / max(rcond, _EPS * _EPS)
