@@ -90,23 +90,26 @@ def _label_chunk(k: int, lo: int, yb: Any, wb: Any) -> "_LabelWeights | None":
 
 
 class _LabelSample(_LabelWeights):
-    """:class:`_LabelWeights` with some rows of X and their weights, in row order."""
+    """:class:`_LabelWeights` with some rows of X and their weights, in row order, and
+    (where asked) the weighted column sums of all rows (``sums``)."""
 
     def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any,
-                 w: np.ndarray | None) -> None:
+                 w: np.ndarray | None, sums: np.ndarray | None = None) -> None:
         super().__init__(labels, weights)
-        self.X, self.w = X, w
+        self.X, self.w, self.sums = X, w, sums
 
     def merge(self, other: "_LabelWeights") -> "_LabelSample":
         assert isinstance(other, _LabelSample)
         found = super().merge(other)
         return _LabelSample(found.labels, found.weights, _stack([self.X, other.X]),
-                            None if self.w is None else np.concatenate([self.w, other.w]))
+                            None if self.w is None else np.concatenate([self.w, other.w]),
+                            None if self.sums is None else self.sums + other.sums)
 
 
 def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
-                        rows: np.ndarray) -> "_LabelSample | None":
-    """The labels' pass of a chunk, with its rows among (sorted) ``rows``."""
+                        rows: np.ndarray, sums: bool = False) -> "_LabelSample | None":
+    """The labels' pass of a chunk, with its rows among (sorted) ``rows`` and, with
+    ``sums`` (dense X), the weighted sums of its columns."""
     found = _label_chunk(k, lo, yb, wb)
     if found is None:
         return None
@@ -118,8 +121,13 @@ def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
         # by chunk and row, as the solver's first pass would give, before any
         # other chunk is read in a basis that such a value would have set
         _sparse_chunk(k, lo, Xb) if sp.issparse(Xb) else _check_chunk(k, lo, "X", Xb)
+    weights = None if wb is None else np.asarray(wb, dtype=np.float64)
+    column_sums = None
+    if sums and not sp.issparse(Xb):
+        whole = np.ones(Xb.shape[0]) if weights is None else weights
+        column_sums = whole @ np.asarray(Xb, dtype=np.float64)
     return _LabelSample(found.labels, found.weights, Xs,
-                        None if wb is None else np.asarray(wb, dtype=np.float64)[local])
+                        None if weights is None else weights[local], column_sums)
 
 
 def _small_integer_labels(yb: np.ndarray, limit: int = 1024) -> np.ndarray | None:
@@ -222,11 +230,13 @@ class DaskDesign:
     def __init__(self, X: Any, y: Any, sample_weight: Any, classes: np.ndarray,
                  class_weights: np.ndarray, intercept: bool = True,
                  basis: ColumnBasis | None = None, basis_rule: str | None = None,
-                 sample: tuple[Any, np.ndarray | None] | None = None) -> None:
+                 sample: tuple[Any, np.ndarray | None, np.ndarray | None] | None = None
+                 ) -> None:
         """``basis``: the coordinates to work in; ``basis_rule`` (``"auto"`` or
         ``"always"``, instead): :meth:`ColumnBasis.from_sample`'s centring rule, applied
-        to the same evenly spaced rows as in memory: ``sample``, their ``(X, w)``
-        where already gathered, else one small gather."""
+        to the same evenly spaced rows as in memory: ``sample``, their ``(X, w)`` where
+        already gathered, with the weighted column sums of all rows where the centre
+        must be exact (:meth:`ColumnBasis.centre_at`), else one small gather."""
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
@@ -237,13 +247,16 @@ class DaskDesign:
         self.basis = None
         self._reader = _ChunkReader(classes, self.intercept)
         if basis_rule is not None:  # the in-memory rule, on the same evenly spaced rows
+            sums = None
             if sample is None:
                 design, _, ws = self.gather(sample_rows(self.n_samples))
                 Xs = design.X
             else:
-                Xs, ws = sample
+                Xs, ws, sums = sample
                 Xs = _sparse_chunk(0, 0, Xs) if sp.issparse(Xs) else _float_rows(Xs)
             basis = ColumnBasis.from_sample(Xs, self.intercept, ws, centre=basis_rule)
+            if sums is not None and basis.center is not None:
+                basis.centre_at(sums, self.total_weight)
         self.basis = basis
         self._reader = _ChunkReader(classes, self.intercept, basis)
 
@@ -338,8 +351,10 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
     if rule is None:
         found = reduce_chunks(_label_chunk, y, w)
     else:  # the basis's sample rows come with the labels' pass (one compute)
-        rows = sample_rows(X.shape[0])
-        found = reduce_chunks(functools.partial(_label_sample_chunk, rows=rows), X, y, w)
+        rows = sample_rows(X.shape[0])  # (the exact centre where a prior is placed there)
+        sums = rule == "always" and rows.size < X.shape[0]
+        found = reduce_chunks(functools.partial(_label_sample_chunk, rows=rows, sums=sums),
+                              X, y, w)
     name = type(est).__name__
     classes, codes = encode_classes(found.labels, classes, owner=name)
     if classes.size > 2 and not multiclass:
@@ -353,6 +368,6 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
         raise ValueError(f"classes {classes[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
-    sample = (found.X, found.w) if isinstance(found, _LabelSample) else None
+    sample = (found.X, found.w, found.sums) if isinstance(found, _LabelSample) else None
     return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule,
                       sample=sample)

@@ -91,8 +91,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         flat improper prior (exactly the GLM's intercept); ``log_evidence_``
         then takes it as of unit density. On dense data the prior is on the
         intercept at the centre of the data (``b + c^T w``, ``c`` the weighted
-        column means of an evenly spaced sample of rows, as rstanarm centres
-        its predictors), so that shifting a column moves only the intercept
+        column means of all rows, as rstanarm centres its predictors: the
+        order of the rows does not matter), so that shifting a column moves only the intercept
         and leaves the posterior of the slopes unchanged; on sparse data (which
         is never centred) it is on the raw intercept.
     alpha_prior : (float, float) or None, default=None

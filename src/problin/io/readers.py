@@ -274,13 +274,17 @@ def _column_names(columns: Sequence[Any], header: bool) -> list[str]:
         [f"x{j}" for j in range(len(columns))]
 
 
-def _check_unique_names(path: Any, names: Sequence[str]) -> None:
+def _check_unique_names(path: Any, names: Iterable[str]) -> None:
     """Refuse a file whose columns share a name: which one a formula, ``--target`` or
     ``--features`` meant would be a guess."""
     seen: set[str] = set()
-    repeated = list(dict.fromkeys(n for n in names if n in seen or seen.add(n)))
+    repeated: dict[str, None] = {}
+    for name in names:
+        if name in seen:
+            repeated[name] = None
+        seen.add(name)
     if repeated:
-        raise DataFileError(f"{path}: more than one column is named {repeated[:10]}: give "
+        raise DataFileError(f"{path}: more than one column is named {list(repeated)[:10]}: give "
                             "each column its own name")
 
 

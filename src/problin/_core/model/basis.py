@@ -149,8 +149,22 @@ class ColumnBasis:
         rows = sample_rows(X.shape[0])
         if rows.size == X.shape[0]:  # every row: no copy
             return cls.from_sample(X, intercept, sample_weight, centre)
-        return cls.from_sample(X[rows], intercept,
-                               None if sample_weight is None else sample_weight[rows], centre)
+        basis = cls.from_sample(X[rows], intercept,
+                                None if sample_weight is None else sample_weight[rows], centre)
+        if centre == "always" and basis.center is not None:
+            w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+            basis.centre_at(w @ np.asarray(X, dtype=np.float64), float(w.sum()))
+        return basis
+
+    def centre_at(self, weighted_sums: np.ndarray, total_weight: float) -> None:
+        """Centre at the data's exact weighted column means (``sums / total``) instead of the
+        sample's, where finite. For ``centre="always"``, whose centre places a prior (the
+        intercept's, at the centre of the data): it must not depend on which rows were
+        sampled, and so on the rows' order (the sample is evenly spaced by position)."""
+        assert self.center is not None
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = weighted_sums / total_weight
+        self.center = np.where(np.isfinite(mean), mean, self.center)
 
     # ------------------------------------------------------------------ blocks
     def standardise(self, Xb: np.ndarray) -> np.ndarray:
