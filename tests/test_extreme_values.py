@@ -254,6 +254,35 @@ def test_gaussian_classifiers_far_rows_match_high_precision(est, y):
     _assert_matches(clone(est).fit(X, y), _gaussian_reference)
 
 
+# Three classes of one shape (each the same 8 points, shifted): equal variances per
+# feature (naive Bayes, diagonal) and equal covariance matrices (full), estimated apart.
+_SHAPE = np.array([[0.0, 0.0, 1.0], [2.0, 0.5, 0.0], [0.5, 2.0, 0.5], [2.0, 2.0, 2.0],
+                   [1.0, 0.0, 2.0], [0.0, 1.5, 1.0], [1.5, 1.0, 0.0], [1.0, 1.0, 1.5]])
+X_SAME = np.vstack([_SHAPE, _SHAPE + [10.0, 0.0, 0.0], _SHAPE + [0.0, 6.0, -3.0]])
+Y_SAME = np.repeat([0, 1, 2], len(_SHAPE))
+FAR_SAME = np.array([[1e6, 1.0, 1.0], [1e12, -3.0, 2.0], [3e16, 1e16, 0.0], [1e20, 0.0, -1e20],
+                     [-1e100, 2.0, 5.0], [1e200, 1e200, 1e200], [0.0, -1e300, 0.0]])
+
+
+@pytest.mark.parametrize("est", [GaussianNB(), QuadraticDiscriminantAnalysis(),
+                                 GaussianDiscriminantAnalysis(covariance_type="diag")], ids=repr)
+def test_far_rows_of_classes_with_equal_variances(est):
+    """With class variances exactly equal (per feature, or the whole matrix), the log-odds
+    far away are linear in x while each class score is quadratic: differenced as they
+    were, they lost 3e-6 of themselves at 1e12 and 26 % at 1e16, and the posterior fell
+    to the priors from ~1e20 (0.5 / 0.5 at 1e200 where one class is certain). They are
+    now formed as the linear forms they are, against 700-digit arithmetic."""
+    model = clone(est).fit(X_SAME, Y_SAME)
+    log_p, p = model.predict_log_proba(FAR_SAME), model.predict_proba(FAR_SAME)
+    for i, x in enumerate(FAR_SAME):
+        ref = _gaussian_reference(model, x)
+        assert model.predict(FAR_SAME[i:i + 1])[0] == int(np.argmax([float(v) for v in ref]))
+        for k, r in enumerate(ref):
+            assert abs(p[i, k] - float(mp.exp(r))) <= 1e-12, (i, k, p[i, k], r)
+            if r > -1e300:
+                assert abs(log_p[i, k] - float(r)) <= 1e-12 * max(1.0, abs(float(r))), (i, k)
+
+
 @pytest.mark.parametrize("y", [Y2, Y3], ids=["2 classes", "3 classes"])
 @pytest.mark.parametrize("est", GAUSSIAN, ids=repr)
 def test_gaussian_classifiers_far_rows_other_outputs(est, y):

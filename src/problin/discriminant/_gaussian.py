@@ -23,6 +23,7 @@ from .._core.moments.class_stats import ClassStats
 from .._core.types import Matrix
 from ..exceptions import SingularCovarianceWarning
 from ._far_rows import fix_far_rows, linear_posterior_scores
+from ._far_posterior import far_rows, refine_far_posterior
 
 __all__ = ["GaussianModel", "gaussian_model", "feature_variances", "joint_log_likelihood",
            "draw"]
@@ -252,7 +253,13 @@ def joint_log_likelihood(X: Matrix, model: GaussianModel, relative: bool = False
     with np.errstate(over="ignore", invalid="ignore"):  # overflow: the rows fixed below
         if relative and model.kind in ("tied", "spherical"):
             return linear_posterior_scores(X, model)
-        return fix_far_rows(_plain_joint_log_likelihood(X, model), X, model, relative)
+        plain = _plain_joint_log_likelihood(X, model)
+        far = far_rows(plain, model) if relative else None
+        out = fix_far_rows(plain, X, model, relative)
+    if far is None or not far.size:
+        return out
+    # Far rows: the posterior's differences formed exactly (:mod:`._far_posterior`).
+    return refine_far_posterior(out, X, model, far)
 
 
 def _plain_joint_log_likelihood(X: Matrix, model: GaussianModel) -> np.ndarray:
