@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.extreme import row_scale
+from .._core.extreme import dense_rows, row_scale
 from .._core.types import Matrix
 from ._far_rows import _constants
 
@@ -48,15 +48,10 @@ def refine_far_posterior(scores: np.ndarray, X: Matrix, model: Any,
     rows ``coarse`` (:func:`far_rows`) replaced by the differences above; in place."""
     for lo in range(0, coarse.size, _ROWS):
         index = coarse[lo:lo + _ROWS]
-        Xc = np.subtract(np.asarray(_rows(X, index)), model.shift, dtype=np.float64)
+        Xc = np.subtract(dense_rows(X, index), model.shift, dtype=np.float64)
         top = np.argmax(scores[index], axis=1)
         scores[index] = _differences(Xc, top, model)
     return scores
-
-
-def _rows(X: Matrix, index: np.ndarray) -> Any:
-    part = X[index]
-    return part.toarray() if hasattr(part, "toarray") else part
 
 
 def _precision(model: Any, k: int) -> np.ndarray:
