@@ -11,7 +11,8 @@ from .blocks import _default_rows, reduce_row_ranges
 from .types import Matrix
 
 __all__ = ["check_sample_weight", "check_total_weight", "check_class_weights",
-           "check_class_totals", "check_label_types", "label_values", "check_priors",
+           "check_class_totals", "check_label_types", "label_values", "category_values",
+           "check_priors",
            "check_finite_magnitude", "within_magnitude",
            "extreme_entries", "magnitude_message", "chunk_magnitude_error", "MAX_MAGNITUDE",
            "check_targets_resolvable", "check_columns_resolvable", "check_column_sizes",
@@ -130,13 +131,21 @@ def label_values(y: Any) -> Any:
     booleans as 0.0 and 1.0, while the same labels as a plain column, or on Dask
     (``_dask.chunks``), are False and True. Missing labels are left to the check that
     names them."""
-    dtype: Any = getattr(y, "dtype", None)
-    if getattr(dtype, "name", None) == "category":
-        values = dtype.categories.dtype
-        if isinstance(values, np.dtype) and values.kind in "biuf" and not y.isna().any():
-            y = y.astype(values)
+    values = category_values(y)
+    if values is not None and not y.isna().any():
+        y = y.astype(values)
     check_label_types(y)
     return y
+
+
+def category_values(column: Any) -> np.dtype | None:
+    """The numpy dtype of a pandas (or Dask) categorical column's categories where they
+    are numbers or booleans (the labels' own type), else None."""
+    dtype: Any = getattr(column, "dtype", None)
+    if getattr(dtype, "name", None) != "category":
+        return None
+    values = dtype.categories.dtype
+    return values if isinstance(values, np.dtype) and values.kind in "biuf" else None
 
 
 def check_priors(priors: ArrayLike, n_classes: int, *, name: str = "priors") -> np.ndarray:

@@ -27,6 +27,7 @@ from .._core.moments.standardize import column_stats
 from .._core.types import Matrix
 from .._core.validation import (
     MAX_MAGNITUDE,
+    category_values,
     check_total_weight,
     chunk_magnitude_error,
     within_magnitude,
@@ -97,12 +98,8 @@ def _plain_dtypes(frame: Any, name: str) -> Any:
         plain = all(isinstance(t, np.dtype) and t.kind in "iuf" for t in dtypes) or \
             all(isinstance(t, np.dtype) and t.kind == "b" for t in dtypes)
         return frame if plain else frame.astype(np.float64)
-    dtype = frame.dtype
-    if isinstance(dtype, pd.CategoricalDtype) and \
-            (pd.api.types.is_numeric_dtype(dtype.categories) or
-             pd.api.types.is_bool_dtype(dtype.categories)):
-        return frame.astype(dtype.categories.dtype)
-    return frame
+    values = category_values(frame)
+    return frame if values is None else frame.astype(values)
 
 
 def align_rows(v: Any, X: Any, name: str) -> Any:

@@ -23,19 +23,15 @@ import numpy as np
 
 from .._core.extreme import dense_rows, row_scale
 from .._core.types import Matrix
-from ._far_rows import _constants
+from ._far_rows import _DIGITS, _EPS, _ROWS, _constants
 
 __all__ = ["far_rows", "refine_far_posterior"]
 
-_EPS = np.finfo(np.float64).eps
-_ROWS = 2048
-# Rows whose scores round by more than this (in nats) are formed again.
-_DIGITS = 1e-9
-
 
 def far_rows(plain: np.ndarray, model: Any) -> np.ndarray:
-    """The rows whose plain scores ``a_k`` (before any fix) round by more than ``_DIGITS``,
-    or overflowed, in the classes of non-zero prior."""
+    """The rows whose plain scores ``a_k`` (before any fix) round by more than ``_DIGITS``
+    nats (as :mod:`._far_rows`' linear scores), or overflowed, in the classes of non-zero
+    prior."""
     live = np.isfinite(model.log_priors)
     with np.errstate(over="ignore", invalid="ignore"):
         size = np.max(np.abs(plain[:, live]), axis=1, initial=0.0)
@@ -82,16 +78,15 @@ def _differences(Xc: np.ndarray, top: np.ndarray, model: Any) -> np.ndarray:
                 out[rows, k] = 0.0
                 continue
             Pk, Rk = _precision(model, k), Ur - M[k] / sr
-            dP = Pk - Pr
+            between = 2.0 * Ur - (M[k] + M[r]) / sr  # (2x - mu_k - mu_r) / s
             if model.kind == "diag":
-                near = np.abs(dP) <= 0.5 * np.minimum(Pk, Pr)
-                split = np.where(near, dP, 0.0)  # (P_k - P_r) where near, else unused
-                quad = (Rk * Rk) @ split + ((Rk * Rk) @ np.where(near, 0.0, Pk)
-                                            - (Rr * Rr) @ np.where(near, 0.0, Pr))
-                lin = (2.0 * Ur - (M[k] + M[r]) / sr) @ np.where(near, Pr * (M[r] - M[k]), 0.0)
+                near = np.abs(Pk - Pr) <= 0.5 * np.minimum(Pk, Pr)
+                quad = (Rk * Rk) @ np.where(near, Pk - Pr, Pk) \
+                    - (Rr * Rr) @ np.where(near, 0.0, Pr)
+                lin = between @ np.where(near, Pr * (M[r] - M[k]), 0.0)
             elif np.array_equal(Pk, Pr):  # full, one precision: the linear form alone
                 quad = np.zeros(Ur.shape[0])
-                lin = (2.0 * Ur - (M[k] + M[r]) / sr) @ (Pr @ (M[r] - M[k]))
+                lin = between @ (Pr @ (M[r] - M[k]))
             else:
                 quad = np.einsum("ij,ij->i", Rk @ Pk, Rk) - np.einsum("ij,ij->i", Rr @ Pr, Rr)
                 lin = np.zeros(Ur.shape[0])

@@ -381,15 +381,7 @@ class GLMClassifier(ClassifierMixin, BaseEstimator):
         clusters = check_groups(cov_type, groups, design.n_samples)
         objective, _ = self._objective(design, t, sw, check_offset(offset, design.n_samples))
         check_fits_in_memory(objective.n_params)
-        theta = fit.theta_standard if design.basis is not None else fit.theta
-        eta = objective.linear_predictor(theta)
-        cov, identified, cov_z, held = covariance_on_request(self, objective, theta, eta,
-                                                             fit.separated)
-        fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
-        if held is not None:  # parameters not identified: held at 0, as fit does
-            raw = held if design.basis is None else design.basis.to_raw(held)
-            fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)
-            eta = objective.linear_predictor(held)
+        fit, eta = covariance_on_request(self, objective, fit)
         if cov_type != "nonrobust":
             fit = self._robust(fit, objective, eta, clusters)
         self._set_fit(fit)

@@ -193,17 +193,23 @@ def _unidentified_held(est: Any, objective: Any, theta: NDArray[np.float64],
     return held_at_zero(theta, H, identified)
 
 
-def covariance_on_request(est: Any, objective: Any, theta: NDArray[np.float64], eta: Any,
-                          separated: Any) -> tuple[Any, ...]:
-    """``compute_covariance``'s ``(covariance, identified, covariance_standard, theta)``
-    at the fitted ``theta`` (the solver's coordinates): as the fit's :func:`diagnose`,
-    parameters that are not identified are held at 0 (None: none moved; not under
-    separation, whose warning says it all)."""
+def covariance_on_request(est: Any, objective: Any, fit: Any) -> tuple[Any, Any]:
+    """``compute_covariance``'s ``(fit, eta)``: the ``GLMFit`` with its covariance at the
+    fitted parameters and, as the fit's :func:`diagnose` does, the parameters that are
+    not identified held at 0 (not under separation, whose warning says it all)."""
+    basis = objective.design.basis
+    theta = fit.theta_standard if basis is not None else fit.theta
+    eta = objective.linear_predictor(theta)
     H = objective.observed_hessian(theta, eta)
     cov, identified, cov_z = covariance(objective, H)
-    held = None if separated is not None else _unidentified_held(est, objective, theta, H,
-                                                                  identified)
-    return cov, identified, cov_z, held
+    fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
+    held = None if fit.separated is not None else _unidentified_held(est, objective, theta, H,
+                                                                      identified)
+    if held is not None:
+        raw = held if basis is None else basis.to_raw(held)
+        fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)
+        eta = objective.linear_predictor(held)
+    return fit, eta
 
 
 def held_at_zero(theta: NDArray[np.float64], H: NDArray[np.float64],
