@@ -150,6 +150,15 @@ def test_cholesky_solve_logdet_inverse(d):
     np.testing.assert_allclose(A @ chol.inverse(), np.eye(d), atol=1e-10)
 
 
+@pytest.mark.parametrize("d", [1, 11, 63, 64, 99])
+def test_inverse_is_exactly_symmetric(d):
+    # Below 64 the inverse is U^-1 U^-T by one numpy product, which numpy forms by
+    # syrk (no symmetrize follows: the covariances downstream rely on exact symmetry).
+    A = _spd(d, np.random.default_rng(d))
+    inv = cholesky((A + A.T) / 2).inverse()
+    np.testing.assert_array_equal(inv, inv.T)
+
+
 def test_cholesky_does_not_modify_input_and_accepts_lists():
     A = np.array([[4.0, 2.0], [2.0, 3.0]])
     A0 = A.copy()

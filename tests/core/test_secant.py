@@ -51,6 +51,35 @@ def test_start_hessian_is_the_exact_hessian(kind, weighted, alpha, intercept):
     np.testing.assert_allclose(H_start, H_pass, rtol=1e-12, atol=1e-12 * np.abs(H_pass).max())
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_start_inverse_is_the_kronecker_inverse(weighted, intercept):
+    # C^-1 (x) G^-1 from the two small factors: the inverse of the whole start Hessian.
+    objective, theta0 = _softmax_problem(weighted=weighted, intercept=intercept)
+    H = objective.shared_hessian(theta0)
+    B = objective.shared_inverse(theta0)
+    np.testing.assert_allclose(B @ H, np.eye(H.shape[0]), atol=1e-12)
+    np.testing.assert_array_equal(B, B.T)
+
+
+def test_start_inverse_defers_to_the_factorisation():
+    # A prior breaks the Kronecker structure; a column collinear with others leaves the
+    # Gram singular: no inverse offered (the opening factors the whole, or hands over
+    # to the exact phase's data-span solve).
+    objective, theta0 = _softmax_problem(alpha=0.5)
+    assert objective.shared_inverse(theta0) is None
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    X = np.column_stack([X, X[:, 0] - 2.0 * X[:, 1]])
+    design = SmallDenseDesign.standardised(X, True)
+    t = rng.integers(0, 3, 200)
+    objective = SoftmaxObjective(design, CategoricalSoftmax(3), t)
+    theta0 = np.zeros(2 * design.n_params)
+    assert objective.shared_inverse(theta0) is None
+    result = newton(objective, theta0, tol=1e-10)  # the opening's fallback still fits
+    assert result.converged and result.rank_deficient
+
+
 def test_start_curvature_needs_zero_slopes():
     objective, theta0 = _softmax_problem()
     theta = theta0.copy()
@@ -64,10 +93,19 @@ def test_bfgs_update_satisfies_the_secant_equation():
     B = A @ A.T + 6 * np.eye(6)
     s, y = rng.standard_normal(6), rng.standard_normal(6)
     y += 3 * s  # y^T s > 0
-    B_new = _bfgs_update(B, s, y)
+    B = np.asfortranarray(B)
+    B_new = _bfgs_update(B.copy(order="F"), s, y)
+    # The estimate is the upper triangle (what BLAS's symmetric routines read).
+    B_new = np.triu(B_new) + np.triu(B_new, 1).T
     np.testing.assert_allclose(B_new @ y, s, rtol=1e-12)  # the inverse maps y to s
-    np.testing.assert_allclose(B_new, B_new.T, rtol=0, atol=1e-14)
+    # The same update in full: (I - r s y^T) B (I - r y s^T) + r s s^T.
+    r = 1.0 / (s @ y)
+    V = np.eye(6) - r * np.outer(s, y)
+    np.testing.assert_allclose(B_new, V @ B @ V.T + r * np.outer(s, s), rtol=1e-12)
     assert np.all(np.linalg.eigvalsh(B_new) > 0)
+    # Fortran order: updated in place, no copy.
+    C = B.copy(order="F")
+    assert _bfgs_update(C, s, y) is C
     # no curvature along s (y^T s <= 0): the estimate stays as it is
     assert _bfgs_update(B, s, -s) is B
 

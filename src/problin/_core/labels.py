@@ -79,7 +79,7 @@ def _integer_labels(y: np.ndarray) -> np.ndarray | None:
         return None
     if y.dtype.kind != "f":
         return y.astype(np.int64, copy=False)
-    if not np.all(np.abs(y) < 2.0**53):  # also rejects nan and inf
+    if not np.abs(y).max() < 2.0**53:  # also rejects nan and inf (a nan maximum)
         return None
     as_int = y.astype(np.int64)
-    return as_int if np.array_equal(as_int, y) else None
+    return as_int if (as_int == y).all() else None

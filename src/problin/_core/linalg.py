@@ -135,10 +135,13 @@ class Cholesky:
         c = self.factor[0]
         if c.shape[0] < _TINY_INVERSE:
             c_inv, info = lapack.dtrtri(c, lower=0)
-            inv = c_inv @ c_inv.T
-        else:
-            with small_blas(c.shape[0]):
-                inv, info = lapack.dpotri(c, lower=0)
+            if info != 0:  # pragma: no cover - the factor is non-singular by construction
+                raise np.linalg.LinAlgError("inverting the Cholesky factor failed")
+            # numpy forms A A^T by syrk and copies the triangle: exactly symmetric
+            # (tests/core/test_linalg.py checks it), no symmetrize needed.
+            return c_inv @ c_inv.T
+        with small_blas(c.shape[0]):
+            inv, info = lapack.dpotri(c, lower=0)
         if info != 0:  # pragma: no cover - the factor is non-singular by construction
             raise np.linalg.LinAlgError("inverting the Cholesky factor failed")
         return symmetrize(np.asarray(inv))
@@ -208,7 +211,7 @@ def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9,
     if not np.all(d > 0):
         return None
     s = 1.0 / np.sqrt(d)
-    S = H * s[:, None] * s[None, :]
+    S = H * np.multiply.outer(s, s)
     c, info = lapack.dpotrf(S, lower=0, clean=1, overwrite_a=0)
     if info != 0 or not np.all(np.square(np.diag(c)) > _pivot_thresholds(d, rtol, prior_diag)):
         return None
@@ -218,8 +221,7 @@ def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9,
 def inverse_from_equilibrated(s: np.ndarray, factor: Cholesky) -> np.ndarray:
     """``H^-1`` from :func:`equilibrated_cholesky`'s ``(s, factor of S)``."""
     inv = factor.inverse()
-    inv *= s[:, None]
-    inv *= s[None, :]
+    inv *= np.multiply.outer(s, s)  # (s_i s_j = s_j s_i: inv stays exactly symmetric)
     return inv
 
 

@@ -131,6 +131,8 @@ def label_values(y: Any) -> Any:
     booleans as 0.0 and 1.0, while the same labels as a plain column, or on Dask
     (``_dask.chunks``), are False and True. Missing labels are left to the check that
     names them."""
+    if type(y) is np.ndarray and y.dtype.kind != "O":  # (the common case, at no cost)
+        return y
     values = category_values(y)
     if values is not None and not y.isna().any():
         y = y.astype(values)

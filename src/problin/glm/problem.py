@@ -151,9 +151,11 @@ def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.in
                                      offset=offset)
         theta0 = np.zeros(design.n_params)
         if design.intercept:  # the intercept of the class frequencies
-            mean = float(design.class_weights[1] / design.total_weight) \
-                if isinstance(design, DaskDesign) else float(np.average(y01, weights=sw))
-            theta0[0] = float(family.link(np.clip(mean, 1e-10, 1.0 - 1e-10)))
+            if isinstance(design, DaskDesign):
+                mean = float(design.class_weights[1] / design.total_weight)
+            else:  # (np.average and np.clip cost ~10 us of a 0.6 ms fit)
+                mean = float(y01.sum() / y01.size if sw is None else (sw @ y01) / sw.sum())
+            theta0[0] = float(family.link(np.float64(min(max(mean, 1e-10), 1.0 - 1e-10))))
             if offset is not None:
                 theta0[0] -= float(np.average(offset, weights=sw))
         return objective, theta0

@@ -45,6 +45,26 @@ _CENTRE_RATIO = 8.0
 # the float32 Gram products used for Newton directions (without centring,
 # blocks are read in raw units): such designs use double precision only.
 _SINGLE_SAFE = (1e-15, 1e15)
+# A constant column's computed spread is below this x n eps |mean| (n sampled rows).
+_CONSTANT_SPREAD = 4 * np.finfo(np.float64).eps
+
+
+def _fallback_scales(std: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Scales where some spread is zero, tiny or not finite: a constant column gets its
+    own magnitude (or 1 when it is zero), a non-finite one 1; a column too small for
+    float64 is an error."""
+    scale = np.where(std > 0, std, np.where(mean != 0, np.abs(mean), 1.0))
+    scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    tiny = np.flatnonzero(scale < MIN_MAGNITUDE)
+    if tiny.size:  # the mirror of MAX_MAGNITUDE: 1 / scale^2 would overflow
+        many = tiny.size > 1
+        raise ValueError(
+            f"column{'s' * many} {tiny[:10].tolist()} of X hold{'' if many else 's'} only "
+            f"values too small for the model's arithmetic (spread and size below "
+            f"{MIN_MAGNITUDE:.0e}, down to {float(scale[tiny].min()):.3g}): the "
+            "coefficients' variances would overflow float64. Rescale "
+            f"{'those columns' if many else 'that column'} (e.g. change the units).")
+    return scale
 
 
 def sample_rows(n_samples: int, size: int = SAMPLE_ROWS) -> np.ndarray:
@@ -112,30 +132,30 @@ class ColumnBasis:
                 deviation = Xs - mean
                 np.square(deviation, out=deviation)
                 std = np.sqrt(w @ deviation)
-                # Constant: every row equals the first (a sum of |differences| is 0 only
-                # then; numpy's column min and max along short rows cost 4x more).
                 value = Xs[0]
-                moved = np.subtract(Xs, value)
-                constant = np.ones(Xs.shape[0]) @ np.abs(moved, out=moved) == 0.0
+                # Constant: every row equals the first. Only a column whose spread is
+                # its mean's rounding error (the deviations are then that error,
+                # exactly: at most ~n eps |mean|) can be; the exact test (a sum of
+                # |x - x_0|) runs on those alone, rarely any.
+                maybe = np.flatnonzero(~(std > _CONSTANT_SPREAD * Xs.shape[0] * np.abs(mean)))
+                constant = np.zeros(Xs.shape[1], dtype=bool)
+                if maybe.size:
+                    moved = np.abs(Xs[:, maybe] - value[maybe])
+                    constant[maybe] = np.ones(Xs.shape[0]) @ moved == 0.0
             # A constant column is found by its values, not by its spread: the weighted
             # mean of equal values rounds (sum of w = 1/60 is not 1), which left a spread
             # of ~1e-16, a scale of 1e-16, and the column as rounding noise blown up
             # to unit spread (the fit then followed the noise, or its prior vanished).
-            mean = np.where(constant, value, mean)
-            std = np.where(constant, 0.0, std)
-        scale = np.where(std > 0, std, np.where(mean != 0, np.abs(mean), 1.0))
-        scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-        tiny = np.flatnonzero(scale < MIN_MAGNITUDE)
-        if tiny.size:  # the mirror of MAX_MAGNITUDE: 1 / scale^2 would overflow
-            many = tiny.size > 1
-            raise ValueError(
-                f"column{'s' * many} {tiny[:10].tolist()} of X hold{'' if many else 's'} only "
-                f"values too small for the model's arithmetic (spread and size below "
-                f"{MIN_MAGNITUDE:.0e}, down to {float(scale[tiny].min()):.3g}): the "
-                "coefficients' variances would overflow float64. Rescale "
-                f"{'those columns' if many else 'that column'} (e.g. change the units).")
+            if constant.any():
+                mean = np.where(constant, value, mean)
+                std = np.where(constant, 0.0, std)
+        if std.size and std.min() > MIN_MAGNITUDE and std.max() < np.inf:  # all usable, no NaN
+            scale = std
+        else:
+            scale = _fallback_scales(std, mean)
         center = None
-        mean = np.where(np.isfinite(mean), mean, 0.0)
+        if not np.isfinite(mean).all():
+            mean = np.where(np.isfinite(mean), mean, 0.0)
         far = np.any(np.abs(mean) > _CENTRE_RATIO * scale)
         if intercept and not sp.issparse(Xs) and (far or centre == "always"):
             center = mean
@@ -219,6 +239,10 @@ class ColumnBasis:
         with ``v = T^T u`` (a rank-one correction of ``Cov_z``).
         """
         lost = np.isnan(np.diag(cov_z))
+        if self.center is None and not lost.any():
+            m = np.tile(self.multipliers(), n_blocks)  # T = diag(m) per block
+            raw = cov_z * np.multiply.outer(m, m)
+            return 0.5 * (raw + raw.T)
         C = np.where(np.isnan(cov_z), 0.0, cov_z)
         if flat is not None and self.center is not None:
             u = np.asarray(flat, dtype=np.float64)

@@ -101,6 +101,8 @@ class Objective(Protocol):
 
     def shared_hessian(self, theta: np.ndarray) -> np.ndarray: ...
 
+    def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None: ...
+
     def coordinate_derivatives(self, eta: Eta, c: np.ndarray, block: int = 0
                                ) -> tuple[float, float]: ...
 
@@ -179,6 +181,11 @@ class ObjectiveBase:
     def shared_hessian(self, theta: np.ndarray) -> np.ndarray:
         """The Hessian at a point where :meth:`shared_curvature` holds."""
         raise NotImplementedError  # pragma: no cover - only where shared_curvature says so
+
+    def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None:
+        """The inverse of :meth:`shared_hessian` where its structure gives it for less
+        than a factorisation of the whole (None: factor the Hessian)."""
+        return None
 
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float) -> float:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``

@@ -92,14 +92,22 @@ class BernoulliLogit(_Bernoulli):
         # Canonical link: observed and expected information coincide. All
         # three from e = exp(-|z|), z = s eta (one exp and one log1p per row):
         # log p = -log1p(e) - max(-z, 0); 1 - p = sigma(-z); p (1 - p) = e / (1 + e)^2.
+        # (Each numpy call on a small n costs ~1 us: in place where it can be.)
         s = _sign(y)
         z = s * eta
-        e = np.exp(-np.abs(z))
-        inv = 1.0 / (1.0 + e)
-        loglik = -np.log1p(e)
-        loglik -= np.maximum(-z, 0.0)
-        q = np.where(z > 0, e * inv, inv)  # 1 - p(observed class), without cancellation
-        return loglik, -s * q, e * inv * inv
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        inv = e + 1.0
+        np.reciprocal(inv, out=inv)
+        loglik = np.minimum(z, 0.0)
+        loglik -= np.log1p(e)
+        e *= inv  # e / (1 + e) = sigma(-|z|)
+        q = np.where(z > 0, e, inv)  # 1 - p(observed class), without cancellation
+        np.negative(s, out=s)
+        q *= s
+        e *= inv
+        return loglik, q, e
 
 
 class BernoulliProbit(_Bernoulli):

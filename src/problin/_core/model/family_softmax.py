@@ -7,6 +7,7 @@ work, row sums and products with X run ~2x faster on M rows of length n than on
 n rows of length M). Entries are addressed by their position in memory
 (:func:`_positions`), so that each gather is one flat index, in either order.
 """
+import math
 from typing import Any
 
 import numpy as np
@@ -90,18 +91,26 @@ class CategoricalSoftmax:
 
         The shift ``top`` only has to keep ``exp`` from overflowing and the
         total from vanishing: with contrasts the reference's term ``exp(0) = 1``
-        bounds the total below, so no shift is needed while every logit is
-        below ``_EXP_SAFE`` (the row maxima cost more than the exponentials:
-        numpy reduces short rows slowly); with all K logits free, logits
-        relative to the first class's do the same. Only rows of huge logits
+        bounds the total below, so no shift is needed while the totals are
+        finite (the exponentials are taken unshifted and the totals checked:
+        the row maxima, even a maximum over all logits, cost more; numpy
+        reduces short rows slowly); with all K logits free, logits relative to
+        the first class's below ``_EXP_SAFE`` do the same. Only rows of huge logits
         take the per-row maximum. The terms are exact exponentials of the
         logits given either way, so the probabilities agree to rounding.
         """
         eta = _contiguous(eta, self.n_free)
         top: np.ndarray | float = 0.0
+        ones = np.ones(self.n_free)
         if self.contrast:
-            safe = not eta.size or float(eta.max()) < _EXP_SAFE
-            E = np.exp(eta, out=out) if safe else None
+            # Unshifted, then checked by the totals (a maximum over eta costs more).
+            with np.errstate(over="ignore"):
+                E = np.exp(eta, out=out)
+            total = E @ ones
+            total += 1.0  # the reference's exp(0)
+            safe = math.isfinite(total.sum())  # (also false where eta holds NaN)
+            if safe:
+                return E, top, np.log(total), total
         else:
             top = eta[:, 0].copy()
             E = np.subtract(eta, top[:, None], out=out)
@@ -115,8 +124,7 @@ class CategoricalSoftmax:
                 np.maximum(top, eta[:, k], out=top)
             E = np.subtract(eta, top[:, None], out=out)
             np.exp(E, out=E)  # in place: one n x M array
-        assert E is not None
-        total = E @ np.ones(self.n_free)  # (a gemv: faster than a sum along short rows)
+        total = E @ ones  # (a gemv: faster than a sum along short rows)
         if self.contrast:
             total += np.exp(-top)
         return E, top, np.log(total) + top, total
@@ -131,22 +139,21 @@ class CategoricalSoftmax:
         return (free_t, *_observed_positions(free_t, self.n_free, class_major))
 
     @staticmethod
-    def _log_likelihoods(eta: np.ndarray, log_z: np.ndarray, rows: np.ndarray,
-                         flat: np.ndarray) -> np.ndarray:
-        """``a_{t_n} - log z_n`` per row (the reference's logit is 0)."""
-        loglik = -log_z
-        loglik[rows] += _flat(eta)[flat]
-        return loglik
+    def _summed_loss(eta: np.ndarray, log_z: np.ndarray, rows: np.ndarray, flat: np.ndarray,
+                     sample_weight: np.ndarray | None) -> float:
+        """``-sum_n s_n (a_{t_n} - log z_n)`` (the reference's logit is 0) as two sums,
+        without the n-vector of row terms (each row's difference rounds as much)."""
+        observed = _flat(eta)[flat]
+        if sample_weight is None:
+            return float(log_z.sum()) - float(observed.sum())
+        return float(sample_weight @ log_z) - float(sample_weight[rows] @ observed)
 
     def loss(self, t: np.ndarray, eta: np.ndarray,
              sample_weight: np.ndarray | None = None) -> float:
         eta = _contiguous(eta, self.n_free)
         _, _, log_z, _ = self._normalise(eta)
         _, rows, flat = self.observed_classes(t, _class_major(eta))
-        loglik = self._log_likelihoods(eta, log_z, rows, flat)
-        if sample_weight is not None:
-            loglik *= sample_weight
-        return -float(np.sum(loglik))
+        return self._summed_loss(eta, log_z, rows, flat, sample_weight)
 
     def derivatives(self, t: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
                     information: str = "observed", out: np.ndarray | None = None,
@@ -163,13 +170,12 @@ class CategoricalSoftmax:
         E, top, log_z, total = self._normalise(eta, out)
         free_t, rows, flat = (self.observed_classes(t, _class_major(eta)) if observed is None
                               else observed)
-        loglik = self._log_likelihoods(eta, log_z, rows, flat)
+        loss = self._summed_loss(eta, log_z, rows, flat, sample_weight)
         inv_total = 1.0 / total
         E *= inv_total[:, None]  # E is now P, in place: no second n x M array
-        p0 = np.exp(-top) * inv_total if self.contrast else None
-        if sample_weight is not None:
-            loglik *= sample_weight
-        loss = -float(np.sum(loglik))
+        p0 = None
+        if self.contrast:  # the reference's exp(-top) / total
+            p0 = inv_total if isinstance(top, float) else np.exp(-top) * inv_total
         return loss, SoftmaxState(E, p0, free_t, sample_weight, observed=flat)
 
 

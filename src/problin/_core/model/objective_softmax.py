@@ -118,9 +118,12 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``theta``: one ``X^T V`` pass."""
         loss, state = self.row_derivatives(eta)
-        grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
-        f, grad, _ = self._add_prior(theta, loss, grad)
+        f, grad, _ = self._add_prior(theta, loss, self._gradient(state))
         return f, grad
+
+    def _gradient(self, state: SoftmaxState) -> np.ndarray:
+        """``Z^T S (P - T)``, flat (exact complements: ``SoftmaxState.gradient_weights``)."""
+        return self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
 
     def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""
@@ -133,8 +136,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         """``(f, gradient, Hessian)`` at ``theta`` (the exact block Hessian)."""
         loss, state = self.row_derivatives(eta)
         hess = self.design.softmax_gram(state, self.sample_weight, single)
-        grad = self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
-        f, grad, full = self._add_prior(theta, loss, grad, hess)
+        f, grad, full = self._add_prior(theta, loss, self._gradient(state), hess)
         return f, grad, cast(np.ndarray, full)
 
     def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0

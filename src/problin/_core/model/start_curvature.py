@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ..linalg import equilibrated_cholesky, inverse_from_equilibrated
+
 __all__ = ["SharedStartCurvature"]
+
+# equilibrated_cholesky's default: the pivot (of unit-diagonal scaling) below which a
+# parameter counts as unidentified.
+_PIVOT_RTOL = 1e-9
 
 
 class SharedStartCurvature:
@@ -31,6 +37,7 @@ class SharedStartCurvature:
     n_blocks: int
     n_params: int
     sample_weight: np.ndarray | None
+    P: Any  # the prior's precision (None: none)
     _add_prior: Callable[..., tuple[Any, ...]]  # (GaussianPrior's)
 
     def _weighted_gram(self) -> np.ndarray:
@@ -45,15 +52,41 @@ class SharedStartCurvature:
         blocks = self._start_blocks(theta)
         return not np.any(blocks[:, 1:] if self.design.intercept else blocks)
 
-    def shared_hessian(self, theta: np.ndarray) -> np.ndarray:
-        """The Hessian at ``theta`` (where :meth:`shared_curvature` holds), as above."""
+    def _start_factors(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(C, G)``: the class factor ``diag(p) - p p^T`` (exact complements on its
+        diagonal) and the Gram ``Z^T S Z`` of the Hessian ``C (x) G`` at ``theta``."""
         blocks = self._start_blocks(theta)
         logits = blocks[:, 0] if self.design.intercept else np.zeros(self.n_blocks)
         _, state = self.family.derivatives(np.zeros(1, dtype=np.intp), logits[None, :])
         p = state.P[0]
         C = -np.outer(p, p)
         C[np.diag_indices_from(C)] = p * state.complements()[0]  # exact complements
-        G = self._weighted_gram()
-        M, p = C.shape[0], G.shape[0]  # kron(C, G), by one broadcast product
-        H = (C[:, None, :, None] * G[None, :, None, :]).reshape(M * p, M * p)
-        return self._add_prior(theta, 0.0, np.zeros(self.n_params), H)[2]
+        return C, self._weighted_gram()
+
+    def shared_hessian(self, theta: np.ndarray) -> np.ndarray:
+        """The Hessian at ``theta`` (where :meth:`shared_curvature` holds), as above."""
+        C, G = self._start_factors(theta)
+        return self._add_prior(theta, 0.0, np.zeros(self.n_params), _kron(C, G))[2]
+
+    def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None:
+        """``C^-1 (x) G^-1`` without a prior (whose precision breaks the Kronecker
+        structure): two small factorisations instead of one of order ``M p``. None
+        where the whole would not pass :func:`~problin._core.linalg.equilibrated_cholesky`'s
+        test: its pivots are the products of the factors' pivots."""
+        if self.P is not None:
+            return None
+        factors = [equilibrated_cholesky(A) for A in self._start_factors(theta)]
+        if any(f is None for f in factors):
+            return None
+        pivots = [float(np.min(np.square(np.diag(f[1].factor[0])))) for f in factors
+                  if f is not None]
+        if not pivots[0] * pivots[1] > _PIVOT_RTOL:
+            return None
+        C_inv, G_inv = (inverse_from_equilibrated(*f) for f in factors if f is not None)
+        return _kron(C_inv, G_inv)
+
+
+def _kron(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A (x) B`` by one broadcast product."""
+    (m, _), (p, _) = A.shape, B.shape
+    return (A[:, None, :, None] * B[None, :, None, :]).reshape(m * p, m * p)

@@ -20,6 +20,7 @@ with the faster derivatives); 20,000 x 30 x 10: 336 -> 251 ms.
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import blas
 
 from ..linalg import equilibrated_cholesky, inverse_from_equilibrated
 from ..model.contract import Eta, Objective
@@ -57,16 +58,21 @@ def secant_opening(objective: Objective, theta: np.ndarray, max_steps: int) -> O
     point = evaluate(objective, theta, None)
     eta, f, g = point.eta, point.f, point.grad
     assert g is not None  # (no acceptance test: always formed)
-    H0 = objective.shared_hessian(theta)
     history = [f]
-    factored = equilibrated_cholesky(H0)
-    if factored is None:  # singular: the exact phase's data-span solve takes over
-        return Opening(theta, eta, f, g, H0, history, 0)
-    B = inverse_from_equilibrated(*factored)  # the inverse Hessian's estimate
+    B = objective.shared_inverse(theta)  # the inverse Hessian's estimate
+    if B is None:
+        H0 = objective.shared_hessian(theta)
+        factored = equilibrated_cholesky(H0)
+        if factored is None:  # singular: the exact phase's data-span solve takes over
+            return Opening(theta, eta, f, g, H0, history, 0)
+        B = inverse_from_equilibrated(*factored)
+    # B's upper triangle, in Fortran order, is what BLAS's symmetric routines read and
+    # update in place (dsymv, dsyr2: ~4x faster than numpy's outer products at 99 x 99).
+    B = np.asfortranarray(B)
     n_steps, previous = 0, np.inf
     max_steps = min(max_steps, _MAX_STEPS)
     for n_steps in range(1, max_steps + 1):
-        d = -(B @ g)
+        d = blas.dsymv(-1.0, B, g)
         decrement2 = float(-g @ d)
         if not (np.isfinite(decrement2) and decrement2 > 0.0):
             n_steps -= 1
@@ -95,15 +101,14 @@ def secant_opening(objective: Objective, theta: np.ndarray, max_steps: int) -> O
 def _bfgs_update(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The BFGS update of the inverse Hessian estimate ``B`` for the step ``s`` and
     gradient change ``y``: ``(I - r s y^T) B (I - r y s^T) + r s s^T``, ``r = 1 / y^T s``,
-    in rank-one terms (O(p^2)). Kept as it is where ``y^T s`` is lost in rounding."""
+    in rank-one terms (O(p^2)). ``B``: its upper triangle (Fortran order) holds the
+    estimate, updated in place. Kept as it is where ``y^T s`` is lost in rounding."""
     sy = float(s @ y)
     if not sy > 1e-12 * np.sqrt(float(s @ s) * float(y @ y)):
         return B
     r = 1.0 / sy
-    By = B @ y
-    # c s s^T - r (s By^T + By s^T) = W + W^T with W = s (c/2 s - r By)^T: one outer
-    # product and one transposed sum (exactly symmetric) instead of three outers.
-    W = np.outer(s, (0.5 * (r * r * float(y @ By) + r)) * s - r * By)
-    W += W.T
-    W += B
-    return W
+    By = blas.dsymv(1.0, B, y)
+    # c s s^T - r (s By^T + By s^T) = s v^T + v s^T with v = c/2 s - r By: one
+    # symmetric rank-two update.
+    v = (0.5 * (r * r * float(y @ By) + r)) * s - r * By
+    return blas.dsyr2(1.0, s, v, a=B, overwrite_a=1)
