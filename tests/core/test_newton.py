@@ -379,14 +379,53 @@ def test_hessian_change_bound_holds(family, scale):
         assert bound <= 1e-6  # small steps pass the engine's 1e-6 test
 
 
-def test_small_data_rebuild_the_hessian_instead_of_bounding_its_change(data):
-    # Below SMALL_ELEMENTS a new Hessian costs less than the bound: it says inf, and
-    # the engine's result still carries the Hessian at the answer.
+def test_small_data_bound_the_hessians_change_uniformly_or_rebuild_it(data):
+    # Below SMALL_ELEMENTS the row-wise bound costs more than a new Hessian: only the
+    # family's uniform bound expm1(L max |delta eta|) is tried (logit: L = 1; the probit
+    # has none: inf); the engine's result carries the Hessian at the answer to its 1e-6.
+    from scipy.linalg import eigh
+
     from problin._core.solvers.newton import _hessian_change
     X, y = data
     obj = _objective(X, y)
     result = newton(obj, np.zeros(5))
     eta = obj.linear_predictor(result.theta)
-    assert _hessian_change(obj, eta, eta, result.hessian) == np.inf
+    assert _hessian_change(obj, eta, eta, result.hessian) == 0.0
+    assert _hessian_change(obj, eta, eta + 1e-7, result.hessian) == pytest.approx(1e-7)
+    assert _hessian_change(obj, eta, eta + 1e-5, result.hessian) == pytest.approx(1e-5,
+                                                                                 rel=1e-4)
+    assert _hessian_change(obj, eta, eta + 1e6, result.hessian) == np.inf  # no overflow
+    assert _hessian_change(_objective(X, y, BernoulliProbit()), eta, eta + 1e-9,
+                           result.hessian) == np.inf  # no uniform bound for the probit
     H = obj.value_grad_hess(result.theta, eta)[2]
-    np.testing.assert_allclose(result.hessian, H, rtol=1e-13)
+    assert np.max(np.abs(eigh(result.hessian - H, H, eigvals_only=True))) <= 1e-6
+
+
+@pytest.mark.parametrize("K", [2, 3, 6])
+@pytest.mark.parametrize("scale", [1e-3, 1e-1, 1.0])
+def test_uniform_hessian_change_bound_holds(K, scale):
+    """expm1(L max |delta eta|) is never below the exact relative change of the Hessian
+    in its own metric (a generalised eigenvalue): logit (K = 2, L = 1) and softmax
+    (L = 2), for steps from small to large, with and without weights."""
+    from scipy.linalg import eigh
+
+    from problin._core.model.family_softmax import CategoricalSoftmax
+    from problin._core.model.objective_softmax import SoftmaxObjective
+    rng = np.random.default_rng(K)
+    X = rng.normal(size=(300, 3))
+    t = rng.integers(0, K, 300)
+    for sw in (None, rng.uniform(0.1, 3.0, 300)):
+        design = Design(X, True)
+        if K == 2:
+            obj = GLMObjective(design, BernoulliLogit(), t.astype(float), sw)
+        else:
+            obj = SoftmaxObjective(design, CategoricalSoftmax(K), t, sw)
+        theta = rng.normal(size=obj.n_params)
+        step = scale * rng.normal(size=obj.n_params)
+        eta_old = obj.linear_predictor(theta)
+        eta_new = obj.linear_predictor(theta + step)
+        H = obj.value_grad_hess(theta, eta_old)[2]
+        H_new = obj.value_grad_hess(theta + step, eta_new)[2]
+        exact = np.max(np.abs(eigh(H_new - H, H, eigvals_only=True)))
+        L = obj.family.curvature_lipschitz
+        assert np.expm1(L * np.max(np.abs(eta_new - eta_old))) >= exact * (1 - 1e-9)

@@ -33,7 +33,8 @@ from scipy.linalg import cho_factor, solve_triangular
 
 from .._core.model.contract import DistributedObjective, Gram, Trial
 from .._core.model.design import Design
-from .._core.model.objective import GLMObjective, bound_row_limit, range_basis
+from .._core.model.families import uniform_curvature_change
+from .._core.model.objective import GLMObjective, bound_row_limit, largest_change, range_basis
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
@@ -105,22 +106,32 @@ def _count_op(obj: ChunkObjective, *, v: np.ndarray, func: RowFunc) -> Sums:
     return Sums(int(func(obj, obj.linear_predictor(v))))
 
 
-def _change_op(obj: GLMObjective, *, v_old: np.ndarray, v_new: np.ndarray, cut: float,
-               factor: np.ndarray | None, limit: int, watched: tuple[RowFunc, ...] = ()) -> Sums:
-    """The chunk's share of ``newton._hessian_change``'s bound (same formula),
-    with the watched row counts at ``v_new`` (the diagnostics' next question)."""
-    h_old = obj.row_derivatives(obj.linear_predictor(v_old))[2]
-    eta_new = obj.linear_predictor(v_new)
-    loss, _, h_new = obj.row_derivatives(eta_new)
+def _change_op(obj: ChunkObjective, *, v_old: np.ndarray, v_new: np.ndarray, cut: float,
+               factor: np.ndarray | None, limit: int | None,
+               watched: tuple[RowFunc, ...] = ()) -> Sums:
+    """The chunk's share of ``newton._hessian_change``'s bounds (same formulas): the
+    loss at ``v_new``, the largest change of a linear predictor and (``limit``: binary
+    models with the row-wise bound) the rows changed above ``cut`` and their
+    leverage-weighted change; with the watched row counts at ``v_new`` (the
+    diagnostics' next question)."""
+    eta_old, eta_new = obj.linear_predictor(v_old), obj.linear_predictor(v_new)
+    moved = largest_change(eta_old, eta_new)
+    loss = obj.row_derivatives(eta_new)[0]
     counts = [int(func(obj, eta_new)) for func in watched]
+    ops = ("sum", "max", "sum", "sum") + ("sum",) * len(counts)
+    if limit is None:
+        return Sums(loss, moved, 0, 0.0, *counts, ops=ops)
+    assert isinstance(obj, GLMObjective)
+    h_old = obj.row_derivatives(eta_old)[2]
+    h_new = obj.row_derivatives(eta_new)[2]
     change = np.abs(h_new - h_old)
     above = np.flatnonzero(~(change <= cut * h_old))
     if above.size == 0 or above.size > limit or factor is None:
-        return Sums(loss, above.size, 0.0, *counts)
+        return Sums(loss, moved, above.size, 0.0, *counts, ops=ops)
     Z = solve_triangular(factor, obj.design.dense_rows(above).T, lower=True,
                          check_finite=False)
-    return Sums(loss, above.size, float(change[above] @ np.einsum("ij,ij->j", Z, Z)),
-                *counts)
+    return Sums(loss, moved, above.size, float(change[above] @ np.einsum("ij,ij->j", Z, Z)),
+                *counts, ops=ops)
 
 
 def _signed_margins(obj: GLMObjective, v: np.ndarray) -> np.ndarray:
@@ -154,6 +165,7 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
     """What the Dask objectives share: passes, the prior, the engine's helpers."""
 
     design: DaskDesign
+    family: Any
 
     def __init__(self, design: DaskDesign, model: Callable[..., ChunkObjective], n_blocks: int,
                  prior_precision: PriorPrecision | np.ndarray | None,
@@ -181,6 +193,22 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
 
     def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> ChunkObjective:
         raise NotImplementedError  # pragma: no cover - each model's own
+
+    def _change_pass(self, eta_old: LazyEta, eta_new: LazyEta, **kwargs: Any
+                     ) -> tuple[float, int, float]:
+        """One pass of :func:`_change_op`: ``(uniform bound, rows above the cut, their
+        leverage-weighted change)``; the loss at ``eta_new`` and the watched counts
+        are kept on it."""
+        eta_new.loss, moved, count, total, *counts = self._rows_pass(
+            _change_op, v_old=eta_old.v, v_new=eta_new.v, watched=self._watched, **kwargs)
+        eta_new.counts.update(zip(self._watched, counts))
+        return uniform_curvature_change(self.family, moved), int(count), float(total)
+
+    def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
+                       cut: float, rowwise: bool = True) -> float:
+        """The family's uniform bound (``GLMObjective.hessian_change``) in one pass,
+        which also finds the loss at ``eta_new``, the engine's next question."""
+        return self._change_pass(eta_old, eta_new, cut=cut, factor=None, limit=None)[0]
 
     def linear_predictor(self, theta: np.ndarray) -> LazyEta:
         """``[1, X] theta`` as a :class:`LazyEta` (no pass)."""
@@ -270,23 +298,25 @@ class DaskGLMObjective(_DaskObjective):
                             self.information)
 
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
-                       cut: float) -> float:
-        """``newton._hessian_change``'s bound in one pass (which also finds the loss
-        at ``eta_new``, the engine's next question)."""
-        try:
-            factor = cho_factor(H, lower=True, check_finite=False)[0]
-        except np.linalg.LinAlgError:
-            factor = None
-        limit = bound_row_limit(self.design.n_samples)
-        eta_new.loss, count, total, *counts = self._rows_pass(
-            _change_op, v_old=eta_old.v, v_new=eta_new.v, cut=cut, factor=factor, limit=limit,
-            watched=self._watched)
-        eta_new.counts.update(zip(self._watched, counts))
+                       cut: float, rowwise: bool = True) -> float:
+        """``GLMObjective.hessian_change``'s bounds in one pass (which also finds the
+        loss at ``eta_new``, the engine's next question)."""
+        factor = None
+        if rowwise:
+            try:
+                factor = cho_factor(H, lower=True, check_finite=False)[0]
+            except np.linalg.LinAlgError:
+                factor = None
+        limit = bound_row_limit(self.design.n_samples) if rowwise else None
+        uniform, count, total = self._change_pass(eta_old, eta_new, cut=cut, factor=factor,
+                                                  limit=limit)
+        if uniform <= cut or limit is None:
+            return uniform
         if count == 0:
-            return cut
+            return min(uniform, cut)
         if count > limit or factor is None:
-            return np.inf
-        return cut + total
+            return uniform
+        return min(uniform, cut + total)
 
     def separation(self, result: SolverResult, rtol: float = 1e-6
                    ) -> tuple[Any, int, int] | None:

@@ -89,7 +89,8 @@ class Objective(Protocol):
     def summed_derivatives(self, theta: np.ndarray, gram: Gram = None
                            ) -> tuple[float, np.ndarray, np.ndarray | None]: ...
 
-    def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float) -> float: ...
+    def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
+                       rowwise: bool = True) -> float: ...
 
     def subsample(self, rows: np.ndarray) -> "Objective": ...
 
@@ -187,7 +188,8 @@ class ObjectiveBase:
         than a factorisation of the whole (None: factor the Hessian)."""
         return None
 
-    def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float) -> float:
+    def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
+                       rowwise: bool = True) -> float:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``
         built at ``eta_old`` and the one at ``eta_new`` (see
         ``GLMObjective.hessian_change``); none here: ``inf``."""

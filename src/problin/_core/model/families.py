@@ -11,11 +11,13 @@ A family turns targets ``y`` and linear predictors ``eta`` into
 ``s_i`` are sample weights. Nothing here touches X: the Newton engine and the
 design operator combine these n-vectors with the data by row blocks.
 """
+import math
 from typing import Any
 
 import numpy as np
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+_EXPM1_MAX = 700.0  # expm1 overflows float64 beyond ~709.78
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 from scipy.special import ndtri
@@ -30,7 +32,23 @@ from ..numerics import (
 )
 from .family_softmax import CategoricalSoftmax, SoftmaxState
 
-__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES"]
+__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
+           "uniform_curvature_change"]
+
+
+def uniform_curvature_change(family: Any, moved: float) -> float:
+    """A bound on how far a Hessian moves, in its own metric (``max_v |v^T (H_new - H) v| /
+    v^T H v``), when no row's linear predictor moves by more than ``moved``: where
+    ``|d log h / d eta| <= L`` for every row's curvature ``h`` (the family's
+    ``curvature_lipschitz``: 1 for the logit's ``p (1 - p)``; 2 for the softmax's
+    ``diag(p) - p p^T``, whose quadratic forms are variances under ``p``, each ``p_k``
+    moving by a factor within ``exp(+-2 moved)``), every row's term, and so the sum,
+    moves by at most ``expm1(L moved)`` relatively (a prior's constant precision only
+    shrinks that). ``inf`` for a family without such a bound (the probit's)."""
+    rate = getattr(family, "curvature_lipschitz", None)
+    if rate is None or not rate * moved < _EXPM1_MAX:  # (also a NaN change)
+        return np.inf
+    return math.expm1(rate * moved)
 
 
 def _weighted(v: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
@@ -44,6 +62,10 @@ def _sign(y: np.ndarray) -> np.ndarray:
 
 class _Bernoulli:
     """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)``."""
+
+    # L with |d log h / d eta| <= L for every row's curvature weight h (None: no such
+    # bound): how far a step can move the Hessian (solvers.newton._hessian_change).
+    curvature_lipschitz: float | None = None
 
     def log_cdf(self, eta: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         """``log F(eta)``."""
@@ -77,6 +99,7 @@ class BernoulliLogit(_Bernoulli):
 
     name = "logit"
     canonical = True
+    curvature_lipschitz = 1.0  # d log(p (1 - p)) / d eta = 1 - 2p
 
     def log_cdf(self, eta: np.ndarray) -> np.ndarray:
         return log_sigmoid(eta)

@@ -63,6 +63,9 @@ class CategoricalSoftmax:
 
     name = "softmax"
     canonical = True
+    # Every p_k moves by a factor within exp(+-2 max |delta eta|), and the Hessian
+    # weights' quadratic forms are variances under p (solvers.newton._hessian_change).
+    curvature_lipschitz = 2.0
 
     def __init__(self, n_classes: int, contrast: bool = True) -> None:
         self.n_classes = int(n_classes)

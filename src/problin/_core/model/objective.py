@@ -20,9 +20,10 @@ from scipy.linalg import lapack
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
 from .contract import Gram, ObjectiveBase, Trial
 from .design import Design
+from .families import uniform_curvature_change
 from .prior import GaussianPrior, PriorPrecision
 
-__all__ = ["GLMObjective", "PriorPrecision", "bound_row_limit", "range_basis"]
+__all__ = ["GLMObjective", "PriorPrecision", "bound_row_limit", "largest_change", "range_basis"]
 
 
 def bound_row_limit(n_samples: int) -> int:
@@ -177,10 +178,12 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         return Hv if self.P is None else Hv + self.P.matvec(v)
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
-                       cut: float) -> float:
+                       cut: float, rowwise: bool = True) -> float:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v``: how far the Hessian
         ``H`` in hand (built at ``eta_old``) is from the one at ``eta_new``, in
-        its own metric (a generalised eigenvalue, Golub & Van Loan 2013 §8.7).
+        its own metric (a generalised eigenvalue, Golub & Van Loan 2013 §8.7):
+        the smaller of the family's uniform bound (:func:`uniform_curvature_change`
+        of the largest ``|eta_new - eta_old|``) and, with ``rowwise``, this one.
 
         With ``r_i = |h_i(new) - h_i(old)| / h_i(old)``, rows with ``r_i <= cut``
         contribute at most ``cut`` and the few rows ``L`` above it at most
@@ -190,6 +193,13 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
         (The row derivatives at ``eta_new`` stay cached for the next ``value``.)
         """
+        uniform = uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
+        if uniform <= cut or not rowwise:
+            return uniform
+        return min(uniform, self._rowwise_change(eta_old, eta_new, H, cut))
+
+    def _rowwise_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
+                        cut: float) -> float:
         h_old = self.row_derivatives(eta_old)[2]
         h_new = self.row_derivatives(eta_new)[2]
 
@@ -236,6 +246,12 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         _, _, h = self.family.derivatives(self.y, eta, self.sample_weight, "observed")
         hess = self.design.gram(h)
         return hess if self.P is None else self.P.add_to(hess)
+
+
+def largest_change(eta_old: np.ndarray, eta_new: np.ndarray) -> float:
+    """``max |eta_new - eta_old|`` over every row (and class): the uniform bound's input."""
+    moved = np.abs(np.subtract(eta_new, eta_old))
+    return float(moved.max()) if moved.size else 0.0
 
 
 def _range_basis(design: Design, sample_weight: np.ndarray | None,

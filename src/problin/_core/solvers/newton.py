@@ -104,12 +104,13 @@ class _State:
 
 def _hessian_change(objective: Objective, eta_old: Eta, eta_new: Eta, H: np.ndarray) -> float:
     """How far ``H`` (built at ``eta_old``) is from the Hessian at ``eta_new``, in
-    its own metric: the objective's bound (``GLMObjective.hessian_change``),
-    with rows counted as changed above a quarter of the tolerance. Small data skip
-    the bound (inf): a new Hessian costs less than its pass and leverage solve."""
-    if objective.design.n_samples * objective.n_params <= SMALL_ELEMENTS:
-        return np.inf
-    return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4)
+    its own metric: the objective's bound (``GLMObjective.hessian_change``: the
+    family's uniform bound from the largest change of a linear predictor, and the
+    row-wise one, with rows counted as changed above a quarter of the tolerance).
+    Small data take the uniform bound only: a new Hessian costs less than the
+    row-wise bound's leverage solve."""
+    small = objective.design.n_samples * objective.n_params <= SMALL_ELEMENTS
+    return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4, rowwise=not small)
 
 
 def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndarray | None:
