@@ -413,3 +413,20 @@ def test_softmax_state_is_the_same_stored_class_by_class(seed, contrast, weighte
     # A mismatched output buffer is not used (its positions would be eta's order's).
     _, other = family.derivatives(t, eta_f, sw, out=np.empty(eta.shape))
     np.testing.assert_array_equal(other.gradient_weights(), G)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_gradient_weights_without_the_full_fix_are_the_same(order):
+    # A gradient alone sums the complements of the observed classes above 1/2 only;
+    # the same weights, bit for bit, as from every entry's (formed for a Hessian).
+    from problin._core.model.family_softmax import CategoricalSoftmax
+    rng = np.random.default_rng(3)
+    eta = np.asarray(rng.normal(size=(2000, 4)) * rng.choice([1.0, 10.0, 40.0], (2000, 1)),
+                     order=order)
+    t = rng.integers(0, 5, 2000)
+    _, state = CategoricalSoftmax(5).derivatives(t, eta)
+    lazy = state.gradient_weights()
+    assert state._fix is None  # not formed for the gradient
+    assert len(state.fix[0]) > 0
+    np.testing.assert_array_equal(lazy, state.gradient_weights())
+    assert np.abs(lazy).min() < 1e-80  # rows fitted with certainty keep their digits

@@ -203,22 +203,34 @@ class SoftmaxState:
         # The positions in P's memory of the observed classes that are free (one
         # per row at most; row-major: ascending, so rows lo:hi are those in [lo M, hi M)).
         self.observed = observed
-        if fix is None:
+        self._p0 = p0
+        # (rows, cols, 1 - P[rows, cols]) where P > 1/2; by row where row-major. Formed
+        # when first asked for (a gradient alone needs the observed classes' only).
+        self._fix = fix
+
+    @property
+    def fix(self) -> Any:
+        """``(rows, cols, q)``: every entry with ``p > 1/2`` and its exact complement."""
+        if self._fix is None:
             # At most one entry per row exceeds 1/2: found by one test over the
             # contiguous array (numpy's argmax along short rows is slow).
-            flat = np.flatnonzero(_flat(P) > 0.5)
-            if self.class_major:
-                cols, rows = np.divmod(flat, n)
-            else:
-                rows, cols = np.divmod(flat, M)
-            others = P[rows]
-            others[np.arange(rows.size), cols] = 0.0
-            q = others @ np.ones(M)  # the other free classes (no cancellation)...
-            if p0 is not None:
-                q += p0[rows]  # ...and the reference
-            fix = (rows, cols, q)
-        # (rows, cols, 1 - P[rows, cols]) where P > 1/2; by row where row-major.
-        self.fix = fix
+            self._fix = self._summed_complements(np.flatnonzero(_flat(self.P) > 0.5))
+        return self._fix
+
+    def _summed_complements(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, cols, 1 - p)`` of the entries at memory positions ``flat``, the
+        complements summed from the row's other classes (no cancellation)."""
+        n, M = self.P.shape
+        if self.class_major:
+            cols, rows = np.divmod(flat, n)
+        else:
+            rows, cols = np.divmod(flat, M)
+        others = self.P[rows]
+        others[np.arange(rows.size), cols] = 0.0
+        q = others @ np.ones(M)  # the other free classes...
+        if self._p0 is not None:
+            q += self._p0[rows]  # ...and the reference
+        return rows, cols, q
 
     @classmethod
     def concatenate(cls, P: np.ndarray, parts: list[tuple[int, "SoftmaxState"]], free_t: np.ndarray,
@@ -287,12 +299,20 @@ class SoftmaxState:
                 keep = (rows >= lo) & (rows < hi)
                 flat = (rows[keep] - lo) * M + cols[keep]
         flat_G = _flat(G)
-        flat_G[flat] -= 1.0  # exact where p >= 1/2 (Sterbenz)...
-        at = self._fixed_in(lo, hi)
-        rows, cols, q = (part[at] for part in self.fix)
-        hit = self.free_t[rows] == cols  # ...but p itself was rounded near 1:
-        # 1 - p summed from the rest
-        flat_G[_positions(rows[hit] - lo, cols[hit], G.shape, class_major)] = -q[hit]
+        if self._fix is None and lo <= 0 and hi >= n:  # the observed classes' alone
+            observed = flat_G[flat]
+            hit = flat[observed > 0.5]
+            observed -= 1.0  # exact where p >= 1/2 (Sterbenz)...
+            flat_G[flat] = observed
+            # ...but p itself was rounded near 1: 1 - p summed from the rest
+            flat_G[hit] = -self._summed_complements(hit)[2]
+        else:
+            flat_G[flat] -= 1.0  # (as above)
+            at = self._fixed_in(lo, hi)
+            rows, cols, q = (part[at] for part in self.fix)
+            hit_rows = self.free_t[rows] == cols
+            flat_G[_positions(rows[hit_rows] - lo, cols[hit_rows], G.shape, class_major)] = \
+                -q[hit_rows]
         if self.sample_weight is not None:
             G *= self.sample_weight[lo:hi, None]
         return G
