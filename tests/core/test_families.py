@@ -430,3 +430,8 @@ def test_gradient_weights_without_the_full_fix_are_the_same(order):
     assert len(state.fix[0]) > 0
     np.testing.assert_array_equal(lazy, state.gradient_weights())
     assert np.abs(lazy).min() < 1e-80  # rows fitted with certainty keep their digits
+    # So do the observed classes' complements (the diagnostics' certainty test).
+    Q = state.complements()
+    n = t.size
+    want = np.where(t > 0, Q[np.arange(n), np.maximum(t - 1, 0)], state.P.sum(axis=1))
+    np.testing.assert_allclose(state.observed_complements(), want, rtol=1e-15, atol=0)

@@ -150,6 +150,11 @@ class ObjectiveBase:
         Xd = self.linear_predictor(d)
         if eta is None:
             theta_new, eta_new = d, Xd
+        elif isinstance(Xd, np.ndarray) and isinstance(eta, np.ndarray):
+            # eta + X d in X d's own array (a fresh n x M array per step costs
+            # twice the sum): the trial then carries no X d (a rejected step's
+            # search takes eta_new - eta, to rounding).
+            theta_new, eta_new, Xd = theta + d, np.add(Xd, eta, out=Xd), None
         else:
             theta_new, eta_new = theta + d, Xd + eta
         f = np.nan

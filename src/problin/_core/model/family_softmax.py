@@ -271,10 +271,11 @@ class SoftmaxState:
         n, M = self.P.shape
         q = np.empty(n)
         flat = self.observed
-        q[flat % n if self.class_major else flat // M] = 1.0 - _flat(self.P)[flat]
-        rows, cols, fixed = self.fix
-        hit = self.free_t[rows] == cols  # P > 1/2 on the observed class: its summed complement
-        q[rows[hit]] = fixed[hit]
+        p = _flat(self.P)[flat]
+        q[flat % n if self.class_major else flat // M] = 1.0 - p
+        # P > 1/2 on the observed class: its summed complement (those entries' only)
+        rows, _, fixed = self._summed_complements(flat[p > 0.5])
+        q[rows] = fixed
         reference = self.free_t < 0
         q[reference] = self.P[reference] @ np.ones(M)  # 1 - p0 = the free classes' sum
         return q
