@@ -18,6 +18,9 @@ from scipy.special import log_expit, log_ndtr, log_softmax, ndtr, softmax
 MB = 1024.0 ** 2
 LOSS_RTOL = 1e-9      # problin must reach every reference's loss within this (relative)
 MEMORY_TARGET = 1.3   # problin's peak extra memory must be <= this x the size of X
+# ... for X of at least this many MB: below it fixed buffers (the interpreter's and BLAS's
+# workspaces, the small fits' kept Hessian buffers) dominate and the ratio says nothing.
+MEMORY_MIN_MB = 2.0
 SLOW_S = 30.0         # a reference slower than this gets --repeats-slow timed fits
 
 

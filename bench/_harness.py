@@ -17,6 +17,7 @@ import pandas as pd
 from _common import (
     LOSS_RTOL,
     MB,
+    MEMORY_MIN_MB,
     MEMORY_TARGET,
     SLOW_S,
     environment_report,
@@ -191,7 +192,7 @@ def run_workload(w, args, print_env=True):
     # problin failed: FAIL; not run (--only) or not measured (--no-memory): "-".
     ran = bool((t["key"] == "problin").any())
     mem_ok = ("FAIL" if ran and p is None else "-" if pd.isna(p_mem)
-              else _verdict(p_mem <= MEMORY_TARGET))
+              else "n/a" if size_x < MEMORY_MIN_MB * MB else _verdict(p_mem <= MEMORY_TARGET))
     summary = [{"workload": w.name, "reference": r["key"], "reps": r["reps"],
                 "problin/ref": r["problin/ref"], "target": r["target"], "time": r["time_ok"],
                 "rel_diff": r["rel_diff"], "loss": r["loss_ok"],
@@ -248,9 +249,12 @@ def show(res, args):
         print(f"  * slower than {args.slow_after:g} s: timed over "
               f"--repeats-slow={args.repeats_slow} fit(s) instead of {args.repeats}")
     mem = "-" if pd.isna(res["problin_mem"]) else f"{res['problin_mem']:.2f}"
+    small = res["mem_ok"] == "n/a"
     print(f"  problin peak extra memory = {mem} x size of X (target <= {MEMORY_TARGET}): "
-          f"{res['mem_ok']}" + (" (at --quick sizes fixed overheads dominate: ignore)"
-                                if args.quick else ""))
+          f"{res['mem_ok']}" + (f" (the target applies from {MEMORY_MIN_MB:g} MB of X: fixed "
+                                "buffers dominate below)" if small else "")
+          + (" (at --quick sizes fixed overheads dominate: ignore)"
+             if args.quick and not small else ""))
     for _, r in res["table"].iterrows():
         extra = (f"  [warnings: {r['warnings']}]" if r["warnings"] else "") + \
                 (f"  [error: {r['note'][:300]}]" if r["note"] else "")
