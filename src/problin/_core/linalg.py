@@ -19,13 +19,16 @@ from .types import Matrix
 
 __all__ = [
     "column_sums", "resolved_directions", "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
-    "identified_columns", "solve_psd", "equilibrated_cholesky", "inverse_from_equilibrated",
+    "identified_columns", "IDENTIFIED_RTOL", "solve_psd", "equilibrated_cholesky", "inverse_from_equilibrated",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 # Cholesky factors below this order are inverted by trtri and one product (see
 # Cholesky.inverse); from it on by potri, whose lauum saves half the product.
 _TINY_INVERSE = 64
+# The pivot of the unit-diagonal (equilibrated) factor below which a parameter counts
+# as not identified (equilibrated_cholesky, identified_columns).
+IDENTIFIED_RTOL = 1e-9
 
 
 def _small_blas(func: _F) -> _F:
@@ -195,7 +198,7 @@ def _pivot_thresholds(d: np.ndarray, rtol: float, prior_diag: np.ndarray | None
     return np.where(share > _PRIOR_SHARE, np.minimum(rtol, 0.5 * share), rtol)
 
 
-def equilibrated_cholesky(H: np.ndarray, *, rtol: float = 1e-9,
+def equilibrated_cholesky(H: np.ndarray, *, rtol: float = IDENTIFIED_RTOL,
                           prior_diag: np.ndarray | None = None
                           ) -> tuple[np.ndarray, Cholesky] | None:
     """``(s, factor of S)`` with ``S = diag(s) H diag(s)`` of unit diagonal, when every
@@ -226,7 +229,7 @@ def inverse_from_equilibrated(s: np.ndarray, factor: Cholesky) -> np.ndarray:
 
 
 @_small_blas
-def identified_columns(H: np.ndarray, *, rtol: float = 1e-9,
+def identified_columns(H: np.ndarray, *, rtol: float = IDENTIFIED_RTOL,
                        prior_diag: np.ndarray | None = None) -> np.ndarray:
     """Boolean mask of the parameters that ``H`` identifies.
 

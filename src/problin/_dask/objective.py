@@ -33,8 +33,8 @@ from scipy.linalg import cho_factor, solve_triangular
 
 from .._core.model.contract import DistributedObjective, Gram, Trial
 from .._core.model.design import Design
-from .._core.model.families import uniform_curvature_change
-from .._core.model.objective import GLMObjective, bound_row_limit, largest_change, range_basis
+from .._core.model.families import largest_change, uniform_curvature_change
+from .._core.model.objective import GLMObjective, bound_row_limit, range_basis
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature

@@ -37,6 +37,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
 
+from .families import largest_change, uniform_curvature_change
 from .prior import PriorPrecision
 
 __all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta"]
@@ -196,9 +197,14 @@ class ObjectiveBase:
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
                        rowwise: bool = True) -> float:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``
-        built at ``eta_old`` and the one at ``eta_new`` (see
-        ``GLMObjective.hessian_change``); none here: ``inf``."""
-        return np.inf
+        built at ``eta_old`` and the one at ``eta_new``: the family's uniform bound
+        (:func:`~problin._core.model.families.uniform_curvature_change`) of the
+        largest change of a linear predictor in memory; ``inf`` without a family or
+        such a bound. ``GLMObjective`` adds a row-wise bound (``rowwise``)."""
+        family = getattr(self, "family", None)
+        if family is None or not isinstance(eta_new, np.ndarray):
+            return np.inf
+        return uniform_curvature_change(family, largest_change(eta_old, eta_new))
 
 
 class DistributedObjective(ObjectiveBase):

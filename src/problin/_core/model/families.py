@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-_EXPM1_MAX = 700.0  # expm1 overflows float64 beyond ~709.78
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+_EXPM1_MAX = 700.0  # expm1 overflows float64 beyond ~709.78
 
 from scipy.special import ndtri
 
@@ -33,7 +33,13 @@ from ..numerics import (
 from .family_softmax import CategoricalSoftmax, SoftmaxState
 
 __all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
-           "uniform_curvature_change"]
+           "largest_change", "uniform_curvature_change"]
+
+
+def largest_change(eta_old: np.ndarray, eta_new: np.ndarray) -> float:
+    """``max |eta_new - eta_old|`` over every row (and class): the uniform bound's input."""
+    moved = np.abs(np.subtract(eta_new, eta_old))
+    return float(moved.max()) if moved.size else 0.0
 
 
 def uniform_curvature_change(family: Any, moved: float) -> float:

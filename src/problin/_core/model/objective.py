@@ -20,10 +20,9 @@ from scipy.linalg import lapack
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
 from .contract import Gram, ObjectiveBase, Trial
 from .design import Design
-from .families import uniform_curvature_change
 from .prior import GaussianPrior, PriorPrecision
 
-__all__ = ["GLMObjective", "PriorPrecision", "bound_row_limit", "largest_change", "range_basis"]
+__all__ = ["GLMObjective", "PriorPrecision", "bound_row_limit", "range_basis"]
 
 
 def bound_row_limit(n_samples: int) -> int:
@@ -193,7 +192,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
         (The row derivatives at ``eta_new`` stay cached for the next ``value``.)
         """
-        uniform = uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
+        uniform = super().hessian_change(eta_old, eta_new, H, cut)
         if uniform <= cut or not rowwise:
             return uniform
         return min(uniform, self._rowwise_change(eta_old, eta_new, H, cut))
@@ -246,12 +245,6 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         _, _, h = self.family.derivatives(self.y, eta, self.sample_weight, "observed")
         hess = self.design.gram(h)
         return hess if self.P is None else self.P.add_to(hess)
-
-
-def largest_change(eta_old: np.ndarray, eta_new: np.ndarray) -> float:
-    """``max |eta_new - eta_old|`` over every row (and class): the uniform bound's input."""
-    moved = np.abs(np.subtract(eta_new, eta_old))
-    return float(moved.max()) if moved.size else 0.0
 
 
 def _range_basis(design: Design, sample_weight: np.ndarray | None,

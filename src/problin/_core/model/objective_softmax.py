@@ -19,8 +19,7 @@ from .contract import ObjectiveBase
 from .design import Design
 from .design_small import SMALL_ELEMENTS
 from .family_softmax import SoftmaxState, _class_major
-from .families import uniform_curvature_change
-from .objective import largest_change, _range_basis, _scaled_weights
+from .objective import _range_basis, _scaled_weights
 from .prior import GaussianPrior, PriorPrecision
 from .start_curvature import SharedStartCurvature
 
@@ -125,12 +124,6 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
     def _gradient(self, state: SoftmaxState) -> np.ndarray:
         """``Z^T S (P - T)``, flat (exact complements: ``SoftmaxState.gradient_weights``)."""
         return self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
-
-    def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
-                       cut: float, rowwise: bool = True) -> float:
-        """The family's uniform bound on the Hessian's change (see
-        ``GLMObjective.hessian_change``; no row-wise one for softmax)."""
-        return uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
 
     def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""

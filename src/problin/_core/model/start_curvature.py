@@ -16,13 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..linalg import equilibrated_cholesky, inverse_from_equilibrated
+from ..linalg import IDENTIFIED_RTOL, equilibrated_cholesky, inverse_from_equilibrated
 
 __all__ = ["SharedStartCurvature"]
-
-# equilibrated_cholesky's default: the pivot (of unit-diagonal scaling) below which a
-# parameter counts as unidentified.
-_PIVOT_RTOL = 1e-9
 
 
 class SharedStartCurvature:
@@ -75,15 +71,15 @@ class SharedStartCurvature:
         test: its pivots are the products of the factors' pivots."""
         if self.P is not None:
             return None
-        factors = [equilibrated_cholesky(A) for A in self._start_factors(theta)]
-        if any(f is None for f in factors):
+        C, G = (equilibrated_cholesky(A) for A in self._start_factors(theta))
+        if C is None or G is None or not _least_pivot(C) * _least_pivot(G) > IDENTIFIED_RTOL:
             return None
-        pivots = [float(np.min(np.square(np.diag(f[1].factor[0])))) for f in factors
-                  if f is not None]
-        if not pivots[0] * pivots[1] > _PIVOT_RTOL:
-            return None
-        C_inv, G_inv = (inverse_from_equilibrated(*f) for f in factors if f is not None)
-        return _kron(C_inv, G_inv)
+        return _kron(inverse_from_equilibrated(*C), inverse_from_equilibrated(*G))
+
+
+def _least_pivot(factored: tuple[np.ndarray, Any]) -> float:
+    """The smallest squared pivot of an equilibrated Cholesky factor."""
+    return float(np.min(np.square(np.diag(factored[1].factor[0]))))
 
 
 def _kron(A: np.ndarray, B: np.ndarray) -> np.ndarray:
