@@ -194,3 +194,30 @@ def test_intercept_only_design():
     grad, H = design.grad_and_gram(np.ones(10), h)
     np.testing.assert_array_equal(grad, [10.0])
     np.testing.assert_array_equal(H, [[h.sum()]])
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("rows", [None, 64, 7])
+def test_rmatmat_of_a_function_of_rows_equals_the_whole_product(kind, intercept, rows):
+    """``X^T G`` with ``G`` formed by row ranges (a chunk of blocks at a time, their
+    column sums per chunk) equals the product with G whole, for every block size
+    and a row count that is no multiple of the chunk."""
+    X, Xd = _make(kind)
+    design = Design(X, intercept, rows=rows)
+    G = np.random.default_rng(2).normal(size=(N, 4))
+    asked = []
+
+    def rows_of_G(lo, hi):
+        asked.append((lo, hi))
+        return G[lo:hi]
+
+    expected = (_full(Xd, intercept).T @ G).T
+    got = design.rmatmat(rows_of_G, 4)
+    assert got.shape == (4, design.n_params)
+    assert _rel(got, expected) < 1e-12
+    assert _rel(design.rmatmat(G), expected) < 1e-12
+    if not sp.issparse(X):  # every row asked for exactly once
+        covered = np.zeros(N, dtype=int)
+        for lo, hi in asked:
+            covered[lo:hi] += 1
+        assert (covered == 1).all()

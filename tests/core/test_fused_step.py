@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose
 
 from problin._core.labels import encode_classes
 from problin._core.model.design import Design
-from problin._core.model.families import BernoulliLogit, BernoulliProbit
+from problin._core.model.families import BernoulliLogit, BernoulliProbit, largest_change
 from problin._core.model.objective import GLMObjective, PriorPrecision
 from problin._core.solvers.steps import evaluate, take_step
 
@@ -110,3 +110,40 @@ def test_integer_label_codes_never_alias_the_callers_array():
     assert classes.tolist() == [2.0, 4.0] and t.tolist() == [0, 1, 0]
     classes, t = encode_classes(np.array([5, 3, 9, 3]))
     assert classes.tolist() == [3, 5, 9] and t.tolist() == [1, 0, 2, 0]
+
+
+@pytest.mark.parametrize("family", [BernoulliLogit(), BernoulliProbit()], ids=["logit", "probit"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_step_predictor_equals_separate_passes(family, sparse):
+    """Newton's last step: ``eta + X d`` and the loss there in one pass without the
+    gradient (dense X) are what the separate passes give, and the row derivatives
+    there are kept for the next value."""
+    objective, rng = _problem(family, sparse, prior=True)
+    theta = rng.normal(0.0, 0.2, 8)
+    d = rng.normal(0.0, 0.05, 8)
+    eta = objective.linear_predictor(theta)
+    objective.advance(theta, eta, np.zeros(8))  # cached derivative arrays to reuse
+    eta_new, Xd = objective.step_predictor(theta, eta, d)
+    reference, _ = _problem(family, sparse, prior=True)
+    eta_ref = reference.linear_predictor(theta + d)
+    assert_allclose(eta_new, eta_ref, rtol=1e-12, atol=1e-14)
+    assert Xd is None if not sparse else np.allclose(Xd, eta_new - eta, atol=1e-12)
+    f_ref, g_ref = reference.value_grad(theta + d, eta_ref)
+    assert objective.value(theta + d, eta_new) == pytest.approx(f_ref, rel=1e-13)
+    assert_allclose(objective.value_grad(theta + d, eta_new)[1], g_ref, rtol=1e-11,
+                    atol=1e-11 * np.abs(g_ref).max())
+
+
+def test_largest_change_by_chunks_is_the_exact_maximum():
+    rng = np.random.default_rng(3)
+    for shape in [(0,), (5,), (100_003,), (70_001, 3)]:
+        old = rng.normal(size=shape)
+        new = old + rng.normal(scale=1e-6, size=shape)
+        if new.size:
+            new.flat[rng.integers(new.size)] += 0.5  # one row moves far
+        expected = float(np.abs(new - old).max()) if new.size else 0.0
+        assert largest_change(old, new) == expected
+    for where in (0, 39_999):  # a NaN anywhere is the answer, never hidden by a chunk
+        new = np.zeros(40_000)
+        new[where] = np.nan
+        assert np.isnan(largest_change(np.zeros(40_000), new))

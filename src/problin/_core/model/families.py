@@ -22,6 +22,7 @@ _EXPM1_MAX = 700.0  # expm1 overflows float64 beyond ~709.78
 
 from scipy.special import ndtri
 
+from ..blocks import ELEMENTWISE_ROWS, reduce_row_ranges
 from ..numerics import (
     inverse_mills,
     log_probit_cdf,
@@ -37,9 +38,15 @@ __all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxSt
 
 
 def largest_change(eta_old: np.ndarray, eta_new: np.ndarray) -> float:
-    """``max |eta_new - eta_old|`` over every row (and class): the uniform bound's input."""
-    moved = np.abs(np.subtract(eta_new, eta_old))
-    return float(moved.max()) if moved.size else 0.0
+    """``max |eta_new - eta_old|`` over every row (and class): the uniform bound's input.
+    (By cache-sized chunks on every core: whole n-vector temporaries cost ~5x more.)"""
+    def range_max(lo: int, hi: int) -> list[float]:
+        return [float(np.abs(np.subtract(eta_new[i:i + step], eta_old[i:i + step])).max())
+                for i in range(lo, hi, step)]
+
+    step = ELEMENTWISE_ROWS
+    n = eta_new.shape[0] if eta_new.size else 0
+    return float(np.max(reduce_row_ranges(range_max, n, step))) if n else 0.0  # (NaN wins)
 
 
 def uniform_curvature_change(family: Any, moved: float) -> float:
