@@ -4,6 +4,8 @@ Coefficient tables, model statistics, robust and clustered covariances and
 prediction intervals of ``LinearRegression(alpha=0)`` equal statsmodels'
 ``WLS(...).fit(cov_type=..., use_t=True)`` to 1e-6 relative on four data sets.
 """
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ import statsmodels.api as sm
 from sklearn.datasets import load_diabetes
 
 from problin import LinearRegression
+from problin.exceptions import CollinearityWarning
 
 COV_TYPES = ["nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"]
 
@@ -140,6 +143,64 @@ def test_without_intercept_matches_statsmodels():
                         "f_statistic_": ref.fvalue, "log_likelihood_": ref.llf,
                         "condition_number_": ref.condition_number}.items():
         assert _rel(getattr(model, attr), value) < 1e-9, attr
+
+
+def _with_constant(kind):
+    """Diabetes features plus the constant a user puts in X with fit_intercept=False:
+    a column of sevens (explicit), or dummies of three groups that sum to one (implicit:
+    statsmodels' k_constant finds it by the rank of [1, X])."""
+    X, y, _ = _diabetes()
+    if kind == "explicit":
+        return np.column_stack([X[:, :4], np.full(y.size, 7.0), X[:, 4:]]), y
+    groups = np.random.default_rng(5).integers(0, 3, y.size)
+    return np.column_stack([X, np.eye(3)[groups]]), y
+
+
+@pytest.mark.parametrize("kind", ["explicit", "implicit"])
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC1"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_constant_in_x_without_intercept_is_the_models_constant(kind, cov_type, weighted):
+    """R^2, adjusted R^2, the F test and its degrees of freedom are the centred ones when
+    X holds the constant (statsmodels' k_constant). For an implicit constant statsmodels'
+    robust F is NaN (its issue 2444); ours is the Wald test of every coefficient with X w
+    constant, which is the F of the same model parametrised with an explicit constant."""
+    Z, y = _with_constant(kind)
+    w = np.random.default_rng(7).uniform(0.5, 2.0, y.size) if weighted else None
+    ref = sm.WLS(y, Z, weights=1.0 if w is None else w).fit(cov_type=cov_type)
+    assert ref.model.k_constant == 1
+    model = LinearRegression(fit_intercept=False, cov_type=cov_type).fit(Z, y, sample_weight=w)
+    F_ref = ref.fvalue
+    if kind == "implicit" and cov_type != "nonrobust":
+        assert np.isnan(F_ref)
+        explicit = np.column_stack([np.ones(y.size), Z[:, :-1]])  # same span, constant first
+        F_ref = sm.WLS(y, explicit, weights=1.0 if w is None else w).fit(
+            cov_type=cov_type).fvalue
+    stats = {"r2_": ref.rsquared, "adj_r2_": ref.rsquared_adj, "df_model_": ref.df_model,
+             "df_resid_": ref.df_resid, "f_statistic_": F_ref,
+             "log_likelihood_": ref.llf, "deviance_": ref.ssr}
+    for attr, value in stats.items():
+        assert _rel(getattr(model, attr), value) < 1e-9, attr
+    null = sm.WLS(y, np.ones((y.size, 1)), weights=1.0 if w is None else w).fit()
+    assert _rel(model.null_log_likelihood_, null.llf) < 1e-9
+
+
+def test_a_zero_or_nearly_constant_column_is_no_constant():
+    """statsmodels' rules: a column of zeros is not a constant, and a column that varies
+    (by 1e-6 of its size) is not one either: R^2 stays uncentred, as statsmodels'."""
+    X, y, _ = _diabetes()
+    rng = np.random.default_rng(2)
+    for extra in (np.zeros(y.size), 1000.0 + 1e-3 * rng.standard_normal(y.size)):
+        Z = np.column_stack([X, extra])
+        singular = not extra.any()
+        with warnings.catch_warnings():  # (its warning for the zero column)
+            warnings.simplefilter("ignore")
+            ref = sm.OLS(y, Z).fit()
+        assert ref.model.k_constant == 0
+        with pytest.warns(CollinearityWarning) if singular else warnings.catch_warnings():
+            model = LinearRegression(fit_intercept=False).fit(Z, y)
+        for attr, value in {"r2_": ref.rsquared, "adj_r2_": ref.rsquared_adj,
+                            "df_model_": ref.df_model}.items():
+            assert _rel(getattr(model, attr), value) < 1e-9, attr
 
 
 def test_partial_fit_gives_the_classical_inference_of_fit():

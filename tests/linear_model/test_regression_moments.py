@@ -190,3 +190,23 @@ def test_standardised_features_are_read_in_place_even_when_sorted_by_the_target(
     stats = moments(X + 10.0, t[:, None], rows=500)  # far from zero: copied, still exact
     assert len(calls) == 100
     assert_scatter_close(stats.scatter, S, 1e-13)
+
+
+def test_constant_direction_finds_explicit_and_implicit_constants():
+    """``X v`` is constant (and not zero) along the direction found; none where the
+    constant is not in the span (a zero column, a column that varies by 1e-6)."""
+    rng = np.random.default_rng(11)
+    n = 300
+    X = rng.normal(size=(n, 3))
+    t = rng.normal(size=(n, 1))
+    dummies = np.eye(4)[rng.integers(0, 4, n)]
+    weights = rng.uniform(0.5, 2.0, n)
+    for Z, w in [(np.column_stack([X, np.full(n, -3.0)]), None),
+                 (np.column_stack([dummies, X]), None), (np.column_stack([X, dummies]), weights)]:
+        v = moments(Z, t, w).constant_direction(n)
+        assert v is not None and np.linalg.norm(v) == pytest.approx(1.0)
+        Zv = Z @ v
+        assert np.ptp(Zv) <= 1e-12 * np.abs(Zv).max() and np.abs(Zv).max() > 0.1
+    for extra in (np.zeros(n), 1000.0 + 1e-3 * rng.normal(size=n)):
+        assert moments(np.column_stack([X, extra]), t).constant_direction(n) is None
+    assert moments(X, t).constant_direction(n) is None

@@ -18,7 +18,8 @@ from .blocks import small_blas
 from .types import Matrix
 
 __all__ = [
-    "column_sums", "resolved_directions", "new_gram", "add_weighted_gram", "symmetrize", "Cholesky", "cholesky",
+    "column_sums", "resolved_directions", "new_gram", "add_weighted_gram", "add_intercept_gram",
+    "symmetrize", "Cholesky", "cholesky",
     "identified_columns", "IDENTIFIED_RTOL", "solve_psd", "equilibrated_cholesky", "inverse_from_equilibrated",
 ]
 
@@ -98,6 +99,38 @@ def _strict_lower(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices below the diagonal of an n x n matrix (cached: building them costs more
     than the copy for the small matrices of a small fit)."""
     return np.tril_indices(n, -1)
+
+
+def add_intercept_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool, dtype: Any,
+                       buffer: np.ndarray | None) -> np.ndarray | None:
+    """``G += [1, X_b]^T diag(h_b) [1, X_b]``; returns the weighted-copy buffer for reuse.
+
+    Non-negative weights (every convex family): ``B = sqrt(h_b) [1, X_b]`` and
+    ``B^T B``, one ``syrk`` including the intercept's row, in ``dtype``.
+    """
+    if sp.issparse(Xb) or not np.all(hb >= 0):
+        _add_bordered_gram(G, Xb, hb, intercept)
+        return buffer
+    off = int(intercept)
+    if buffer is None or buffer.shape[0] < Xb.shape[0]:
+        buffer = np.empty((Xb.shape[0], Xb.shape[1] + off), dtype=dtype)
+    B, root = buffer[:Xb.shape[0]], np.sqrt(hb)
+    if off:
+        B[:, 0] = root
+    np.multiply(Xb, root[:, None], out=B[:, off:], casting="unsafe")
+    G += B.T @ B
+    return buffer
+
+
+def _add_bordered_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool) -> None:
+    """``G += [1, X_b]^T diag(h_b) [1, X_b]`` for sparse blocks or signed weights."""
+    off = int(intercept)
+    add_weighted_gram(G[off:, off:], Xb, hb)
+    if intercept:
+        Xth = np.asarray(hb @ Xb, dtype=np.float64).ravel()
+        G[0, 0] += hb.sum()
+        G[0, 1:] += Xth
+        G[1:, 0] += Xth
 
 
 def symmetrize(G: np.ndarray) -> np.ndarray:

@@ -74,6 +74,15 @@ class OLSFit:
     sum_log_weight: float
     df_inference: float
     n_groups: int | None = None
+    # Without an intercept, the direction of the coefficients along which X w is
+    # constant, where the features span the constant (Moments.constant_direction):
+    # the model has a constant all the same, and its R^2, F test and degrees of
+    # freedom are the centred ones (statsmodels' k_constant).
+    constant: np.ndarray | None = None
+
+    @property
+    def has_constant(self) -> bool:
+        return self.intercept or self.constant is not None
 
     @property
     def covariance(self) -> np.ndarray:
@@ -86,7 +95,7 @@ class OLSFit:
 
     @property
     def df_model(self) -> float:
-        return float(self.rank - (1 if self.intercept else 0))
+        return float(self.rank - (1 if self.has_constant else 0))
 
     @property
     def scale(self) -> float:
@@ -111,8 +120,12 @@ class OLSFit:
             # cluster meat has rank at most G - 1, so a pseudo-inverse and its rank
             # (Slopes the data do not identify, held at 0 with variance 0, are not
             # tested: F equals the fit's without those columns, not NaN.)
-            s = slice(1, None) if self.intercept else slice(None)
-            W, rank = wald_quadratic_form(self.theta[s], self.covariance[s, s])
+            # (An implicit constant: the coefficients' component along it is not
+            # tested, statsmodels gives NaN there.)
+            L = np.eye(self.theta.size)[int(self.intercept):]
+            if self.constant is not None:
+                L -= np.outer(self.constant, self.constant)
+            W, rank = wald_quadratic_form(L @ self.theta, L @ self.covariance @ L.T)
             F = W / rank if rank else float("nan")
             q = rank or q
         return float(F), float(stats.f.sf(F, q, self.df_inference))
@@ -133,7 +146,7 @@ class OLSFit:
         k = self.rank
         r2 = 1.0 - self.ssr / self.tss if self.tss > 0 else float("nan")
         dfr, dfm = self.df_resid, self.df_model
-        base = self.n_obs - (1 if self.intercept else 0)
+        base = self.n_obs - (1 if self.has_constant else 0)
         adj = 1.0 - base / dfr * (1.0 - r2) if dfr > 0 else float("nan")
         F, p = self.f_test()
         return {"covariance_": self.covariance, "cov_type_": self.cov_type,
@@ -186,10 +199,13 @@ def ols_fit(stats_: Moments, F: Factors, W: np.ndarray, fit_intercept: bool, n_o
     if fit_intercept:
         theta = np.concatenate([[float(stats_.t_mean[0] - xbar @ W[:, 0])], theta])
     k = int(rank + (1 if fit_intercept else 0))
-    ssr = F.residual_sum_of_squares(W)
+    ssr, tss = F.residual_sum_of_squares(W), F.total_sum_of_squares
+    constant = None if fit_intercept else stats_.constant_direction(n_obs)
+    if constant is not None:  # the centred total sum of squares
+        tss = float(np.sum(stats_.factor[:, stats_.n_features:] ** 2))
     record = OLSFit(theta, M, A, center, fit_intercept, np.eye(M.shape[1]), "nonrobust",
-                    float(n_obs), k, ssr, F.total_sum_of_squares, float(sum_log_weight),
-                    float(n_obs - k))
+                    float(n_obs), k, ssr, tss, float(sum_log_weight), float(n_obs - k),
+                    constant=constant)
     return replace(record, core=record.scale * np.eye(M.shape[1]))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
-from ..linalg import add_weighted_gram, column_sums, symmetrize
+from ..linalg import add_intercept_gram, column_sums, symmetrize
 from ..types import Matrix
 from .basis import ColumnBasis, moments_from_sums
 from .design_softmax import SoftmaxProducts
@@ -225,7 +225,7 @@ class Design(SoftmaxProducts):
             for start, stop, Xb, gb, hb in iter_blocks(self.X, g, h, rows=rows, start=lo,
                                                        stop=hi):
                 Xb = self._block(Xb)
-                buffer = _add_block_gram(G, Xb, hb, self.intercept, dtype, buffer)
+                buffer = add_intercept_gram(G, Xb, hb, self.intercept, dtype, buffer)
                 grad += np.asarray(gb @ Xb, dtype=np.float64).ravel()
             return grad, G
 
@@ -300,7 +300,7 @@ class Design(SoftmaxProducts):
                     grad += g_b @ Xb
                 for lo_s in range(0, stop - start, sub) if gram else ():
                     hi_s = min(stop - start, lo_s + sub)
-                    buffer = _add_block_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
+                    buffer = add_intercept_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
                                              self.intercept, dtype, buffer)
             return loss, grad, G, gsum
 
@@ -372,34 +372,3 @@ class Design(SoftmaxProducts):
         design's coordinates (those its parameters multiply)."""
         return moments_from_sums(*self.column_sums(), self.n_samples, self.basis)
 
-
-def _add_block_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool, dtype: Any,
-                    buffer: np.ndarray | None) -> np.ndarray | None:
-    """``G += [1, X_b]^T diag(h_b) [1, X_b]``; returns the weighted-copy buffer for reuse.
-
-    Non-negative weights (every convex family): ``B = sqrt(h_b) [1, X_b]`` and
-    ``B^T B``, one ``syrk`` including the intercept's row, in ``dtype``.
-    """
-    if sp.issparse(Xb) or not np.all(hb >= 0):
-        _add_bordered_gram(G, Xb, hb, intercept)
-        return buffer
-    off = int(intercept)
-    if buffer is None or buffer.shape[0] < Xb.shape[0]:
-        buffer = np.empty((Xb.shape[0], Xb.shape[1] + off), dtype=dtype)
-    B, root = buffer[:Xb.shape[0]], np.sqrt(hb)
-    if off:
-        B[:, 0] = root
-    np.multiply(Xb, root[:, None], out=B[:, off:], casting="unsafe")
-    G += B.T @ B
-    return buffer
-
-
-def _add_bordered_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool) -> None:
-    """``G += [1, X_b]^T diag(h_b) [1, X_b]`` for sparse blocks or signed weights."""
-    off = int(intercept)
-    add_weighted_gram(G[off:, off:], Xb, hb)
-    if intercept:
-        Xth = np.asarray(hb @ Xb, dtype=np.float64).ravel()
-        G[0, 0] += hb.sum()
-        G[0, 1:] += Xth
-        G[1:, 0] += Xth

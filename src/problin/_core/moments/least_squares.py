@@ -107,6 +107,38 @@ class Moments:
         spread = np.where(live, raw / np.where(live, norms, 1.0), 1.0)
         return Factors(R[:d, :d], R[:d, d:], R[d:, d:], live, spread)
 
+    def constant_direction(self, n_rows: float) -> np.ndarray | None:
+        """A unit ``v`` with ``X v`` constant (and not zero) where the features' span
+        holds the constant (a constant column, or dummies that sum to one: the
+        intercept a model without ``fit_intercept`` has anyway); None if it does not.
+
+        As statsmodels decides it (``k_constant``): the rank of ``[1, X]`` equals that
+        of ``X``, each rank at numpy's tolerance for ``n_rows`` rows. The weighted
+        factors have the rows' singular values: ``[[sqrt(n), sqrt(n) xbar^T], [0,
+        R_c]]`` of ``[1, X]``, and ``[sqrt(n) xbar^T; R_c]`` of ``X``. ``v`` is the
+        null direction of the first nearest to the constant's.
+        """
+        d, n = self.n_features, self.weight
+        if d == 0 or not n > 0:
+            return None
+        root, xbar = np.sqrt(n), self.x_mean
+        augmented = np.zeros((d + 1, d + 1))
+        augmented[0, 0], augmented[0, 1:], augmented[1:, 1:] = root, root * xbar, \
+            self.factor[:d, :d]
+        _, s, Vt = linalg.svd(augmented, check_finite=False)
+        bare = linalg.svdvals(augmented[:, 1:], check_finite=False)
+        scale = max(float(n_rows), d + 1) * _EPS
+
+        def rank(values: np.ndarray) -> int:
+            return int(np.sum(values > values.max() * scale)) if values.max() > 0 else 0
+
+        if rank(s) != rank(bare):
+            return None
+        null = Vt[rank(s):]  # (c, v) with c + xbar^T v = 0 and R_c v = 0: X v = -c
+        v = null[:, 1:].T @ null[:, 0]  # the null direction nearest e_0's
+        norm = float(np.linalg.norm(v))
+        return v / norm if norm > 0 else None
+
     @property
     def x_mean(self) -> np.ndarray:
         return self.mean[:self.n_features]
