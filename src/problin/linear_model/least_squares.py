@@ -102,19 +102,23 @@ class LinearRegression(LinearRegressorBase):
         weights (statsmodels ``WLS``, R's ``lm``): ``n`` counts the rows of positive weight.
     log_likelihood_, null_log_likelihood_ : float
         Gaussian log-likelihood at the ML noise variance ``SSR / n`` (statsmodels
-        ``llf``), and that of the intercept-only model (no intercept: of the zero model).
+        ``llf``), and that of the intercept-only model (no intercept: of the zero model,
+        or of the constant-only one where the columns span a constant).
     aic_, bic_ : float
         ``-2 llf + 2 k`` and ``-2 llf + k log n`` (``k`` parameters with the intercept).
     deviance_ : float
         The (weighted) residual sum of squares: statsmodels ``ssr``, equal to
         ``GLM(family=Gaussian()).deviance``.
     df_model_, df_resid_, n_obs_ : float
-        ``k - 1`` (``k`` without intercept), ``n - k`` and ``n``.
+        ``k - 1`` (``k`` without intercept, unless the columns span a constant), ``n - k``
+        and ``n``.
     r2_, adj_r2_, f_statistic_, f_pvalue_, condition_number_ : float
-        statsmodels ``rsquared`` (uncentred without intercept, also where the columns
-        span a constant, e.g. every level's indicator: statsmodels detects such an
-        implicit constant and centres; fit the intercept instead), ``rsquared_adj``,
-        ``fvalue``/``f_pvalue`` (a robust Wald F test for robust ``cov_type``; where
+        statsmodels ``rsquared`` (uncentred without intercept, unless the columns span a
+        constant: a constant column, or every level's indicator; then centred, as
+        statsmodels' ``k_constant`` has it), ``rsquared_adj``,
+        ``fvalue``/``f_pvalue`` (a robust Wald F test for robust ``cov_type``, of the
+        coefficients other than the constant's, also for an implicit constant, where
+        statsmodels gives NaN; where
         its covariance is singular, e.g. a cluster covariance of fewer clusters than
         slopes, its pseudo-inverse is taken of the correlation-scaled matrix, unlike
         statsmodels', so the statistic does not depend on the units of the columns:
