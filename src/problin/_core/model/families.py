@@ -46,7 +46,9 @@ def largest_change(eta_old: np.ndarray, eta_new: np.ndarray) -> float:
 
     step = ELEMENTWISE_ROWS
     n = eta_new.shape[0] if eta_new.size else 0
-    return float(np.max(reduce_row_ranges(range_max, n, step))) if n else 0.0  # (NaN wins)
+    if n <= step:  # one chunk: no threads
+        return range_max(0, n)[0] if n else 0.0
+    return float(np.max(reduce_row_ranges(range_max, n, step)))  # (NaN wins over numbers)
 
 
 def uniform_curvature_change(family: Any, moved: float) -> float:
