@@ -161,3 +161,28 @@ def test_opening_respects_max_iter():
     objective, theta0 = _softmax_problem()
     result = newton(objective, theta0, max_iter=3)
     assert result.n_iter <= 3 and not result.converged
+
+
+def test_float32_fit_from_the_start_takes_its_kronecker_hessian(monkeypatch):
+    """A warm start (float32 Newton, no opening) at a shared-curvature point starts from
+    the exact Kronecker Hessian, not a pass, and reaches the same point as the fit that
+    computes its first Hessian from the rows."""
+    objective, theta0 = _softmax_problem(Design, n=3000)
+    grams = []
+    original = Design.softmax_gram
+
+    def counted(self, *args, **kwargs):
+        grams.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Design, "softmax_gram", counted)
+    warm = newton(objective, theta0, tol=1e-9, final_hessian=False, single=True)
+    start = theta0.copy()
+    start[1] = 1e-12  # no shared curvature: the first Hessian from the rows
+    n_shared = len(grams)
+    grams.clear()
+    plain = newton(objective, start, tol=1e-9, final_hessian=False, single=True)
+    assert warm.converged and plain.converged
+    assert n_shared == len(grams) - 1  # one Hessian pass fewer
+    np.testing.assert_allclose(warm.value, plain.value, rtol=1e-12)
+    np.testing.assert_allclose(warm.theta, plain.theta, rtol=1e-5, atol=1e-6)

@@ -191,7 +191,15 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
 
 
 def _start(objective: Objective, theta: np.ndarray, single: bool) -> _State:
-    """The engine's first point without a sketch: one pass for f, g and H."""
+    """The engine's first point without a sketch: one pass for f, g and H. Where every
+    row has the start's curvature (softmax at its intercepts: a warm start on a
+    sketch), H is its Kronecker form, exact and without a Hessian pass (a 459 x 459
+    float32 Hessian of 10,000 sketch rows took ~45 ms)."""
+    if objective.shared_curvature(theta):
+        point = evaluate(objective, theta, None)
+        assert point.grad is not None
+        return _State(theta, point.eta, point.f, point.grad, objective.shared_hessian(theta),
+                      [point.f], h_single=False, single=single)
     point = evaluate(objective, theta, "single" if single else "double")
     assert point.grad is not None and point.hess is not None
     return _State(theta, point.eta, point.f, point.grad, point.hess, [point.f],
