@@ -112,28 +112,6 @@ def test_integer_label_codes_never_alias_the_callers_array():
     assert classes.tolist() == [3, 5, 9] and t.tolist() == [1, 0, 2, 0]
 
 
-@pytest.mark.parametrize("family", [BernoulliLogit(), BernoulliProbit()], ids=["logit", "probit"])
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_step_predictor_equals_separate_passes(family, sparse):
-    """Newton's last step: ``eta + X d`` and the loss there in one pass without the
-    gradient (dense X) are what the separate passes give, and the row derivatives
-    there are kept for the next value."""
-    objective, rng = _problem(family, sparse, prior=True)
-    theta = rng.normal(0.0, 0.2, 8)
-    d = rng.normal(0.0, 0.05, 8)
-    eta = objective.linear_predictor(theta)
-    objective.advance(theta, eta, np.zeros(8))  # cached derivative arrays to reuse
-    eta_new, Xd = objective.step_predictor(theta, eta, d)
-    reference, _ = _problem(family, sparse, prior=True)
-    eta_ref = reference.linear_predictor(theta + d)
-    assert_allclose(eta_new, eta_ref, rtol=1e-12, atol=1e-14)
-    assert Xd is None if not sparse else np.allclose(Xd, eta_new - eta, atol=1e-12)
-    f_ref, g_ref = reference.value_grad(theta + d, eta_ref)
-    assert objective.value(theta + d, eta_new) == pytest.approx(f_ref, rel=1e-13)
-    assert_allclose(objective.value_grad(theta + d, eta_new)[1], g_ref, rtol=1e-11,
-                    atol=1e-11 * np.abs(g_ref).max())
-
-
 def test_largest_change_by_chunks_is_the_exact_maximum():
     rng = np.random.default_rng(3)
     for shape in [(0,), (5,), (100_003,), (70_001, 3)]:

@@ -90,9 +90,6 @@ class Objective(Protocol):
     def summed_derivatives(self, theta: np.ndarray, gram: Gram = None
                            ) -> tuple[float, np.ndarray, np.ndarray | None]: ...
 
-    def step_predictor(self, theta: np.ndarray, eta: Eta, d: np.ndarray
-                       ) -> tuple[Eta, Eta | None]: ...
-
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
                        rowwise: bool = True) -> float: ...
 
@@ -172,15 +169,6 @@ class ObjectiveBase:
         else:
             f, grad, hess = self.value_grad_hess(theta_new, eta_new, single=gram == "single")
         return Trial(eta_new, f, grad, hess, Xd)
-
-    def step_predictor(self, theta: np.ndarray, eta: Eta, d: np.ndarray
-                       ) -> tuple[Eta, Eta | None]:
-        """``(eta + X d, X d)``: the linear predictor after the step ``theta -> theta + d``
-        (Newton's last, which needs no gradient there). Objectives that form it in
-        one pass with the row derivatives there (the next ``value``'s) override it
-        and may give ``X d`` as None."""
-        Xd = self.linear_predictor(d)
-        return eta + Xd, Xd
 
     def summed_derivatives(self, theta: np.ndarray, gram: Gram = None
                            ) -> tuple[float, np.ndarray, np.ndarray | None]:

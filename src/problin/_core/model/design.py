@@ -236,8 +236,7 @@ class Design(SoftmaxProducts):
         return self._out(grad), self._out_gram(H)
 
     def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
-                gram: Any = None, out: Any = None, keep: bool = True,
-                gradient: bool = True) -> tuple[Any, ...]:
+                gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
         """One pass for a Newton step: ``eta + [1,X] step``, the per-row
         derivatives there, ``[1,X]^T g`` and (``gram``: "single" or "double")
         ``[1,X]^T diag(h) [1,X]``, reading each block of X once, from cache.
@@ -251,7 +250,6 @@ class Design(SoftmaxProducts):
         ``(g, h)`` to write them into. Dense X only. ``keep=False``: the
         n-vectors are not needed (a Dask chunk's reduction): they live block
         by block in reused buffers and ``eta_new, g, h`` are returned as None.
-        ``gradient=False``: the point and its row derivatives only (``grad`` None).
 
         Returns ``(eta_new, loss, g, h, grad, H)`` (``H`` None without ``gram``).
         """
@@ -295,9 +293,8 @@ class Design(SoftmaxProducts):
                 else:  # the block's own arrays: nothing to keep, nothing to copy
                     lb, g_b, h_b = derivatives(start, stop, eta_b)
                 loss += lb
-                if gradient:
-                    gsum += g_b.sum()
-                    grad += g_b @ Xb
+                gsum += g_b.sum()
+                grad += g_b @ Xb
                 for lo_s in range(0, stop - start, sub) if gram else ():
                     hi_s = min(stop - start, lo_s + sub)
                     buffer = add_intercept_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
@@ -307,8 +304,6 @@ class Design(SoftmaxProducts):
         loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)
         if H is not None:
             H = self._out_gram(symmetrize(H))
-        if not gradient:
-            return eta_new, loss, g, h, None, H
         if self.intercept:
             grad = np.concatenate(([g.sum() if keep else gsum], grad))
         return eta_new, loss, g, h, self._out(grad), H

@@ -113,8 +113,7 @@ class SmallDenseDesign(Design):
         return self._Z1t @ g, self._gram(h, single)
 
     def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
-                gram: Any = None, out: Any = None, keep: bool = True,
-                gradient: bool = True) -> tuple[Any, ...]:
+                gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
         """As :meth:`Design.advance <problin._core.model.design.Design.advance>`, in one call each."""
         eta_new = self.matvec(step)
         if eta is not None:
@@ -124,7 +123,7 @@ class SmallDenseDesign(Design):
             out[0][:], out[1][:] = g, h
             g, h = out
         H = None if gram is None else self._gram(h, gram == "single")
-        grad = self._Z1t @ g if gradient else None
+        grad = self._Z1t @ g
         if not keep:
             return None, loss, None, None, grad, H
         return eta_new, loss, g, h, grad, H

@@ -137,30 +137,13 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
             else:
                 grad, hess = self.design.grad_and_gram(g, h, gram == "single")
         else:
-            eta_new, loss, grad, hess = self._fused_pass(cached, eta, d, gram, True)
+            # The previous advance's derivative arrays (nobody else's) are reused.
+            reuse = cached[1][1:] if cached is not None and len(cached) == 3 else None
+            eta_new, loss, g, h, grad, hess = self.design.advance(
+                eta, d, self._block_derivatives, gram, out=reuse)
+            self._cached = (eta_new, (loss, g, h), "advance")
         f, grad, hess = self._add_prior(theta + d, loss, grad, hess)
         return Trial(eta_new, f, grad, hess)
-
-    def step_predictor(self, theta: np.ndarray, eta: np.ndarray, d: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray | None]:
-        """``eta + [1,X] d`` and the row derivatives there (kept for the next
-        ``value``) in one pass with no gradient: Newton's last step, where
-        separate passes (``X d``, the sum, the derivatives) cost twice as much.
-        Dense X (others: the default); ``X d`` is not kept (None)."""
-        if sp.issparse(self.design.X):
-            return super().step_predictor(theta, eta, d)
-        cached, self._cached = self._cached, None
-        return self._fused_pass(cached, eta, d, None, False)[0], None
-
-    def _fused_pass(self, cached: Any, eta: np.ndarray | None, d: np.ndarray, gram: Gram,
-                    gradient: bool) -> tuple[np.ndarray, float, Any, Any]:
-        """``Design.advance`` with the row derivatives kept (``(eta_new, loss, grad, H)``):
-        the previous advance's derivative arrays (nobody else's: ``cached``) are reused."""
-        reuse = cached[1][1:] if cached is not None and len(cached) == 3 else None
-        eta_new, loss, g, h, grad, hess = self.design.advance(
-            eta, d, self._block_derivatives, gram, out=reuse, gradient=gradient)
-        self._cached = (eta_new, (loss, g, h), "advance")
-        return eta_new, loss, grad, hess
 
     def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
                            ) -> tuple[float, np.ndarray, np.ndarray]:

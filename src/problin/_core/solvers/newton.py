@@ -306,13 +306,11 @@ def _last_step(objective: Objective, s: _State, policy: _Policy, decrement2: flo
         return False
     # The Hessian in hand (if built in double precision) is the one at the
     # answer, to _HESSIAN_RTOL in its own metric, unless the step changed the
-    # curvature by more than that. (The pass to eta_new forms the row
-    # derivatives there, for f; the row-wise bound re-forms those at eta_old
-    # where it needs them, in the rare case that the uniform one is too wide.)
+    # curvature by more than that. (Checked before f: the row derivatives at
+    # eta_old are still cached.)
     assert s.d is not None
-    eta_old = s.eta
-    s.eta, s.Xd = objective.step_predictor(s.theta, s.eta, s.d)
-    s.theta = s.theta + s.d
+    eta_old, s.Xd = s.eta, objective.linear_predictor(s.d)
+    s.theta, s.eta = s.theta + s.d, s.eta + s.Xd
     s.fresh = not s.h_single and (
         decrement2 / 2 <= policy.tol * policy.tol or
         _hessian_change(objective, eta_old, s.eta, s.H) <= _HESSIAN_RTOL)
