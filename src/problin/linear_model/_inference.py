@@ -120,12 +120,14 @@ class OLSFit:
             # cluster meat has rank at most G - 1, so a pseudo-inverse and its rank
             # (Slopes the data do not identify, held at 0 with variance 0, are not
             # tested: F equals the fit's without those columns, not NaN.)
-            # (An implicit constant: the coefficients' component along it is not
-            # tested, statsmodels gives NaN there.)
-            L = np.eye(self.theta.size)[int(self.intercept):]
+            s = slice(1, None) if self.intercept else slice(None)
+            theta, cov = self.theta[s], self.covariance[s, s]
             if self.constant is not None:
-                L -= np.outer(self.constant, self.constant)
-            W, rank = wald_quadratic_form(L @ self.theta, L @ self.covariance @ L.T)
+                # An implicit constant: the coefficients' component along it is not
+                # tested (statsmodels gives NaN there).
+                L = np.eye(theta.size) - np.outer(self.constant, self.constant)
+                theta, cov = L @ theta, L @ cov @ L.T
+            W, rank = wald_quadratic_form(theta, cov)
             F = W / rank if rank else float("nan")
             q = rank or q
         return float(F), float(stats.f.sf(F, q, self.df_inference))

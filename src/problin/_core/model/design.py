@@ -298,7 +298,7 @@ class Design(SoftmaxProducts):
                 for lo_s in range(0, stop - start, sub) if gram else ():
                     hi_s = min(stop - start, lo_s + sub)
                     buffer = add_intercept_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
-                                             self.intercept, dtype, buffer)
+                                                self.intercept, dtype, buffer)
             return loss, grad, G, gsum
 
         loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)

@@ -132,9 +132,10 @@ class Moments:
         def rank(values: np.ndarray) -> int:
             return int(np.sum(values > values.max() * scale)) if values.max() > 0 else 0
 
-        if rank(s) != rank(bare):
+        kept = rank(s)
+        if kept != rank(bare):
             return None
-        null = Vt[rank(s):]  # (c, v) with c + xbar^T v = 0 and R_c v = 0: X v = -c
+        null = Vt[kept:]  # (c, v) with c + xbar^T v = 0 and R_c v = 0: X v = -c
         v = null[:, 1:].T @ null[:, 0]  # the null direction nearest e_0's
         norm = float(np.linalg.norm(v))
         return v / norm if norm > 0 else None
