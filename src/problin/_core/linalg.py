@@ -36,7 +36,8 @@ def _small_blas(func: _F) -> _F:
     """Run ``func(A, ...)`` (A: a p x p matrix) with single-threaded BLAS for small p."""
     @wraps(func)
     def wrapper(A: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-        with small_blas(np.shape(A)[0] if np.ndim(A) == 2 else 0):
+        shape = A.shape if isinstance(A, np.ndarray) else np.shape(A)
+        with small_blas(shape[0] if len(shape) == 2 else 0):
             return func(A, *args, **kwargs)
     return cast(_F, wrapper)
 
@@ -95,10 +96,12 @@ def add_weighted_gram(G: np.ndarray, Xb: Matrix, r: np.ndarray,
 
 
 @lru_cache(maxsize=16)
-def _strict_lower(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices below the diagonal of an n x n matrix (cached: building them costs more
-    than the copy for the small matrices of a small fit)."""
-    return np.tril_indices(n, -1)
+def _strict_lower(n: int) -> np.ndarray:
+    """The mask of the entries below the diagonal of an n x n matrix (cached: building it
+    costs more than the copy for the small matrices of a small fit)."""
+    mask = np.tri(n, n, -1, dtype=bool)
+    mask.flags.writeable = False
+    return mask
 
 
 def add_intercept_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: bool, dtype: Any,
@@ -134,9 +137,10 @@ def _add_bordered_gram(G: np.ndarray, Xb: Matrix, hb: np.ndarray, intercept: boo
 
 
 def symmetrize(G: np.ndarray) -> np.ndarray:
-    """Copy the upper triangle onto the lower one (in place) and return ``G``."""
-    lower = _strict_lower(G.shape[0])
-    G[lower] = G.T[lower]
+    """Copy the upper triangle onto the lower one (in place) and return ``G``.
+    (A masked copy: 2-4x faster than fancy indexing, from 11 x 11 to 500 x 500, and
+    its mask an eighth of the size of the index arrays.)"""
+    np.copyto(G, G.T, where=_strict_lower(G.shape[0]))
     return G
 
 
@@ -243,13 +247,14 @@ def equilibrated_cholesky(H: np.ndarray, *, rtol: float = IDENTIFIED_RTOL,
     ``prior_diag``: the diagonal of a prior precision included in ``H`` (see
     :func:`identified_columns`).
     """
-    d = np.diag(H)
-    if not np.all(d > 0):
+    d = H.diagonal()
+    if not (d > 0).all():
         return None
     s = 1.0 / np.sqrt(d)
     S = H * np.multiply.outer(s, s)
     c, info = lapack.dpotrf(S, lower=0, clean=1, overwrite_a=0)
-    if info != 0 or not np.all(np.square(np.diag(c)) > _pivot_thresholds(d, rtol, prior_diag)):
+    pivots = c.diagonal()
+    if info != 0 or not (pivots * pivots > _pivot_thresholds(d, rtol, prior_diag)).all():
         return None
     return s, Cholesky((c, False), 0.0)
 
@@ -321,7 +326,7 @@ def solve_psd(A: np.ndarray, b: np.ndarray, *, rcond: float = 1e-12) -> tuple[np
     # A singular matrix may still "factor" when rounding leaves a tiny pivot:
     # treat pivots below rcond times the largest as zero too. (A list: numpy's
     # reductions cost more than the factorisation of a small matrix.)
-    pivots = np.diag(c).tolist()
+    pivots = c.diagonal().tolist()
     if info == 0 and pivots and min(pivots) ** 2 > rcond * max(pivots) ** 2:
         return _cho_solve(c, b), A.shape[0]
     vals, vecs = linalg.eigh(A, check_finite=False)

@@ -75,6 +75,50 @@ def sample_rows(n_samples: int, size: int = SAMPLE_ROWS) -> np.ndarray:
     return np.linspace(0, n_samples - 1, size).astype(np.intp)
 
 
+def _dense_moments(Xs: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted column means and spreads of a dense sample (``w`` sums to 1); a
+    constant column has its value as mean and spread 0."""
+    Xs = np.asarray(Xs, dtype=np.float64)
+    mean = w @ Xs
+    deviation = Xs - mean
+    np.square(deviation, out=deviation)
+    std = np.sqrt(w @ deviation)
+    # Constant: every row equals the first. Only a column whose spread is its mean's
+    # rounding error (the deviations are then that error, exactly: at most
+    # ~n eps |mean|) can be; the exact test (a sum of |x - x_0|) runs on those
+    # alone, rarely any.
+    maybe = ~(std > (_CONSTANT_SPREAD * Xs.shape[0]) * np.abs(mean))
+    if not maybe.any():
+        return mean, std
+    columns = np.flatnonzero(maybe)
+    constant = np.zeros(Xs.shape[1], dtype=bool)
+    constant[columns] = np.ones(Xs.shape[0]) @ np.abs(Xs[:, columns] - Xs[0, columns]) == 0.0
+    return _constant_moments(constant, Xs[0], mean, std)
+
+
+def _sparse_moments(Xs: Matrix, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_dense_moments` of a sparse sample (it stays sparse)."""
+    Xs = sp.csr_matrix(Xs, dtype=np.float64)
+    mean = np.asarray(Xs.T @ w).ravel()
+    second = np.asarray(Xs.multiply(Xs).T @ w).ravel()
+    std = np.sqrt(np.maximum(second - mean ** 2, 0.0))  # only a scale
+    value = Xs.max(axis=0).toarray().ravel()
+    constant = Xs.min(axis=0).toarray().ravel() == value
+    return _constant_moments(constant, value, mean, std)
+
+
+def _constant_moments(constant: np.ndarray, value: np.ndarray, mean: np.ndarray,
+                      std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The constant columns' moments: their value, spread 0. A constant column is found
+    by its values, not by its spread: the weighted mean of equal values rounds (sum of
+    w = 1/60 is not 1), which left a spread of ~1e-16, a scale of 1e-16, and the column
+    as rounding noise blown up to unit spread (the fit then followed the noise, or its
+    prior vanished)."""
+    if not constant.any():
+        return mean, std
+    return np.where(constant, value, mean), np.where(constant, 0.0, std)
+
+
 class ColumnBasis:
     """The map between raw parameters ``[b, w]`` and standardised ones ``[b_z, w_z]``.
 
@@ -94,8 +138,9 @@ class ColumnBasis:
         self.center = None if center is None else np.asarray(center, dtype=np.float64)
         self.intercept = bool(intercept)
         lo, hi = _SINGLE_SAFE
-        self.single_safe = self.center is not None or bool(
-            np.all((self.scale >= lo) & (self.scale <= hi)))
+        self.single_safe = self.center is not None or not self.scale.size or bool(
+            lo <= self.scale.min() and self.scale.max() <= hi)  # (False for a NaN)
+        self._multipliers: np.ndarray | None = None
 
     @classmethod
     def from_sample(cls, Xs: Matrix, intercept: bool = True, weights: np.ndarray | None = None,
@@ -113,51 +158,23 @@ class ColumnBasis:
         if weights is not None and np.any(weights > 0):
             keep = np.flatnonzero(weights > 0)
             Xs, w = Xs[keep], np.asarray(weights, dtype=np.float64)[keep]
-        else:
-            w = np.ones(Xs.shape[0])
+            w = w / w.sum()
+        elif Xs.shape[0]:
+            w = np.full(Xs.shape[0], 1.0 / Xs.shape[0])  # (= ones / their sum, exactly)
         if Xs.shape[0] == 0:
             return cls(np.ones(Xs.shape[1]), None, intercept)
-        w = w / w.sum()
         with np.errstate(over="ignore", invalid="ignore"):  # huge values: scale 1
-            if sp.issparse(Xs):  # a wide sparse sample stays sparse
-                Xs = sp.csr_matrix(Xs, dtype=np.float64)
-                mean = np.asarray(Xs.T @ w).ravel()
-                second = np.asarray(Xs.multiply(Xs).T @ w).ravel()
-                std = np.sqrt(np.maximum(second - mean ** 2, 0.0))  # only a scale
-                value = Xs.max(axis=0).toarray().ravel()
-                constant = Xs.min(axis=0).toarray().ravel() == value
-            else:
-                Xs = np.asarray(Xs, dtype=np.float64)
-                mean = w @ Xs
-                deviation = Xs - mean
-                np.square(deviation, out=deviation)
-                std = np.sqrt(w @ deviation)
-                value = Xs[0]
-                # Constant: every row equals the first. Only a column whose spread is
-                # its mean's rounding error (the deviations are then that error,
-                # exactly: at most ~n eps |mean|) can be; the exact test (a sum of
-                # |x - x_0|) runs on those alone, rarely any.
-                maybe = np.flatnonzero(~(std > _CONSTANT_SPREAD * Xs.shape[0] * np.abs(mean)))
-                constant = np.zeros(Xs.shape[1], dtype=bool)
-                if maybe.size:
-                    moved = np.abs(Xs[:, maybe] - value[maybe])
-                    constant[maybe] = np.ones(Xs.shape[0]) @ moved == 0.0
-            # A constant column is found by its values, not by its spread: the weighted
-            # mean of equal values rounds (sum of w = 1/60 is not 1), which left a spread
-            # of ~1e-16, a scale of 1e-16, and the column as rounding noise blown up
-            # to unit spread (the fit then followed the noise, or its prior vanished).
-            if constant.any():
-                mean = np.where(constant, value, mean)
-                std = np.where(constant, 0.0, std)
-        if std.size and std.min() > MIN_MAGNITUDE and std.max() < np.inf:  # all usable, no NaN
+            mean, std = (_sparse_moments if sp.issparse(Xs) else _dense_moments)(Xs, w)
+        if std.size and std.min() > MIN_MAGNITUDE and std.max() < np.inf:
+            # Every spread usable, none NaN: then every mean is finite too (an
+            # infinite or NaN mean makes its column's spread infinite or NaN).
             scale = std
         else:
             scale = _fallback_scales(std, mean)
-        center = None
-        if not np.isfinite(mean).all():
             mean = np.where(np.isfinite(mean), mean, 0.0)
-        far = np.any(np.abs(mean) > _CENTRE_RATIO * scale)
-        if intercept and not sp.issparse(Xs) and (far or centre == "always"):
+        center = None
+        if intercept and not sp.issparse(Xs) and (
+                centre == "always" or (np.abs(mean) > _CENTRE_RATIO * scale).any()):
             center = mean
         return cls(scale, center, intercept)
 
@@ -166,9 +183,9 @@ class ColumnBasis:
            centre: bool | str = "auto") -> "ColumnBasis":
         """The basis of an in-memory ``X`` (numpy, sparse): from :func:`sample_rows`.
         Sparse data are never centred (it would densify them)."""
-        rows = sample_rows(X.shape[0])
-        if rows.size == X.shape[0]:  # every row: no copy
+        if X.shape[0] <= SAMPLE_ROWS:  # every row: no copy
             return cls.from_sample(X, intercept, sample_weight, centre)
+        rows = sample_rows(X.shape[0])
         basis = cls.from_sample(X[rows], intercept,
                                 None if sample_weight is None else sample_weight[rows], centre)
         if centre == "always" and basis.center is not None:
@@ -195,9 +212,13 @@ class ColumnBasis:
 
     def multipliers(self) -> np.ndarray:
         """``m`` with ``theta_kernel = m * theta_z`` for uncentred designs:
-        ``[1, 1/s]`` (or ``1/s`` without an intercept)."""
-        inv = 1.0 / self.scale
-        return np.concatenate(([1.0], inv)) if self.intercept else inv
+        ``[1, 1/s]`` (or ``1/s`` without an intercept). Formed once (read-only)."""
+        if self._multipliers is None:
+            inv = 1.0 / self.scale
+            m = np.concatenate(([1.0], inv)) if self.intercept else inv
+            m.flags.writeable = False
+            self._multipliers = m
+        return self._multipliers
 
     # -------------------------------------------------------------- parameters
     def _blocks(self, theta: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -238,9 +259,10 @@ class ColumnBasis:
         carried along ``u`` onto that hyperplane, ``Q = I - u v^T / (v^T u)``
         with ``v = T^T u`` (a rank-one correction of ``Cov_z``).
         """
-        lost = np.isnan(np.diag(cov_z))
+        lost = np.isnan(cov_z.diagonal())
         if self.center is None and not lost.any():
-            m = np.tile(self.multipliers(), n_blocks)  # T = diag(m) per block
+            m = self.multipliers()  # T = diag(m) per block
+            m = m if n_blocks == 1 else np.tile(m, n_blocks)
             raw = cov_z * np.multiply.outer(m, m)
             return 0.5 * (raw + raw.T)
         C = np.where(np.isnan(cov_z), 0.0, cov_z)

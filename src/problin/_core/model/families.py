@@ -106,7 +106,7 @@ class _Bernoulli:
         loss, g, h = self._derivatives(y, eta, information)
         if sample_weight is not None:
             loss, g, h = loss * sample_weight, g * sample_weight, h * sample_weight
-        return -float(np.sum(loss)), g, h
+        return -float(np.add.reduce(loss)), g, h  # (np.sum's Python layer: ~1 us a call)
 
 
 class BernoulliLogit(_Bernoulli):
@@ -141,7 +141,11 @@ class BernoulliLogit(_Bernoulli):
         loglik = np.minimum(z, 0.0)
         loglik -= np.log1p(e)
         e *= inv  # e / (1 + e) = sigma(-|z|)
-        q = np.where(z > 0, e, inv)  # 1 - p(observed class), without cancellation
+        # q = 1 - p(observed class) = sigma(-z), without cancellation: sigma(-|z|) where
+        # z >= +0, 1 - sigma(-|z|) (>= 1/2) where z <= -0. Branch-free (np.where's
+        # select by the sign costs ~4 ns a row, 3.5x this).
+        q = np.copysign(e, z)
+        q += np.signbit(z)
         np.negative(s, out=s)
         q *= s
         e *= inv

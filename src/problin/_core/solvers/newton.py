@@ -39,6 +39,7 @@ step, a full step without search, or a searched step); then ``_finish``.
 What the caller fixed for the run (tolerances, float32 throughout, chord
 steps) is the ``_Policy``.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,8 +110,13 @@ def _hessian_change(objective: Objective, eta_old: Eta, eta_new: Eta, H: np.ndar
     row-wise one, with rows counted as changed above a quarter of the tolerance).
     Small data take the uniform bound only: a new Hessian costs less than the
     row-wise bound's leverage solve."""
-    small = objective.design.n_samples * objective.n_params <= SMALL_ELEMENTS
-    return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4, rowwise=not small)
+    return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4,
+                                    rowwise=not _is_small(objective))
+
+
+def _is_small(objective: Objective) -> bool:
+    """Whether a pass over the objective's data costs less than bounding its curvature."""
+    return objective.design.n_samples * objective.n_params <= SMALL_ELEMENTS
 
 
 def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndarray | None:
@@ -262,8 +268,8 @@ def _iteration(objective: Objective, s: _State, policy: _Policy) -> bool:
     """One Newton iteration from ``s`` (updated in place); True when the engine stops."""
     s.d = d = _newton_direction(objective, s)
     assert s.g is not None
-    decrement2 = float(-s.g @ d)
-    if not np.isfinite(decrement2):
+    decrement2 = -float(s.g @ d)
+    if not math.isfinite(decrement2):
         s.message, s.Xd = "non-finite Newton step", None
         return True
     if decrement2 / 2 <= policy.threshold:
@@ -304,11 +310,19 @@ def _last_step(objective: Objective, s: _State, policy: _Policy, decrement2: flo
         # the last step from it is tiny and it is the Hessian of the answer.
         _step_without_search(objective, s)
         return False
+    assert s.d is not None
+    if (policy.final_hessian and not policy.always_single
+            and decrement2 / 2 > policy.tol * policy.tol and _is_small(objective)):
+        # A small design's Hessian costs less than bounding its change (the uniform
+        # bound rarely holds past tol^2): the step and the Hessian at the answer in
+        # one fused pass.
+        _step_without_search(objective, s)
+        s.converged, s.message = True, "converged"
+        return True
     # The Hessian in hand (if built in double precision) is the one at the
     # answer, to _HESSIAN_RTOL in its own metric, unless the step changed the
     # curvature by more than that. (Checked before f: the row derivatives at
     # eta_old are still cached.)
-    assert s.d is not None
     eta_old, s.Xd = s.eta, objective.linear_predictor(s.d)
     s.theta, s.eta = s.theta + s.d, s.eta + s.Xd
     s.fresh = not s.h_single and (

@@ -10,6 +10,7 @@ replaces two. Backtracking halves the step until the Armijo condition of
 sufficient decrease holds (Nocedal & Wright 2006, §3.1 eq. 3.4 and
 Algorithm 3.1, with ``c_1 = 1e-4``).
 """
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -55,9 +56,12 @@ class Step:
     Xd: Eta | None  # X d, where it was formed (None: the fused pass never did)
 
 
+_EPS = float(np.finfo(np.float64).eps)  # (np.finfo costs a dictionary search per call)
+
+
 def _rounding_level(f: float) -> float:
     """Objective changes below this are lost to floating-point rounding."""
-    return 64 * np.finfo(float).eps * max(1.0, abs(f))
+    return 64 * _EPS * max(1.0, abs(f))
 
 
 def armijo(value: Callable[[float], float], f: float, slope: float, step: float = 1.0,
@@ -73,7 +77,7 @@ def armijo(value: Callable[[float], float], f: float, slope: float, step: float 
     t = step
     for _ in range(max_halvings):
         f_t = value(t)
-        if np.isfinite(f_t) and f_t <= f + _ARMIJO * t * slope:
+        if math.isfinite(f_t) and f_t <= f + _ARMIJO * t * slope:
             return t, f_t
         t *= 0.5
     return None
@@ -103,7 +107,7 @@ def backtrack(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope
 def evaluate(objective: Objective, theta: np.ndarray, gram: Gram = None) -> Trial:
     """The point ``theta`` with its ``eta``, ``f``, gradient and (with ``gram``
     "single" or "double") Hessian; one pass over X where the objective fuses them."""
-    return objective.advance(np.zeros_like(theta), None, theta, gram)
+    return objective.advance(np.zeros(theta.shape), None, theta, gram)
 
 
 def take_step(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: float,
@@ -117,7 +121,7 @@ def take_step(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope
     """
     bound = f + _ARMIJO * slope
     full = objective.advance(theta, eta, d, gram, accept_below=bound)
-    if np.isfinite(full.f) and full.f <= bound:
+    if math.isfinite(full.f) and full.f <= bound:
         return Step(1.0, theta + d, full.eta, full.f, full.grad, full.hess, full.Xd)
     # The rejected trial's X d (to rounding, where only eta_new - eta is at hand)
     # is enough for the trial points.
