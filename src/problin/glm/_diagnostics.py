@@ -121,8 +121,8 @@ def covariance(objective: Any, H: NDArray[np.float64]
     else:
         identified = identified_columns(H, prior_diag=prior_diag)
         cov = np.full_like(H, np.nan)
-    idx = np.flatnonzero(identified)
-    if whole is None and idx.size:
+    idx = np.flatnonzero(identified) if whole is None else None
+    if idx is not None and idx.size:
         chol = cholesky(H[np.ix_(idx, idx)])
         cov[np.ix_(idx, idx)] = chol.inverse()
         if chol.jitter > 0:
@@ -258,16 +258,17 @@ def _fitted_with_certainty(objective: Any, eta: Any) -> bool:
     """
     if isinstance(objective, DistributedObjective):
         return objective.count_rows(_fitted_with_certainty, eta) > 0
+    sw = objective.sample_weight
     if objective.n_blocks == 1:
         _, g, _ = objective.row_derivatives(eta)
-        scale = np.abs(g) if objective.sample_weight is None else \
-            np.abs(g) / np.where(objective.sample_weight > 0, objective.sample_weight, np.inf)
-        used = objective.sample_weight is None or objective.sample_weight > 0
-        return bool(np.any((scale < _SUSPICIOUS_LOSS) & used))
-    _, state = objective.row_derivatives(eta)
-    q = state.observed_complements()  # ~ the row's loss -log(1 - q) where q is small
-    used = objective.sample_weight is None or objective.sample_weight > 0
-    return bool(np.any((q < _SUSPICIOUS_LOSS) & used))
+        scale = np.abs(g) if sw is None else np.abs(g) / np.where(sw > 0, sw, np.inf)
+    else:
+        _, state = objective.row_derivatives(eta)
+        scale = state.observed_complements()  # ~ the row's loss -log(1 - q), q small
+    certain = scale < _SUSPICIOUS_LOSS
+    if sw is not None:
+        certain &= sw > 0
+    return bool(certain.any())
 
 
 def _check_separation(est: Any, objective: Any, result: Any,

@@ -177,8 +177,9 @@ class GLMFit:
         """Estimated parameters ``k`` of the likelihood: identified columns per block
         times the free contrasts (``(K - 1) r`` for softmax, as statsmodels ``MNLogit``)."""
         p = self.theta.size // self.n_blocks
-        per_block = p if self.identified is None else \
-            int(self.identified.reshape(self.n_blocks, p).sum(axis=1).max())
+        per_block = p if self.identified is None else int(self.identified.sum()) \
+            if self.n_blocks == 1 else int(self.identified.reshape(self.n_blocks, p)
+                                           .sum(axis=1).max())
         contrasts = self.n_blocks if self.n_blocks == 1 or self.reference_class \
             else self.n_blocks - 1
         return contrasts * per_block

@@ -160,7 +160,8 @@ class ColumnBasis:
             Xs, w = Xs[keep], np.asarray(weights, dtype=np.float64)[keep]
             w = w / w.sum()
         elif Xs.shape[0]:
-            w = np.full(Xs.shape[0], 1.0 / Xs.shape[0])  # (= ones / their sum, exactly)
+            w = np.empty(Xs.shape[0])
+            w.fill(1.0 / Xs.shape[0])  # (= ones / their sum, exactly)
         if Xs.shape[0] == 0:
             return cls(np.ones(Xs.shape[1]), None, intercept)
         with np.errstate(over="ignore", invalid="ignore"):  # huge values: scale 1
@@ -212,12 +213,11 @@ class ColumnBasis:
 
     def multipliers(self) -> np.ndarray:
         """``m`` with ``theta_kernel = m * theta_z`` for uncentred designs:
-        ``[1, 1/s]`` (or ``1/s`` without an intercept). Formed once (read-only)."""
+        ``[1, 1/s]`` (or ``1/s`` without an intercept). Formed once: not to be
+        modified."""
         if self._multipliers is None:
             inv = 1.0 / self.scale
-            m = np.concatenate(([1.0], inv)) if self.intercept else inv
-            m.flags.writeable = False
-            self._multipliers = m
+            self._multipliers = np.concatenate(([1.0], inv)) if self.intercept else inv
         return self._multipliers
 
     # -------------------------------------------------------------- parameters
