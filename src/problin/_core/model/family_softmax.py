@@ -280,14 +280,22 @@ class SoftmaxState:
         q[reference] = self.P[reference] @ np.ones(M)  # 1 - p0 = the free classes' sum
         return q
 
-    def gradient_weights(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    def gradient_weights(self, lo: int = 0, hi: int | None = None,
+                         out: np.ndarray | None = None) -> np.ndarray:
         """``s (P - T)`` for rows ``lo:hi`` (all: n x M, in P's memory order; a row
-        range: row-major); on the observed class ``p - 1 = -(1 - p)``, exactly."""
+        range: row-major); on the observed class ``p - 1 = -(1 - p)``, exactly.
+        ``out``: where to write all rows' weights (if of P's shape and order; a fresh
+        n x M array costs a page fault per 4 KB: ~40 % of the copy at 5,000 x 9)."""
         n, M = self.P.shape
         hi = n if hi is None else hi
         flat = self.observed
         if lo <= 0 and hi >= n:
-            G = self.P.copy(order="K")
+            if out is not None and out.shape == self.P.shape and \
+                    _class_major(out) == self.class_major:
+                G = out
+                np.copyto(G, self.P)
+            else:
+                G = self.P.copy(order="K")
             class_major = self.class_major
         else:
             G = self.P[lo:hi].copy(order="C")

@@ -47,6 +47,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         self.n_params = self.n_blocks * design.n_params
         self._init_prior(prior_precision, prior_mean)
         self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
+        self._weights_buffer: np.ndarray | None = None  # (see _gradient)
         # Targets among the free classes, their rows and positions in P's memory,
         # by P's order (class-major or not; formed once: t does not change).
         self._targets: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -122,8 +123,20 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         return f, grad
 
     def _gradient(self, state: SoftmaxState) -> np.ndarray:
-        """``Z^T S (P - T)``, flat (exact complements: ``SoftmaxState.gradient_weights``)."""
-        return self.design.rmatmat(state.gradient_weights, self.n_blocks).ravel()
+        """``Z^T S (P - T)``, flat (exact complements: ``SoftmaxState.gradient_weights``).
+        All rows' weights at once (a small design) go into one array kept for the
+        objective's next gradient: the design consumes them within this call."""
+        n = state.P.shape[0]
+
+        def weights(lo: int, hi: int) -> np.ndarray:
+            if lo > 0 or hi < n:
+                return state.gradient_weights(lo, hi)
+            if self._weights_buffer is None or self._weights_buffer.shape != state.P.shape \
+                    or _class_major(self._weights_buffer) != _class_major(state.P):
+                self._weights_buffer = np.empty_like(state.P)
+            return state.gradient_weights(lo, hi, out=self._weights_buffer)
+
+        return self.design.rmatmat(weights, self.n_blocks).ravel()
 
     def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""
