@@ -93,8 +93,11 @@ def backtrack(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope
     trial_eta = [eta]  # the linear predictor of the latest trial point
 
     def value(t: float) -> float:
-        eta_t = t * Xd
-        eta_t += eta  # one new array per trial, not two
+        if t == 1.0:  # (the full step: no multiply, a pass over an n x M array fewer)
+            eta_t = Xd + eta
+        else:
+            eta_t = t * Xd
+            eta_t += eta  # one new array per trial, not two
         trial_eta[0] = eta_t
         return objective.value(theta + t * d, eta_t)
 
