@@ -112,9 +112,36 @@ def test_integer_label_codes_never_alias_the_callers_array():
     assert classes.tolist() == [3, 5, 9] and t.tolist() == [1, 0, 2, 0]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.uint8, np.int64, bool])
+def test_two_labels_are_encoded_as_the_counting_path_encodes_them(dtype):
+    from problin._core.labels import _integer_labels
+    rng = np.random.default_rng(5)
+    values = np.array([0, 1] if dtype is bool else [3, 7], dtype=dtype)
+    y = values[(rng.random(200) < 0.3).astype(int)]
+    classes, t = encode_classes(y)
+    assert classes.dtype == y.dtype and classes.tolist() == values.tolist()
+    assert t.dtype == np.intp and (classes[t] == y).all()
+    as_int = _integer_labels(y)  # the general counting path's codes
+    assert_allclose(t, (as_int - as_int.min()) // (as_int.max() - as_int.min()))
+    t[:] = 0  # the codes are never the caller's array
+    assert (classes[(y == values[1]).astype(int)] == y).all()
+
+
+def test_two_labels_edge_cases_take_the_general_path():
+    classes, t = encode_classes(np.array([-0.0, 1.0, 0.0]))
+    assert classes.tolist() == [0.0, 1.0] and not np.signbit(classes[0])
+    assert t.tolist() == [0, 1, 0]
+    with pytest.raises(ValueError, match="continuous"):
+        encode_classes(np.array([0.5, 1.5, 0.5]))
+    with pytest.raises(ValueError, match="only one class"):
+        encode_classes(np.array([1.0, 1.0]))
+    classes, t = encode_classes(np.array([0, 2, 1, 2]))  # three labels: counting path
+    assert classes.tolist() == [0, 1, 2] and t.tolist() == [0, 2, 1, 2]
+
+
 def test_largest_change_by_chunks_is_the_exact_maximum():
     rng = np.random.default_rng(3)
-    for shape in [(0,), (5,), (100_003,), (70_001, 3)]:
+    for shape in [(0,), (5,), (100_003,), (70_001, 3), (5_000, 9), (1_000, 40)]:
         old = rng.normal(size=shape)
         new = old + rng.normal(scale=1e-6, size=shape)
         if new.size:

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from numpy.testing import assert_array_equal
 
 from problin._core.blocks import iter_blocks
 from problin._core.linalg import (
@@ -376,3 +377,13 @@ def test_solve_psd_numerically_singular_that_cholesky_accepts(seed):
     x, rank = solve_psd(A, b)
     assert rank == 3
     np.testing.assert_allclose(x, np.linalg.pinv(A, rcond=1e-10) @ b, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_symmetrize_copies_the_upper_triangle_in_any_memory_order(order, dtype):
+    A = np.asarray(np.random.default_rng(2).normal(size=(7, 7)), dtype=dtype, order=order)
+    upper = np.triu(A)
+    G = symmetrize(A)
+    assert G is A and G.dtype == dtype
+    assert_array_equal(G, upper + np.triu(upper, 1).T)
