@@ -119,3 +119,18 @@ def test_small_binary_last_step_reports_the_hessian_at_the_answer():
         error = np.max(np.abs(res.hessian - H)) / np.max(np.abs(H))
         assert error <= (1e-14 if seed < 3 else 1e-6)
         assert abs(res.value - f) <= 1e-12 * abs(f)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_softmax_hessp_in_float32_is_the_double_product_to_float32_rounding(intercept):
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((3000, 8)) * np.array([1e-3, 1, 1, 1e3, 1, 1, 1, 1])
+    design = Design.standardised(X, intercept)
+    P = rng.dirichlet(np.ones(5), size=3000)[:, 1:].copy()
+    Theta = rng.normal(size=(4, design.n_params))
+    sw = rng.uniform(0.5, 2.0, 3000)
+    for w in (None, sw):
+        double = design.softmax_hessp(P, w, Theta)
+        single = design.softmax_hessp(P, w, Theta, single=True)
+        assert np.max(np.abs(single - double)) <= 1e-5 * np.max(np.abs(double))
+        assert np.max(np.abs(single - double)) > 0  # (it did run in float32)

@@ -82,7 +82,8 @@ class Objective(Protocol):
     def value_grad_hess(self, theta: np.ndarray, eta: Eta, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]: ...
 
-    def hessp(self, theta: np.ndarray, eta: Eta, v: np.ndarray) -> np.ndarray: ...
+    def hessp(self, theta: np.ndarray, eta: Eta, v: np.ndarray, single: bool = False
+              ) -> np.ndarray: ...
 
     def advance(self, theta: np.ndarray, eta: Eta | None, d: np.ndarray, gram: Gram = None,
                 accept_below: float | None = None) -> Trial: ...
@@ -218,7 +219,8 @@ class DistributedObjective(ObjectiveBase):
     methods say so.
     """
 
-    def hessp(self, theta: np.ndarray, eta: Eta, v: np.ndarray) -> np.ndarray:
+    def hessp(self, theta: np.ndarray, eta: Eta, v: np.ndarray, single: bool = False
+              ) -> np.ndarray:
         raise NotImplementedError("Hessian-vector products would each be a distributed "
                                   "pass: the Newton engine builds the Hessian in one")
 

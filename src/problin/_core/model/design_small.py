@@ -129,7 +129,8 @@ class SmallDenseDesign(Design):
         return eta_new, loss, g, h, grad, H
 
     def softmax_hessp(self, P: Any, sample_weight: np.ndarray | None,
-                      Theta: np.ndarray) -> np.ndarray:
+                      Theta: np.ndarray, single: bool = False) -> np.ndarray:
+        # (Always in double precision: a small design's product is not worth a float32 copy.)
         U = self.matmat(Theta)
         U *= P
         U -= P * (U @ np.ones(U.shape[1]))[:, None]

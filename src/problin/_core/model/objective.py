@@ -170,8 +170,10 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         f, grad, _ = self._add_prior(theta, loss, self.design.rmatvec(g))
         return f, grad
 
-    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Hessian-vector product ``H v`` at ``theta``: two passes, no p x p matrix."""
+    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray, single: bool = False
+              ) -> np.ndarray:
+        """Hessian-vector product ``H v`` at ``theta``: two passes, no p x p matrix
+        (in double precision: ``single`` is a softmax design's option)."""
         _, _, h = self.row_derivatives(eta)
         Hv = self.design.rmatvec(h * self.design.matvec(v))
         return Hv if self.P is None else Hv + self.P.matvec(v)

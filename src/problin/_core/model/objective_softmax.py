@@ -138,10 +138,13 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
 
         return self.design.rmatmat(weights, self.n_blocks).ravel()
 
-    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """``H v`` in one fused pass over X (see ``Design.softmax_hessp``)."""
+    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray, single: bool = False
+              ) -> np.ndarray:
+        """``H v`` in one fused pass over X (see ``Design.softmax_hessp``; ``single``: its
+        products in float32, for Newton directions only)."""
         _, state = self.row_derivatives(eta)
-        Hv = self.design.softmax_hessp(state.P, self.sample_weight, self._blocks(v)).ravel()
+        Hv = self.design.softmax_hessp(state.P, self.sample_weight, self._blocks(v),
+                                       single).ravel()
         return Hv if self.P is None else Hv + self.P.matvec(v)
 
     def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False

@@ -87,8 +87,10 @@ def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray,
         final = lam2 / 2 <= tol
         if final:
             forcing = min(0.1, np.sqrt(2.0) * tol / np.sqrt(max(lam2, 1e-300)))
-        d = _preconditioned_cg(lambda v: objective.hessp(theta, eta, v), g, precondition,
-                               forcing, _MAX_CG)
+        # (Products in float32 where the design has them: directions only, to ~1e-6,
+        # far inside every forcing term; the gradient and the decrement stay exact.)
+        d = _preconditioned_cg(lambda v: objective.hessp(theta, eta, v, single=True), g,
+                               precondition, forcing, _MAX_CG)
         decrement2 = float(-g @ d)
         Xd = objective.linear_predictor(d)
         if final or decrement2 / 2 <= tol * tol:
