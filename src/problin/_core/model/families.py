@@ -143,14 +143,16 @@ class BernoulliLogit(_Bernoulli):
         np.reciprocal(inv, out=inv)
         loglik = np.minimum(z, 0.0)
         loglik -= np.log1p(e)
-        e *= inv  # e / (1 + e) = sigma(-|z|)
-        # q = 1 - p(observed class) = sigma(-z), without cancellation: sigma(-|z|) where
-        # z >= +0, 1 - sigma(-|z|) (>= 1/2) where z <= -0. Branch-free (np.where's
-        # select by the sign costs ~4 ns a row, 3.5x this).
-        q = np.copysign(e, z)
-        q += np.signbit(z)
+        # q = 1 - p(observed class) = sigma(-z) = exp(-max(z, 0)) / (1 + e) without
+        # cancellation (the exponential is e where z > 0, else 1). Branch-free: np.where's
+        # select by the sign costs ~4 ns a row on data it cannot predict, 2-3x this.
+        q = np.maximum(z, 0.0)
+        np.negative(q, out=q)
+        np.exp(q, out=q)
+        q *= inv
         np.negative(s, out=s)
         q *= s
+        e *= inv
         e *= inv
         return loglik, q, e
 
