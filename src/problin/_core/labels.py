@@ -77,11 +77,16 @@ def encode_classes(y: ArrayLike, classes: ArrayLike | None = None, *,
     return classes_, t.astype(np.intp)
 
 
+def _numeric_labels(y: np.ndarray) -> bool:
+    """Whether ``y`` is a non-empty vector of numbers (the labels the fast paths take)."""
+    return y.ndim == 1 and bool(y.size) and y.dtype.kind in "iubf"
+
+
 def _two_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``(classes_, t)`` where ``y`` holds exactly two integer-valued labels (binary
     targets, the common case), else None: half the numpy calls of the counting path,
     which in a small fit following other work cost ~5 us each (a cold cache)."""
-    if y.ndim != 1 or not y.size or y.dtype.kind not in "iubf":
+    if not _numeric_labels(y):
         return None
     low, high = y.min(), y.max()
     if not low < high:  # one label, or a NaN
@@ -99,7 +104,7 @@ def _two_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _integer_labels(y: np.ndarray) -> np.ndarray | None:
     """``y`` as int64 if its labels are integers (any numeric dtype), else None."""
-    if y.ndim != 1 or not y.size or y.dtype.kind not in "iubf":
+    if not _numeric_labels(y):
         return None
     if y.dtype.kind != "f":
         return y.astype(np.int64, copy=False)

@@ -87,7 +87,7 @@ def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray,
         final = lam2 / 2 <= tol
         if final:
             forcing = min(0.1, np.sqrt(2.0) * tol / np.sqrt(max(lam2, 1e-300)))
-        # (Products in float32 where the design has them: directions only, to ~1e-6,
+        # (Products in float32 where the design has them: directions only, to ~1e-7,
         # far inside every forcing term; the gradient and the decrement stay exact.)
         d = _preconditioned_cg(lambda v: objective.hessp(theta, eta, v, single=True), g,
                                precondition, forcing, _MAX_CG)
