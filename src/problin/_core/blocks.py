@@ -106,7 +106,6 @@ def map_reduce(func: Callable[..., Any], X: Any, *arrays: Any, rows: int | None 
     return total
 
 
-_POOL = None
 _MIN_BLOCKS_PER_WORKER = 4
 _CONTROLLER = None  # inspecting the loaded BLAS libraries costs ms: do it once
 
@@ -171,6 +170,42 @@ def small_blas(order: int) -> AbstractContextManager[Any]:
 
 _LOCAL = threading.local()
 
+# The block threads, made on first use and kept (starting threads per pass would cost
+# more than small passes take). The pool belongs to the process that made it: a
+# forked child inherits the executor's bookkeeping but none of its threads, and work
+# queued there waited forever (fit, fork, fit in the child: a hang -- os.fork,
+# multiprocessing's fork pools, joblib's multiprocessing backend, preforking
+# servers). The child forgets the pool at the fork, and the pid check covers a fork
+# that bypasses the at-fork hooks.
+_POOL: ThreadPoolExecutor | None = None
+_POOL_PID = 0
+_POOL_LOCK = threading.Lock()  # two threads starting their first pass make one pool
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool has no threads here (and its lock may
+    have been held by another thread of the parent at the fork)."""
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX)
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """This process's block threads, at least ``workers`` of them."""
+    global _POOL, _POOL_PID
+    with _POOL_LOCK:
+        pid = os.getpid()
+        if _POOL is None or _POOL_PID != pid or _POOL._max_workers < workers:
+            # (a smaller pool of this process is dropped: its idle threads exit
+            # when it is collected)
+            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="problin-block")
+            _POOL_PID = pid
+        return _POOL
+
 
 @contextmanager
 def serial_blocks() -> Iterator[None]:
@@ -207,11 +242,9 @@ def reduce_row_ranges(func: Callable[[int, int], Any], n_rows: int, rows: int,
     if workers == 1:
         return func(0, n_rows)
     cuts = [(n_blocks * i // workers) * rows for i in range(workers)] + [n_rows]
-    global _POOL
-    if _POOL is None or _POOL._max_workers < workers:
-        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="problin-block")
+    pool = _pool(workers)
     with one_blas_thread():
-        parts = list(_POOL.map(lambda i: func(cuts[i], cuts[i + 1]), range(workers)))
+        parts = list(pool.map(lambda i: func(cuts[i], cuts[i + 1]), range(workers)))
     total = None
     for part in parts:
         total = _add(total, part)
