@@ -80,7 +80,8 @@ def test_multiclass_pandas_pipeline_and_metadata(tmp_path):
     X = pd.DataFrame(np.random.default_rng(2).normal(size=(60, 2)), columns=["a", "b"])
     y = pd.Series(np.repeat(["r", "g", "b"], 20))
     model = make_pipeline(StandardScaler(), problin.LogisticRegression(alpha=1.0)).fit(X, y)
-    encoding = {"columns": [{"name": "a", "kind": "numeric"}]}
+    encoding = {"columns": [{"name": "a", "kind": "numeric"},
+                            {"name": "b", "kind": "numeric"}]}
     problin.save(model, tmp_path / "p.problin", encoding=encoding, target="colour")
     bundle = read_model_file(tmp_path / "p.problin")
     assert bundle.feature_names == ["a", "b"] and bundle.classes == ["b", "g", "r"]

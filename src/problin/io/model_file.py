@@ -42,6 +42,7 @@ import numpy as np
 from .._version import __version__
 from ._archive import check_npy, open_archive, read_member
 from ._codec import Decoder, Encoder, name_of
+from ._encodings import encoding_problem
 from ._self_check import check_model_works
 from .errors import ModelFileError
 
@@ -156,6 +157,9 @@ def save(model: Any, path: str | os.PathLike[str], *, feature_names: Sequence[st
     est = model[-1] if hasattr(model, "steps") else model
     if feature_names is None:
         feature_names = getattr(model, "feature_names_in_", None)
+    problem = encoding_problem(encoding, _width(model), _jsonable(feature_names))
+    if problem:
+        raise ValueError(f"cannot save the model with this encoding: {problem}")
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "problin_version": __version__,
             "estimator": tree, "feature_names": _jsonable(feature_names),
             "classes": _jsonable(getattr(est, "classes_", None)),
@@ -212,12 +216,25 @@ def read_model_file(path: str | os.PathLike[str]) -> ModelFile:
     # that still does not predict. Refused here, not as an AttributeError at predict.
     check_model_works(model, path, sum(a.size for a in decoder.members.values()),
                       decoder.is_estimator)
-    return ModelFile(model=model, feature_names=_opt_list(meta, "feature_names", path),
-                     classes=_opt_list(meta, "classes", path),
-                     encoding=_opt(meta, "encoding", dict, path),
+    # What predict applies before the model sees the data: its sizes are the model's.
+    feature_names, encoding = _opt_list(meta, "feature_names", path), \
+        _opt(meta, "encoding", dict, path)
+    problem = encoding_problem(encoding, _width(model), feature_names)
+    if problem:
+        raise ModelFileError(f"{path}: {problem} (damaged or edited file)")
+    return ModelFile(model=model, feature_names=feature_names,
+                     classes=_opt_list(meta, "classes", path), encoding=encoding,
                      target=_opt(meta, "target", str, path),
                      problin_version=str(meta.get("problin_version", "")),
                      extra=_opt(meta, "extra", dict, path) or {})
+
+
+def _width(model: Any) -> Any:
+    """The model's ``n_features_in_`` (a Pipeline's: its first step's), None if unfitted."""
+    try:
+        return model.n_features_in_
+    except AttributeError:
+        return None
 
 
 def _opt(meta: dict[str, Any], key: str, kind: type, path: Any) -> Any:
