@@ -22,7 +22,7 @@ from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
 from ..report.tables import final_estimator, format_table, parameter_table
 from . import _formula
 from ._common import echo_warnings, require_dask, spinner
-from ._options import MODELS, data_command, engine_options, model_listing, out_path
+from ._options import MODELS, data_command, engine_options, model_listing, model_path
 from ._suggest import Choice, did_you_mean, one_line
 
 __all__ = ["fit", "configure", "check_target", "scaling_note"]
@@ -166,7 +166,8 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
               help="Standardise the features first (the model file keeps the scaler); the "
                    "coefficients are then per standard deviation of each feature.")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
-              callback=out_path, help="Model file to write (e.g. model.problin).")
+              callback=model_path, help="Model file to write (e.g. model.problin); a "
+              "symlink's target is written, a directory, device or FIFO refused.")
 @engine_options
 @data_command
 def fit(data: str, target: str | None, model_name: str, formula: str | None,

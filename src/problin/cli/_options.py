@@ -5,6 +5,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..io._write import destination
 from ..io.dask_readers import DEFAULT_BLOCKSIZE
 from ..io.readers import FORMATS
 from ..model_selection import CLASSIFIERS, REGRESSORS
@@ -13,7 +14,7 @@ from ._common import command_errors, debug_option
 from ._suggest import Choice
 
 __all__ = ["MODELS", "model_listing", "data_options", "data_command", "engine_options",
-           "out_path"]
+           "out_path", "model_path"]
 
 MODELS = {**CLASSIFIERS, **REGRESSORS}  # the single source of model names
 
@@ -38,6 +39,23 @@ def out_path(ctx: click.Context, param: click.Parameter, value: str | None) -> s
         if not os.path.isdir(folder):
             raise click.BadParameter(f"the folder {folder!r} of {value!r} does not exist",
                                      ctx, param)
+    return value
+
+
+def model_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check (a click callback) that a model file can be written at ``value`` before the
+    fit: a usage error for a directory, device, FIFO or socket (a symlink's target counts),
+    a missing folder or one this process cannot write in (see :mod:`problin.io._write`)."""
+    if value is None:
+        return value
+    try:
+        target, _ = destination(value)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    folder = os.path.dirname(target)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"cannot write in the folder {folder!r} of {value!r}",
+                                 ctx, param)
     return value
 
 

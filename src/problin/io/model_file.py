@@ -30,7 +30,6 @@ import io
 import json
 import os
 import struct
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ from ._archive import check_npy, open_archive, read_member
 from ._codec import Decoder, Encoder, name_of
 from ._encodings import encoding_problem
 from ._self_check import check_model_works
+from ._write import destination, write_atomically
 from .errors import ModelFileError
 
 __all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
@@ -117,7 +117,9 @@ def save(model: Any, path: str | os.PathLike[str], *, feature_names: Sequence[st
         A problin estimator, or a scikit-learn ``Pipeline`` of problin estimators and
         ``StandardScaler``/``MinMaxScaler``.
     path : str or path-like
-        Destination (conventionally ``*.problin``); written atomically.
+        Destination (conventionally ``*.problin``): a regular file, replaced atomically
+        (written beside it, then renamed over it) keeping its mode, or created with the
+        umask's mode; a symlink's target is written (:mod:`problin.io._write`).
     feature_names : list of str, optional
         Defaults to the model's ``feature_names_in_`` when it has them.
     encoding : dict, optional
@@ -132,7 +134,11 @@ def save(model: Any, path: str | os.PathLike[str], *, feature_names: Sequence[st
     TypeError
         If the model (or one of its attributes) cannot be stored safely.
     ValueError
-        If its arrays are larger than a model file may hold (``MAX_MODEL_BYTES``).
+        If its arrays are larger than a model file may hold (``MAX_MODEL_BYTES``), if the
+        encoding does not fit the model (:mod:`problin.io._encodings`), or if ``path`` is
+        a directory, device, FIFO or socket (refused before anything is written).
+    FileNotFoundError
+        If the folder of ``path`` does not exist.
 
     Examples
     --------
@@ -144,6 +150,7 @@ def save(model: Any, path: str | os.PathLike[str], *, feature_names: Sequence[st
     >>> problin.load(path).predict([[1.5]]).tolist() == model.predict([[1.5]]).tolist()
     True
     """
+    destination(path)  # a path that cannot be written: refused before the work
     enc = Encoder()
     if name_of(model, enc.estimators) is None:
         raise TypeError(f"cannot save a {type(model).__name__}: not a problin estimator "
@@ -167,18 +174,14 @@ def save(model: Any, path: str | os.PathLike[str], *, feature_names: Sequence[st
             "arrays": {name: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
                        for name, data in enc.arrays.items()}}
     meta_bytes = json.dumps(meta, indent=1, allow_nan=False).encode("utf-8")
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
+
+    def write(fh: IO[bytes]) -> None:
+        with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
             for name, data in [(_METADATA, meta_bytes), *enc.arrays.items()]:
                 zf.writestr(zipfile.ZipInfo(name, _DATE), data, zipfile.ZIP_DEFLATED)
             zf.comment = _COMMENT_PREFIX + hashlib.sha256(meta_bytes).hexdigest().encode()
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    write_atomically(path, write)
 
 
 def load(path: str | os.PathLike[str]) -> Any:
