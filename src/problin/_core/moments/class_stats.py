@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..blocks import block_rows, iter_blocks, reduce_row_ranges
+from ..blocks import block_rows, iter_blocks, n_workers, reduce_row_ranges
 from ..types import Matrix
 
 __all__ = ["ClassStats", "empty_stats", "class_stats", "merge_means", "pooled_scatter",
@@ -203,7 +203,10 @@ def empty_stats(n_classes: int, n_features: int, kind: str = "full") -> ClassSta
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     k, d = int(n_classes), int(n_features)
-    scatter = {"full": np.zeros((k, d, d)), "tied": np.zeros((d, d)), "diag": None}[kind]
+    # Only the scatter this kind keeps: (K, D, D) for "full" alone (a dict of all
+    # three kinds asked for K D^2 + D^2 doubles even for naive Bayes).
+    scatter = (np.zeros((k, d, d)) if kind == "full" else np.zeros((d, d)) if kind == "tied"
+               else None)
     return ClassStats(np.zeros(k), np.zeros((k, d)), np.zeros((k, d)), np.zeros((k, d)),
                       scatter, kind)
 
@@ -218,65 +221,112 @@ _SHIFT_ROWS = 32
 _SHIFT_RATIO = 17.0
 
 
-def _products(Rk: np.ndarray, kind: str) -> tuple[np.ndarray | None, np.ndarray]:
-    """``(R^T R, its diagonal)`` by BLAS syrk, or ``(None, column sums of R * R)``."""
-    if kind == "diag":
-        return None, np.einsum("ij,ij->j", Rk, Rk)
-    P = Rk.T @ Rk
-    return P, np.diagonal(P).copy()
-
-
-def _block_stats(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes: int,
-                 kind: str) -> ClassStats:
-    """Statistics of one block: rows grouped by class (one gather), each class
-    centred in place (see ``_SHIFT_RATIO``), then ``R_k^T R_k`` by BLAS syrk
-    (whose diagonal is ``sq``) or, for "diag", just the column sums of
-    ``R_k * R_k``, both less ``n_k u u^T`` (about the exact mean)."""
+def _sorted_block(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None,
+                  n_classes: int) -> tuple[np.ndarray, dict[int, slice], np.ndarray | None]:
+    """``(R, bounds, w)``: a float64 copy of the block's rows grouped by class (one
+    gather; X is never written), each class's rows ``R[bounds[k]]``."""
     if sp.issparse(Xb):
         Xb = Xb.toarray()
-    stats = empty_stats(n_classes, Xb.shape[1], kind)
     if codes.size and codes[0] == codes[-1] and np.all(codes == codes[0]):
-        # One class: centring writes a new array (Xb is a view of the caller's X).
-        bounds, R = {int(codes[0]): slice(None)}, np.array(Xb, dtype=np.float64)
-    else:
-        order = np.argsort(codes, kind="stable")
-        edges = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n_classes))])
-        bounds = {k: slice(edges[k], edges[k + 1]) for k in range(n_classes)
-                  if edges[k + 1] > edges[k]}
-        R = np.take(Xb, order, axis=0).astype(np.float64, copy=False)  # X is never written
-        w = None if w is None else w[order]
-    for k, rows in bounds.items():
-        Rk = R[rows]
-        wk = np.ones(Rk.shape[0]) if w is None else w[rows]
-        sw = None if w is None else np.sqrt(wk)
-        n_k = float(Rk.shape[0]) if w is None else float(wk.sum())
-        origin = Rk[:_SHIFT_ROWS].sum(axis=0) / min(Rk.shape[0], _SHIFT_ROWS)
-        Rk -= origin
-        # (Rows of zero weight add nothing, or NaN from a non-finite value.)
-        u = (wk @ Rk) / n_k if n_k > 0 else np.zeros_like(origin)  # GEMV
-        if sw is not None:
-            Rk *= sw[:, None]
-        P, sq = _products(Rk, kind)
-        c = u  # the residual mean of Rk
-        if n_k > 0 and not (n_k * u * u <= (1.0 - 1.0 / _SHIFT_RATIO) * sq).all():
-            Rk -= u if sw is None else sw[:, None] * u  # a poor shift: centre on origin + u
-            c = ((wk if sw is None else sw) @ Rk) / n_k
-            u = u + c
-            P, sq = _products(Rk, kind)
-        if n_k > 0:
-            stats.counts[k], stats.origin[k], stats.offset[k] = n_k, origin, u
-        # >= 0: identical rows give 0, not rounding noise
-        stats.sq[k] = np.maximum(sq - n_k * c * c, 0.0)
-        if P is None:
-            continue
-        P -= np.outer(n_k * c, c)
-        P.flat[::P.shape[0] + 1] = stats.sq[k]
+        return np.array(Xb, dtype=np.float64), {int(codes[0]): slice(None)}, w
+    order = np.argsort(codes, kind="stable")
+    edges = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n_classes))])
+    bounds = {k: slice(edges[k], edges[k + 1]) for k in range(n_classes)
+              if edges[k + 1] > edges[k]}
+    return (np.take(Xb, order, axis=0).astype(np.float64, copy=False), bounds,
+            None if w is None else w[order])
+
+
+def _centre(Rk: np.ndarray, wk: np.ndarray | None) -> tuple[float, np.ndarray, np.ndarray,
+                                                            np.ndarray, np.ndarray]:
+    """Centre one class's rows in place (see ``_SHIFT_RATIO``), scaled by the root of
+    their weights: ``(n_k, origin, offset, c, sq)`` with ``c`` the residual mean of
+    the centred rows and ``sq`` the column sums of their squares."""
+    sw = None if wk is None else np.sqrt(wk)
+    n_k = float(Rk.shape[0]) if wk is None else float(wk.sum())
+    origin = Rk[:_SHIFT_ROWS].sum(axis=0) / min(Rk.shape[0], _SHIFT_ROWS)
+    Rk -= origin
+    # (Rows of zero weight add nothing, or NaN from a non-finite value.)
+    u = (Rk.sum(axis=0) if wk is None else wk @ Rk) / n_k if n_k > 0 else np.zeros_like(origin)
+    if sw is not None:
+        Rk *= sw[:, None]
+    sq = np.einsum("ij,ij->j", Rk, Rk)
+    c = u
+    if n_k > 0 and not (n_k * u * u <= (1.0 - 1.0 / _SHIFT_RATIO) * sq).all():
+        Rk -= u if sw is None else sw[:, None] * u  # a poor shift: centre on origin + u
+        c = (Rk.sum(axis=0) if sw is None else sw @ Rk) / n_k
+        u = u + c
+        sq = np.einsum("ij,ij->j", Rk, Rk)
+    if n_k <= 0:
+        origin = np.zeros_like(origin)
+    return n_k, origin, u, c, sq
+
+
+def _absorb_block(total: ClassStats, Xb: Matrix, codes: np.ndarray,
+                  w: np.ndarray | None) -> None:
+    """Merge the statistics of one block into ``total``, in place, class by class.
+
+    Each class's rows are centred (:func:`_centre`) and merged at once
+    (:func:`merge_means`); their second moments about the class mean are
+    ``R_k^T R_k - n_k c_k c_k^T`` by BLAS syrk -- one product per class for
+    "full", one over the whole block for "tied" (the sum of the per-class
+    ones), none for "diag". A block thus allocates its copy, one ``D x D``
+    product at most and ``O(D)`` per class, never ``K x D x D`` (nor ``K x D``
+    for "diag").
+    """
+    R, bounds, w = _sorted_block(Xb, codes, w, total.n_classes)
+    kind, d = total.kind, R.shape[1]
+    if kind == "tied":  # n_k c_k c_k^T and the merge terms, summed by two GEMMs below
+        low, cd_all, delta_all = (np.zeros((len(bounds), d)) for _ in range(3))
+        sq_sum = np.zeros(d)
+    for i, (k, rows) in enumerate(bounds.items()):
+        n_k, origin, u, c, sq = _centre(R[rows], None if w is None else w[rows])
+        sq = np.maximum(sq - n_k * c * c, 0.0)  # >= 0: identical rows give 0, not noise
+        n, total.origin[k], total.offset[k], delta, cm = merge_means(
+            total.counts[k], total.origin[k], total.offset[k], n_k, origin, u)
+        total.counts[k] = n
+        cd = cm * delta
+        total.sq[k] += sq + cd * delta
         if kind == "full":
-            stats.scatters()[k] = P
-        else:
-            scatter = stats.scatters()
-            scatter += P  # in place
-    return stats
+            P = R[rows].T @ R[rows]
+            P -= np.outer(n_k * c, c)
+            P.flat[::d + 1] = sq
+            P += np.outer(cd, delta)
+            total.scatters()[k] += P
+        elif kind == "tied":
+            low[i], cd_all[i], delta_all[i] = np.sqrt(n_k) * c, cd, delta
+            sq_sum += sq
+    if kind == "tied":
+        P = R.T @ R
+        P -= low.T @ low
+        P.flat[::d + 1] = sq_sum
+        P += cd_all.T @ delta_all
+        scatter = total.scatters()
+        scatter += P
+
+
+# Parallel ranges pay (in memory) when the data outweigh what each thread holds
+# by this factor: a thread holds statistics and a block of its own.
+_DATA_PER_THREAD_STATE = 8
+
+
+def _state_outweighs_data(shape: tuple[int, ...], n_classes: int, kind: str,
+                           rows: int) -> bool:
+    """Whether a pass over ``shape`` should run on one thread: each range holds its
+    own statistics (``K x D x D`` for "full") and block, so threads would multiply
+    the memory of a pass over wide data or many classes for little time."""
+    n, d = shape[0], shape[1]
+    held = {"full": n_classes * d * d, "tied": d * d, "diag": 0}[kind] + 3 * n_classes * d
+    return n * d < _DATA_PER_THREAD_STATE * n_workers() * (held + min(rows, n) * d)
+
+
+def _block_rows(n_features: int, kind: str) -> int:
+    """Rows per block: ~4 MiB for the kinds whose syrk wants long blocks to amortise
+    the ``D x D`` product; ~1 MiB and as few rows as that takes for "diag" (no such
+    product: a block of wide rows would otherwise copy far more than the model holds)."""
+    if kind == "diag":
+        return int(min(65536, max(1, (1 << 20) // (8 * max(1, n_features)))))
+    return block_rows(n_features, target_bytes=_STATS_BLOCK_BYTES)
 
 
 def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
@@ -307,18 +357,22 @@ def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
         raise ValueError(f"codes has shape {codes.shape}, expected ({X_shape[0]},)")
     if codes.size and (codes.min() < 0 or codes.max() >= n_classes):
         raise ValueError(f"codes must lie in 0..{n_classes - 1}")
-    rows = int(rows) if rows else block_rows(X_shape[1], target_bytes=_STATS_BLOCK_BYTES)
-    empty = empty_stats(n_classes, X_shape[1], kind)
+    rows = int(rows) if rows else _block_rows(X_shape[1], kind)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if workers is None and _state_outweighs_data(X_shape, n_classes, kind, rows):
+        workers = 1
 
     # NaN or infinity in X propagate silently into the statistics (callers may
     # check those instead of X: every value reaches a class sum). errstate is
-    # per thread, so each range sets its own.
+    # per thread, so each range sets its own. Each range merges its blocks into
+    # statistics of its own, in place.
     def over_range(lo: int, hi: int) -> ClassStats:
-        total = empty
+        total = empty_stats(n_classes, X_shape[1], kind)
         with np.errstate(invalid="ignore", over="ignore"):
             for _, _, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows, start=lo,
                                                 stop=hi):
-                total = total + _block_stats(Xb, cb, wb, n_classes, kind)
+                _absorb_block(total, Xb, cb, wb)
         return total
 
     with np.errstate(invalid="ignore", over="ignore"):
