@@ -20,6 +20,7 @@ from ._dask.chunks import is_dask
 from ._dask.lazy import lazy_on_dask
 from ._dask.reductions import dask_class_counts
 from ._params import validate_params
+from ._state import AllOrNothingFit
 
 __all__ = ["BayesDecision"]
 
@@ -30,7 +31,7 @@ def _log(p: ArrayLike) -> np.ndarray:
         return np.log(p)
 
 
-class BayesDecision(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class BayesDecision(AllOrNothingFit, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Bayes decision rule: deployment priors and a cost matrix over a probabilistic classifier.
 
     .. math::

@@ -42,6 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._formula_columns import formula_columns
 from ._optional import import_optional
+from ._state import AllOrNothingFit
 
 __all__ = ["Formula"]
 
@@ -94,7 +95,7 @@ def _frame(data: Any) -> pd.DataFrame:
                     f"columns), got {type(data).__name__}")
 
 
-class Formula(MetaEstimatorMixin, BaseEstimator):
+class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
     """A problin estimator fitted to the design that a model formula builds from a DataFrame.
 
     Parameters

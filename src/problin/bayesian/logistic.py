@@ -17,6 +17,7 @@ from .._core.bayes.logistic import activation_moments, draw_gaussian
 from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask, lazy_rows
 from .._frames import encode_frame
+from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning
 from ..glm.problem import classifier_design
 from ..inference.summaries import SummaryText, posterior_summary_text
@@ -40,7 +41,7 @@ class _Predictive(NamedTuple):
     block: Callable[[Any], Any] | None
 
 
-class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
+class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator):
     """Bayesian logistic regression; softmax regression for K > 2 classes (Laplace only).
 
     .. math::

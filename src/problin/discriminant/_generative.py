@@ -34,7 +34,7 @@ from .._dask.lazy import lazy_on_dask
 from .._dask.stream import dask_stream_batch
 from .._frames import encode_frame
 from .._params import validate_params
-from .._state import unchanged_on_error
+from .._state import AllOrNothingFit, unchanged_on_error
 
 __all__ = ["GenerativeClassifier", "SoftmaxPosteriorMixin", "log_class_priors"]
 
@@ -109,7 +109,8 @@ def canonical(X: Matrix) -> Matrix:
     return X
 
 
-class GenerativeClassifier(SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator):
+class GenerativeClassifier(AllOrNothingFit, SoftmaxPosteriorMixin, ClassifierMixin,
+                           BaseEstimator):
     """Base class: ``p(C_k | x) = softmax_k a_k(x)`` with ``a_k = log pi_k + log p(x | C_k)``.
 
     Subclasses implement ``_validate_X``, ``_new_stats``, ``_accumulate(X, codes,

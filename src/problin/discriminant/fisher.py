@@ -20,6 +20,7 @@ from .._core.types import MatrixLike
 from .._core.validation import resolvable
 from .._dask.lazy import lazy_on_dask
 from .._params import validate_params
+from .._state import AllOrNothingFit
 from ..exceptions import CollinearityWarning
 from ._class_data import fit_class_stats, linear_scores, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors
@@ -51,7 +52,7 @@ def fisher_directions(S_W: np.ndarray, S_B: np.ndarray, *,
     return lambdas[::-1], T @ V[:, ::-1], int(keep.sum())
 
 
-class FisherDiscriminant(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                          SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator):
     """Fisher's linear discriminant: a projection to at most K-1 dimensions, and a classifier there.
 

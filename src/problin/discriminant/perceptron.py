@@ -29,6 +29,7 @@ from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_labels
 from .._frames import encode_frame
 from .._params import validate_params
+from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["Perceptron"]
@@ -150,7 +151,7 @@ def _dask_rows(k: int, lo: int, Xb: np.ndarray, yb: np.ndarray, classes: np.ndar
     return scaling.transform(Xb), (2.0 * codes - 1.0 if binary else codes.astype(np.intp))
 
 
-class Perceptron(ClassifierMixin, BaseEstimator):
+class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
     """Rosenblatt's perceptron, trained by stochastic descent on the perceptron criterion.
 
     .. math::

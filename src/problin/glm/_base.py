@@ -28,6 +28,7 @@ from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
 from .._params import validate_params
+from .._state import AllOrNothingFit
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
@@ -56,7 +57,7 @@ DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "gradient": 10000, "coordinate
 NEWTON_MAX_PARAMS = 1000
 
 
-class GLMClassifier(ClassifierMixin, BaseEstimator):
+class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
     """GLM classifier ``p(y | x) = F(b + x^T w)`` with a Gaussian prior on ``w``.
 
     Each fit produces one :class:`~problin.glm.result.GLMFit` (kept as ``_result``);

@@ -25,12 +25,13 @@ from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import dask_moments
 from .._frames import encode_frame
 from .._params import validate_params
+from .._state import AllOrNothingFit
 from ..exceptions import CollinearityWarning, NumericalWarning
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
 
 
-class LinearRegressorBase(RegressorMixin, BaseEstimator):
+class LinearRegressorBase(AllOrNothingFit, RegressorMixin, BaseEstimator):
     """Validation and ``predict`` of ``y(x) = W x + b``; ``t`` 1-D or 2-D (K outputs)."""
 
     def _check_data(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None, reset: bool,

@@ -38,11 +38,12 @@ from .._dask.chunks import _check_chunk, column_stats_chunk, dask_features, is_d
 from .._dask.lazy import lazy_on_dask
 from .._dask.quantile import dask_quantiles
 from .._params import validate_params
+from .._state import AllOrNothingFit
 
 __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
 
 
-class _Basis(TransformerMixin, BaseEstimator):
+class _Basis(AllOrNothingFit, TransformerMixin, BaseEstimator):
     """Shared by the bases: names, and the output width that lazy Dask transforms need."""
 
     def _names(self, input_features: Sequence[str]) -> list[str]:

@@ -17,7 +17,6 @@ from .._core.types import MatrixLike
 from .._dask.chunks import is_dask
 from .._frames import encode_frame
 from .._params import validate_params
-from .._state import unchanged_on_error
 from ..exceptions import ConvergenceWarning
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import linear_summary_text
@@ -193,18 +192,17 @@ class LinearRegression(LinearRegressorBase):
             raise ValueError(f"groups must hold one label per row: got shape "
                              f"{np.shape(groups)} for {n_rows} rows")
         # (The groups are checked by the robust pass, after the fit: a refusal there,
-        # or bad data, leaves the previous fit whole, not half replaced.)
-        with unchanged_on_error(self):
-            self._row_counts = self._pending = None
-            stats = self._statistics(X, y, sample_weight, merge=False)
-            self._pending = _row_counts(sample_weight, stats.weight)
-            self._fit_statistics(stats)
-            if self.cov_type != "nonrobust" and self._ols is not None:
-                Xc, T, sw = self._check_data(X, y, sample_weight, reset=False,
-                                             check_values=False)
-                self._ols = robust_fit(self._ols, Xc, T[:, 0], sw, self.cov_type, groups,
-                                       (stats.origin, stats.offset))
-                self._set_inference()
+        # or bad data, leaves the previous fit whole -- AllOrNothingFit, _state.py.)
+        self._row_counts = self._pending = None
+        stats = self._statistics(X, y, sample_weight, merge=False)
+        self._pending = _row_counts(sample_weight, stats.weight)
+        self._fit_statistics(stats)
+        if self.cov_type != "nonrobust" and self._ols is not None:
+            Xc, T, sw = self._check_data(X, y, sample_weight, reset=False,
+                                         check_values=False)
+            self._ols = robust_fit(self._ols, Xc, T[:, 0], sw, self.cov_type, groups,
+                                   (stats.origin, stats.offset))
+            self._set_inference()
         return self
 
     def partial_fit(self, X: MatrixLike, y: ArrayLike,
