@@ -19,6 +19,7 @@ from ._core.validation import check_priors, check_sample_weight, label_values
 from ._dask.chunks import is_dask
 from ._dask.lazy import lazy_on_dask
 from ._dask.reductions import dask_class_counts
+from ._frames import check_frame
 from ._params import validate_params
 from ._state import AllOrNothingFit
 
@@ -126,7 +127,7 @@ class BayesDecision(AllOrNothingFit, MetaEstimatorMixin, ClassifierMixin, BaseEs
                 self.feature_names_in_ = self.estimator_.feature_names_in_
         else:
             y = label_values(y)
-            X, y = validate_data(self, X, y, skip_check_array=True)
+            X, y = validate_data(self, check_frame(X), y, skip_check_array=True)
             y = check_array(column_or_1d(y, warn=True), ensure_2d=False, dtype=None,
                             input_name="y")  # rejects NaN/inf labels
             check_classification_targets(y)

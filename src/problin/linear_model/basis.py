@@ -37,6 +37,7 @@ from .._core.validation import check_finite_magnitude
 from .._dask.chunks import _check_chunk, column_stats_chunk, dask_features, is_dask, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.quantile import dask_quantiles
+from .._frames import numeric_input
 from .._params import validate_params
 from .._state import AllOrNothingFit
 
@@ -119,7 +120,7 @@ class PolynomialBasis(_Basis):
             X = dask_features(self, X, reset=True)
             stats = reduce_chunks(column_stats_chunk, X) if self.standardize else None
         else:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_data(self, numeric_input(X), dtype=np.float64)
             if self.standardize:  # the moments sum squares (Dask: the chunk checks)
                 check_finite_magnitude(X, self)
             stats = column_stats(X) if self.standardize else None
@@ -132,7 +133,7 @@ class PolynomialBasis(_Basis):
     def transform(self, X: MatrixLike) -> np.ndarray:
         """``[1?, z_0, z_0^2, ..., z_0^degree, z_1, ...]`` of shape (n, bias + D degree)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, numeric_input(X), reset=False, dtype=np.float64)
         if self.standardize:
             # x - m is exact for x near m (however far both are from zero); any
             # rounding of m is one offset of z, whose powers span the same space.
@@ -224,7 +225,7 @@ class _CenteredBasis(_Basis):
         if is_dask(X):
             X = dask_features(self, X, reset=True)
         else:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_data(self, numeric_input(X), dtype=np.float64)
         D = X.shape[1]
         if self.centers is None and is_dask(X):
             C = _dask_centers(X, self.n_centers, self.spacing)
@@ -254,7 +255,7 @@ class _CenteredBasis(_Basis):
     def _scaled(self, X: np.ndarray) -> np.ndarray:
         """``(x_j - mu_ij) / s_j`` as an (n, D, n_centers) array."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, numeric_input(X), reset=False, dtype=np.float64)
         return (X[:, :, None] - self.centers_.T[None]) / self.width_[None, :, None]
 
     def _names(self, names: Sequence[str]) -> list[str]:
