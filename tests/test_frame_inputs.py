@@ -175,3 +175,20 @@ def test_a_parquet_file_of_decimals_and_dates_as_the_command_line_reads_it(tmp_p
     with pytest.raises(DataFileError, match=r"column 'when' holds dates or times \(date\).*"
                                             "--categorical when"):
         read_data(tmp_path / "t.parquet", "y")
+
+
+def test_numeric_columns_prepares_a_frame_for_a_formula():
+    """What a formula's data path can call before its terms are built (a formula read an
+    object column of Decimals as one category per value): numbers converted, text kept,
+    dates refused unless kept as categories, polars read as pandas, names unique."""
+    from problin._frames import numeric_columns
+    frame = pd.DataFrame({"a": NUMBER_COLUMNS["decimal"](), "c": ["u", "v"] * (N // 2),
+                          "when": _dates()})
+    out = numeric_columns(frame, keep=["when"])
+    assert out["a"].dtype == np.float64 and out["c"].dtype == frame["c"].dtype
+    np.testing.assert_array_equal(out["a"], X0)
+    assert out["when"].dtype == object and frame["a"].dtype == object  # (not changed)
+    with pytest.raises(ValueError, match=r"data: column 'when' holds dates or times \(date\)"):
+        numeric_columns(frame)
+    with pytest.raises(ValueError, match=r"more than one column is named \['a'\]"):
+        numeric_columns(frame.set_axis(["a", "a", "when"], axis=1))

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["is_categorical", "as_text", "learn_columns", "apply_columns", "encode_frame",
-           "as_pandas", "check_unique_names", "check_frame", "numeric_input",
+           "as_pandas", "check_unique_names", "check_frame", "numeric_input", "numeric_columns",
            "ENCODING_ATTRIBUTE"]
 
 ENCODING_ATTRIBUTE = "input_encoding_"  # the fitted estimator's encoding of its input
@@ -131,6 +131,13 @@ def _is_time(series: pd.Series) -> bool:
                 pd.api.types.is_timedelta64_dtype(dtype) or isinstance(dtype, pd.PeriodDtype))
 
 
+def _plain(dtype: Any) -> bool:
+    """A (real) numeric or boolean dtype: its values are numbers as they are."""
+    types = pd.api.types
+    return bool(dtype != object and (types.is_bool_dtype(dtype) or (
+        types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype))))
+
+
 def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
              as_categories: str | None = "to text (X[{name!r}].astype(str))",
              fitted: bool = False) -> np.ndarray:
@@ -139,8 +146,7 @@ def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
     numbers. ``fitted``: the column was numeric when the encoding was learnt;
     ``as_categories``: how to make it categories (None: numbers only)."""
     dtype = series.dtype
-    if dtype != object and (pd.api.types.is_bool_dtype(dtype) or (
-            pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype))):
+    if _plain(dtype):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     if _is_time(series):
         kinds = {_TIME: [str(dtype)]}
@@ -256,10 +262,7 @@ def check_unique_names(frame: pd.DataFrame, source: str = "X",
 
 def _numeric_dtypes(frame: pd.DataFrame) -> bool:
     """Whether every column has a (real) numeric or boolean dtype: nothing to convert."""
-    types = pd.api.types
-    return all(dtype != object and (types.is_bool_dtype(dtype) or (
-        types.is_numeric_dtype(dtype) and not types.is_complex_dtype(dtype)))
-        for dtype in set(frame.dtypes))
+    return all(map(_plain, set(frame.dtypes)))
 
 
 def _numeric_frame(frame: pd.DataFrame, fitted: bool,
@@ -289,6 +292,25 @@ def numeric_input(X: Any) -> Any:
     if isinstance(X, pd.DataFrame) and not _numeric_dtypes(X):
         return _numeric_frame(X, fitted=False, as_categories=None)
     return X
+
+
+def numeric_columns(frame: Any, keep: Iterable[str] = (), source: str = "data") -> Any:
+    """A frame for a formula: :func:`check_frame`'s, with its ``object`` columns of
+    numbers as float64 (a formula would read them as categories); text and ``category``
+    columns as they are, columns of dates or times or of mixed values errors naming
+    them, save those named in ``keep`` (read as categories, e.g. inside ``C()``)."""
+    frame = check_frame(frame)
+    if not isinstance(frame, pd.DataFrame) or _numeric_dtypes(frame):
+        return frame
+    kept = set(keep)
+    changed = {label: _numbers(frame[label], str(label), source, ValueError)
+               for label in frame.columns if str(label) not in kept and
+               not _plain(frame[label].dtype) and not is_categorical(frame[label])}
+    if changed:
+        frame = frame.copy()
+        for label, values in changed.items():
+            frame[label] = values
+    return frame
 
 
 def encode_frame(estimator: Any, X: Any, reset: bool) -> Any:
