@@ -192,3 +192,12 @@ def test_numeric_columns_prepares_a_frame_for_a_formula():
         numeric_columns(frame)
     with pytest.raises(ValueError, match=r"more than one column is named \['a'\]"):
         numeric_columns(frame.set_axis(["a", "a", "when"], axis=1))
+
+
+def test_a_pyarrow_table_is_read_as_the_pandas_frame():
+    pa = pytest.importorskip("pyarrow")
+    frame = NUMBERS.assign(colour=RNG.choice(["red", "blue"], N))
+    model = _fit(problin.LogisticRegression(), pa.Table.from_pandas(frame))
+    assert list(model.feature_names_in_) == ["a", "b", "colour=red"]
+    np.testing.assert_array_equal(model.predict(frame), _fit(problin.LogisticRegression(),
+                                                             frame).predict(frame))
