@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ._concurrency import fit_lock
+
 __all__ = ["AllOrNothingFit", "unchanged_on_error"]
 
 # The methods that change a fitted estimator's state.
@@ -62,7 +64,9 @@ def _set_generator_state(generator: np.random.RandomState | np.random.Generator,
 def _all_or_nothing(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)  # (the signature scikit-learn's metadata routing reads)
     def fitting(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with unchanged_on_error(self):
+        # One call at a time per estimator (concurrent partial_fit lost rows); the
+        # lock outside the snapshot, so that a failed call restores a complete state.
+        with fit_lock(self), unchanged_on_error(self):
             return method(self, *args, **kwargs)
 
     fitting.__all_or_nothing__ = True  # type: ignore[attr-defined]
