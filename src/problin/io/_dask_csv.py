@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from .._optional import import_optional
+from ._csv_header import check_unique_names, first_record
 from ._table import looks_numeric, mixed_column_message, non_numbers
 from .errors import DataFileError
 from .readers import csv_dialect
@@ -30,9 +31,14 @@ class CsvSource:
                  text: Iterable[str] = ()) -> None:
         self.name, self.files = path, files
         delimiter, self.header = _sniff_csv(files[0], header)
+        # the header whole, bounded and its names distinct, before Dask's pandas reads it
+        # (problin.io._csv_header); Dask's dtype sample must hold it and some rows
+        fields, size = first_record(files[0], delimiter)
+        if self.header:
+            check_unique_names(path, self._names(fields))
         self.options = {"sep": delimiter, "header": 0 if self.header else None,
                         "skipinitialspace": True, "blocksize": blocksize,
-                        "encoding": "utf-8-sig", "sample": _SAMPLE_BYTES}
+                        "encoding": "utf-8-sig", "sample": size + _SAMPLE_BYTES}
         self.frame = self._read(lambda names: {})
         if set(text) & set(self.frame.columns):  # read those columns as text
             self.frame = self._read(lambda names: {raw: str for raw, name in names.items()

@@ -40,6 +40,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from .._optional import import_optional
+from ._csv_header import check_unique_names, first_record
 from ._table import check_missing, encode_table
 from .errors import ColumnNotFoundError, DataFileError
 
@@ -249,43 +250,29 @@ def _read_csv(path: Any, header: bool | None, text: Iterable[str] = ()) -> pd.Da
                                 f"{exc.start})") from None
         sample = raw[:exc.start].decode("utf-8-sig")
     delimiter, header = csv_dialect(path, sample, len(sample) == _SAMPLE_BYTES, header)
+    # The first record whole (the sample may cut it), bounded, its names checked before
+    # pandas renames repeated ones in quadratic time (see problin.io._csv_header).
+    fields, _ = first_record(path, delimiter)
+    names = _column_names(fields, header)
+    if header:
+        check_unique_names(path, names)
     options: dict[str, Any] = {"sep": delimiter, "header": 0 if header else None,
                "skipinitialspace": True,
                "encoding": "utf-8-sig"}
     try:
-        dtype = None
-        if text:  # by position: the names are known once stripped (below)
-            names = _column_names(pd.read_csv(path, nrows=0, **options).columns, header)
-            dtype = {j: str for j, name in enumerate(names) if name in text}
+        dtype = {j: str for j, name in enumerate(names) if name in text} if text else None
         frame = pd.read_csv(path, dtype=dtype, **options)
     except Exception as exc:  # pandas' parser errors have no common base class
         raise DataFileError(f"{path}: cannot parse as CSV with delimiter {delimiter!r} "
                             f"({type(exc).__name__}: {exc})") from None
-    if header:  # (pandas renames a repeated name "a" to "a.1": read the header itself)
-        record = next(csv.reader(sample.splitlines()[:1], delimiter=delimiter), [])
-        _check_unique_names(path, [name.strip() for name in record])
     frame.columns = _column_names(frame.columns, header)
-    _check_unique_names(path, frame.columns)
+    check_unique_names(path, frame.columns)
     return frame
 
 
 def _column_names(columns: Sequence[Any], header: bool) -> list[str]:
     return [str(c).strip() for c in columns] if header else \
         [f"x{j}" for j in range(len(columns))]
-
-
-def _check_unique_names(path: Any, names: Iterable[str]) -> None:
-    """Refuse a file whose columns share a name: which one a formula, ``--target`` or
-    ``--features`` meant would be a guess."""
-    seen: set[str] = set()
-    repeated: dict[str, None] = {}
-    for name in names:
-        if name in seen:
-            repeated[name] = None
-        seen.add(name)
-    if repeated:
-        raise DataFileError(f"{path}: more than one column is named {list(repeated)[:10]}: give "
-                            "each column its own name")
 
 
 def _read_parquet(path: Any) -> pd.DataFrame:
@@ -298,7 +285,7 @@ def _read_parquet(path: Any) -> pd.DataFrame:
         raise DataFileError(f"{path}: cannot read as Parquet "
                             f"({type(exc).__name__}: {exc})") from None
     frame.columns = [str(c) for c in frame.columns]
-    _check_unique_names(path, frame.columns)
+    check_unique_names(path, frame.columns)
     return frame
 
 
