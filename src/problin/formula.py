@@ -5,9 +5,16 @@ expanded into a design matrix by `formulaic <https://matthewwardrop.github.io/fo
 in Wilkinson & Rogers' (1973) notation, as patsy (and so ``statsmodels.formula.api``)
 expands it: ``C(x)`` and text columns are coded by treatment contrasts against the first
 level (the reference), ``a:b`` is the product of the columns of ``a`` and ``b``, ``a*b`` is
-``a + b + a:b``, ``np.log(x)`` (numpy's element-wise functions) and the stateful ``center(x)``,
-``scale(x)`` transforms are evaluated on the data, and ``- 1`` (or ``+ 0``) drops the
-intercept. With an intercept the model is
+``a + b + a:b``, ``log(x)``, ``np.log(x)`` (a fixed set of element-wise functions), ``I(x**2)``
+and the stateful ``center(x)``, ``scale(x)``, ``poly(x, 2)``, ``bs(x, df=4)`` transforms are
+evaluated on the data, and ``- 1`` (or ``+ 0``) drops the intercept.
+
+A formula is **not Python**: formulaic would evaluate its calls and ``{...}`` blocks with
+``eval``; problin checks every term against a fixed language first and evaluates it with its
+own interpreter (:mod:`problin._formula_language`, :mod:`problin._formula_design`), on the
+API, the command line and model files alike. Anything outside the language (another call, an
+attribute, a ``{...}`` block, more than 100 degrees of freedom) is a ValueError listing what a
+formula may hold (the user guide's "What a formula may hold"). With an intercept the model is
 
 .. math::
 
@@ -41,6 +48,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._formula_columns import formula_columns
+from ._formula_design import design_matrix, parse_formula
 from ._optional import import_optional
 from ._state import AllOrNothingFit
 
@@ -145,13 +153,10 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
     def _parse(self) -> Any:
         if not isinstance(self.formula, str) or not self.formula.strip():
             raise TypeError(f"formula must be a non-empty string, got {self.formula!r}")
-        fm = formulaic_api()
-        try:
-            parsed = fm.Parsed(self.formula)
-        except (fm.FormulaicError, SyntaxError) as exc:
-            raise ValueError(f"cannot parse the formula {self.formula!r}: {exc}") from None
+        parsed = parse_formula(self.formula)  # checked first: formulaic's parser evaluates
         rhs = parsed.rhs if hasattr(parsed, "rhs") else parsed
-        if not hasattr(rhs, "required_variables") or isinstance(rhs, tuple):
+        # (on the type: formulaic's required_variables is a property that evaluates)
+        if not hasattr(type(rhs), "required_variables") or isinstance(rhs, tuple):
             raise ValueError(f"formula {self.formula!r}: only 'y ~ terms' formulas are "
                              "supported (no '|' parts)")
         return parsed
@@ -190,8 +195,8 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
         try:  # (levels outside C(g, levels=[...]): formulaic codes them as the reference)
             with warnings.catch_warnings():
                 warnings.simplefilter("error", fm.DataMismatchWarning)
-                matrix = fm.model_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
-                                         output="pandas")
+                matrix = design_matrix(rhs, frame, na_action="raise", ensure_full_rank=True,
+                                       output="pandas")
         except (fm.FormulaicError, ValueError, fm.DataMismatchWarning) as exc:
             raise ValueError(f"formula {self.formula!r}: {exc}") from None
         columns = [str(c) for c in matrix.columns]
@@ -238,7 +243,7 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
             return frame[name].to_numpy()
         fm = formulaic_api()
         try:
-            values = fm.model_matrix(lhs, frame, na_action="raise", output="pandas")
+            values = design_matrix(lhs, frame, na_action="raise", output="pandas")
         except (fm.FormulaicError, ValueError) as exc:
             raise ValueError(f"formula {self.formula!r}: response {name!r}: {exc}") from None
         if values.shape[1] != 1:
@@ -267,12 +272,15 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         frame = _frame(data)
         self._check_columns(frame, self.feature_names_in_, f"formula {self.formula!r}")
+        self._check_state_width()
         self._check_levels(frame)
         fm = formulaic_api()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", fm.DataMismatchWarning)
-                matrix = self.model_spec_.get_model_matrix(frame, na_action="raise")
+                # (a term wider than the fitted design is refused before it is built)
+                matrix = design_matrix(self.model_spec_, frame,
+                                       max_width=len(self.design_columns_), na_action="raise")
         except (fm.FormulaicError, ValueError, fm.DataMismatchWarning) as exc:
             raise ValueError(f"formula {self.formula!r}: {exc}") from None
         columns = [str(c) for c in matrix.columns]
@@ -290,11 +298,23 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
                     "categories" not in state:
                 continue
             try:
-                variables = formula_columns(fm.Parsed(str(factor)))
-            except (fm.FormulaicError, SyntaxError):
+                variables = formula_columns(parse_formula(str(factor)))
+            except (ValueError, TypeError):
                 continue
             if len(variables) == 1:
                 yield factor, str(next(iter(variables))), list(state["categories"])
+
+    def _check_state_width(self) -> None:
+        """A categorical factor of L levels gives at least L - 1 columns in every term that
+        holds it: more levels than the fitted design can code are a damaged (or edited)
+        model, refused before its columns are built (formulaic would allocate them)."""
+        width = len(self.design_columns_)
+        for factor, (_, state) in self.model_spec_.encoder_state.items():
+            levels = len(state.get("categories", ()))
+            if levels > width + 1:
+                raise ValueError(f"formula {self.formula!r}: {factor} has {levels} fitted "
+                                 f"levels, more than its design of {width} columns codes "
+                                 "(a damaged or edited model)")
 
     def _text_columns(self) -> list[str]:
         """The columns read as categories whose fitted levels are all text: a file read

@@ -29,14 +29,16 @@ __all__ = ["FORMULA_FORMAT", "check_formula_options", "check_reportable", "fit_f
 FORMULA_FORMAT = "formula"
 
 
-def is_formula_model(encoding: dict[str, Any] | None) -> bool:
-    """Whether a model file's encoding is that of a formula model."""
-    return (encoding or {}).get("format") == FORMULA_FORMAT
+def is_formula_model(encoding: dict[str, Any] | None, model: Any = None) -> bool:
+    """Whether a model file holds a formula model: its encoding says so (``problin fit
+    --formula``), or its model is a :class:`~problin.Formula` (saved from Python, with no
+    encoding), which reads raw columns too."""
+    return (encoding or {}).get("format") == FORMULA_FORMAT or isinstance(model, Formula)
 
 
-def check_reportable(encoding: dict[str, Any] | None) -> None:
+def check_reportable(encoding: dict[str, Any] | None, model: Any = None) -> None:
     """``problin report`` plots in the space of the model's features: not yet for formulas."""
-    if is_formula_model(encoding):
+    if is_formula_model(encoding, model):
         raise click.UsageError("problin report does not read formula models yet: use "
                                "problin summary and problin predict")
 
@@ -125,7 +127,10 @@ def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool |
     # as integers, which are no fitted level).
     text = bundle.model._text_columns() if isinstance(bundle.model, Formula) else ()
     frame = read_frame(data, data_format, header, text)
+    # (a Formula saved from Python has no encoding: the columns it reads are its own)
     variables = list((bundle.encoding or {}).get("variables") or [])
+    if not variables and isinstance(bundle.model, Formula):
+        variables = [str(v) for v in bundle.model.feature_names_in_]
     absent = [v for v in variables if v not in frame.columns]
     try:
         Formula._check_columns(frame, absent, f"{data}: the model's formula")

@@ -253,7 +253,10 @@ class Decoder:
         self.check_types(cls, state, where)
         if isinstance(est, Formula):  # formulas are evaluated: data only (_formula_state)
             try:
-                check_formula_is_data(self.check(est.formula, str, f"{where}.formula"))
+                stored = state.get("model_spec_")  # (its language version, for messages)
+                check_formula_is_data(self.check(est.formula, str, f"{where}.formula"),
+                                      stored.get("language", 1) if isinstance(stored, dict)
+                                      else None)
                 if "model_spec_" in state:
                     columns = state.get("design_columns_")
                     intercept = INTERCEPT in columns if isinstance(columns, list) else None

@@ -8,153 +8,67 @@ from the formula text and the levels) and the state of stateful transforms such 
 the spec, and the formula's columns are checked against the fitted ones at the first
 prediction (:meth:`problin.Formula.transform`).
 
-A formula is evaluated as Python by formulaic, so a formula read from a file is first
-checked (:func:`check_formula_is_data`): its factors may only read columns, call the
-formula transforms (``C``, ``I``, ``center``, ``scale``, ``poly``, ``bs`` ...), contrasts
-(``Treatment(...)``, ``contr.treatment(...)``) and numpy's element-wise functions
-(``np.log``, any ``numpy.ufunc``), with literals and arithmetic: no other call, attribute
-or name beginning with an underscore, so a tampered file cannot run code. Arithmetic on
-literals alone (which Python evaluates in unbounded integers) is computed here first and
-refused beyond 65,536 bits, as are bit shifts and arithmetic on text or sequences, so
-that it cannot run for ever either (``9**9**9``).
+A formula read from a file is checked before formulaic parses it, by the same check as
+at fit (:func:`problin._formula_design.check_formula`: the formula language, no Python is
+evaluated), and its fitted state is bounded before anything is built from it: a
+categorical factor's levels and every list of a transform's state (knots, polynomial
+coefficients) hold at most ``MAX_STATE_ITEMS`` entries, the transforms are at most
+``MAX_TERMS``, and the encoders name factors of the formula. (At prediction the levels are
+also checked against the fitted design's width, and a term wider than it is refused before
+it is built: :meth:`problin.Formula.transform`.)
+
+The stored state records the version of the formula language it was written under
+(``language``; files without it are version 1, written before formulas were a checked
+language: they evaluated Python). A file whose formula is outside this version's language,
+or whose state does not read, says which version wrote it and that the model must be
+refitted, instead of calling it malformed.
 """
-import ast
 import keyword
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .._formula_design import MAX_TERMS, check_formula
+from .._formula_language import MAX_BASIS
 from ..formula import formulaic_api  # formulaic, imported on first use (the formula extra)
 
-__all__ = ["check_formula_is_data", "spec_from_data", "spec_to_data"]
+__all__ = ["FORMULA_LANGUAGE", "MAX_STATE_ITEMS", "check_formula_is_data", "spec_from_data",
+           "spec_to_data"]
 
-_TRANSFORMS = frozenset({"C", "I", "Q", "center", "scale", "standardize", "poly", "bs", "cs",
-                         "cr", "cc", "te", "hashed", "lag", "Treatment", "Sum", "Diff",
-                         "Helmert", "Poly", "Custom"})
-_CONTRASTS = frozenset({"treatment", "sum", "diff", "helmert", "poly", "custom"})
-_NUMPY_EXTRA = frozenset({"clip", "where", "round", "around"})
-_NODES = (ast.Expression, ast.Call, ast.Name, ast.Attribute, ast.Constant, ast.BinOp,
-          ast.UnaryOp, ast.Compare, ast.BoolOp, ast.keyword, ast.Load, ast.Tuple, ast.List,
-          ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-
-
-def _allowed_attribute(node: ast.Attribute) -> bool:
-    if not isinstance(node.value, ast.Name) or node.attr.startswith("_"):
-        return False
-    if node.value.id in ("np", "numpy"):
-        return isinstance(getattr(np, node.attr, None), np.ufunc) or node.attr in _NUMPY_EXTRA
-    return node.value.id == "contr" and node.attr in _CONTRASTS
+# 1: formulas evaluated as Python by formulaic (no version recorded); 2: the checked
+# language of problin._formula_language, evaluated by problin.
+FORMULA_LANGUAGE = 2
+# Knots of a spline of MAX_BASIS degrees of freedom and degree, with their boundary
+# repeats; poly's coefficients by degree.
+MAX_STATE_ITEMS = 2 * MAX_BASIS + 8
 
 
-def _as_evaluated(expr: str) -> str:
-    """``expr`` as formulaic evaluates it: each `quoted name` (a column name) replaced
-    by an identifier, by formulaic's own sanitiser, which skips backticks inside string
-    literals. (A pattern of ours could disagree with it on where a quoted name ends, and
-    then the code checked would not be the code run.) Sanitised names are prefixed, so
-    that a column such as `1a` does not read as a private name."""
-    from formulaic.utils.code import sanitize_variable_names
-    return sanitize_variable_names(expr, {}, {}, template="quoted_{}")
-
-
-# Arithmetic on literals alone is evaluated by Python's unbounded integers: a tampered
-# file's `9**9**9` would run for ever. Such results may hold at most this many bits.
-_LITERAL_BITS = 1 << 16
-_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-               ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
-               ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
-
-
-def _literal_value(node: ast.AST, expr: str, seen: set[int]) -> Any:
-    """The value of a subtree of numeric literals, computed within ``_LITERAL_BITS``
-    (a ValueError beyond), or None where it reads a column or calls anything; the
-    arithmetic nodes visited are added to ``seen`` (each is evaluated once)."""
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, (str, bytes)):
-            return None
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _literal_value(node.operand, expr, seen)
-        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
-    if not isinstance(node, ast.BinOp):
-        return None
-    seen.add(id(node))
-    a, b = _literal_value(node.left, expr, seen), _literal_value(node.right, expr, seen)
-    if a is None or b is None:
-        return None
-    big = ValueError(f"factor {expr!r} computes a number beyond {_LITERAL_BITS} bits "
-                     "from literals")
-    if isinstance(node.op, ast.Pow):
-        if isinstance(a, int) and isinstance(b, int) and b > 0 \
-                and max(abs(a).bit_length() - 1, 0) * b > _LITERAL_BITS:
-            raise big
-        try:
-            value = a ** b
-        except (OverflowError, ZeroDivisionError):  # (floats: numpy would give inf)
-            return 0.0
-    elif type(node.op) in _ARITHMETIC:
-        try:
-            value = _ARITHMETIC[type(node.op)](a, b)
-        except (OverflowError, ZeroDivisionError, TypeError):
-            return 0.0
-    else:
-        raise ValueError(f"factor {expr!r} applies {type(node.op).__name__} to literals")
-    if isinstance(value, int) and value.bit_length() > _LITERAL_BITS:
-        raise big
-    return value
-
-
-def _check_expression(expr: str) -> None:
+def check_formula_is_data(formula: str, language: Any = FORMULA_LANGUAGE) -> None:
+    """Raise ValueError unless ``formula`` is in the formula language (nothing is
+    evaluated); ``language``: the version of the formula state stored with it (None:
+    none stored), named in the message."""
+    if language is None:
+        language = FORMULA_LANGUAGE
     try:
-        tree = ast.parse(_as_evaluated(expr), mode="eval")
-    except (SyntaxError, RecursionError, MemoryError):
-        raise ValueError(f"factor {expr[:80]!r} is not an expression (or too deeply "
-                         "nested)") from None
-    seen: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp):
-            if any(isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant)
-                   and isinstance(side.value, (str, bytes))) for side in (node.left, node.right)):
-                raise ValueError(f"factor {expr!r} does arithmetic on a sequence or text")
-            if isinstance(node.op, (ast.LShift, ast.RShift)):
-                raise ValueError(f"factor {expr!r} shifts bits")
-            if id(node) not in seen:
-                try:
-                    _literal_value(node, expr, seen)
-                except RecursionError:
-                    raise ValueError(f"factor {expr[:80]!r} is too deeply nested") from None
-        if not isinstance(node, _NODES):
-            raise ValueError(f"factor {expr!r} holds a {type(node).__name__}")
-        if isinstance(node, ast.Name) and node.id.startswith("_"):
-            raise ValueError(f"factor {expr!r} names {node.id!r}")
-        if isinstance(node, ast.Attribute) and not _allowed_attribute(node):
-            raise ValueError(f"factor {expr!r} reads the attribute {node.attr!r}")
-        if isinstance(node, ast.Call) and not (
-                (isinstance(node.func, ast.Name) and node.func.id in _TRANSFORMS)
-                or isinstance(node.func, ast.Attribute)):
-            raise ValueError(f"factor {expr!r} calls {ast.unparse(node.func)!r}, not a "
-                             "formula transform or numpy function")
+        check_formula(formula)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(_versioned(str(exc), language)) from None
 
 
-def check_formula_is_data(formula: str) -> None:
-    """Raise ValueError unless every factor of ``formula`` is a column, a literal, or a
-    formula transform / numpy function of them (see the module docstring)."""
-    fm = formulaic_api()
-    try:
-        parsed = fm.Parsed(formula)
-    except (fm.FormulaicError, SyntaxError) as exc:
-        raise ValueError(f"cannot parse the formula {formula!r}: {exc}") from None
-    except (RecursionError, MemoryError):
-        raise ValueError(f"cannot parse the formula {formula[:80]!r}...: too deeply "
-                         "nested") from None
-    parts = [parsed.lhs, parsed.rhs] if hasattr(parsed, "rhs") else [parsed]
-    for part in parts:
-        for term in part:
-            for factor in term.factors:
-                if factor.eval_method is fm.Factor.EvalMethod.PYTHON:
-                    _check_expression(str(factor.expr))
-                elif "__" in str(factor.expr):
-                    raise ValueError(f"factor {str(factor.expr)!r} names a dunder attribute")
+def _versioned(message: str, language: Any) -> str:
+    if language == FORMULA_LANGUAGE:
+        return message
+    if not isinstance(language, int) or isinstance(language, bool) or language < 1:
+        return f"the formula state's language version {language!r} is not a version ({message})"
+    if language > FORMULA_LANGUAGE:
+        return (f"the formula was written by a newer problin (formula language version "
+                f"{language}; this problin reads versions up to {FORMULA_LANGUAGE}): upgrade "
+                f"problin to load it ({message})")
+    return (f"the formula was written by an older problin (formula language version 1, "
+            f"before version {FORMULA_LANGUAGE}: formulas checked as a language, no Python "
+            f"evaluated) and this problin cannot read it: refit the model and save it again "
+            f"({message})")
 
 
 def _plain(values: Any, where: str) -> np.ndarray:
@@ -178,7 +92,8 @@ def spec_to_data(spec: Any) -> dict[str, Any]:
         if "categories" in state:
             entry["categories"] = _plain(state["categories"], factor)
         encoders[str(factor)] = entry
-    return {"formula": _text(spec.formula, _has_intercept(spec.formula)),
+    return {"language": FORMULA_LANGUAGE,
+            "formula": _text(spec.formula, _has_intercept(spec.formula)),
             "ensure_full_rank": bool(spec.ensure_full_rank),
             "encoders": encoders, "transforms": _keyed_by_text(dict(spec.transform_state))}
 
@@ -246,26 +161,67 @@ def spec_from_data(data: Mapping[str, Any], intercept: bool | None = None) -> An
     Raises
     ------
     ValueError
-        If the data are malformed or the formula is more than data
-        (:func:`check_formula_is_data`).
+        If the data are malformed, larger than the bounds of the module docstring, or the
+        formula is outside the formula language (:func:`check_formula_is_data`); a file
+        of another formula language version says so.
     """
     fm = formulaic_api()
+    language = data.get("language", 1) if isinstance(data, Mapping) else FORMULA_LANGUAGE
+    if language != 1 and language != FORMULA_LANGUAGE:  # (a newer one, or no version)
+        raise ValueError(_versioned("its formula state is of another layout", language))
     try:
         formula = data["formula"]
         if not isinstance(formula, str):
             raise TypeError("the formula is not a string")
-        check_formula_is_data(formula)
+        check_formula(formula)
         if intercept is False:
             formula = _text(formula, False)
-        encoders = {
-            str(factor): (fm.Factor.Kind(entry["kind"]),
-                          {"categories": np.asarray(entry["categories"]).tolist()}
-                          if "categories" in entry else {})
-            for factor, entry in dict(data["encoders"]).items()}
-        return fm.ModelSpec(formula=formula, materializer="pandas",
+        spec = fm.ModelSpec(formula=formula, materializer="pandas",
                             ensure_full_rank=bool(data["ensure_full_rank"]), na_action="raise",
-                            output="pandas", encoder_state=encoders,
-                            transform_state=_integer_keys_restored(dict(data["transforms"])))
-    except (KeyError, TypeError, ValueError, fm.FormulaicError) as exc:
+                            output="pandas")
+        factors = {str(f.expr) for term in spec.formula for f in term.factors}
+        encoders = {}
+        for factor, entry in dict(data["encoders"]).items():
+            if factor not in factors:
+                raise ValueError(f"an encoder names {factor[:80]!r}, not a factor of the "
+                                 "formula")
+            categories = {}
+            if "categories" in entry:
+                levels = entry["categories"]
+                _check_size(levels, f"the levels of {factor!r}", 1_000_000)
+                categories = {"categories": np.asarray(levels).tolist()}
+            encoders[factor] = (fm.Factor.Kind(entry["kind"]), categories)
+        transforms = dict(data["transforms"])
+        if len(transforms) > MAX_TERMS:
+            raise ValueError(f"{len(transforms)} transform states, more than {MAX_TERMS}")
+        for name, state in transforms.items():
+            _check_state(state, f"the state of {name[:80]!r}", 0)
+        return spec.update(encoder_state=encoders,
+                           transform_state=_integer_keys_restored(transforms))
+    except (KeyError, TypeError, ValueError, AttributeError, fm.FormulaicError) as exc:
+        if language != FORMULA_LANGUAGE:  # an older file: the version is the news
+            raise ValueError(_versioned(f"{type(exc).__name__}: {exc}", language)) from None
         raise ValueError(f"malformed or unsafe formula state ({type(exc).__name__}: "
-                         f"{exc})") from None
+                         f"{exc})"[:2000]) from None
+
+
+def _check_size(values: Any, what: str, cap: int) -> None:
+    size = len(values) if isinstance(values, (list, dict, np.ndarray)) else None
+    if size is None:
+        raise TypeError(f"{what} are not a list")
+    if size > cap:
+        raise ValueError(f"{what} hold {size} entries, more than {cap}")
+
+
+def _check_state(state: Any, what: str, depth: int) -> None:
+    """A transform's state: numbers, flags and text in lists and mappings of at most
+    ``MAX_STATE_ITEMS`` entries, at most three deep."""
+    if isinstance(state, (list, dict, np.ndarray)):
+        if depth > 3:
+            raise ValueError(f"{what} nests deeper than a transform's state does")
+        _check_size(state, what, MAX_STATE_ITEMS)
+        values = state.values() if isinstance(state, dict) else state
+        for v in values:
+            _check_state(v, what, depth + 1)
+    elif not (state is None or isinstance(state, (bool, int, float, str, np.generic))):
+        raise TypeError(f"{what} holds a {type(state).__name__}")
