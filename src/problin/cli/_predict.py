@@ -94,7 +94,7 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
     """
     bundle = read_model_file(model_file)
     rows: np.ndarray | None
-    if _formula.is_formula_model(bundle.encoding):  # the raw columns, encoded by the stored formula
+    if _formula.is_formula_model(bundle.encoding, bundle.model):  # raw columns, the formula encodes
         X, dropped, rows = _formula.formula_rows(bundle, data, data_format, header,
                                                  drop_missing)
     else:
@@ -196,7 +196,7 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     from ..report import build_report  # on first use: loads matplotlib (0.5 s a command)
     evaluation = _cv_option(cv)
     bundle = read_model_file(model_file)
-    _formula.check_reportable(bundle.encoding)
+    _formula.check_reportable(bundle.encoding, bundle.model)
     ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
                    header=header, categorical=list(categorical), n_features=n_features)
     chosen = _plot_features(features, [str(f) for f in ds.feature_names])
