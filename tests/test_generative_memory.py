@@ -18,6 +18,9 @@ from problin import GaussianNB, LinearDiscriminantAnalysis
 from problin._core.moments.class_stats import empty_stats
 
 
+BLOCK = 4 << 20
+
+
 def _peak_and_state(model, X, y):
     tracemalloc.start()
     try:
@@ -36,7 +39,7 @@ def test_gaussian_nb_wide_fit_peak_within_twice_its_parameters():
     y = np.arange(100) % 2
     peak, state = _peak_and_state(GaussianNB(), X, y)
     # Before: 9.6 GB (three 20,000^2 scatters) for a model of ~3 MB.
-    assert peak <= 2 * state, f"peak {peak / 1e6:.1f} MB for a fitted model of {state / 1e6:.1f} MB"
+    assert peak <= 2 * state + BLOCK, f"peak {peak / 1e6:.1f} MB, fitted model {state / 1e6:.1f} MB"
 
 
 def test_lda_many_classes_fit_peak_within_twice_its_parameters():
@@ -48,7 +51,7 @@ def test_lda_many_classes_fit_peak_within_twice_its_parameters():
         warnings.simplefilter("error")  # well-posed: no singular covariance
         peak, state = _peak_and_state(LinearDiscriminantAnalysis(), X, y)
     # Before: 2.4 GB (300 per-class 1,000^2 scatters) for a model of ~50 MB.
-    assert peak <= 2 * state, f"peak {peak / 1e6:.1f} MB for a fitted model of {state / 1e6:.1f} MB"
+    assert peak <= 2 * state + BLOCK, f"peak {peak / 1e6:.1f} MB, fitted model {state / 1e6:.1f} MB"
 
 
 @pytest.mark.parametrize("kind, shape", [("diag", None), ("tied", (50, 50)),

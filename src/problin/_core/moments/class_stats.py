@@ -242,19 +242,23 @@ def _centre(Rk: np.ndarray, wk: np.ndarray | None) -> tuple[float, np.ndarray, n
     """Centre one class's rows in place (see ``_SHIFT_RATIO``), scaled by the root of
     their weights: ``(n_k, origin, offset, c, sq)`` with ``c`` the residual mean of
     the centred rows and ``sq`` the column sums of their squares."""
-    sw = None if wk is None else np.sqrt(wk)
-    n_k = float(Rk.shape[0]) if wk is None else float(wk.sum())
+    unweighted = wk is None
+    # Column sums by GEMV with a vector of ones (numpy's sum over axis 0 of a
+    # narrow C-ordered block is ~10x slower).
+    wk = np.ones(Rk.shape[0]) if wk is None else wk
+    sw = np.sqrt(wk)
+    n_k = float(wk.sum())
     origin = Rk[:_SHIFT_ROWS].sum(axis=0) / min(Rk.shape[0], _SHIFT_ROWS)
     Rk -= origin
     # (Rows of zero weight add nothing, or NaN from a non-finite value.)
-    u = (Rk.sum(axis=0) if wk is None else wk @ Rk) / n_k if n_k > 0 else np.zeros_like(origin)
-    if sw is not None:
+    u = (wk @ Rk) / n_k if n_k > 0 else np.zeros_like(origin)
+    if not unweighted:
         Rk *= sw[:, None]
     sq = np.einsum("ij,ij->j", Rk, Rk)
     c = u
     if n_k > 0 and not (n_k * u * u <= (1.0 - 1.0 / _SHIFT_RATIO) * sq).all():
-        Rk -= u if sw is None else sw[:, None] * u  # a poor shift: centre on origin + u
-        c = (Rk.sum(axis=0) if sw is None else sw @ Rk) / n_k
+        Rk -= u if unweighted else sw[:, None] * u  # a poor shift: centre on origin + u
+        c = (sw @ Rk) / n_k
         u = u + c
         sq = np.einsum("ij,ij->j", Rk, Rk)
     if n_k <= 0:
@@ -264,68 +268,71 @@ def _centre(Rk: np.ndarray, wk: np.ndarray | None) -> tuple[float, np.ndarray, n
 
 def _absorb_block(total: ClassStats, Xb: Matrix, codes: np.ndarray,
                   w: np.ndarray | None) -> None:
-    """Merge the statistics of one block into ``total``, in place, class by class.
+    """Merge the statistics of one block into ``total``, in place.
 
-    Each class's rows are centred (:func:`_centre`) and merged at once
-    (:func:`merge_means`); their second moments about the class mean are
-    ``R_k^T R_k - n_k c_k c_k^T`` by BLAS syrk -- one product per class for
-    "full", one over the whole block for "tied" (the sum of the per-class
-    ones), none for "diag". A block thus allocates its copy, one ``D x D``
-    product at most and ``O(D)`` per class, never ``K x D x D`` (nor ``K x D``
-    for "diag").
+    Each class's rows are centred (:func:`_centre`); the block's classes are
+    merged at once (:func:`merge_means` over the classes present); their
+    second moments about the class means are ``R_k^T R_k - n_k c_k c_k^T`` by
+    BLAS syrk -- one product per class for "full", one over the whole block for
+    "tied" (the sum of the per-class ones), none for "diag". A block thus
+    allocates its copy, a few (classes present) x D arrays and one ``D x D``
+    product at most, never ``K x D x D``.
     """
     R, bounds, w = _sorted_block(Xb, codes, w, total.n_classes)
-    kind, d = total.kind, R.shape[1]
-    if kind == "tied":  # n_k c_k c_k^T and the merge terms, summed by two GEMMs below
-        low, cd_all, delta_all = (np.zeros((len(bounds), d)) for _ in range(3))
-        sq_sum = np.zeros(d)
-    for i, (k, rows) in enumerate(bounds.items()):
-        n_k, origin, u, c, sq = _centre(R[rows], None if w is None else w[rows])
-        sq = np.maximum(sq - n_k * c * c, 0.0)  # >= 0: identical rows give 0, not noise
-        n, total.origin[k], total.offset[k], delta, cm = merge_means(
-            total.counts[k], total.origin[k], total.offset[k], n_k, origin, u)
-        total.counts[k] = n
-        cd = cm * delta
-        total.sq[k] += sq + cd * delta
-        if kind == "full":
-            P = R[rows].T @ R[rows]
-            P -= np.outer(n_k * c, c)
-            P.flat[::d + 1] = sq
-            P += np.outer(cd, delta)
-            total.scatters()[k] += P
-        elif kind == "tied":
-            low[i], cd_all[i], delta_all[i] = np.sqrt(n_k) * c, cd, delta
-            sq_sum += sq
-    if kind == "tied":
+    idx = np.fromiter(bounds, dtype=np.intp, count=len(bounds))
+    d = R.shape[1]
+    n_b, origin_b, offset_b = np.zeros(idx.size), np.zeros((idx.size, d)), np.zeros((idx.size, d))
+    resid, sq_b = np.zeros((idx.size, d)), np.zeros((idx.size, d))
+    for i, rows in enumerate(bounds.values()):
+        n_b[i], origin_b[i], offset_b[i], resid[i], sq = _centre(R[rows],
+                                                                 None if w is None else w[rows])
+        # >= 0: identical rows give 0, not rounding noise
+        sq_b[i] = np.maximum(sq - n_b[i] * resid[i] * resid[i], 0.0)
+    n, origin, offset, delta, c = merge_means(total.counts[idx], total.origin[idx],
+                                              total.offset[idx], n_b, origin_b, offset_b)
+    cd = c[:, None] * delta
+    total.counts[idx], total.origin[idx], total.offset[idx] = n, origin, offset
+    total.sq[idx] += sq_b + cd * delta
+    if total.kind == "diag":
+        return
+    scatter = total.scatters()
+    if total.kind == "tied":
         P = R.T @ R
-        P -= low.T @ low
-        P.flat[::d + 1] = sq_sum
-        P += cd_all.T @ delta_all
-        scatter = total.scatters()
+        resid *= np.sqrt(n_b)[:, None]
+        P -= resid.T @ resid
+        P.flat[::d + 1] = sq_b.sum(axis=0)
+        P += cd.T @ delta
         scatter += P
+        return
+    for i, (k, rows) in enumerate(bounds.items()):
+        P = R[rows].T @ R[rows]
+        P -= np.outer(n_b[i] * resid[i], resid[i])
+        P.flat[::d + 1] = sq_b[i]
+        P += np.outer(cd[i], delta[i])
+        scatter[k] += P
 
 
-# Parallel ranges pay (in memory) when the data outweigh what each thread holds
-# by this factor: a thread holds statistics and a block of its own.
+# Parallel ranges pay (in memory) when the data outweigh the statistics that
+# each thread holds of its own by this factor.
 _DATA_PER_THREAD_STATE = 8
 
 
-def _state_outweighs_data(shape: tuple[int, ...], n_classes: int, kind: str,
-                           rows: int) -> bool:
-    """Whether a pass over ``shape`` should run on one thread: each range holds its
-    own statistics (``K x D x D`` for "full") and block, so threads would multiply
+def _state_outweighs_data(shape: tuple[int, ...], n_classes: int, kind: str) -> bool:
+    """Whether a pass over ``shape`` should run on one thread: each range holds
+    statistics of its own (``K x D x D`` for "full"), so threads would multiply
     the memory of a pass over wide data or many classes for little time."""
     n, d = shape[0], shape[1]
     held = {"full": n_classes * d * d, "tied": d * d, "diag": 0}[kind] + 3 * n_classes * d
-    return n * d < _DATA_PER_THREAD_STATE * n_workers() * (held + min(rows, n) * d)
+    return n * d < _DATA_PER_THREAD_STATE * n_workers() * held
 
 
 def _block_rows(n_features: int, kind: str) -> int:
-    """Rows per block: ~4 MiB for the kinds whose syrk wants long blocks to amortise
-    the ``D x D`` product; ~1 MiB and as few rows as that takes for "diag" (no such
-    product: a block of wide rows would otherwise copy far more than the model holds)."""
+    """Rows per block: ~4 MiB, and at least 256 for the kinds whose syrk wants long
+    blocks to amortise the ``D x D`` product; for "diag" (no such product) as few
+    as 4 MiB holds: 256 rows of 20,000 features would copy 41 MB, far more than
+    the model holds."""
     if kind == "diag":
-        return int(min(65536, max(1, (1 << 20) // (8 * max(1, n_features)))))
+        return int(min(65536, max(1, _STATS_BLOCK_BYTES // (8 * max(1, n_features)))))
     return block_rows(n_features, target_bytes=_STATS_BLOCK_BYTES)
 
 
@@ -360,7 +367,7 @@ def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
     rows = int(rows) if rows else _block_rows(X_shape[1], kind)
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if workers is None and _state_outweighs_data(X_shape, n_classes, kind, rows):
+    if workers is None and _state_outweighs_data(X_shape, n_classes, kind):
         workers = 1
 
     # NaN or infinity in X propagate silently into the statistics (callers may
