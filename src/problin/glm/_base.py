@@ -3,6 +3,7 @@
 The estimator classes only choose a family; everything else — validation,
 the prior, the solver call, inference and diagnostics — lives here once.
 """
+from collections.abc import Callable
 from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, Self, cast
@@ -22,6 +23,7 @@ from .._core.numerics import log_softmax
 from .._core.solvers.ascent import coordinate_descent, gradient_descent
 from .._core.solvers.newton import newton, sketch_rows
 from .._core.solvers.quasi_newton import lbfgs
+from .._core.solvers.steps import SolverResult
 from .._core.validation import check_sample_weight
 from .._dask.chunks import is_dask
 from .._dask.design import DaskDesign, dask_classifier_data
@@ -48,8 +50,11 @@ from .result import GLMFit
 from .robust import check_groups, robust_covariance
 from .statistics import null_model
 
-SOLVERS = {"newton": newton, "lbfgs": lbfgs, "gradient": gradient_descent,
-           "coordinate": coordinate_descent}
+# (each called as solver(objective, theta0, max_iter=, tol=, **options); their other
+# keywords differ, so the table's type is the common call)
+SOLVERS: dict[str, Callable[..., SolverResult]] = {
+    "newton": newton, "lbfgs": lbfgs, "gradient": gradient_descent,
+    "coordinate": coordinate_descent}
 DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "gradient": 10000, "coordinate": 1000}
 # solver="auto" uses Newton up to this many parameters: beyond it, building and
 # factoring the p x p Hessian every iteration costs more than L-BFGS's passes

@@ -5,15 +5,18 @@ optimum of the Newton engine, only more slowly. Both work in *standardised
 coordinates* ``theta = T u`` (features centred and scaled, the intercept
 absorbing the centring): the same model, but a far better conditioned
 problem, so that plain gradient steps converge in a reasonable number of
-iterations. Stopping rule: ``max |T^T grad f| <= tol * sqrt(sum(weights))``.
-In standardised coordinates the Hessian is about ``c W`` (``W`` the total
-weight, ``c`` the mean curvature, ~0.1-0.25) and a standard error about
-``1 / sqrt(c W)``, so the rule bounds the distance to the optimum by a few
-``tol`` standard errors: the same scale as the Newton engine's decrement test.
+iterations. Stopping rule: ``max |T^T grad f| <= tol * sqrt(n) * mean weight``
+(``steps.gradient_unit``: ``tol * sqrt(n)`` for unit weights). In standardised
+coordinates the Hessian is about ``c W`` (``W`` the total weight, ``c`` the mean
+curvature, ~0.1-0.25) and a standard error about ``1 / sqrt(c W)``, so with unit
+weights the rule bounds the distance to the optimum by a few ``tol`` standard
+errors: the same scale as the Newton engine's decrement test. Both tests are
+taken in units of the mean weight, so that a common factor of the weights, which
+does not move the unpenalised optimum, does not change where these solvers stop.
 Where a strong prior or extreme probabilities make that estimate of the
 curvature wrong, the rule is confirmed, when the model is small enough, with
-the exact Newton decrement (``g^T H^-1 g / 2 <= tol``, the Newton engine's
-test), iterating on with a ten times stricter gradient test until it holds;
+the exact Newton decrement (``g^T H^-1 g / 2 <= tol`` times the mean weight,
+the Newton engine's test), iterating on with a ten times stricter gradient test until it holds;
 the Newton step that the check computes is then taken, which squares the
 remaining error, as the Newton engine's final step does.
 """
@@ -22,7 +25,7 @@ import numpy as np
 from ..linalg import solve_psd
 from ..model.contract import Eta, Objective
 from ..model.design import Design
-from .steps import SolverResult, backtrack
+from .steps import SolverResult, backtrack, gradient_unit, mean_weight
 
 __all__ = ["Standardiser", "gradient_descent", "coordinate_descent"]
 
@@ -84,7 +87,7 @@ class Standardiser:
 def _gradient_small(objective: Objective, T: Standardiser, grad: np.ndarray,
                     tol: float) -> bool:
     gu = T.apply_transpose(grad)
-    return float(np.max(np.abs(gu), initial=0.0)) <= tol * np.sqrt(objective.total_weight)
+    return float(np.max(np.abs(gu), initial=0.0)) <= tol * gradient_unit(objective)
 
 
 # A sweep decreasing f by less than this (relative) is at rounding level:
@@ -109,7 +112,7 @@ class _Convergence:
             return True
         H = self.objective.value_grad_hess(theta, eta)[2]
         step, _ = solve_psd(H, grad)
-        if float(grad @ step) / 2 <= self.tol:
+        if float(grad @ step) / 2 <= self.tol * mean_weight(self.objective):
             self.correction = -step  # one Newton step squares the remaining error
             return True
         self.gradient_tol /= 10.0
@@ -154,7 +157,7 @@ def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int 
     """
     T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
-    step, prev = 1.0 / max(objective.total_weight, 1.0), None
+    step, prev = 1.0 / objective.total_weight, None  # (> 0: check_total_weight)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         if done(theta, eta, grad):

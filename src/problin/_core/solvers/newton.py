@@ -49,7 +49,7 @@ from ..linalg import solve_psd
 from ..model.contract import Eta, Gram, Objective
 from ..model.design_small import SMALL_ELEMENTS
 from .secant import secant_opening
-from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step
+from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step, weight_unit
 from .truncated_newton import truncated_newton
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
@@ -77,6 +77,7 @@ class _Policy:
 
     tol: float
     threshold: float  # stop at lambda^2 / 2 <= this: tol, or tol^2 for a non-exact Hessian
+    unit: float  # decrements are compared in units of the mean sample weight (weight_unit)
     always_single: bool  # every Hessian in float32 (the caller's approximate fit)
     chords: bool  # a Hessian may serve a second step (after a sketched phase)
     final_hessian: bool  # the caller wants the gradient and Hessian at the answer
@@ -142,7 +143,8 @@ def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndar
 
 def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
            final_hessian: bool = True, sketch: np.ndarray | None = None,
-           exact_final: bool = True, single: bool = False) -> SolverResult:
+           exact_final: bool = True, single: bool = False,
+           unit: float | None = None) -> SolverResult:
     """Minimise ``objective`` by damped Newton from ``theta0``.
 
     Parameters
@@ -164,11 +166,16 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
         After a sketched phase, build the full Hessian once (default) or stop.
     single : bool
         Form every Hessian in float32 (for approximate fits such as warm starts).
+    unit : float, optional
+        The unit of the decrements (:func:`~.steps.weight_unit`, the objective's by
+        default; a sketch's warm start takes the full data's).
     """
     theta = np.array(theta0, dtype=np.float64)
+    if unit is None:
+        unit = weight_unit(objective)
     if sketch is None and not single and max_iter > 1 and objective.shared_curvature(theta):
         # The start's Hessian costs no pass: BFGS from it while Hessians cost more.
-        opening = secant_opening(objective, theta, max_iter - 1)
+        opening = secant_opening(objective, theta, max_iter - 1, unit)
         state = _State(opening.theta, opening.eta, opening.f, opening.g, opening.H,
                        opening.history, h_single=False, single=False)
         n_sketched = opening.n_steps
@@ -176,12 +183,12 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
         state, n_sketched = _start(objective, theta, single), 0
     else:
         sub = OneThreadBLAS(objective.subsample(sketch))
-        warm = _warm_start(objective, sub, theta, len(sketch), max_iter)
+        warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
         if not exact_final:
             # Where even one full Hessian is too costly: truncated Newton, the
             # warm start's last sketch Hessian (one step back) preconditioning.
             result = truncated_newton(objective, sub, warm.theta, tol, max_iter,
-                                      warm.last_hessian)
+                                      warm.last_hessian, unit)
             if result is not None:
                 return result
         state = _sketched_phase(objective, sub, warm.theta, _SKETCH_STEPS)
@@ -190,7 +197,7 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
     # After a sketched phase: full Hessians, in float32 until Newton's next step
     # is the last, reused for a step where that costs less than building one anew
     # (also after a BFGS opening: its Hessians cost many gradients).
-    policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, always_single=single,
+    policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, unit, always_single=single,
                      chords=sketch is not None or n_sketched > 0, final_hessian=final_hessian)
     n_iter = _exact_phase(objective, state, policy, max(max_iter - n_sketched, 1))
     return _finish(objective, state, n_sketched + n_iter, final_hessian)
@@ -213,12 +220,13 @@ def _start(objective: Objective, theta: np.ndarray, single: bool) -> _State:
 
 
 def _warm_start(objective: Objective, sub: Objective, theta: np.ndarray, m: int,
-                max_iter: int) -> SolverResult:
+                max_iter: int, unit: float) -> SolverResult:
     """A rough fit to the sketch rows alone (~m/n of a pass per iteration); its
     error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance."""
     n = objective.design.n_samples
     warm_tol = max(_WARM_TOL, _WARM_FRACTION * (n / m - 1) * objective.n_params / 2)
-    return newton(sub, theta, max_iter=max_iter, tol=warm_tol, final_hessian=False, single=True)
+    return newton(sub, theta, max_iter=max_iter, tol=warm_tol, final_hessian=False, single=True,
+                  unit=unit)
 
 
 def _sketched_phase(objective: Objective, sketch: Objective, theta: np.ndarray,
@@ -268,13 +276,14 @@ def _iteration(objective: Objective, s: _State, policy: _Policy) -> bool:
     """One Newton iteration from ``s`` (updated in place); True when the engine stops."""
     s.d = d = _newton_direction(objective, s)
     assert s.g is not None
-    decrement2 = -float(s.g @ d)
+    # (in units of the mean weight: the decrement scales with the weights, the optimum not)
+    decrement2 = -float(s.g @ d) / policy.unit
     if not math.isfinite(decrement2):
         s.message, s.Xd = "non-finite Newton step", None
         return True
     if decrement2 / 2 <= policy.threshold:
         return _last_step(objective, s, policy, decrement2)
-    if decrement2 / 2 <= _rounding_level(s.f):
+    if decrement2 / 2 <= _rounding_level(s.f, policy.unit) / policy.unit:
         # (Only with a non-exact Hessian, converging linearly.) The decrease
         # the step promises is below f's rounding: a line search would judge
         # rounding noise (and so depend on the order of summation, e.g. on
@@ -357,12 +366,12 @@ def _searched_step(objective: Objective, s: _State, policy: _Policy, decrement2:
     chord = policy.chords and s.fresh and decrement2 / 2 <= _LAST_STEP_DECREMENT
     next_single = policy.always_single or (s.single and decrement2 / 2 > _LAST_STEP_DECREMENT)
     gram: Gram = None if chord else ("single" if next_single else "double")
-    step = take_step(objective, s.theta, s.eta, s.f, -decrement2, s.d, gram)
+    step = take_step(objective, s.theta, s.eta, s.f, -decrement2 * policy.unit, s.d, gram)
     s.theta, s.eta, s.f, s.g, s.Xd = step.theta, step.eta, step.f, step.grad, step.Xd
     if step.t is None:
         # No decrease left to find: converged if the predicted decrease
         # is itself at the level of rounding in f.
-        s.converged = decrement2 / 2 <= _rounding_level(s.f)
+        s.converged = decrement2 / 2 <= _rounding_level(s.f, policy.unit) / policy.unit
         s.message = "converged" if s.converged else "line search failed"
         return True
     s.history.append(s.f)

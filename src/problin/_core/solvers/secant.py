@@ -55,9 +55,11 @@ class Opening:
     n_steps: int
 
 
-def secant_opening(objective: Objective, theta: np.ndarray, max_steps: int) -> Opening:
+def secant_opening(objective: Objective, theta: np.ndarray, max_steps: int,
+                   unit: float = 1.0) -> Opening:
     """BFGS steps from ``theta`` (where ``objective.shared_curvature`` holds) until the
-    exact Hessian is worth its cost; see the module docstring."""
+    exact Hessian is worth its cost; see the module docstring. ``unit``: the
+    decrements' (``steps.weight_unit``)."""
     point = evaluate(objective, theta, None)
     eta, f, g = point.eta, point.f, point.grad
     assert g is not None  # (no acceptance test: always formed)
@@ -80,7 +82,7 @@ def secant_opening(objective: Objective, theta: np.ndarray, max_steps: int) -> O
         if not (np.isfinite(decrement2) and decrement2 > 0.0):
             n_steps -= 1
             break
-        last = (decrement2 / 2 <= _SWITCH or decrement2 > _SLOW * previous
+        last = (decrement2 / 2 <= _SWITCH * unit or decrement2 > _SLOW * previous
                 or n_steps == max_steps)
         previous = decrement2
         step = take_step(objective, theta, eta, f, -decrement2, d, "double" if last else None)

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..model.contract import Eta, Gram, Objective, Trial
 
-__all__ = ["SolverResult", "Step", "armijo", "backtrack", "take_step", "evaluate"]
+__all__ = ["SolverResult", "Step", "armijo", "backtrack", "take_step", "evaluate", "weight_unit",
+           "gradient_unit", "mean_weight"]
 
 _ARMIJO = 1e-4  # c_1: the fraction of the linear decrease a step must achieve
 _MAX_HALVINGS = 50
@@ -59,9 +60,46 @@ class Step:
 _EPS = float(np.finfo(np.float64).eps)  # (np.finfo costs a dictionary search per call)
 
 
-def _rounding_level(f: float) -> float:
-    """Objective changes below this are lost to floating-point rounding."""
-    return 64 * _EPS * max(1.0, abs(f))
+def _rounding_level(f: float, unit: float = 1.0) -> float:
+    """Objective changes below this are lost to floating-point rounding (``unit``: see
+    :func:`weight_unit`; the floor for an ``f`` near 0 is in its units)."""
+    return 64 * _EPS * max(unit, abs(f))
+
+
+def mean_weight(objective: Objective) -> float:
+    """The objective's mean sample weight (1 without weights)."""
+    mean = float(objective.total_weight) / max(1, int(objective.design.n_samples))
+    return mean if math.isfinite(mean) and mean > 0.0 else 1.0
+
+
+def weight_unit(objective: Objective) -> float:
+    """The unit the Newton engine's stopping rules measure decrements in: the mean
+    sample weight where it is below one, else 1.
+
+    The loss, its gradient, its Hessian and so every Newton decrement scale with a
+    common factor of the weights, and the unpenalised optimum does not move. Weights
+    that are counts (a mean of one or more) keep the rules in absolute units, the
+    standard errors of the data they stand for: a weighted fit then takes exactly the
+    path of the fit to the repeated rows (the same function; it matters where the
+    path decides the answer, on separated data). Smaller weights -- relative weights,
+    or counts scaled down -- are measured against their mean, so that scaling them
+    down does not stop the fit early (measured before: weights of 1e-10 "converged"
+    at the start, a decrement of ~1e-10, probabilities 0.08 off); scaling up only
+    tightens the rules, down to the rounding level of ``f``, where the engine stops.
+    """
+    return min(mean_weight(objective), 1.0)
+
+
+def gradient_unit(objective: Objective) -> float:
+    """What the first-order stopping rules measure a gradient in: ``sqrt(n)`` times the
+    :func:`mean_weight` (``sqrt(n)``, ``tol`` standard errors, for unit weights).
+
+    Proportional to the weights at every scale, unlike :func:`weight_unit`: these
+    solvers have no rounding-level stop of their own, and an absolute test
+    (``sqrt(W)``) was out of reach for large weights (all 1e10: "did not converge",
+    the line search lost in the rounding of ``f``).
+    """
+    return math.sqrt(max(1, int(objective.design.n_samples))) * mean_weight(objective)
 
 
 def armijo(value: Callable[[float], float], f: float, slope: float, step: float = 1.0,

@@ -53,7 +53,8 @@ def _preconditioned_cg(hessp: Callable[[np.ndarray], np.ndarray], g: np.ndarray,
 
 
 def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray, tol: float,
-                     max_iter: int, H: np.ndarray | None = None) -> SolverResult | None:
+                     max_iter: int, H: np.ndarray | None = None, unit: float = 1.0
+                     ) -> SolverResult | None:
     """Newton with conjugate-gradient solves: exact gradients and Hessian-vector
     products (two passes each), the sketch's Hessian as preconditioner.
 
@@ -63,7 +64,8 @@ def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray,
     the last system is solved accurately enough that the final step leaves
     ``lambda`` below ``sqrt(2) tol`` (relative residual ``eta`` leaves
     ``lambda_new ~ eta lambda``), as the exact engine's final step does
-    (``lambda_new ~ lambda^2 <= 2 tol``).
+    (``lambda_new ~ lambda^2 <= 2 tol``). Decrements are in ``unit`` (the mean
+    sample weight: ``steps.weight_unit``).
     """
     eta = objective.linear_predictor(theta)
     f, g = objective.value_grad(theta, eta)
@@ -83,7 +85,7 @@ def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray,
 
     history, converged, forcing, n_iter = [f], False, 0.03, 0
     for n_iter in range(1, max_iter + 1):
-        lam2 = float(g @ precondition(g))  # the sketched decrement: ~ the exact one
+        lam2 = float(g @ precondition(g)) / unit  # the sketched decrement: ~ the exact one
         final = lam2 / 2 <= tol
         if final:
             forcing = min(0.1, np.sqrt(2.0) * tol / np.sqrt(max(lam2, 1e-300)))
@@ -91,16 +93,16 @@ def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray,
         # far inside every forcing term; the gradient and the decrement stay exact.)
         d = _preconditioned_cg(lambda v: objective.hessp(theta, eta, v, single=True), g,
                                precondition, forcing, _MAX_CG)
-        decrement2 = float(-g @ d)
+        decrement2 = float(-g @ d) / unit
         Xd = objective.linear_predictor(d)
         if final or decrement2 / 2 <= tol * tol:
             theta, eta = theta + d, eta + Xd
             history.append(objective.value(theta, eta))
             converged = True
             break
-        t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2, d, Xd)
+        t, f_new, eta_new = backtrack(objective, theta, eta, f, -decrement2 * unit, d, Xd)
         if t is None:
-            converged = decrement2 / 2 <= _rounding_level(f)
+            converged = decrement2 / 2 <= _rounding_level(f, unit) / unit
             break
         theta, eta = theta + t * d, eta_new
         history.append(f_new)
