@@ -5,7 +5,8 @@ estimator -- its parameters, the factors it predicts with and the sufficient
 statistics ``partial_fit`` continues from -- measured as the size of the
 pickled estimator (numpy arrays pickle as their raw bytes). The peak that
 tracemalloc sees during ``fit`` (numpy reports its allocations to it), above
-the input already in memory, stays within twice that.
+the input already in memory, stays within twice that plus one block of rows
+(``BLOCK``: the statistics copy 4 MiB of X at a time to group its rows by class).
 """
 import pickle
 import tracemalloc
