@@ -9,6 +9,14 @@ given; a mistyped name gets ``(did you mean 'X'?)`` (:mod:`problin.cli._suggest`
 
 Progress (bars and spinners on stderr) shows on a terminal; ``PROBLIN_PROGRESS=1`` forces
 it anywhere (a pipe, a CI log), ``PROBLIN_PROGRESS=0`` turns it off.
+
+Everything printed goes through :func:`printable` (:func:`echo`, the error and warning
+lines, progress labels): column names, category levels, class labels and a model file's
+metadata are data from anywhere, and a terminal obeys the control characters in them
+(ESC/CSI/OSC sequences set the title, clear the screen, write the clipboard, hide text;
+a carriage return or a bidi override disguises a line). Control characters are shown
+escaped (``\x1b``, ``\r``, ``\u202e``) instead, newlines and tabs of the output's own
+layout kept.
 """
 import contextlib
 import functools
@@ -30,12 +38,37 @@ from ..io.errors import ColumnNotFoundError
 from ._suggest import one_line, with_column_hint
 
 __all__ = ["command_errors", "debug_option", "progress", "spinner", "echo_warnings",
-           "require_dask"]
+           "require_dask", "printable", "echo"]
 
 _DATA_ERRORS = (ValueError, TypeError, OSError, MemoryError, ArithmeticError,
                 NotImplementedError, KeyError, IndexError)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+# C0 and C1 controls, DEL, and the Unicode controls of text direction and line breaks
+_CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F,
+             *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029]
+_NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+_ONE_LINE = {c: _NAMED.get(c, f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}")
+             for c in _CONTROLS}
+_LINES = {c: e for c, e in _ONE_LINE.items() if c not in (0x09, 0x0A)}
+
+
+def printable(text: Any, newlines: bool = True) -> str:
+    r"""``text`` with its control characters shown escaped, not emitted (module docstring);
+    ``newlines``: keep line feeds and tabs (the layout of a table), else escape them too.
+
+    Examples
+    --------
+    >>> printable("colour\x1b]0;owned\x07=red\r")
+    'colour\\x1b]0;owned\\x07=red\\r'
+    """
+    return str(text).translate(_LINES if newlines else _ONE_LINE)
+
+
+def echo(message: Any = "", err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` of :func:`printable` text: what every command prints goes here."""
+    click.echo(printable(message), err=err, nl=nl)
 
 
 def _debug_enabled(ctx: click.Context) -> bool:
@@ -72,15 +105,16 @@ def command_errors(func: _F) -> _F:
             if _debug_enabled(ctx):
                 raise
             asked = [kwargs.get("target"), *(kwargs.get("categorical") or ())]
-            raise click.UsageError(with_column_hint(one_line(str(exc)), asked), ctx) from None
+            raise click.UsageError(printable(with_column_hint(one_line(str(exc)), asked)),
+                                   ctx) from None
         except InvalidParameterError as exc:  # a model parameter's value (-p, --alpha)
             if _debug_enabled(ctx):
                 raise
-            raise click.UsageError(one_line(str(exc)), ctx) from None
+            raise click.UsageError(printable(one_line(str(exc))), ctx) from None
         except MissingDependencyError as exc:  # an extra not installed: one line, exit 1
             if _debug_enabled(ctx):
                 raise
-            click.echo(f"Error: {exc}", err=True)
+            echo(f"Error: {exc}", err=True)
             ctx.exit(1)
         except _DATA_ERRORS as exc:
             if _debug_enabled(ctx):
@@ -88,13 +122,13 @@ def command_errors(func: _F) -> _F:
             message = one_line(str(exc)) or type(exc).__name__
             if isinstance(exc, (FileNotFoundError, PermissionError)) and exc.filename:
                 message = f"{exc.strerror}: {exc.filename}"
-            click.echo(f"Error: {message}", err=True)
+            echo(f"Error: {message}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug of problin's own: one line still, and how to see it
             if _debug_enabled(ctx):
                 raise
-            click.echo(f"Error: internal error ({type(exc).__name__}: {one_line(str(exc))}); "
-                       "run with --debug for the traceback, and please report it", err=True)
+            echo(f"Error: internal error ({type(exc).__name__}: {one_line(str(exc))}); "
+                 "run with --debug for the traceback, and please report it", err=True)
             ctx.exit(1)
     return cast(_F, wrapper)
 
@@ -125,7 +159,7 @@ class _Bar:
     width = 30
 
     def __init__(self, label: str, length: int) -> None:
-        self.label, self.length, self.done = label, max(int(length), 1), 0
+        self.label, self.length, self.done = printable(label, False), max(int(length), 1), 0
         self.start = time.monotonic()
         self.draw()
 
@@ -167,11 +201,11 @@ def spinner(label: str) -> Iterator[None]:
 
     def spin() -> None:
         for char in itertools.cycle("|/-\\"):
-            sys.stderr.write(f"\r{label} {char}")
+            sys.stderr.write(f"\r{printable(label, False)} {char}")
             sys.stderr.flush()
             if done.wait(0.1):
                 break
-        sys.stderr.write(f"\r{label} done\n")
+        sys.stderr.write(f"\r{printable(label, False)} done\n")
         sys.stderr.flush()
 
     thread = threading.Thread(target=spin, daemon=True)
@@ -193,4 +227,4 @@ def echo_warnings() -> Iterator[None]:
     for w in caught:
         if issubclass(w.category, UserWarning) and str(w.message) not in seen:
             seen.add(str(w.message))
-            click.echo(f"Warning ({w.category.__name__}): {w.message}", err=True)
+            echo(f"Warning ({w.category.__name__}): {w.message}", err=True)

@@ -18,7 +18,7 @@ from ..model_selection import (
     is_continuous_target,
 )
 from ..report.html import render_page
-from ._common import echo_warnings, progress
+from ._common import echo, echo_warnings, progress
 from ._options import data_command, out_path
 from ._suggest import Choice, did_you_mean
 
@@ -144,8 +144,8 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
         if not regression:
             chosen, left_out = applicable_classifiers(y, chosen)
         if not chosen:
-            click.echo(f"\n{name}: skipped (no {'regressor' if regression else 'classifier'}"
-                       " among --models)")
+            echo(f"\n{name}: skipped (no {'regressor' if regression else 'classifier'}"
+                 " among --models)")
             continue
         with echo_warnings(), progress(f"{name:>14}", cv * len(chosen)) as step:
             table = leaderboard(run(X, y, chosen, cv=cv, random_state=seed, progress=step,
@@ -154,17 +154,17 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
         heading = (f"{name}: {X.shape[0]} samples, {X.shape[1]} features, "
                    f"{cv}-fold cross-validation{kind}, seed {seed} (features standardised; "
                    "mean ± sd over the folds)")
-        click.echo(f"\n{heading}")
-        click.echo(table.to_string(index=False))
+        echo(f"\n{heading}")
+        echo(table.to_string(index=False))
         if left_out:
-            click.echo(f"(left out, binary only: {', '.join(left_out)}; "
-                       f"{np.unique(np.asarray(y)).size} classes)")
-        click.echo()
+            echo(f"(left out, binary only: {', '.join(left_out)}; "
+                 f"{np.unique(np.asarray(y)).size} classes)")
+        echo()
         boards.append((heading, table.set_index("model")))
     if report_path is not None:
         with open(report_path, "w", encoding="utf-8") as fh:
             fh.write(render_page("problin compare", [f"problin {__version__}"], boards, []))
-        click.echo(f"leaderboards written to {report_path}")
+        echo(f"leaderboards written to {report_path}")
 
 
 def _read_for_compare(path: str, target: str | None, data_format: str | None, drop_missing: bool,

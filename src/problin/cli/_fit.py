@@ -21,7 +21,7 @@ from ..io.readers import read_data
 from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
 from ..report.tables import final_estimator, format_table, parameter_table
 from . import _formula
-from ._common import echo_warnings, require_dask, spinner
+from ._common import echo, echo_warnings, require_dask, spinner
 from ._options import MODELS, data_command, engine_options, model_listing, model_path
 from ._suggest import Choice, did_you_mean, one_line
 
@@ -240,10 +240,10 @@ def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, o
     save(model, out, feature_names=ds.feature_names, encoding=ds.encoding, target=ds.target,
          extra={"model_name": model_name, "n_samples": int(n)})
     dropped = f", {ds.n_dropped} rows with missing values dropped" if ds.n_dropped else ""
-    click.echo(f"{model_name}: {type(final_estimator(model)).__name__} fitted on {n} rows, "
-               f"{d} feature{'s' * (d != 1)}, target {ds.target!r}{dropped}")
+    echo(f"{model_name}: {type(final_estimator(model)).__name__} fitted on {n} rows, "
+         f"{d} feature{'s' * (d != 1)}, target {ds.target!r}{dropped}")
     note = scaling_note(model)
     if note:
-        click.echo(note)
-    click.echo(format_table(parameter_table(model, ds.feature_names)))
-    click.echo(f"\nmodel saved to {out}")
+        echo(note)
+    echo(format_table(parameter_table(model, ds.feature_names)))
+    echo(f"\nmodel saved to {out}")

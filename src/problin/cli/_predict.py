@@ -16,7 +16,7 @@ from ..io import ModelFileError, read_model_file
 from ..io.readers import read_data
 from ..report.tables import describe_model, final_estimator, format_table, parameter_table
 from . import _formula
-from ._common import command_errors, debug_option, echo_warnings, progress
+from ._common import command_errors, debug_option, echo, echo_warnings, progress
 from ._fit import scaling_note
 from ._options import data_command, out_path
 from ._rows import ROW, kept_rows
@@ -110,16 +110,16 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
     if drop_missing:
         frame.insert(0, ROW, np.asarray(rows))
     if dropped:
-        click.echo(f"{dropped} rows with missing values dropped", err=True)
+        echo(f"{dropped} rows with missing values dropped", err=True)
     if out is None:
-        click.echo(frame.to_csv(index=False), nl=False)
+        echo(frame.to_csv(index=False), nl=False)
     elif os.path.splitext(out)[1].lower() in (".parquet", ".pq"):
         import_optional("pyarrow.parquet", "parquet", "writing Parquet")
         frame.to_parquet(out, index=False)
     else:
         frame.to_csv(out, index=False)
     if out is not None:
-        click.echo(f"{len(frame)} predictions written to {out}", err=True)
+        echo(f"{len(frame)} predictions written to {out}", err=True)
 
 
 @click.command()
@@ -140,11 +140,11 @@ def summary(model_file: str, debug: bool) -> None:
         model = _formula.parameters_of(bundle.model)  # a formula's estimator
         table = format_table(parameter_table(model, bundle.feature_names))
     for line in lines:
-        click.echo(line)
+        echo(line)
     if note:
-        click.echo(f"scaling:    {note}")
-    click.echo()
-    click.echo(table)
+        echo(f"scaling:    {note}")
+    echo()
+    echo(table)
 
 
 def _plot_features(features: str | None, names: list[str]) -> list[str] | None:
@@ -207,7 +207,7 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
                             progress=step, cv=evaluation)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page)
-    click.echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")
+    echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")
 
 
 def _cv_option(text: str) -> float | None:
