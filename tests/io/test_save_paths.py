@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import numpy as np
 import pytest
@@ -95,6 +96,22 @@ def test_an_existing_file_keeps_its_mode(tmp_path, umask):
     path.chmod(0o640)
     problin.save(MODEL, path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_a_private_file_is_never_readable_while_rewritten(tmp_path, umask, monkeypatch):
+    path = tmp_path / "m.problin"
+    path.write_bytes(b"old")
+    path.chmod(0o600)
+    seen = []
+    write = zipfile.ZipFile.writestr
+
+    def writestr(self, *args, **kwargs):  # the temporary file's mode during the write
+        seen.extend(stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("*.tmp"))
+        return write(self, *args, **kwargs)
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", writestr)
+    problin.save(MODEL, path)
+    assert seen and set(seen) == {0o600}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])

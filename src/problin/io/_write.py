@@ -13,9 +13,11 @@ file, and made every model file 0600. The rules here:
   by :func:`destination`, which the command line also calls before a fit so that a long
   fit is not wasted on a path it cannot write;
 - the temporary file is created in the destination's folder (a rename is atomic only
-  within a file system) with mode ``0666`` less the umask, as ``open()`` would create it;
-  an existing file's mode (and, where the process may set it, its owner) is given to it
-  before the rename, so replacing a 0644 file leaves a 0644 file;
+  within a file system) with mode ``0666`` less the umask, as ``open()`` would create a
+  new file; replacing a file, it is created with that file's mode (less the umask: never
+  more open than the file while it is written) and given its mode (and, where the
+  process may set it, its owner) before the rename: a 0644 file stays 0644, a 0600 one
+  0600;
 - the temporary file is removed on any error and on interrupts; under the default
   action of SIGTERM (which ends the process without running Python's cleanup) a handler
   is installed for the duration of the write (main thread only: Python runs signal
@@ -80,7 +82,9 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
     opened = False
     with _sigterm_cleans_up():
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            # never more open than the final file while it is written (the umask applies)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                         0o666 if status is None else stat.S_IMODE(status.st_mode) & 0o777)
             opened = True
             with os.fdopen(fd, "wb") as fh:
                 write(fh)
