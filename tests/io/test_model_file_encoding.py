@@ -57,10 +57,11 @@ def test_the_sound_file_loads_and_predicts(fitted):
     (_set("name", "a"), "names the column 'a' twice"),
     (lambda meta: meta["encoding"].update(columns="a"), "'columns' is not a non-empty list"),
     (lambda meta: meta.update(feature_names=["a"]), "the file names 1 features"),
+    (lambda meta: meta.update(classes=list(range(1000))), "lists 1000 classes, the model has 2"),
 ])
 def test_an_encoding_that_does_not_fit_the_model_is_refused_at_load(fitted, edit, words):
     resign(fitted, edit)
-    with pytest.raises(ModelFileError, match="encoding") as info:
+    with pytest.raises(ModelFileError, match="damaged or edited") as info:
         read_model_file(fitted)
     assert words in str(info.value)
 

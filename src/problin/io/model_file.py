@@ -223,10 +223,14 @@ def read_model_file(path: str | os.PathLike[str]) -> ModelFile:
     feature_names, encoding = _opt_list(meta, "feature_names", path), \
         _opt(meta, "encoding", dict, path)
     problem = encoding_problem(encoding, _width(model), feature_names)
+    classes = _opt_list(meta, "classes", path)
+    fitted = _classes(model)
+    if not problem and classes is not None and fitted is not None and len(classes) != fitted:
+        problem = f"the file lists {len(classes)} classes, the model has {fitted}"
     if problem:
         raise ModelFileError(f"{path}: {problem} (damaged or edited file)")
-    return ModelFile(model=model, feature_names=feature_names,
-                     classes=_opt_list(meta, "classes", path), encoding=encoding,
+    return ModelFile(model=model, feature_names=feature_names, classes=classes,
+                     encoding=encoding,
                      target=_opt(meta, "target", str, path),
                      problin_version=str(meta.get("problin_version", "")),
                      extra=_opt(meta, "extra", dict, path) or {})
@@ -238,6 +242,14 @@ def _width(model: Any) -> Any:
         return model.n_features_in_
     except AttributeError:
         return None
+
+
+def _classes(model: Any) -> int | None:
+    """How many classes the (final) estimator has, as :func:`save` lists them; None if it
+    has none (a regressor, an unfitted model)."""
+    est = model[-1] if hasattr(model, "steps") else model
+    classes = getattr(est, "classes_", None)
+    return len(classes) if isinstance(classes, np.ndarray) else None
 
 
 def _opt(meta: dict[str, Any], key: str, kind: type, path: Any) -> Any:
