@@ -78,3 +78,12 @@ def test_a_model_files_metadata_is_escaped_too(hostile):
     summary = invoke("summary", "m.problin")
     assert summary.exit_code == 0, summary.output
     _assert_shown_not_obeyed(_raw(summary))
+
+
+def test_a_formula_fit_prints_levels_escaped(hostile):
+    # C(g)'s design columns name its levels: the formula path prints them too
+    result = invoke("fit", "d.csv", "-m", "logistic", "--alpha", "1", "-f", "y ~ C(g)",
+                    "-o", "f.problin")
+    assert result.exit_code == 0, result.output
+    assert not any(c in _raw(result) for c in "\x1b\x07\x9b\r\u202e"), repr(_raw(result))
+    assert "\\x9b31m" in result.stdout and "\\u202e" in result.stdout

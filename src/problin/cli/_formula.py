@@ -19,7 +19,7 @@ from ..io._table import check_missing
 from ..io.errors import ColumnNotFoundError, DataFileError
 from ..io.readers import _read_csv, _read_parquet, detect_format
 from ..report.tables import format_table, parameter_table
-from ._common import echo_warnings, spinner
+from ._common import echo, echo_warnings, spinner
 from ._rows import kept_formula_rows
 from ._suggest import one_line
 
@@ -113,10 +113,10 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
     save(model, out, feature_names=names, encoding=encoding, target=target,
          extra={"model_name": model_name, "n_samples": int(n)})
     more = f", {dropped} rows with missing values dropped" if dropped else ""
-    click.echo(f"{model_name}: {type(model.estimator_).__name__} fitted on {n} rows by the "
-               f"formula {formula!r}, {len(names)} column{'s' * (len(names) != 1)}{more}")
-    click.echo(format_table(parameter_table(model.estimator_, names)))
-    click.echo(f"\nmodel saved to {out}")
+    echo(f"{model_name}: {type(model.estimator_).__name__} fitted on {n} rows by the "
+         f"formula {formula!r}, {len(names)} column{'s' * (len(names) != 1)}{more}")
+    echo(format_table(parameter_table(model.estimator_, names)))
+    echo(f"\nmodel saved to {out}")
 
 
 def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool | None,
