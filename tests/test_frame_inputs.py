@@ -201,3 +201,31 @@ def test_a_pyarrow_table_is_read_as_the_pandas_frame():
     assert list(model.feature_names_in_) == ["a", "b", "colour=red"]
     np.testing.assert_array_equal(model.predict(frame), _fit(problin.LogisticRegression(),
                                                              frame).predict(frame))
+
+
+def test_a_formula_reads_frames_as_the_estimators_do():
+    """Through a formula (formulaic coded an object column of Decimals as 30 categories, a
+    column of dates likewise, duplicate names gave formulaic's find_nulls error and a polars
+    frame was refused): numbers are one column, C() keeps its categories, dates and
+    duplicate names are refused naming the column, polars frames read as pandas."""
+    pytest.importorskip("formulaic")
+    frame = pd.DataFrame({"y": LABELS, "a": NUMBER_COLUMNS["decimal"](), "b": X1,
+                          "g": _object([1.5, 2.5] * (N // 2)), "when": _dates()})
+    def fit(formula, data):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", problin.ProblinWarning)
+            return problin.Formula(formula, problin.LogisticRegression()).fit(data)
+
+    model = fit("y ~ a + b + C(g)", frame)
+    assert list(model.estimator_.feature_names_in_) == ["a", "b", "C(g)[T.2.5]"]
+    numbers = frame.assign(a=X0)
+    reference = fit("y ~ a + b + C(g)", numbers)
+    np.testing.assert_allclose(model.predict_proba(frame), reference.predict_proba(numbers),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match=r"column 'when' holds dates or times"):
+        fit("y ~ a + when", frame)
+    with pytest.raises(ValueError, match=r"more than one column is named \['a'\]"):
+        model.predict(frame.set_axis(["y", "a", "a", "g", "when"], axis=1))
+    pl = pytest.importorskip("polars")
+    np.testing.assert_allclose(model.predict_proba(pl.from_pandas(numbers.drop(
+        columns="when"))), reference.predict_proba(numbers), rtol=1e-12)

@@ -10,13 +10,31 @@ quoted names by identifiers (whose aliases give the names back), and the text of
 ``Q("...")``.
 """
 import ast
+from collections.abc import Iterator
 from typing import Any
 
 from ._optional import import_optional
 
-__all__ = ["formula_columns"]
+__all__ = ["categorical_columns", "formula_columns"]
 
 _MODULES = frozenset({"np", "numpy", "contr"})
+
+
+def _python_factors(part: Any) -> Iterator[tuple[Any, ast.AST | None, dict[str, str]]]:
+    """Each factor of ``part`` with its Python tree (None for a column looked up) and
+    the aliases of its quoted names (formulaic's own sanitiser)."""
+    code = import_optional("formulaic.utils.code", "formula", "problin.Formula")
+    method = import_optional("formulaic.parser.types", "formula",
+                             "problin.Formula").Factor.EvalMethod
+    for term in part:
+        for factor in term.factors:
+            if factor.eval_method is method.LOOKUP:
+                yield factor, None, {}
+            elif factor.eval_method is method.PYTHON:
+                aliases: dict[str, str] = {}
+                text = code.sanitize_variable_names(str(factor.expr), {}, aliases,
+                                                    template="quoted_{}")
+                yield factor, ast.parse(text.strip(), mode="eval"), aliases
 
 
 def formula_columns(part: Any) -> set[str]:
@@ -24,19 +42,24 @@ def formula_columns(part: Any) -> set[str]:
     structured formula with ``lhs`` and ``rhs``)."""
     if hasattr(part, "rhs"):
         return formula_columns(part.lhs) | formula_columns(part.rhs)
-    code = import_optional("formulaic.utils.code", "formula", "problin.Formula")
-    method = import_optional("formulaic.parser.types", "formula",
-                             "problin.Formula").Factor.EvalMethod
     columns: set[str] = set()
-    for term in part:
-        for factor in term.factors:
-            if factor.eval_method is method.LOOKUP:
-                columns.add(str(factor.expr))
-            elif factor.eval_method is method.PYTHON:
-                aliases: dict[str, str] = {}
-                text = code.sanitize_variable_names(str(factor.expr), {}, aliases,
-                                                    template="quoted_{}")
-                columns |= _python_columns(ast.parse(text.strip(), mode="eval"), aliases)
+    for factor, tree, aliases in _python_factors(part):
+        columns |= {str(factor.expr)} if tree is None else _python_columns(tree, aliases)
+    return columns
+
+
+def categorical_columns(part: Any) -> set[str]:
+    """The columns read inside a ``C(...)`` of ``part``'s factors: read as categories
+    whatever they hold (an ``object`` column of numbers elsewhere becomes float64,
+    :func:`problin._frames.numeric_columns`)."""
+    if hasattr(part, "rhs"):
+        return categorical_columns(part.lhs) | categorical_columns(part.rhs)
+    columns: set[str] = set()
+    for _, tree, aliases in _python_factors(part):
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "C":
+                columns |= _python_columns(node, aliases)
     return columns
 
 

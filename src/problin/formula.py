@@ -47,8 +47,9 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._formula_columns import formula_columns
+from ._formula_columns import categorical_columns, formula_columns
 from ._formula_design import design_matrix, parse_formula
+from ._frames import numeric_columns
 from ._optional import import_optional
 from ._state import AllOrNothingFit
 
@@ -94,13 +95,21 @@ def _missing_message(missing: Iterable[str], columns: Iterable[Any], what: str) 
             f"columns are {names[:20]}{' ...' if len(names) > 20 else ''}")
 
 
-def _frame(data: Any) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        return data
+def _frame(data: Any, parsed: Any) -> pd.DataFrame:
+    """``data`` as a pandas frame with unique names (a polars or pyarrow frame converted),
+    its ``object`` columns of numbers as float64 and its columns of dates or mixed values
+    refused (formulaic would code each distinct value as a category), save the columns
+    read inside ``C(...)`` of ``parsed``, which are categories whatever they hold, and
+    those the formula does not read."""
     if isinstance(data, Mapping):
-        return pd.DataFrame(dict(data))
-    raise TypeError(f"a Formula reads its data from a pandas DataFrame (or a dict of "
-                    f"columns), got {type(data).__name__}")
+        data = pd.DataFrame(dict(data))
+    columns = getattr(data, "columns", ())
+    read = formula_columns(parsed) - categorical_columns(parsed)
+    frame = numeric_columns(data, keep=[str(c) for c in columns if str(c) not in read])
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"a Formula reads its data from a DataFrame (pandas, polars or "
+                        f"pyarrow; or a dict of columns), got {type(data).__name__}")
+    return frame
 
 
 class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
@@ -179,8 +188,8 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        frame = _frame(data)
         parsed = self._parse()
+        frame = _frame(data, parsed)
         rhs = parsed.rhs if hasattr(parsed, "rhs") else parsed
         lhs = parsed.lhs if hasattr(parsed, "rhs") else None
         self._check_columns(frame, formula_columns(parsed), f"formula {self.formula!r}")
@@ -270,7 +279,7 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
             levels are named), or a value is missing.
         """
         check_is_fitted(self)
-        frame = _frame(data)
+        frame = _frame(data, self._parse())
         self._check_columns(frame, self.feature_names_in_, f"formula {self.formula!r}")
         self._check_state_width()
         self._check_levels(frame)
@@ -389,9 +398,9 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
     def score(self, data: Any, y: Any = None, **kwargs: Any) -> float:
         """The estimator's score on ``data`` (the response read from it unless ``y``)."""
         check_is_fitted(self)
-        frame = _frame(data)
+        parsed = self._parse()
+        frame = _frame(data, parsed)
         if y is None:
-            parsed = self._parse()
             if not hasattr(parsed, "lhs"):
                 raise ValueError("a one-sided formula needs y to score")
             y = self._response(frame, parsed.lhs)
