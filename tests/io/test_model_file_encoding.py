@@ -104,3 +104,19 @@ def test_save_refuses_an_encoding_that_load_would(tmp_path):
     problin.save(model, tmp_path / "m.problin", encoding={"format": "mine", "any": [1]})
     assert read_model_file(tmp_path / "m.problin").encoding == {"format": "mine", "any": [1]}
     assert json.loads(json.dumps(read_model_file(tmp_path / "m.problin").encoding))
+
+
+def test_an_estimators_own_encoding_is_checked_before_a_row_is_built(tmp_path):
+    # input_encoding_ (a model fitted on a DataFrame with text columns) is state, not
+    # metadata: held to the same rules, named, before the one-row probe builds a row of it
+    model = problin.LogisticRegression(alpha=1.0).fit(FRAME[["a", "g"]], FRAME.y)
+    path = tmp_path / "m.problin"
+    problin.save(model, path)
+
+    def edit(meta):
+        columns = meta["estimator"]["state"]["input_encoding_"]["$dict"]["columns"]
+        columns[1]["$dict"]["categories"] += [f"c{i}" for i in range(1000)]
+    resign(path, edit)
+    with pytest.raises(ModelFileError, match=r"input_encoding_: the table encoding gives "
+                       r"1003 features, but the model takes n_features_in_ = 3"):
+        read_model_file(path)

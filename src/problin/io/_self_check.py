@@ -21,7 +21,8 @@ Why this is sound for every class of the whitelist:
   A model that encodes categorical DataFrame columns (``input_encoding_``, its own or
   that of the estimator reading its input first) may take no array at all (BayesDecision
   counts the raw columns): it gets one raw row built from its encoding instead (zero,
-  and each categorical column's reference level).
+  and each categorical column's reference level), after the encoding's sizes are held
+  to the model's width and the caps of :mod:`._encodings`.
 - A :class:`~problin.Formula` evaluates its formula on raw columns, where zeros may be
   outside the domain (``np.log(x)``) or an unseen level: its fitted estimator is probed
   instead, on a DataFrame of the formula's columns (what the formula hands it), and the
@@ -53,6 +54,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ..formula import INTERCEPT, Formula
+from ._encodings import encoding_problem
 from .errors import ModelFileError
 
 __all__ = ["check_model_works"]
@@ -110,6 +112,13 @@ def _check(est: Any, where: str, n_values: int, is_estimator: Callable[[object],
     _contract(est, where, width)
     encoding = _input_encoding(est, where)
     if encoding is not None:  # the model reads raw DataFrame columns: one raw row
+        # its sizes first, before a row is built from them (the width is the encoding's
+        # holder's: the model's or its first step's, not a meta-estimator's raw columns)
+        holder = steps[0] if steps else est
+        own = "input_encoding_" in getattr(holder, "__dict__", {})
+        problem = encoding_problem(encoding, width if own else None, None)
+        if problem:
+            raise _Broken(f"{where}.input_encoding_: {problem}")
         _probe(est, where, _raw_row(encoding, where))
         return
     zeros = np.zeros((1, width))
