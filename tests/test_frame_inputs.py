@@ -111,6 +111,19 @@ def test_text_where_the_model_had_numbers_names_the_column():
         model.predict(NUMBERS.assign(a="x", c="u"))
 
 
+def test_a_signalling_nan_is_a_clear_error_naming_the_column():
+    """``Decimal("sNaN")`` raised decimal.InvalidOperation from pandas' own isna, at fit
+    (beside numbers or a text column, or among text) and at predict."""
+    snan = _object([Decimal("sNaN")] + [Decimal(f"{v:.3f}") for v in X0[1:]])
+    text = ["u", "v"] * (N // 2)
+    model = _fit(problin.LogisticRegression(), NUMBERS)
+    for frame, call in [(NUMBERS.assign(a=snan), None), (NUMBERS.assign(a=snan, c=text), None),
+                        (NUMBERS.assign(a=_object([Decimal("sNaN")] + text[1:])), None),
+                        (NUMBERS.assign(a=snan), model.predict)]:
+        with pytest.raises(ValueError, match=r"X: column 'a' holds a signalling NaN"):
+            (call or (lambda X: _fit(problin.LogisticRegression(), X)))(frame)
+
+
 def _every_estimator():
     out = []
     for name in problin.__all__:

@@ -33,7 +33,7 @@ converted; anything else passes through untouched.
 """
 import datetime
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from numbers import Real
 from typing import Any
@@ -43,9 +43,10 @@ import pandas as pd
 
 __all__ = ["is_categorical", "as_text", "learn_columns", "apply_columns", "encode_frame",
            "as_pandas", "check_unique_names", "check_frame", "numeric_input", "numeric_columns",
-           "ENCODING_ATTRIBUTE"]
+           "as_float64", "times_error", "ENCODING_ATTRIBUTE"]
 
 ENCODING_ATTRIBUTE = "input_encoding_"  # the fitted estimator's encoding of its input
+_AS_TEXT = "to text (X[{name!r}].astype(str))"  # how to make a column categories, in Python
 
 # Values of an object column that are instants or durations (datetime.datetime and
 # pd.Timestamp are dates, pd.Timedelta a timedelta).
@@ -76,9 +77,33 @@ def _object_kinds(series: pd.Series) -> dict[str, list[str]]:
         found = _INFERRED[inferred]
         return {found: ["str" if found == _TEXT else inferred]} if found else {}
     kinds: dict[str, list[str]] = {}
-    for kind in set(map(type, series[series.notna()].to_numpy())):
+    for kind in set(map(type, series[_present(series)].to_numpy())):
         kinds.setdefault(_value_kind(kind), []).append(kind.__name__)
     return kinds
+
+
+def _present(series: pd.Series, name: Any = None, source: str = "X",
+             error: type[ValueError] = ValueError) -> np.ndarray:
+    """``series.notna()`` as booleans, or ``error`` naming the column where it holds a
+    signalling NaN: pandas' isna compares a Decimal with itself, which raises
+    decimal.InvalidOperation for Decimal("sNaN") (a quiet NaN is a missing value)."""
+    try:
+        return series.notna().to_numpy()
+    except InvalidOperation:
+        raise error(f"{source}: column {str(series.name if name is None else name)!r} holds "
+                    "a signalling NaN (Decimal('sNaN')), which is neither a number nor a "
+                    "missing value: replace it by a number, or by None for a missing value"
+                    ) from None
+
+
+def _missing(frame: pd.DataFrame, source: str = "X") -> pd.DataFrame:
+    """``frame.isna()``, a signalling NaN an error naming its column (:func:`_present`)."""
+    try:
+        return frame.isna()
+    except InvalidOperation:
+        for label in frame.columns:
+            _present(frame[label], label, source)
+        raise  # (not reached: one of the columns raised)
 
 
 def is_categorical(series: pd.Series) -> bool:
@@ -102,7 +127,7 @@ def as_text(series: pd.Series) -> pd.Series:
 
 def learn_columns(frame: pd.DataFrame, categorical: Iterable[str] = (), source: str = "X",
                   error: type[ValueError] = ValueError,
-                  as_categories: str = "to text (X[{name!r}].astype(str))"
+                  as_categories: str = _AS_TEXT
                   ) -> list[dict[str, Any]]:
     """The encoding of ``frame``'s columns; ``categorical`` names columns that are
     categorical whatever their type. Dates and times are refused (``error``; the message
@@ -139,7 +164,7 @@ def _plain(dtype: Any) -> bool:
 
 
 def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
-             as_categories: str | None = "to text (X[{name!r}].astype(str))",
+             as_categories: str | None = _AS_TEXT,
              fitted: bool = False) -> np.ndarray:
     """A numeric column's values as float64 (missing values NaN), or ``error`` naming the
     column where it holds dates or times, text, a mix, or values that are not real
@@ -153,7 +178,7 @@ def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
     else:  # (a category, string or complex column where the model had numbers, ...)
         kinds = _object_kinds(series if dtype == object else series.astype(object))
     if set(kinds) <= {_NUMBER}:
-        present = series.notna().to_numpy()
+        present = _present(series, name, source, error)
         out = np.full(present.size, np.nan)
         try:
             out[present] = np.fromiter(map(float, series.to_numpy()[present]), np.float64,
@@ -162,6 +187,12 @@ def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
             raise error(f"{source}: column {name!r} holds a number that is not a float64 "
                         f"({exc})") from None
         return out
+    raise _not_numbers(kinds, name, source, error, as_categories, fitted)
+
+
+def _not_numbers(kinds: dict[str, list[str]], name: str, source: str, error: type[ValueError],
+                 as_categories: str | None, fitted: bool) -> ValueError:
+    """The error for a column of ``kinds`` (other than numbers) where numbers are needed."""
     found = ", ".join(sorted(t for types in kinds.values() for t in types))
     what, how = "values that are neither all numbers nor all text", "e.g. with pandas.to_numeric"
     if set(kinds) == {_TIME}:
@@ -169,12 +200,28 @@ def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
     elif set(kinds) == {_TEXT}:
         what = "text"
     if fitted:
-        raise error(f"{source}: column {name!r} holds {what} ({found}), but the model was "
-                    f"fitted on numbers in it: convert it to numbers ({how})")
-    raise error(f"{source}: column {name!r} holds {what} ({found}): convert it to numbers "
-                f"first ({how})" + ("" if as_categories is None else
-                                     f", or {as_categories.format(name=name)} to treat it "
-                                     "as categories"))
+        return error(f"{source}: column {name!r} holds {what} ({found}), but the model was "
+                     f"fitted on numbers in it: convert it to numbers ({how})")
+    return error(f"{source}: column {name!r} holds {what} ({found}): convert it to numbers "
+                 f"first ({how})" + ("" if as_categories is None else
+                                      f", or {as_categories.format(name=name)} to treat it "
+                                      "as categories"))
+
+
+def times_error(name: str, found: str, source: str, error: type[ValueError] = ValueError,
+                as_categories: str = _AS_TEXT) -> ValueError:
+    """The error :func:`learn_columns` raises for a column ``name`` of dates or times of
+    the type ``found`` (e.g. ``date``, ``datetime64[us]``), for a reader that knows a
+    column's type before reading its values (the Dask reader, from a Parquet schema)."""
+    return _not_numbers({_TIME: [found]}, name, source, error, as_categories, False)
+
+
+def as_float64(series: pd.Series, name: str, source: str,
+               error: type[ValueError] = ValueError) -> np.ndarray:
+    """A column of numbers (e.g. an ``object`` column of ``Decimal``) as float64 by the
+    rules of the in-memory encoding (``float(value)``, missing values NaN), or ``error``
+    naming the column where it holds anything else."""
+    return _numbers(series, name, source, error, None)
 
 
 def _levels(series: pd.Series) -> list[str]:
@@ -266,7 +313,7 @@ def _numeric_dtypes(frame: pd.DataFrame) -> bool:
 
 
 def _numeric_frame(frame: pd.DataFrame, fitted: bool,
-                   as_categories: str | None = "to text (X[{name!r}].astype(str))"
+                   as_categories: str | None = _AS_TEXT
                    ) -> pd.DataFrame:
     """A frame of numbers (object columns of numbers among them) as float64, its column
     labels kept; other columns are errors (:func:`_numbers`)."""
@@ -347,8 +394,9 @@ def encode_frame(estimator: Any, X: Any, reset: bool) -> Any:
         if numeric or not any(is_categorical(X[name]) for name in X.columns):
             estimator.__dict__.pop(ENCODING_ATTRIBUTE, None)
             return X if numeric else _numeric_frame(X, fitted=False)
-        if X.isna().to_numpy().any():
-            bad = [str(c) for c in X.columns if X[c].isna().any()]
+        missing = _missing(X)
+        if missing.to_numpy().any():
+            bad = [str(c) for c in X.columns if missing[c].any()]
             raise ValueError(f"X has missing values in the columns {bad[:10]}")
         encoding = {"columns": learn_columns(X)}
         setattr(estimator, ENCODING_ATTRIBUTE, encoding)

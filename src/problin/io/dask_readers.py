@@ -19,6 +19,13 @@ fitted here has the same features, names and model-file encoding as one fitted o
 whole file in memory, and ``problin predict`` reads new data with either reader:
 
 - numeric and boolean columns: one float64 feature each;
+- Parquet decimal columns: one float64 feature each, converted as the in-memory encoding
+  converts numbers (:func:`problin._frames.as_float64`);
+- Parquet date, time, timestamp and duration columns: refused before anything is read,
+  with the in-memory reader's message, unless named in ``categorical``. Parquet columns
+  are classified by their Arrow type, as the in-memory reader classifies them by their
+  values: the ``meta`` of a lazy frame has no values (an empty ``object`` column could
+  be decimals, dates or text);
 - string and categorical columns, and those named in ``categorical`` (read as text from
   CSV): encoded (treatment coding, first category the reference level), with the
   categories found by one extra pass over those columns only (for Parquet only they are
@@ -43,6 +50,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from .._frames import as_float64, times_error
 from .._optional import import_optional
 from ._dask_csv import CsvSource, first_line, gather_text_cells, text_cells
 from ._table import (
@@ -163,6 +171,11 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
     if not used or target in used:
         raise DataFileError(f"{path}: no feature columns besides the target {target!r}"
                             if not used else f"{path}: the target {target!r} is not a feature")
+    times = source.times if isinstance(source, _ParquetSource) else {}
+    for c in used:
+        if c in times and c not in forced:  # (as categories each instant is a level)
+            raise times_error(c, times[c], path, DataFileError,
+                              "name it in --categorical {name} (categorical=[{name!r}])")
     meta = source.meta
     texts = [c for c in used if _is_categorical(meta[c]) or c in forced]
     categories: dict[str, list[Any]]
@@ -245,6 +258,19 @@ class _ParquetSource:
         self.meta = schema.empty_table().to_pandas()
         self.meta.columns = [str(c) for c in self.meta.columns]
         self.column_names = list(self.meta.columns)
+        types = _arrow_types()
+        # Classified by type (the module docstring): decimals arrive as float64
+        # (_read_parquet_piece); dates and times, by the name of what the in-memory
+        # reader finds in them (datetime.date objects, a datetime64 column, ...)
+        self.times: dict[str, str] = {}
+        for field, name in zip(schema, self.column_names):
+            if types.is_decimal(field.type):
+                self.meta[name] = self.meta[name].astype(np.float64)
+            elif types.is_temporal(field.type):
+                self.times[name] = ("date" if types.is_date(field.type) else
+                                    "time" if types.is_time(field.type) else
+                                    str(field.type) if self.meta[name].dtype == object else
+                                    str(self.meta[name].dtype))
 
     def _add(self, f: str, groups: list[int], rows: int) -> None:
         self.pieces.append((f, tuple(groups)))
@@ -261,15 +287,27 @@ def _parquet() -> Any:
     return import_optional("pyarrow.parquet", "parquet", "reading Parquet")
 
 
+def _arrow_types() -> Any:
+    """``pyarrow.types`` (imported where ``pyarrow.parquet`` was)."""
+    _parquet()
+    import pyarrow.types
+    return pyarrow.types
+
+
 def _read_parquet_piece(piece: Any, columns: Sequence[str]) -> pd.DataFrame:
     path, groups = piece
     pq = _parquet()  # on the worker
     try:
-        frame = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
+        table = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
     except Exception as exc:
         raise DataFileError(f"{path}: cannot read row groups {list(groups)} "
                             f"({type(exc).__name__}: {exc})") from None
-    return frame.to_pandas()
+    frame = table.to_pandas()
+    types = _arrow_types()
+    for field in table.schema:  # Decimal objects, as the meta says: float64
+        if types.is_decimal(field.type):
+            frame[field.name] = as_float64(frame[field.name], field.name, path, DataFileError)
+    return frame
 
 
 def _where(source: str, k: int) -> str:
