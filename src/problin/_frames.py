@@ -43,7 +43,7 @@ import pandas as pd
 
 __all__ = ["is_categorical", "as_text", "learn_columns", "apply_columns", "encode_frame",
            "as_pandas", "check_unique_names", "check_frame", "numeric_input", "numeric_columns",
-           "as_float64", "times_error", "ENCODING_ATTRIBUTE"]
+           "as_float64", "type_error", "ENCODING_ATTRIBUTE"]
 
 ENCODING_ATTRIBUTE = "input_encoding_"  # the fitted estimator's encoding of its input
 _AS_TEXT = "to text (X[{name!r}].astype(str))"  # how to make a column categories, in Python
@@ -208,12 +208,15 @@ def _not_numbers(kinds: dict[str, list[str]], name: str, source: str, error: typ
                                       "as categories"))
 
 
-def times_error(name: str, found: str, source: str, error: type[ValueError] = ValueError,
-                as_categories: str = _AS_TEXT) -> ValueError:
-    """The error :func:`learn_columns` raises for a column ``name`` of dates or times of
-    the type ``found`` (e.g. ``date``, ``datetime64[us]``), for a reader that knows a
-    column's type before reading its values (the Dask reader, from a Parquet schema)."""
-    return _not_numbers({_TIME: [found]}, name, source, error, as_categories, False)
+def type_error(name: str, found: str, time: bool, source: str,
+               error: type[ValueError] = ValueError, as_categories: str = _AS_TEXT
+               ) -> ValueError:
+    """The error :func:`learn_columns` raises for a column ``name`` of values of the type
+    ``found`` (e.g. ``date``, ``datetime64[us]``, ``binary``): dates or times (``time``)
+    or neither numbers nor text, for a reader that knows a column's type before reading
+    its values (the Dask reader, from a Parquet schema)."""
+    return _not_numbers({_TIME if time else _OTHER: [found]}, name, source, error,
+                        as_categories, False)
 
 
 def as_float64(series: pd.Series, name: str, source: str,

@@ -2,8 +2,8 @@
 its ``meta`` is an empty frame, whose ``object`` columns (decimals, dates) cannot be
 classified by what they hold, so it one-hot encoded a decimal column (``d=-0.160``, ...)
 and a date column (``when=2020-01-02``, ...). Now the Arrow schema decides: decimals are
-float64 features, dates and times the in-memory reader's error, unless named in
-``categorical`` (``--categorical``)."""
+float64 features, dates and times (and bytes, lists, ...) the in-memory reader's error,
+unless named in ``categorical`` (``--categorical``)."""
 import datetime
 from decimal import Decimal
 
@@ -34,6 +34,7 @@ def files(tmp_path, monkeypatch):
     pq.write_table(pa.table({"d": decimals, "b": D[::-1], "y": LABELS}), "dec.parquet")
     for kind, values in TIMES.items():
         pq.write_table(pa.table({"when": values, "b": D, "y": LABELS}), f"{kind}.parquet")
+    pq.write_table(pa.table({"c": [b"u", b"v"] * (N // 2), "y": LABELS}), "bytes.parquet")
     return tmp_path
 
 
@@ -53,6 +54,13 @@ def test_dates_and_times_are_the_in_memory_readers_error(files, kind):
                                             "--categorical when") as dask:
         read_dask(f"{kind}.parquet", "y")
     assert str(dask.value) == str(memory.value)
+
+
+def test_a_column_of_neither_numbers_nor_text_is_refused(files):
+    """A binary column was one indicator per value (c=b'v'), as a list column (c=[2])."""
+    with pytest.raises(DataFileError, match=r"column 'c' holds values that are neither all "
+                                            r"numbers nor all text \(binary\).*--categorical c"):
+        read_dask("bytes.parquet", "y")
 
 
 @pytest.mark.parametrize("kind", TIMES)

@@ -21,11 +21,12 @@ whole file in memory, and ``problin predict`` reads new data with either reader:
 - numeric and boolean columns: one float64 feature each;
 - Parquet decimal columns: one float64 feature each, converted as the in-memory encoding
   converts numbers (:func:`problin._frames.as_float64`);
-- Parquet date, time, timestamp and duration columns: refused before anything is read,
-  with the in-memory reader's message, unless named in ``categorical``. Parquet columns
-  are classified by their Arrow type, as the in-memory reader classifies them by their
+- Parquet date, time, timestamp and duration columns, and those of neither numbers nor
+  text (binary, lists, structs, ...): refused before anything is read, with the
+  in-memory reader's message, unless named in ``categorical``. Parquet columns are
+  classified by their Arrow type, as the in-memory reader classifies them by their
   values: the ``meta`` of a lazy frame has no values (an empty ``object`` column could
-  be decimals, dates or text);
+  be decimals, dates, bytes or text);
 - string and categorical columns, and those named in ``categorical`` (read as text from
   CSV): encoded (treatment coding, first category the reference level), with the
   categories found by one extra pass over those columns only (for Parquet only they are
@@ -50,7 +51,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from .._frames import as_float64, times_error
+from .._frames import as_float64, type_error
 from .._optional import import_optional
 from ._dask_csv import CsvSource, first_line, gather_text_cells, text_cells
 from ._table import (
@@ -171,11 +172,11 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
     if not used or target in used:
         raise DataFileError(f"{path}: no feature columns besides the target {target!r}"
                             if not used else f"{path}: the target {target!r} is not a feature")
-    times = source.times if isinstance(source, _ParquetSource) else {}
+    refused = source.refused if isinstance(source, _ParquetSource) else {}
     for c in used:
-        if c in times and c not in forced:  # (as categories each instant is a level)
-            raise times_error(c, times[c], path, DataFileError,
-                              "name it in --categorical {name} (categorical=[{name!r}])")
+        if c in refused and c not in forced:  # (as categories each instant is a level)
+            raise type_error(c, *refused[c], path, DataFileError,
+                             "name it in --categorical {name} (categorical=[{name!r}])")
     meta = source.meta
     texts = [c for c in used if _is_categorical(meta[c]) or c in forced]
     categories: dict[str, list[Any]]
@@ -258,19 +259,22 @@ class _ParquetSource:
         self.meta = schema.empty_table().to_pandas()
         self.meta.columns = [str(c) for c in self.meta.columns]
         self.column_names = list(self.meta.columns)
-        types = _arrow_types()
         # Classified by type (the module docstring): decimals arrive as float64
-        # (_read_parquet_piece); dates and times, by the name of what the in-memory
-        # reader finds in them (datetime.date objects, a datetime64 column, ...)
-        self.times: dict[str, str] = {}
+        # (_read_parquet_piece); the columns to refuse, with their type (dates and times
+        # by the name of what the in-memory reader finds in them: datetime.date objects,
+        # a datetime64 column, ...) and whether they are dates or times
+        self.refused: dict[str, tuple[str, bool]] = {}
+        types = _arrow_types()
         for field, name in zip(schema, self.column_names):
-            if types.is_decimal(field.type):
+            kind, dtype = field.type, self.meta[name].dtype
+            if types.is_decimal(kind):
                 self.meta[name] = self.meta[name].astype(np.float64)
-            elif types.is_temporal(field.type):
-                self.times[name] = ("date" if types.is_date(field.type) else
-                                    "time" if types.is_time(field.type) else
-                                    str(field.type) if self.meta[name].dtype == object else
-                                    str(self.meta[name].dtype))
+            elif types.is_temporal(kind):
+                self.refused[name] = ("date" if types.is_date(kind) else
+                                      "time" if types.is_time(kind) else
+                                      str(kind) if dtype == object else str(dtype), True)
+            elif dtype == object and not _text_or_null(types, kind):
+                self.refused[name] = (str(kind), False)
 
     def _add(self, f: str, groups: list[int], rows: int) -> None:
         self.pieces.append((f, tuple(groups)))
@@ -292,6 +296,14 @@ def _arrow_types() -> Any:
     _parquet()
     import pyarrow.types
     return pyarrow.types
+
+
+def _text_or_null(types: Any, kind: Any) -> bool:
+    """An Arrow type whose pandas column is an ``object`` column of text (or of missing
+    values only: refused as such when read), as opposed to bytes, lists or structs."""
+    view = getattr(types, "is_string_view", None)  # (pyarrow >= 16)
+    return bool(types.is_string(kind) or types.is_large_string(kind) or types.is_null(kind)
+                or (view is not None and view(kind)))
 
 
 def _read_parquet_piece(piece: Any, columns: Sequence[str]) -> pd.DataFrame:
