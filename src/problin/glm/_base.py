@@ -39,6 +39,7 @@ from ._diagnostics import (
     covariance_on_request,
     diagnose,
     hessian_affordable,
+    lbfgs_pairs,
     watch_fit,
 )
 from ._predict import linear_predictors
@@ -132,6 +133,8 @@ class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
             options = {"sketch": sketch_rows(design.n_samples, objective.n_params),
                        "exact_final": isinstance(design, DaskDesign) or
                        hessian_affordable(design.n_samples, objective.n_params)}
+        elif solver == "lbfgs":  # the memory it needs, checked before any is allocated
+            options = {"pairs": lbfgs_pairs(objective)}
         watch_fit(objective)
         result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
         found = diagnose(self, objective, result)

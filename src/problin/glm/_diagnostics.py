@@ -19,6 +19,7 @@ from .._core.linalg import (
     solve_psd,
 )
 from .._core.model.contract import DistributedObjective
+from .._core.solvers.quasi_newton import MAX_PAIRS, MIN_PAIRS, history_size, lbfgs_memory
 from .._core.model.separation import (
     LP_MAX_SIZE,
     certified_separation,
@@ -37,6 +38,7 @@ __all__ = [
     "Diagnosis",
     "available_memory",
     "check_fits_in_memory",
+    "lbfgs_pairs",
     "covariance",
     "diagnose",
     "hessian_affordable",
@@ -52,6 +54,8 @@ _SUSPICIOUS_LOSS = 1e-7
 # compute_covariance(X, y) builds it on request.
 _HESSIAN_BUDGET = 1e10
 _COVARIANCE_MAX_PARAMS = 2000
+# L-BFGS fits needing less than this are not checked against the free memory.
+_UNCHECKED_BYTES = 256 * 2**20
 
 
 class Diagnosis(NamedTuple):
@@ -75,13 +79,18 @@ _MEMINFO = "/proc/meminfo"
 
 
 def available_memory() -> float:
-    """Bytes that can be allocated without swapping: Linux's ``MemAvailable``.
+    """Bytes that can be allocated without swapping: Linux's ``MemAvailable``, less
+    where this process's address-space limit (``ulimit -v``) leaves less room.
 
     Not ``SC_AVPHYS_PAGES`` (``MemFree``), which leaves out the page cache that the
     kernel drops on demand: on a machine that has read files, it is a fraction of what
     is available (it refused 6 GB with 23.8 GB available). ``sysconf`` is the fallback
     where there is no ``/proc/meminfo`` (or no ``MemAvailable`` in it: Linux < 3.14);
     infinity where neither answers (not POSIX)."""
+    return min(_system_available(), _address_space_left())
+
+
+def _system_available() -> float:
     try:
         with open(_MEMINFO) as fh:
             for line in fh:
@@ -93,6 +102,47 @@ def available_memory() -> float:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
         return np.inf
+
+
+def _address_space_left() -> float:
+    """``RLIMIT_AS`` less the address space in use (``VmSize``): what an allocation may
+    still take under ``ulimit -v`` (a MemoryError beyond it, however much RAM is free);
+    infinity without a limit or where it cannot be read."""
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY or limit < 0:
+            return np.inf
+        with open("/proc/self/status") as fh:
+            used = next(int(line.split()[1]) * 1024 for line in fh
+                        if line.startswith("VmSize:"))
+        return float(max(limit - used, 0))
+    except (ImportError, OSError, ValueError, IndexError, StopIteration):
+        return np.inf
+
+
+def lbfgs_pairs(objective: Any) -> int:
+    """How many curvature pairs L-BFGS may store (:func:`~problin._core.solvers.quasi_newton.history_size`
+    within half the available memory), checked before anything is allocated.
+
+    Raises ``MemoryError`` stating the estimate (:func:`~problin._core.solvers.quasi_newton.lbfgs_memory`)
+    where even the fewest pairs do not fit: a 10,000 x 1,000,000 sparse softmax with
+    K = 50 has 49 million parameters, 0.4 GB a vector, and failed mid-fit (or crashed
+    inside scipy) after allocating several GB."""
+    p, blocks = objective.n_params, objective.n_blocks
+    rows = 0 if isinstance(objective, DistributedObjective) else objective.design.n_samples
+    if lbfgs_memory(p, rows, blocks) <= _UNCHECKED_BYTES:  # (no meminfo read on small fits)
+        return MAX_PAIRS
+    free = available_memory()
+    pairs = history_size(p, rows, blocks, 0.5 * free)
+    if pairs is None:
+        need = lbfgs_memory(p, rows, blocks, MIN_PAIRS)
+        raise MemoryError(f"fitting {p:,} parameters by L-BFGS needs at least {need / 1e9:.1f} "
+                          f"GB ({MIN_PAIRS} curvature pairs and the gradient's working "
+                          f"vectors, {8 * p / 1e9:.2f} GB each), but only {free / 1e9:.1f} GB "
+                          "of memory is available (at most half is used): fewer features or "
+                          "classes, or a machine with more memory")
+    return pairs
 
 
 def check_fits_in_memory(n_params: int) -> None:

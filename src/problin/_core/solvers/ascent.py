@@ -39,12 +39,13 @@ class Standardiser:
     costs O(p) even for very wide data.
     """
 
-    def __init__(self, objective: Objective) -> None:
+    def __init__(self, objective: Objective, curvature: np.ndarray | None = None) -> None:
         design = objective.design
         mean, std = design.column_moments()
-        self.scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0)
-        self.shift: np.ndarray | None = -mean * self.scale if design.intercept else None
         self.p, self.blocks = design.n_params, objective.n_blocks
+        self.scale = _preconditioned_scale(objective, std, curvature) if curvature is not None \
+            else np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0)
+        self.shift: np.ndarray | None = -mean * self.scale if design.intercept else None
 
     def _split(self, v: np.ndarray) -> np.ndarray:
         return np.asarray(v, dtype=np.float64).reshape(self.blocks, self.p)
@@ -56,7 +57,7 @@ class Standardiser:
             return (U * self.scale).ravel()
         out = np.empty_like(U)
         out[:, 1:] = U[:, 1:] * self.scale
-        out[:, 0] = U[:, 0] + U[:, 1:] @ self.shift
+        out[:, 0] = U[:, 0] + _rowwise_dot(U[:, 1:], self.shift)
         return out.ravel()
 
     def apply_transpose(self, g: np.ndarray) -> np.ndarray:
@@ -82,6 +83,36 @@ class Standardiser:
         e = np.zeros(self.p * self.blocks)
         e[j] = 1.0
         return self.apply(e)
+
+
+def _rowwise_dot(U: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``U @ shift`` for one shift, or each block's row with its own (per-block scales)."""
+    if shift.ndim == 1:
+        return U @ shift
+    return np.einsum("kj,kj->k", U, shift)
+
+
+def _preconditioned_scale(objective: Objective, std: np.ndarray, curvature: np.ndarray
+                          ) -> np.ndarray:
+    """Per-block column scales that make the Hessian's diagonal about uniform.
+
+    Block ``k``'s data curvature on a standardised column is about ``c_k`` (its
+    summed row curvature, ``curvature[k]``); a diagonal prior adds ``P_jj`` to the
+    raw column's. Scaling column j of block k by ``1 / sqrt(std_j^2 + P_jj / c_k)``
+    makes both ``~c_k``: standardising alone made a penalised column's curvature
+    ``P_jj / std_j^2``, which for sparse columns (std ~ 0.02) was thousands of times
+    the data's, and L-BFGS crawled (20 iterations got a third of the way
+    scikit-learn's 21 went, at 3,000 x 3,000 sparse, K = 20, alpha = 1).
+    """
+    blocks, p = objective.n_blocks, objective.design.n_params
+    off = int(objective.design.intercept)
+    P = objective.P
+    prior = np.zeros((blocks, p - off))
+    if P is not None and P.diag is not None:
+        prior = P.diag.reshape(blocks, p)[:, off:]
+    c = np.maximum(np.asarray(curvature, dtype=np.float64), 1e-300)[:, None]
+    var = std * std + prior / c
+    return np.where(var > 0, 1.0 / np.sqrt(np.where(var > 0, var, 1.0)), 1.0)
 
 
 def _gradient_small(objective: Objective, T: Standardiser, grad: np.ndarray,
