@@ -79,3 +79,13 @@ def test_penalised_sparse_softmax_converges_in_tens_of_iterations():
     P = model.predict_proba(X)
     T = np.eye(P.shape[1])[y]
     np.testing.assert_allclose(X.T @ (T - P), model.coef_.T, atol=1e-5)
+
+
+def test_available_memory_counts_the_address_space_limit(monkeypatch):
+    """Under ``ulimit -v`` MemAvailable overstated what a fit could allocate (20 GB
+    with a 3 GB limit): the limit less the address space in use now bounds it."""
+    import resource
+    with open("/proc/self/status") as fh:
+        used = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (used + 2**30, -1))
+    assert diagnostics.available_memory() <= 2**30 + 2**26
