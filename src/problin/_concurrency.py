@@ -19,37 +19,35 @@ model of the call before or after (attributes are rebound, not written in place)
 import os
 import threading
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 __all__ = ["fit_lock"]
 
-# id(estimator) -> (weak reference to it, its lock); the reference's callback drops
-# the entry when the estimator is collected (before its id can be reused).
+# id(estimator) -> (weak reference to it, its lock). Entries whose estimator was
+# collected are swept when the registry has doubled since the last sweep (amortised
+# O(1)), not by a weakref callback: a callback runs at any point of any thread's work
+# (where the garbage collector happens to run), and an interrupt raised inside it is
+# swallowed ("Exception ignored in ..."), so it would make an interrupt vanish.
 _LOCKS: dict[int, tuple[weakref.ref[Any], threading.RLock]] = {}
 _REGISTRY = threading.Lock()
+_SWEEP_AT = 64
 
 
 def fit_lock(estimator: Any) -> threading.RLock:
     """The re-entrant lock that serialises ``estimator``'s fitting calls (made on first use)."""
+    global _SWEEP_AT
     key = id(estimator)
     with _REGISTRY:
         entry = _LOCKS.get(key)
         if entry is not None and entry[0]() is estimator:
             return entry[1]
+        if len(_LOCKS) >= _SWEEP_AT:  # (a dead entry's id may be reused: checked above)
+            for stale in [k for k, (ref, _) in _LOCKS.items() if ref() is None]:
+                del _LOCKS[stale]
+            _SWEEP_AT = max(64, 2 * len(_LOCKS))
         lock = threading.RLock()
-        _LOCKS[key] = (weakref.ref(estimator, _forget(key)), lock)
+        _LOCKS[key] = (weakref.ref(estimator), lock)
         return lock
-
-
-def _forget(key: int) -> Callable[[weakref.ref[Any]], None]:
-    def drop(ref: weakref.ref[Any]) -> None:
-        # (No registry lock here: the callback may run inside fit_lock's own
-        # critical section, on the thread that holds it. dict operations are atomic.)
-        entry = _LOCKS.get(key)
-        if entry is not None and entry[0] is ref:
-            _LOCKS.pop(key, None)
-    return drop
 
 
 def _forget_locks() -> None:
