@@ -18,6 +18,7 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from .. import bayesian, decision, discriminant, glm, linear_model, naive_bayes
 from .._core.moments.class_stats import ClassStats
+from .._dask.chunks import is_dask
 from .._core.moments.least_squares import Moments
 from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
@@ -66,7 +67,7 @@ class Encoder:
         self.arrays: dict[str, bytes] = {}
         # id -> (array, reference): a fitted attribute that is also a field of the
         # estimator's fit record (GLMFit, PosteriorFit) is written once
-        self.written: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
+        self.written: dict[int, tuple[Any, dict[str, Any]]] = {}
 
     def array(self, a: np.ndarray) -> dict[str, Any]:
         if id(a) in self.written:
@@ -74,6 +75,17 @@ class Encoder:
         ref = self._array(a)
         self.written[id(a)] = (a, ref)
         return ref
+
+    def dask_array(self, v: Any, where: str) -> dict[str, Any]:
+        """A Dask array computed and written as the array it holds (the file holds what an
+        in-memory fit's would); the same collection, a fitted attribute and a field of
+        the fit record, is computed once."""
+        if id(v) not in self.written:
+            computed = np.asarray(v.compute())
+            if computed.dtype == object:
+                raise TypeError(f"cannot save {where}: a Dask array of Python objects")
+            self.written[id(v)] = (v, self._array(computed))
+        return dict(self.written[id(v)][1])
 
     def _array(self, a: np.ndarray) -> dict[str, Any]:
         obj = a.dtype == object
@@ -100,6 +112,8 @@ class Encoder:
             return {"$scalar": self.array(np.asarray(v))}
         if isinstance(v, np.ndarray):
             return self.array(v)
+        if is_dask(v):  # (a Dask fit's lazy per-row diagnostic, separated_: computed once)
+            return self.dask_array(v, where)
         if isinstance(v, list):
             return [self.value(e, f"{where}[{i}]") for i, e in enumerate(v)]
         if isinstance(v, tuple) and not hasattr(v, "_fields"):
