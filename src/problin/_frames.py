@@ -43,7 +43,7 @@ import pandas as pd
 
 __all__ = ["is_categorical", "as_text", "learn_columns", "apply_columns", "encode_frame",
            "as_pandas", "check_unique_names", "check_frame", "numeric_input", "numeric_columns",
-           "as_float64", "type_error", "ENCODING_ATTRIBUTE"]
+           "as_float64", "type_error", "is_plain_dtype", "ENCODING_ATTRIBUTE"]
 
 ENCODING_ATTRIBUTE = "input_encoding_"  # the fitted estimator's encoding of its input
 _AS_TEXT = "to text (X[{name!r}].astype(str))"  # how to make a column categories, in Python
@@ -136,7 +136,10 @@ def learn_columns(frame: pd.DataFrame, categorical: Iterable[str] = (), source: 
     neither numbers nor text (:func:`_numbers` says why)."""
     chosen = set(categorical)
     columns: list[dict[str, Any]] = []
-    for name in frame.columns:
+    for name, dtype in frame.dtypes.items():
+        if name not in chosen and is_plain_dtype(dtype):  # (no Series per column: wide files)
+            columns.append({"name": str(name), "kind": "numeric"})
+            continue
         s = frame[name]
         if name in chosen or is_categorical(s):
             columns.append({"name": str(name), "kind": "categorical",
@@ -156,7 +159,7 @@ def _is_time(series: pd.Series) -> bool:
                 pd.api.types.is_timedelta64_dtype(dtype) or isinstance(dtype, pd.PeriodDtype))
 
 
-def _plain(dtype: Any) -> bool:
+def is_plain_dtype(dtype: Any) -> bool:
     """A (real) numeric or boolean dtype: its values are numbers as they are."""
     types = pd.api.types
     return bool(dtype != object and (types.is_bool_dtype(dtype) or (
@@ -171,7 +174,7 @@ def _numbers(series: pd.Series, name: str, source: str, error: type[ValueError],
     numbers. ``fitted``: the column was numeric when the encoding was learnt;
     ``as_categories``: how to make it categories (None: numbers only)."""
     dtype = series.dtype
-    if _plain(dtype):
+    if is_plain_dtype(dtype):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     if _is_time(series):
         kinds = {_TIME: [str(dtype)]}
@@ -255,23 +258,33 @@ def apply_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], source: st
     if missing:
         raise error(f"{source}: columns the model was fitted on are missing: {missing}; the "
                     f"data has {list(map(str, frame.columns))}")
-    blocks, names = [], []
-    for col in columns:
-        s = frame[by_text[col["name"]]]
+    dtypes = frame.dtypes
+    widths = [1 if c["kind"] == "numeric" else len(c["categories"]) - 1 for c in columns]
+    starts = np.concatenate([[0], np.cumsum(widths, dtype=np.int64)]).astype(int)
+    X = np.empty((len(frame), int(starts[-1])))
+    names: list[str] = []
+    plain: list[tuple[int, Any]] = []  # (output column, label): taken in one block
+    for col, at in zip(columns, starts[:-1], strict=False):
+        label = by_text[col["name"]]
         if col["kind"] == "numeric":
-            blocks.append(_numbers(s, col["name"], source, error, fitted=True)[:, None])
             names.append(col["name"])
+            if is_plain_dtype(dtypes[label]):
+                plain.append((int(at), label))
+            else:
+                X[:, at] = _numbers(frame[label], col["name"], source, error, fitted=True)
             continue
         cats = list(col["categories"])
-        text = as_text(s)
+        text = as_text(frame[label])
         unseen = sorted(set(text) - set(cats))
         if unseen:
             raise error(f"{source}: column {col['name']!r} has categories not seen when the "
                         f"model was fitted: {unseen[:5]}; known: {cats[:10]}")
         codes = pd.Categorical(text, categories=cats).codes
-        blocks.append((codes[:, None] == np.arange(1, len(cats))[None, :]).astype(np.float64))
+        X[:, at:at + len(cats) - 1] = codes[:, None] == np.arange(1, len(cats))[None, :]
         names.extend(f"{col['name']}={c}" for c in cats[1:])
-    X = np.hstack(blocks) if blocks else np.empty((len(frame), 0))
+    if plain:
+        at, labels = zip(*plain, strict=True)
+        X[:, list(at)] = frame[list(labels)].to_numpy(dtype=np.float64, na_value=np.nan)
     return pd.DataFrame(X, columns=names, index=frame.index), names
 
 
@@ -312,7 +325,7 @@ def check_unique_names(frame: pd.DataFrame, source: str = "X",
 
 def _numeric_dtypes(frame: pd.DataFrame) -> bool:
     """Whether every column has a (real) numeric or boolean dtype: nothing to convert."""
-    return all(map(_plain, set(frame.dtypes)))
+    return all(map(is_plain_dtype, set(frame.dtypes)))
 
 
 def _numeric_frame(frame: pd.DataFrame, fitted: bool,
@@ -355,7 +368,7 @@ def numeric_columns(frame: Any, keep: Iterable[str] = (), source: str = "data") 
     kept = set(keep)
     changed = {label: _numbers(frame[label], str(label), source, ValueError)
                for label in frame.columns if str(label) not in kept and
-               not _plain(frame[label].dtype) and not is_categorical(frame[label])}
+               not is_plain_dtype(frame[label].dtype) and not is_categorical(frame[label])}
     if changed:
         frame = frame.copy()
         for label, values in changed.items():

@@ -35,6 +35,7 @@ import pandas as pd
 from .._frames import apply_columns, learn_columns
 from .._frames import as_text as _as_text  # noqa: F401 (the Dask readers' import)
 from .._frames import is_categorical as _is_categorical
+from .._frames import is_plain_dtype as _plain
 from .errors import ColumnNotFoundError, DataFileError
 
 __all__ = ["encode_table", "check_missing", "check_mixed_columns", "non_numbers",
@@ -50,20 +51,23 @@ def _plural(n: int, word: str) -> str:
 def check_missing(frame: pd.DataFrame, source: str, drop_missing: bool) -> tuple[pd.DataFrame, int]:
     """Rows with a missing (or infinite) value: an error naming the columns and counts, or
     (``drop_missing``) the frame without them. Returns ``(frame, n_dropped)``."""
-    bad = frame.isna()
-    numeric = frame.select_dtypes(include=["number"])
-    if numeric.shape[1]:
-        bad[numeric.columns] |= ~np.isfinite(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
-    counts = bad.sum()
-    counts = counts[counts > 0]
-    if counts.empty:
+    # (numpy over the whole frame: column by column costs ~0.5 ms a column in pandas)
+    bad = frame.isna().to_numpy(dtype=bool, copy=True)  # (a view may be read-only)
+    numeric = [j for j, dtype in enumerate(frame.dtypes)
+               if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)]
+    if numeric:
+        bad[:, numeric] |= ~np.isfinite(frame.iloc[:, numeric].to_numpy(dtype=np.float64,
+                                                                         na_value=np.nan))
+    per_column = bad.sum(axis=0)
+    if not per_column.any():
         return frame, 0
-    rows = bad.any(axis=1)
+    rows = np.asarray(bad.any(axis=1), dtype=bool)
     if drop_missing:
         kept = frame.loc[~rows].reset_index(drop=True)
         if kept.empty:
             raise DataFileError(f"{source}: every row has a missing value; nothing left to use")
         return kept, int(rows.sum())
+    counts = {name: n for name, n in zip(frame.columns, per_column, strict=True) if n}
     listing = ", ".join(f"{name} ({_plural(int(n), 'row')})" for name, n in counts.items())
     raise DataFileError(f"{source}: missing or infinite values in {_plural(len(counts), 'column')}"
                         f": {listing}; fix the data or drop those {_plural(int(rows.sum()), 'row')}"
@@ -105,9 +109,11 @@ def check_mixed_columns(frame: pd.DataFrame, source: str, categorical: Iterable[
     """Refuse a text column that looks numeric (see the module docstring), or whose values
     are mostly numbers written with a decimal comma, unless it is named in
     ``categorical``. Row numbers are positions in ``frame`` plus one."""
-    for name in frame.columns:
+    for name, dtype in zip(frame.columns, frame.dtypes, strict=True):
+        if name in categorical or _plain(dtype):
+            continue
         s = frame[name]
-        if name in categorical or not _is_categorical(s):
+        if not _is_categorical(s):
             continue
         n_numbers, positions, values = non_numbers(s)
         if looks_numeric(n_numbers, positions.size):
@@ -133,9 +139,12 @@ def _check_decimal_commas(series: pd.Series, source: str, name: str, n_numbers: 
 
 def _check_numeric_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], source: str) -> None:
     """At predict time: a column numeric at fit time must hold numbers only."""
+    dtypes = frame.dtypes
     for col in columns:
+        if col["kind"] != "numeric" or _plain(dtypes[col["name"]]):
+            continue
         s = frame[col["name"]]
-        if col["kind"] == "numeric" and _is_categorical(s):
+        if _is_categorical(s):
             n_numbers, positions, values = non_numbers(s)
             raise DataFileError(mixed_column_message(source, col["name"], n_numbers,
                                                      positions.size, positions + 1, values,
@@ -144,9 +153,12 @@ def _check_numeric_columns(frame: pd.DataFrame, columns: list[dict[str, Any]], s
 
 def _apply(frame: pd.DataFrame, columns: list[dict[str, Any]],
            source: str) -> tuple[pd.DataFrame, list[str]]:
+    dtypes = frame.dtypes
     for col in columns:
+        if col["kind"] != "numeric" or _plain(dtypes[col["name"]]):
+            continue
         s = frame[col["name"]]
-        if col["kind"] == "numeric" and _is_categorical(s):
+        if _is_categorical(s):
             # rows are those of this frame (a partition, maybe)
             _check_numeric_columns(s.reset_index(drop=True).to_frame(), [col], source)
     X, names = apply_columns(frame, columns, source, DataFileError)
