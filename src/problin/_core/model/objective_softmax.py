@@ -164,6 +164,17 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
             curv = curv * self.sample_weight
         return float(c @ state.gradient_weights()[:, block]), float(curv @ np.square(c))
 
+    def block_curvatures(self, eta: np.ndarray) -> np.ndarray:
+        """Each block's summed row curvature ``sum_i s_i p_ik (1 - p_ik)`` (the
+        intercept's diagonal Hessian entry): ``coordinate_derivatives`` with a column
+        of ones for all blocks in one pass over the n x M probabilities (block by
+        block it read them M times: 0.37 s at 5,000 rows and K = 300)."""
+        _, state = self.row_derivatives(eta)
+        curv = state.P * state.complements()
+        if self.sample_weight is not None:
+            return np.asarray(self.sample_weight @ curv, dtype=np.float64)
+        return np.asarray(curv.sum(axis=0), dtype=np.float64)
+
     def recentre(self, theta: np.ndarray) -> np.ndarray:
         """Exact minimiser along the directions the likelihood cannot see.
 

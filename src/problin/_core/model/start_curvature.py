@@ -20,6 +20,9 @@ from ..linalg import IDENTIFIED_RTOL, equilibrated_cholesky, inverse_from_equili
 
 __all__ = ["SharedStartCurvature"]
 
+# Numbers the M inverse blocks of the start preconditioner may hold (128 MB).
+_PRECONDITIONER_ELEMENTS = 1 << 24
+
 
 class SharedStartCurvature:
     """``shared_curvature`` / ``shared_hessian`` of the objective contract, for softmax.
@@ -75,6 +78,50 @@ class SharedStartCurvature:
         if C is None or G is None or not _least_pivot(C) * _least_pivot(G) > IDENTIFIED_RTOL:
             return None
         return _kron(inverse_from_equilibrated(*C), inverse_from_equilibrated(*G))
+
+
+    def start_preconditioner(self, theta: np.ndarray, budget: int = _PRECONDITIONER_ELEMENTS
+                             ) -> Callable[[np.ndarray], np.ndarray] | None:
+        """``v -> H^-1 v`` for the Hessian at ``theta`` (where :meth:`shared_curvature`
+        holds) with a diagonal prior ``I (x) D``, or None where its ``M`` factors of
+        order p would hold more than ``budget`` numbers (wide data), or the prior is
+        not diagonal.
+
+        With ``C = U diag(l) U^T``, ``(U (x) I)^T (C (x) G + I (x) D) (U (x) I)`` is
+        block diagonal, ``l_k G + D``: M Cholesky factors of order p, then two
+        M x M by M x p products a solve. The intercepts' rank-one prior term (all
+        K blocks, pinning their sum along C's null vector, the ones) is added to the
+        block it falls in. L-BFGS's initial matrix (``solvers.quasi_newton``): the
+        class coupling ``-p p^T`` and the features' correlations that a diagonal
+        scaling leaves, and which made L-BFGS crawl on many classes (K = 300: 521
+        iterations where scikit-learn stops after tens)."""
+        M, p = self.n_blocks, self.n_params // self.n_blocks
+        P = self.P
+        if M * p * p > budget or (P is not None and P.diag is None):
+            return None
+        C, G = self._start_factors(theta)
+        lam, U = np.linalg.eigh(C)
+        D = np.zeros(p) if P is None else P.diag[:p]
+        if P is not None and not np.allclose(P.diag.reshape(M, p), D):
+            return None  # (the same prior on every block: the GLMs' and Bayes' priors)
+        A = lam[:, None, None] * G[None, :, :]
+        A[:, np.arange(p), np.arange(p)] += D
+        for v, c in ([] if P is None else P.rank_one):
+            R = U.T @ v.reshape(M, p)
+            A += c * R[:, :, None] * R[:, None, :]  # (its cross-block terms dropped)
+        scale = np.maximum(np.abs(A[:, np.arange(p), np.arange(p)]).max(axis=1), 1e-300)
+        A[:, np.arange(p), np.arange(p)] += 1e-10 * scale[:, None]  # (a null direction)
+        try:
+            inverse = np.linalg.inv(A)  # M blocks at once (batched)
+        except np.linalg.LinAlgError:
+            return None
+
+        def apply(v: np.ndarray) -> np.ndarray:
+            R = U.T @ np.asarray(v, dtype=np.float64).reshape(M, p)
+            R = np.matmul(inverse, R[:, :, None])[:, :, 0]
+            return (U @ R).ravel()
+
+        return apply
 
 
 def _least_pivot(factored: tuple[np.ndarray, Any]) -> float:

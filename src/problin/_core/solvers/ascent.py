@@ -70,6 +70,25 @@ class Standardiser:
         out[:, 1:] = G[:, 1:] * self.scale + G[:, :1] * self.shift
         return out.ravel()
 
+    def solve(self, theta: np.ndarray) -> np.ndarray:
+        """``T^-1 theta`` (T is triangular: undo the shift, then the scale)."""
+        Theta = self._split(theta)
+        if self.shift is None:
+            return (Theta / self.scale).ravel()
+        U = np.empty_like(Theta)
+        U[:, 1:] = Theta[:, 1:] / self.scale
+        U[:, 0] = Theta[:, 0] - _rowwise_dot(U[:, 1:], self.shift)
+        return U.ravel()
+
+    def solve_transpose(self, gu: np.ndarray) -> np.ndarray:
+        """``T^-T gu``: the gradient in theta whose ``T^T`` image is ``gu``."""
+        G = self._split(gu).copy()
+        weights = G if self.shift is None else G[:, 1:]  # (a view: changed in place)
+        if self.shift is not None:
+            weights -= G[:, :1] * self.shift
+        weights /= self.scale
+        return G.ravel()
+
     def design_column(self, design: Design, j: int) -> np.ndarray:
         """``[1, X] T e_j`` (a single-block design), from one column of X."""
         if self.shift is not None:  # (there is an intercept)

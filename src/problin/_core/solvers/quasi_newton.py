@@ -24,6 +24,7 @@ unit weights), the same test as the other first-order solvers (a few ``tol``
 standard errors; :func:`~.steps.gradient_unit`).
 """
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -67,9 +68,10 @@ def lbfgs(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
     f, grad = objective.value_grad(theta, eta)
     curvature = _block_curvature(objective, eta)
     T = Standardiser(objective, curvature)
+    H0 = _start_inverse(objective, theta, T)
     gu = T.apply_transpose(grad)
     history = [f]
-    pairs_ = _Pairs(theta.size, pairs)
+    pairs_ = _Pairs(theta.size, pairs, H0)
     # In these coordinates the Hessian's diagonal is about each block's summed
     # curvature: the first step's scale, before any pair.
     gamma = 1.0 / float(np.max(curvature))
@@ -84,7 +86,7 @@ def lbfgs(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
         slope = float(gu @ du)
         if not slope < 0.0:  # rounding spoilt the pairs: restart from the gradient
             pairs_.clear()
-            du = -gamma * gu
+            du = -gamma * gu if H0 is None else -H0(gu)
             slope = float(gu @ du)
         d = T.apply(du)
         step = _search(objective, theta, eta, f, slope, d, T, float(np.max(np.abs(gu))))
@@ -130,10 +132,32 @@ _EPS = float(np.finfo(np.float64).eps)
 _ARMIJO = 1e-4  # c_1, as steps.armijo's
 
 
+def _start_inverse(objective: Objective, theta: np.ndarray, T: Standardiser
+                   ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The inverse Hessian at the start, in u (``T^-1 H^-1 T^-T``), where every row
+    has the start's curvature and the objective offers it (softmax with few
+    features a class: ``start_curvature.start_preconditioner``); None otherwise,
+    and L-BFGS starts from a multiple of the identity."""
+    make = getattr(objective, "start_preconditioner", None)
+    if make is None or not objective.shared_curvature(theta):
+        return None
+    inverse = make(theta)
+    if inverse is None:
+        return None
+
+    def apply(gu: np.ndarray) -> np.ndarray:
+        return T.solve(inverse(T.solve_transpose(gu)))
+
+    return apply
+
+
 def _block_curvature(objective: Objective, eta: Eta) -> np.ndarray:
     """Each parameter block's summed row curvature at the start (``sum_i s_i h_ik``,
     the intercept's diagonal Hessian entry): no pass over X. Where the rows are
     not at hand (Dask), the logit's largest, a quarter of the total weight."""
+    together = getattr(objective, "block_curvatures", None)
+    if together is not None:
+        return np.maximum(together(eta), _EPS * objective.total_weight)
     ones = np.ones(objective.design.n_samples)
     try:
         c = [objective.coordinate_derivatives(eta, ones, k)[1] for k in range(objective.n_blocks)]
@@ -173,7 +197,9 @@ def _search(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: 
 class _Pairs:
     """The stored pairs ``(s, y)`` in a ring of ``m`` rows, allocated once."""
 
-    def __init__(self, p: int, m: int) -> None:
+    def __init__(self, p: int, m: int,
+                 H0: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        self.H0 = H0
         self.S = np.empty((m, p))
         self.Y = np.empty((m, p))
         self.rho = np.zeros(m)
@@ -197,7 +223,10 @@ class _Pairs:
         for i, j in enumerate(order):
             a[i] = self.rho[j] * float(self.S[j] @ q)
             q -= a[i] * self.Y[j]
-        q *= gamma
+        if self.H0 is None:
+            q *= gamma
+        else:
+            q = self.H0(q)
         for i in range(self.count - 1, -1, -1):
             j = order[i]
             b = self.rho[j] * float(self.Y[j] @ q)
