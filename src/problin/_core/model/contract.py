@@ -113,6 +113,11 @@ class Objective(Protocol):
 
     def recentre(self, theta: np.ndarray) -> np.ndarray: ...
 
+    def block_curvatures(self, eta: Eta) -> np.ndarray | None: ...
+
+    def start_preconditioner(self, theta: np.ndarray
+                             ) -> Callable[[np.ndarray], np.ndarray] | None: ...
+
 
 class ObjectiveBase:
     """The unfused defaults of the contract's optional capabilities.
@@ -193,6 +198,19 @@ class ObjectiveBase:
     def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None:
         """The inverse of :meth:`shared_hessian` where its structure gives it for less
         than a factorisation of the whole (None: factor the Hessian)."""
+        return None
+
+    def block_curvatures(self, eta: Eta) -> np.ndarray | None:
+        """Each parameter block's summed row curvature ``sum_i s_i h_ik`` (the
+        intercept's diagonal Hessian entry), where the objective forms all blocks' in
+        one pass (softmax); None: L-BFGS's scaling takes them block by block."""
+        return None
+
+    def start_preconditioner(self, theta: np.ndarray
+                             ) -> Callable[[np.ndarray], np.ndarray] | None:
+        """``v -> H^-1 v`` at a point where :meth:`shared_curvature` holds, where its
+        structure makes that cheap (L-BFGS's initial matrix); None: a multiple of the
+        identity."""
         return None
 
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,

@@ -138,10 +138,9 @@ def _start_inverse(objective: Objective, theta: np.ndarray, T: Standardiser
     has the start's curvature and the objective offers it (softmax with few
     features a class: ``start_curvature.start_preconditioner``); None otherwise,
     and L-BFGS starts from a multiple of the identity."""
-    make = getattr(objective, "start_preconditioner", None)
-    if make is None or not objective.shared_curvature(theta):
+    if not objective.shared_curvature(theta):
         return None
-    inverse = make(theta)
+    inverse = objective.start_preconditioner(theta)
     if inverse is None:
         return None
 
@@ -155,9 +154,9 @@ def _block_curvature(objective: Objective, eta: Eta) -> np.ndarray:
     """Each parameter block's summed row curvature at the start (``sum_i s_i h_ik``,
     the intercept's diagonal Hessian entry): no pass over X. Where the rows are
     not at hand (Dask), the logit's largest, a quarter of the total weight."""
-    together = getattr(objective, "block_curvatures", None)
+    together = objective.block_curvatures(eta)
     if together is not None:
-        return np.maximum(together(eta), _EPS * objective.total_weight)
+        return np.maximum(together, _EPS * objective.total_weight)
     ones = np.ones(objective.design.n_samples)
     try:
         c = [objective.coordinate_derivatives(eta, ones, k)[1] for k in range(objective.n_blocks)]
