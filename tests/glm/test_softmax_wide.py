@@ -44,6 +44,18 @@ def test_fit_refuses_up_front_what_does_not_fit(monkeypatch):
     with pytest.raises(MemoryError, match=r"needs at least 0\.[0-9] GB .* only 0\.0 GB"):
         model.fit(X, y)
     assert not hasattr(model, "coef_")
+    # ... before the objective is built: its prior and start vectors are parameter-sized
+    # too (a 10,000 x 1,000,000, K = 50 fit failed there, allocating 381 MiB under
+    # ulimit -v 3000000, before the estimate was made)
+    import problin.glm._base as base
+
+    def built(*args, **kwargs):
+        raise AssertionError("the objective was built before the memory check")
+
+    monkeypatch.setattr(base, "classifier_objective", built)
+    for solver in ("auto", "lbfgs"):
+        with pytest.raises(MemoryError, match="needs at least"):
+            LogisticRegression(alpha=1.0, solver=solver).fit(X, y)
 
 
 def test_fewer_pairs_where_memory_is_short(monkeypatch):

@@ -39,6 +39,7 @@ from ._diagnostics import (
     covariance_on_request,
     diagnose,
     hessian_affordable,
+    lbfgs_budget,
     lbfgs_pairs,
     watch_fit,
 )
@@ -117,6 +118,13 @@ class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
                                           self.fit_intercept, standardise=True)
         clusters = check_groups(cov_type, groups, design.n_samples)
         offset = check_offset(offset, design.n_samples)
+        # L-BFGS's memory, checked before the objective allocates parameter-sized
+        # vectors (its prior's, the start's): at most K blocks of [1, X]'s columns.
+        blocks = self.classes_.size if self.classes_.size > 2 else 1
+        if self.solver == "lbfgs" or (self.solver == "auto" and
+                                      blocks * design.n_params > NEWTON_MAX_PARAMS):
+            lbfgs_budget(blocks * design.n_params,
+                         0 if isinstance(design, DaskDesign) else design.n_samples, blocks)
         objective, theta0 = self._objective(design, t, sw, offset)
         solver = self._choose_solver(objective)
         if solver == "lbfgs" and sp.issparse(design.X):

@@ -38,6 +38,7 @@ __all__ = [
     "Diagnosis",
     "available_memory",
     "check_fits_in_memory",
+    "lbfgs_budget",
     "lbfgs_pairs",
     "covariance",
     "diagnose",
@@ -129,8 +130,14 @@ def lbfgs_pairs(objective: Any) -> int:
     where even the fewest pairs do not fit: a 10,000 x 1,000,000 sparse softmax with
     K = 50 has 49 million parameters, 0.4 GB a vector, and failed mid-fit (or crashed
     inside scipy) after allocating several GB."""
-    p, blocks = objective.n_params, objective.n_blocks
     rows = 0 if isinstance(objective, DistributedObjective) else objective.design.n_samples
+    return lbfgs_budget(objective.n_params, rows, objective.n_blocks)
+
+
+def lbfgs_budget(p: int, rows: int, blocks: int) -> int:
+    """:func:`lbfgs_pairs` for ``p`` parameters in ``blocks`` blocks over ``rows`` rows
+    in memory (0 on Dask), before the objective exists: its prior and start vectors
+    are themselves parameter-sized (0.4 GB each at 49 million parameters)."""
     if lbfgs_memory(p, rows, blocks) <= _UNCHECKED_BYTES:  # (no meminfo read on small fits)
         return MAX_PAIRS
     free = available_memory()
