@@ -54,8 +54,10 @@ def test_fit_refuses_up_front_what_does_not_fit(monkeypatch):
 
     monkeypatch.setattr(base, "classifier_objective", built)
     for solver in ("auto", "lbfgs"):
-        with pytest.raises(MemoryError, match="needs at least"):
-            LogisticRegression(alpha=1.0, solver=solver).fit(X, y)
+        for alpha, blocks in ((1.0, 4), (0.0, 3)):  # (K blocks with a prior, K-1 without)
+            with pytest.raises(MemoryError, match=f"fitting {blocks * 40_001:,} parameters "
+                                                  "by L-BFGS needs at least"):
+                LogisticRegression(alpha=alpha, solver=solver).fit(X, y)
 
 
 def test_fewer_pairs_where_memory_is_short(monkeypatch):

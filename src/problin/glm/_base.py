@@ -47,7 +47,12 @@ from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
 from .marginal import marginal_effects_table
-from .problem import ClassifierDesign, classifier_design, classifier_objective
+from .problem import (
+    ClassifierDesign,
+    classifier_design,
+    classifier_objective,
+    parameter_blocks,
+)
 from .result import GLMFit
 from .robust import check_groups, robust_covariance
 from .statistics import null_model
@@ -119,8 +124,8 @@ class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         clusters = check_groups(cov_type, groups, design.n_samples)
         offset = check_offset(offset, design.n_samples)
         # L-BFGS's memory, checked before the objective allocates parameter-sized
-        # vectors (its prior's, the start's): at most K blocks of [1, X]'s columns.
-        blocks = self.classes_.size if self.classes_.size > 2 else 1
+        # vectors (its prior's, the start's).
+        blocks = parameter_blocks(self.classes_.size, self.alpha)
         if self.solver == "lbfgs" or (self.solver == "auto" and
                                       blocks * design.n_params > NEWTON_MAX_PARAMS):
             lbfgs_budget(blocks * design.n_params,

@@ -33,6 +33,7 @@ from .._frames import encode_frame
 
 __all__ = [
     "ClassifierDesign",
+    "parameter_blocks",
     "check_classifier_data",
     "classifier_design",
     "classifier_objective",
@@ -120,6 +121,19 @@ def _plain_arrays(est: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
     return X, y
 
 
+def _contrasts(alpha: float) -> bool:
+    """Whether a softmax is parametrised by the K-1 contrasts against the first class
+    (without a prior, which alone identifies all K blocks)."""
+    return alpha == 0
+
+
+def parameter_blocks(n_classes: int, alpha: float) -> int:
+    """The parameter blocks of :func:`classifier_objective`'s objective, each one
+    coefficient per column of ``[1, X]``: one for two classes, else K-1 contrasts
+    without a prior and K with one."""
+    return 1 if n_classes == 2 else n_classes - int(_contrasts(alpha))
+
+
 def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.intp] | None,
                          sw: NDArray[np.float64] | None, n_classes: int, alpha: float, *,
                          information: str = "observed", intercept_alpha: float = 0.0,
@@ -159,7 +173,7 @@ def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.in
             if offset is not None:
                 theta0[0] -= float(np.average(offset, weights=sw))
         return objective, theta0
-    softmax = CategoricalSoftmax(n_classes, contrast=alpha == 0)
+    softmax = CategoricalSoftmax(n_classes, contrast=_contrasts(alpha))
     M, p = softmax.n_free, design.n_params
     prior = prior_precision(design, M, alpha, intercept_alpha)
     counts: Any  # the weight of each class (only needed with an intercept)
