@@ -13,6 +13,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from ._formula_language import QUOTED_PREFIX
 from ._optional import import_optional
 
 __all__ = ["categorical_columns", "formula_columns"]
@@ -33,7 +34,7 @@ def _python_factors(part: Any) -> Iterator[tuple[Any, ast.AST | None, dict[str, 
             elif factor.eval_method is method.PYTHON:
                 aliases: dict[str, str] = {}
                 text = code.sanitize_variable_names(str(factor.expr), {}, aliases,
-                                                    template="quoted_{}")
+                                                    template=QUOTED_PREFIX + "{}")
                 yield factor, ast.parse(text.strip(), mode="eval"), aliases
 
 

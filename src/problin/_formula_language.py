@@ -107,7 +107,7 @@ class _Column:
 
 
 _COLUMN = _Column()
-_PREFIX = "quoted_"  # how formulaic's sanitiser renames `quoted names` for ast.parse
+QUOTED_PREFIX = "quoted_"  # how formulaic's sanitiser renames `quoted names` for ast.parse
 
 
 def _refuse(expr: str, what: str) -> ValueError:
@@ -128,7 +128,8 @@ class _Walk:
         self.aliases: dict[str, str] = {}
         self.literals: dict[int, Any] = {}
         # (formulaic's own sanitiser: it knows where a quoted name ends, string literals too)
-        text = code.sanitize_variable_names(expr, {}, self.aliases, template=_PREFIX + "{}")
+        text = code.sanitize_variable_names(expr, {}, self.aliases,
+                                            template=QUOTED_PREFIX + "{}")
         # The names formulaic gives quoted columns (against the data's names, as its
         # stateful_eval does): the text of a stateful call, the key of its state, uses them.
         plain: dict[str, str] = {}

@@ -111,14 +111,16 @@ class SharedStartCurvature:
             A += c * R[:, :, None] * R[:, None, :]  # (its cross-block terms dropped)
         scale = np.maximum(np.abs(A[:, np.arange(p), np.arange(p)]).max(axis=1), 1e-300)
         A[:, np.arange(p), np.arange(p)] += 1e-10 * scale[:, None]  # (a null direction)
-        try:
-            inverse = np.linalg.inv(A)  # M blocks at once (batched)
+        try:  # M Cholesky factors at once (batched); not positive definite: no start
+            L = np.linalg.cholesky(A)
         except np.linalg.LinAlgError:
             return None
+        W = np.linalg.solve(L, np.broadcast_to(np.eye(p), A.shape))  # L^-1, A^-1 = W^T W
+        Wt = np.ascontiguousarray(W.transpose(0, 2, 1))
 
         def apply(v: np.ndarray) -> np.ndarray:
             R = U.T @ np.asarray(v, dtype=np.float64).reshape(M, p)
-            R = np.matmul(inverse, R[:, :, None])[:, :, 0]
+            R = np.matmul(Wt, np.matmul(W, R[:, :, None]))[:, :, 0]
             return (U @ R).ravel()
 
         return apply
