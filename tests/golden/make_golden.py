@@ -79,6 +79,12 @@ def _plain(v: Any) -> np.ndarray:
     return a.astype(str) if a.dtype == object else a
 
 
+def public_estimators(problin: Any) -> list[str]:
+    """The public estimator classes of a problin (what the golden set must cover)."""
+    return sorted(n for n in problin.__all__ if isinstance(getattr(problin, n), type)
+                  and hasattr(getattr(problin, n), "get_params"))
+
+
 def probe_frame(npz: Any) -> pd.DataFrame:
     """The probe DataFrame stored in an ``.npz`` as ``frame/<column>`` arrays."""
     cols = [str(c) for c in npz["frame.columns"]]
@@ -266,7 +272,8 @@ def main(subdir: str) -> None:
     out_dir = HERE / subdir
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {"problin_version": problin.__version__,
-                                "format_version": FORMAT_VERSION, "models": {}}
+                                "format_version": FORMAT_VERSION,
+                                "public": public_estimators(problin), "models": {}}
     for name, (fit, kind) in {**_cases(), **_dask_cases()}.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
