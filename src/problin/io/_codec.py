@@ -49,10 +49,12 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
     for cls in (Pipeline, StandardScaler, MinMaxScaler):
         estimators[f"sklearn.{cls.__name__}"] = cls
     # problin's internal state records (dataclasses held by fitted estimators): a new one
-    # must be listed here to be saved; ``save`` names the attribute it cannot store.
+    # must be listed here to be saved; ``save`` names the attribute it cannot store. The
+    # names are the files' (stable, see ._schema): a class renamed keeps its name here.
     records: dict[str, type[Any]] = {
-        f"problin.{cls.__name__}": cls
-        for cls in (ClassStats, GaussianModel, Moments, GLMFit, PosteriorFit, OLSFit)}
+        "problin.ClassStats": ClassStats, "problin.GaussianModel": GaussianModel,
+        "problin.Moments": Moments, "problin.GLMFit": GLMFit,
+        "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit}
     return estimators, records
 
 
