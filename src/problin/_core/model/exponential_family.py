@@ -260,8 +260,13 @@ def make_family(family: str | Distribution, link: str | Link | None = None,
     canonical one where it is defined for it). ``family`` is a name (``power=`` for the
     Tweedie, ``alpha=`` for the negative binomial) or a :class:`Distribution`; a link
     not defined for the family is a ValueError listing the defined ones."""
-    dist = family if isinstance(family, Distribution) else make_distribution(family,
-                                                                             **parameters)
+    if isinstance(family, Distribution):
+        if parameters:
+            raise TypeError(f"{', '.join(parameters)} belong in the distribution object "
+                            f"{family!r}, not in make_family's arguments")
+        dist = family
+    else:
+        dist = make_distribution(family, **parameters)
     if link is None:
         link = dist.default_link
     if isinstance(link, str) and link not in dist.links:
