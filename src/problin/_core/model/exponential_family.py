@@ -34,7 +34,7 @@ import numpy as np
 from scipy import special
 
 from ..types import FloatArray
-from .distributions import (Binomial, Distribution, Gaussian, NegativeBinomial,
+from .distributions import (Bernoulli, Binomial, Distribution, Gaussian, NegativeBinomial,
                             make_distribution)
 from .family_statistics import FamilyStatistics, NullModel
 from .links import BinaryLink, Link, make_link
@@ -160,6 +160,8 @@ class ExponentialFamily(FamilyStatistics, FamilyBase):
     # -- the kernels (unweighted rows) ----------------------------------------------
     def _kernel(self) -> Callable[[FloatArray, FloatArray, str], Rows]:
         dist, link = self.distribution, self.link_function
+        if isinstance(dist, Binomial) and link.name == "logit":
+            return self._binomial_logit_rows
         if isinstance(dist, Binomial) and isinstance(link, BinaryLink):
             return self._binary_rows
         if link.name == "log" and dist.variance_power is not None and dist.variance_power >= 1:
@@ -223,6 +225,16 @@ class ExponentialFamily(FamilyStatistics, FamilyBase):
         h = m * (1.0 + a * y) * q if information == "observed" else m
         loss = 0.5 * dist.unit_deviance(y, np.exp(eta))
         return loss, m - y * q, h
+
+    def _binomial_logit_rows(self, y: FloatArray, eta: FloatArray, information: str) -> Rows:
+        # Canonical: loss = softplus(eta) - y eta + y log y + (1 - y) log(1 - y), where
+        # softplus(eta) = -log_expit(-eta) (exact for any eta); g = p - y, h = p (1 - p).
+        # (Rows of a Bernoulli have no saturated term: y log y = 0.)
+        loss = -special.log_expit(-eta) - y * eta
+        if not isinstance(self.distribution, Bernoulli):
+            loss += special.xlogy(y, y) + special.xlogy(1.0 - y, 1.0 - y)
+        p = special.expit(eta)
+        return loss, p - y, p * special.expit(-eta)
 
     def _binary_rows(self, y: FloatArray, eta: FloatArray, information: str) -> Rows:
         # loss = -[y log F + (1 - y) log(1 - F)] + [y log y + (1 - y) log(1 - y)]: linear
