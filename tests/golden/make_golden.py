@@ -4,6 +4,7 @@ Run from the repository root with the code whose files are wanted on the path, e
 pre-redesign commit of a worktree::
 
     PYTHONPATH=/path/to/worktree/src python tests/golden/make_golden.py v2
+    PYTHONPATH=src python tests/golden/make_golden.py v3 --add   # new models only
 
 It writes ``tests/golden/<dir>/<name>.problin`` (``problin.save``) and beside it
 ``<name>.npz``: the probe rows and what the model gave on them at save time (every
@@ -13,7 +14,8 @@ loads each file with today's code and asks for bit-identical outputs: a file a u
 must keep predicting what it predicted, whatever the estimators' private state became.
 
 The data are tiny and deterministic (a fixed generator); the directory stays well under
-2 MB. This module is also imported by the test for :func:`outputs`, so the outputs are
+2 MB. With ``--add`` only the models that have no file yet are written (the files already
+there are the net: they are never rewritten by newer code). This module is also imported by the test for :func:`outputs`, so the outputs are
 computed the same way at save time and at load time.
 """
 import json
@@ -111,6 +113,17 @@ FRAME = pd.DataFrame({"a": X[:, 0], "b": X[:, 1] + 0.5, "c": X[:, 2],
 PROBE_FRAME = pd.DataFrame({"a": PROBE[:, 0], "b": PROBE[:, 1] + 0.5, "c": PROBE[:, 2],
                             "g": np.asarray(["w", "u", "v", "v", "u", "w"])})
 GROUPS = np.repeat(np.arange(8), 5)
+# Outcomes of the GLM regressors (a generator of their own: the draws above stay as they
+# were when the v2 files were written).
+_RNG_GLM = np.random.default_rng(11)
+EXPOSURE = np.round(_RNG_GLM.uniform(0.5, 2.0, size=N), 2)
+_MEAN = np.exp(0.4 * X[:, 0] - 0.3 * X[:, 1])
+COUNT_Y = _RNG_GLM.poisson(EXPOSURE * _MEAN).astype(float)
+OVERDISPERSED_Y = _RNG_GLM.negative_binomial(2, 2 / (2 + _MEAN)).astype(float)
+POSITIVE_Y = np.round(_RNG_GLM.gamma(3.0, _MEAN / 3.0), 4)
+TWEEDIE_Y = np.where(_RNG_GLM.random(N) < 0.3, 0.0, POSITIVE_Y)
+TRIALS = _RNG_GLM.integers(1, 6, size=N).astype(float)
+SUCCESSES = _RNG_GLM.binomial(TRIALS.astype(int), 1 / (1 + 1 / _MEAN)).astype(float)
 
 
 def _cases() -> dict[str, tuple[Callable[[], Any], str]]:
@@ -237,6 +250,48 @@ def _cases() -> dict[str, tuple[Callable[[], Any], str]]:
         sp.csr_matrix(X), THREE), "X")
     cases["bayes_logistic_sparse"] = (lambda: P.BayesianLogisticRegression().fit(
         sp.csr_matrix(X), BINARY), "X")
+    cases.update(_regressor_cases(P))
+    return cases
+
+
+def _regressor_cases(P: Any) -> dict[str, tuple[Callable[[], Any], str]]:
+    """The GLM regressors of issue 32 (where this problin has them)."""
+    makers: dict[str, tuple[str, Callable[[Any], Any]]] = {
+        "poisson_exposure": ("PoissonRegression",
+                             lambda c: c().fit(X, COUNT_Y, exposure=EXPOSURE)),
+        "poisson_sqrt_alpha": ("PoissonRegression",
+                               lambda c: c(link="sqrt", alpha=0.5).fit(X, COUNT_Y)),
+        "poisson_hc1": ("PoissonRegression",
+                        lambda c: c(cov_type="HC1").fit(X, COUNT_Y)),
+        "negative_binomial": ("NegativeBinomialRegression",
+                              lambda c: c().fit(X, OVERDISPERSED_Y)),
+        "gamma_log": ("GammaRegression", lambda c: c().fit(X, POSITIVE_Y)),
+        "gamma_inverse_nointercept": ("GammaRegression", lambda c: c(
+            link="inverse", fit_intercept=False).fit(X, POSITIVE_Y)),
+        "inverse_gaussian": ("InverseGaussianRegression", lambda c: c().fit(X, POSITIVE_Y)),
+        "tweedie": ("TweedieRegression", lambda c: c(power=1.5).fit(X, TWEEDIE_Y)),
+        "binomial_trials": ("BinomialRegression",
+                            lambda c: c().fit(X, SUCCESSES, trials=TRIALS)),
+        "binomial_cloglog": ("BinomialRegression",
+                             lambda c: c(link="cloglog").fit(X, SUCCESSES, trials=TRIALS)),
+        "glm_gaussian": ("GLM", lambda c: c(family="gaussian").fit(X, T)),
+        "glm_poisson_identity": ("GLM", lambda c: c(family="poisson", link="identity")
+                                 .fit(X, COUNT_Y + 1.0)),
+    }
+
+    def fit(cls: Any, make: Callable[[Any], Any]) -> Callable[[], Any]:
+        return lambda: make(cls)
+
+    cases = {name: (fit(getattr(P, cls), make), "X") for name, (cls, make) in makers.items()
+             if hasattr(P, cls)}
+    if hasattr(P, "PoissonRegression"):
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        cases["formula_poisson"] = (lambda: P.Formula(
+            "n ~ a + np.log(b) + C(g)", P.PoissonRegression()).fit(FRAME.assign(n=COUNT_Y)),
+            "frame")
+        cases["pipeline_scaler_poisson"] = (lambda: make_pipeline(
+            StandardScaler(), P.PoissonRegression(alpha=0.1)).fit(X, COUNT_Y), "X")
     return cases
 
 
@@ -265,16 +320,23 @@ def _probe(kind: str) -> Any:
             "frame_acg": PROBE_FRAME[["a", "c", "g"]]}[kind]
 
 
-def main(subdir: str) -> None:
+def main(subdir: str, add: bool = False) -> None:
     import problin
     from problin.io.model_file import FORMAT_VERSION
     print(f"problin {problin.__version__} from {problin.__file__}, format {FORMAT_VERSION}")
     out_dir = HERE / subdir
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {"problin_version": problin.__version__,
-                                "format_version": FORMAT_VERSION,
-                                "public": public_estimators(problin), "models": {}}
+                                "format_version": FORMAT_VERSION, "models": {}}
+    if add:  # the files there stay as they are; only new models are written
+        manifest = json.loads((out_dir / "manifest.json").read_text())
+        if manifest["format_version"] != FORMAT_VERSION:
+            sys.exit(f"{out_dir} holds format {manifest['format_version']} files; this "
+                     f"problin writes format {FORMAT_VERSION}: write a new directory")
+    manifest["public"] = public_estimators(problin)
     for name, (fit, kind) in {**_cases(), **_dask_cases()}.items():
+        if name in manifest["models"]:
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = fit()
@@ -305,4 +367,4 @@ def _raw(model: Any, probe: Any) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "v2")
+    main(sys.argv[1] if len(sys.argv) > 1 else "v2", add="--add" in sys.argv[2:])
