@@ -91,5 +91,7 @@ def test_frequency_weights_are_repeated_rows_and_no_overdispersion_is_reported()
     flat = nb.update_alpha(under, np.full(200, under.mean()), 0.5)
     assert not flat.converged and flat.alpha == 0.0 and flat.n_iter == 0
     assert "no overdispersion" in flat.message
+    whole = nb.fit_alpha(lambda alpha: np.full(200, under.mean()), under, 0.5)
+    assert not whole.converged and whole.alpha == 0.0 and whole.n_iter == 1
     with pytest.raises(ValueError, match="start value of alpha must be positive"):
         nb.update_alpha(y, mu, 0.0)

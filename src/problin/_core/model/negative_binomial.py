@@ -171,11 +171,11 @@ def fit_alpha(fit_mean: Callable[[float], FloatArray], y: FloatArray, alpha0: fl
     for it in range(1, max_iter + 1):
         mu = fit_mean(alpha)
         found = update_alpha(y, mu, alpha, weights, tol=tol)
+        if not found.converged:  # (alpha = 0 at the Poisson limit: no log of it)
+            return AlphaFit(found.alpha, False, it, found.log_likelihood, found.score,
+                            found.message)
         moved = abs(np.log(found.alpha) - np.log(alpha))
         alpha = found.alpha
-        if not found.converged:
-            return AlphaFit(alpha, False, it, found.log_likelihood, found.score,
-                            found.message)
         if moved < tol:
             return AlphaFit(alpha, True, it, found.log_likelihood, found.score, "converged")
     return AlphaFit(alpha, False, max_iter, found.log_likelihood, found.score,
