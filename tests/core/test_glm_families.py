@@ -226,6 +226,23 @@ def test_curvature_lipschitz_bounds_hold():
                 (name, link, info)
 
 
+def test_observed_convexity_is_declared_where_it_holds():
+    """Where a family says its loss is convex in eta, the observed h is >= 0 at valid y
+    drawn far from the means (and for the others some y and eta make it negative)."""
+    for name, link in COMBOS:
+        family = make_family(_ours(name), link)
+        eta = _eta(family, 200)
+        mu = family.mean(eta)
+        y, _ = _sample(name, mu * RNG.choice([0.05, 1.0, 20.0], 200)
+                       if not isinstance(family.distribution, Binomial) else mu)
+        h = family.derivatives(y, eta, None, "observed")[2]
+        if family.observed_convex:
+            assert np.all(h >= 0), (name, link)
+        elif name not in ("binomial", "bernoulli"):
+            assert np.any(h < 0), (name, link)
+    assert BernoulliLogit().observed_convex and BernoulliProbit().observed_convex
+
+
 @pytest.mark.parametrize("name,link,eta", [
     ("gamma", "inverse", [1.0, 0.0, -0.5]), ("poisson", "identity", [1.0, -1e-3, 2.0]),
     ("inverse_gaussian", "inverse_squared", [0.5, -1.0, 1.0]),

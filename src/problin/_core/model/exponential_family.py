@@ -86,6 +86,12 @@ class FamilyBase:
 
     layout: ParameterLayout = ParameterLayout()
     curvature_lipschitz: float | None = None
+    # Whether the observed curvature h is >= 0 for every valid y and eta (the loss is
+    # convex in eta): then Newton with the observed information converges
+    # quadratically where Fisher scoring converges only linearly (a Gamma-log fit: 4
+    # iterations against 14), and the expected information can still give the
+    # covariance at the answer.
+    observed_convex: bool = False
 
 
 def _power_log_lipschitz(power: float) -> float | None:
@@ -96,6 +102,19 @@ def _power_log_lipschitz(power: float) -> float | None:
     if not 1.0 <= power <= 2.0:
         return None  # (Gaussian-log: observed h = 2 mu² - y mu changes sign)
     return max(2.0 - power, power - 1.0)
+
+
+#: Non-canonical pairs whose loss is convex in eta for every valid y: the log link of
+#: V = mu^p with 1 <= p <= 2 (h = (2-p) mu^(2-p) + (p-1) y mu^(1-p)) and of NB2
+#: (h = mu (1 + a y) / (1 + a mu)²); the Poisson's identity (h = y / mu²) and square
+#: root (2 + 2 y / eta²); the inverse Gaussian's inverse link (the loss is
+#: (y eta - 1)² / 2y, h = y); and the log-concave binary links, whose log F and log(1 - F)
+#: are both concave.
+_CONVEX = frozenset({("gamma", "log"), ("tweedie", "log"), ("negative_binomial", "log"),
+                     ("poisson", "identity"), ("poisson", "sqrt"),
+                     ("inverse_gaussian", "inverse")}
+                    | {(d, link) for d in ("binomial", "bernoulli")
+                       for link in ("probit", "cloglog", "loglog")})
 
 
 def _mix(y: FloatArray, a: FloatArray, z: FloatArray, b: FloatArray) -> FloatArray:
@@ -126,6 +145,7 @@ class ExponentialFamily(FamilyStatistics, FamilyBase):
         self.name = f"{distribution.name}-{link.name}"
         self.canonical = link.name == distribution.canonical_link
         self.curvature_lipschitz = self._lipschitz()
+        self.observed_convex = self.canonical or (distribution.name, link.name) in _CONVEX
         self._rows = self._kernel()
 
     # -- the engine's contract ------------------------------------------------------

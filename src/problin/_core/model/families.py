@@ -131,6 +131,7 @@ class BernoulliLogit(_Bernoulli):
 
     name = "logit"
     canonical = True
+    observed_convex = True
     _link_type = Logit
     curvature_lipschitz = 1.0  # d log(p (1 - p)) / d eta = 1 - 2p
 
@@ -177,6 +178,7 @@ class BernoulliProbit(_Bernoulli):
 
     name = "probit"
     canonical = False
+    observed_convex = True  # log Phi and log(1 - Phi) are concave
     _link_type = Probit
 
     def log_cdf(self, eta: np.ndarray) -> np.ndarray:
