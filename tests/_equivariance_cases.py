@@ -36,6 +36,7 @@ from problin import (
     LMSRegressor,
     LogisticRegression,
     MultinomialNB,
+    NegativeBinomialRegression,
     Perceptron,
     PoissonRegression,
     PolynomialBasis,
@@ -90,6 +91,7 @@ def make_data(kind, seed, d):
 
 GLM_TARGETS = {
     "poisson": lambda rng, mu: rng.poisson(mu).astype(np.float64),
+    "overdispersed": lambda rng, mu: rng.poisson(rng.gamma(2.0, mu / 2.0)).astype(np.float64),
     "positive": lambda rng, mu: rng.gamma(4.0, mu / 4.0),
     "tweedie": lambda rng, mu: rng.poisson(mu) * rng.gamma(3.0, mu / 3.0),  # exact zeros
     "proportions": lambda rng, mu: rng.binomial(8, mu / (1.0 + mu)) / 8.0,
@@ -185,6 +187,8 @@ CASES = [
     Case("tweedie", _fixed(TweedieRegression(1.5)), "tweedie", per_column,
          check_glm_regression, dask=False),
     Case("binomial-proportions", _fixed(BinomialRegression("cloglog")), "proportions",
+         per_column, check_glm_regression, dask=False),
+    Case("negative-binomial", _fixed(NegativeBinomialRegression()), "overdispersed",
          per_column, check_glm_regression, dask=False),
     Case("glm-gaussian", _fixed(GLM("gaussian")), "positive", per_column,
          check_glm_regression, dask=False),

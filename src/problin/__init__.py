@@ -39,6 +39,7 @@ from .glm import (
                          GammaRegression,
                          InverseGaussianRegression,
                          LogisticRegression,
+                         NegativeBinomialRegression,
                          PoissonRegression,
                          ProbitRegression,
                          TweedieRegression,
@@ -58,6 +59,7 @@ from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 __all__ = [
     "LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression", "GammaRegression",
     "InverseGaussianRegression", "TweedieRegression", "BinomialRegression",
+    "NegativeBinomialRegression",
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
     "BayesianLinearRegression", "BayesianLogisticRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",

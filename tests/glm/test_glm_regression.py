@@ -20,6 +20,7 @@ from problin import (
     GammaRegression,
     InverseGaussianRegression,
     LinearRegression,
+    NegativeBinomialRegression,
     PoissonRegression,
     TweedieRegression,
 )
@@ -204,3 +205,19 @@ def test_robust_covariances_match_statsmodels():
             X, y, groups=groups if cov_type == "cluster" else None)
         ref = _sm_fit(y, X, F.Poisson(), cov_type=cov_type, **kw)
         assert_allclose(ours.covariance_, ref.cov_params(), rtol=1e-6)
+
+
+def test_negative_binomial_alpha_by_ml_matches_statsmodels():
+    X, y = _randhie()
+    ours = NegativeBinomialRegression().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = sm.NegativeBinomial(y, sm.add_constant(X.to_numpy()), loglike_method="nb2").fit(
+            method="newton", maxiter=100, tol=1e-14, disp=0)
+    assert_allclose(ours.alpha_, ref.params[-1], rtol=1e-8)
+    assert_allclose(ours.alpha_se_, ref.bse[-1], rtol=1e-6)
+    assert_allclose(np.r_[ours.intercept_, ours.coef_], ref.params[:-1], rtol=1e-8)
+    assert_allclose(ours.summary()["std_err"], ref.bse[:-1], rtol=1e-6)
+    for ours_name, ref_name in [("log_likelihood_", "llf"), ("aic_", "aic"), ("bic_", "bic"),
+                                ("df_resid_", "df_resid"), ("df_model_", "df_model")]:
+        assert_allclose(getattr(ours, ours_name), getattr(ref, ref_name), rtol=1e-8)

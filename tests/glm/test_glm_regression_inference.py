@@ -13,7 +13,9 @@ from problin import (
     GLM,
     BinomialRegression,
     Formula,
+    ConvergenceWarning,
     GammaRegression,
+    NegativeBinomialRegression,
     PoissonRegression,
     TweedieRegression,
     load,
@@ -156,3 +158,12 @@ def test_power_outside_one_two_and_undefined_link():
         TweedieRegression(power=2.5).fit(X, y)
     with pytest.raises(ValueError, match="'logit' link is not defined for the gamma family"):
         GLM("gamma", "logit").fit(X, y)
+
+
+def test_negative_binomial_without_overdispersion_warns_with_alpha():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 2))
+    y = rng.binomial(6, 0.5, 200).astype(float)  # underdispersed counts
+    with pytest.warns(ConvergenceWarning, match=r"alpha did not converge \(alpha = 0"):
+        model = NegativeBinomialRegression().fit(X, y)
+    assert np.isfinite(model.coef_).all()

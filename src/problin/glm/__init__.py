@@ -1,6 +1,7 @@
 """Generalised linear models fitted by the Newton/IRLS engine: the classifiers and the
 regressors of counts, rates, sizes and grouped outcomes."""
 from .logistic import LogisticRegression
+from .negative_binomial import NegativeBinomialRegression
 from .probit import ProbitRegression
 from .regressors import (
     GLM,
@@ -13,4 +14,4 @@ from .regressors import (
 
 __all__ = ["LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression",
            "GammaRegression", "InverseGaussianRegression", "TweedieRegression",
-           "BinomialRegression"]
+           "BinomialRegression", "NegativeBinomialRegression"]

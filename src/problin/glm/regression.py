@@ -119,8 +119,7 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         clusters = check_groups(self.cov_type, groups, X.shape[0])
         kind = SmallDenseDesign if is_small_dense(X, self.fit_intercept) else Design
         design = kind.standardised(X, self.fit_intercept, sample_weight=data.weights)
-        objective = self._objective(design, family, data)
-        fit = self._solve(objective, family, data)
+        objective, fit = self._fit_model(design, family, data)
         if self.cov_type != "nonrobust" and fit.covariance_standard is not None:
             bread = fit.covariance_standard / fit.dispersion  # the scale cancels
             eta = objective.linear_predictor(fit.theta_standard)
@@ -139,12 +138,24 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
                             prior_precision(design, 1, self.alpha),
                             information=self.information, offset=data.offset)
 
-    def _solve(self, objective: GLMObjective, family: Any, data: RegressionData) -> GLMFit:
-        """Minimise ``objective`` from the family's start and make the fit's record."""
+    def _fit_model(self, design: Design, family: Any, data: RegressionData
+                   ) -> tuple[GLMObjective, GLMFit]:
+        """The objective of ``family`` on ``design`` and the fit that minimises it (a
+        subclass with parameters of its own, such as the negative binomial's alpha,
+        fits them here)."""
+        objective = self._objective(design, family, data)
+        return objective, self._solve(objective, family, data)
+
+    def _solve(self, objective: GLMObjective, family: Any, data: RegressionData,
+               theta0: Any = None, extra_params: int = 0) -> GLMFit:
+        """Minimise ``objective`` from ``theta0`` (None: the family's start) and make the
+        fit's record; ``extra_params``: the family's estimated parameters outside the
+        coefficients (counted by AIC and BIC)."""
         design = objective.design
-        theta0 = np.zeros(design.n_params)
-        if design.intercept:  # the intercept-only model's mean (statsmodels' start too)
-            theta0[0] = family.start_intercept(data.y, data.weights, data.offset)
+        if theta0 is None:
+            theta0 = np.zeros(design.n_params)
+            if design.intercept:  # the intercept-only model's mean (statsmodels' start too)
+                theta0[0] = family.start_intercept(data.y, data.weights, data.offset)
         solver = self.solver
         if solver == "auto":
             solver = "newton" if design.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
@@ -175,7 +186,7 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
                                  covariance_standard=found.covariance_standard)
         eta = objective.linear_predictor(result.theta)
         stats = regression_statistics(family, data, eta, fit.n_estimated, self.scale,
-                                      self.alpha > 0)
+                                      self.alpha > 0, extra_params)
         phi = float(stats["scale_"])
         return fit.replace(
             dispersion=phi, t_df=stats["df_resid_"] if stats["scale_estimated_"] else None,

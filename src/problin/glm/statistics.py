@@ -128,7 +128,8 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
 
 
 def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_estimated: int,
-                          scale: float | str | None, penalised: bool) -> dict[str, Any]:
+                          scale: float | str | None, penalised: bool,
+                          extra_params: int = 0) -> dict[str, Any]:
     """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the
     offset; ``data``: :class:`~problin.glm._regression_data.RegressionData`).
 
@@ -141,8 +142,10 @@ def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_es
     ``phi = RSS / n``, as statsmodels' and ``LinearRegression``'s), the same for the
     intercept-only model (fitted with the offset), ``AIC = -2 l + 2 k`` and
     ``BIC = -2 l + k log n`` (statsmodels' ``aic`` and ``bic_llf``, the scale not
-    counted as a parameter), ``df_model = k - 1``, ``df_resid = n - k``. AIC and BIC
-    are NaN for penalised fits (not maximum likelihood).
+    counted as a parameter; ``extra_params`` estimated ones outside the coefficients, the
+    negative binomial's alpha, are: statsmodels ``NegativeBinomial``'s ``aic``),
+    ``df_model = k - 1``, ``df_resid = n - k``. AIC and BIC are NaN for penalised fits
+    (not maximum likelihood).
     """
     offset, w = data.offset, data.weights
     y = data.y
@@ -169,8 +172,9 @@ def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_es
         "deviance_": float(deviance), "null_deviance_": family.deviance(y, null.mean, w),
         "pearson_chi2_": float(pearson), "scale_": phi,
         "log_likelihood_": float(ll), "null_log_likelihood_": float(ll0),
-        "aic_": np.nan if penalised else -2.0 * ll + 2.0 * n_estimated,
-        "bic_": np.nan if penalised or n_obs <= 0 else -2.0 * ll + np.log(n_obs) * n_estimated,
+        "aic_": np.nan if penalised else -2.0 * ll + 2.0 * (n_estimated + extra_params),
+        "bic_": np.nan if penalised or n_obs <= 0
+        else -2.0 * ll + np.log(n_obs) * (n_estimated + extra_params),
         "df_model_": float(n_estimated - 1), "df_resid_": df_resid, "n_obs_": n_obs,
         "scale_estimated_": not (scale is None and family.fixed_dispersion)
         and not isinstance(scale, (int, float)),
