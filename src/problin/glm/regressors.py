@@ -88,7 +88,7 @@ class GLM(GLMRegressor):
     >>> from problin import GLM
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([1.0, 2.0, 4.0, 9.0])
     >>> GLM("poisson").fit(X, y).coef_.round(3)
-    array([0.718])
+    array([0.748])
     """
 
     def __init__(self, family: Any = "poisson", link: str | None = None, alpha: float = 0.0, *,
