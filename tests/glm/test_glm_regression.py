@@ -197,15 +197,36 @@ def test_penalised_fit_matches_scikit_learn(ours, theirs):
     assert_allclose(got.score(X, y), ref.score(X, y), rtol=1e-9)
 
 
-def test_robust_covariances_match_statsmodels():
+def _robust_cases():
     X, y = _cpunish()
-    groups = np.arange(y.size) % 5
-    for cov_type, kw in [("HC0", {}), ("cluster", {"cov_kwds": {"groups": groups}})]:
-        ours = PoissonRegression(cov_type=cov_type).fit(
-            X, y, groups=groups if cov_type == "cluster" else None)
-        ref = _sm_fit(y, X, F.Poisson(), cov_type=cov_type, **kw)
-        assert_allclose(ours.covariance_, ref.cov_params(), rtol=1e-6)
+    X2, y2 = _scotland()
+    X3, k, n = _star98()
+    fw, vw = np.arange(y.size) % 3 + 1.0, np.linspace(0.5, 2.0, y.size)
+    g = np.arange(y.size) % 5
+    g3 = np.arange(k.size) % 7
+    return [  # (ours, fit arguments, statsmodels endog, exog, family, GLM and fit keywords)
+        (PoissonRegression(cov_type="HC0"), (X, y), {"sample_weight": fw, "var_weights": vw},
+         y, X, F.Poisson(), {"freq_weights": fw, "var_weights": vw, "cov_type": "HC0"}),
+        (PoissonRegression(cov_type="cluster"), (X, y), {"groups": g}, y, X, F.Poisson(),
+         {"cov_type": "cluster", "cov_kwds": {"groups": g}}),
+        # a non-canonical link: the bread is the inverse observed information
+        (GammaRegression(cov_type="HC0"), (X2, y2), {}, y2, X2, F.Gamma(L.Log()),
+         {"cov_type": "HC0"}),
+        # trials scale a row's score (variance weights), they do not repeat it
+        (BinomialRegression(cov_type="HC0"), (X3, k), {"trials": n},
+         np.column_stack([k, n - k]), X3, F.Binomial(), {"cov_type": "HC0"}),
+        (BinomialRegression("probit", cov_type="cluster"), (X3, k), {"trials": n, "groups": g3},
+         np.column_stack([k, n - k]), X3, F.Binomial(L.Probit()),
+         {"cov_type": "cluster", "cov_kwds": {"groups": g3}}),
+    ]
 
+
+@pytest.mark.parametrize("case", range(5))
+def test_robust_covariances_match_statsmodels(case):
+    ours, args, fit_kw, endog, exog, family, sm_kw = _robust_cases()[case]
+    ours.fit(*args, **fit_kw)
+    ref = _sm_fit(endog, exog, family, **sm_kw)
+    assert_allclose(ours.covariance_, ref.cov_params(), rtol=1e-6, atol=1e-14)
 
 def test_negative_binomial_alpha_by_ml_matches_statsmodels():
     X, y = _randhie()

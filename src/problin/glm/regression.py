@@ -39,7 +39,7 @@ from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_regression_summary_text
 from ..inference.text import SummaryText
 from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
-from ._diagnostics import hessian_affordable, lbfgs_pairs
+from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
 from ._regression_data import RegressionData, check_positive, regression_data
 from ._regression_fit import regression_diagnosis
@@ -121,17 +121,28 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         design = kind.standardised(X, self.fit_intercept, sample_weight=data.weights)
         objective, fit = self._fit_model(design, family, data)
         if self.cov_type != "nonrobust" and fit.covariance_standard is not None:
-            bread = fit.covariance_standard / fit.dispersion  # the scale cancels
-            eta = objective.linear_predictor(fit.theta_standard)
-            cov, cov_z = robust_covariance(objective, eta, bread, self.cov_type, clusters,
-                                           fit.n_estimated)
-            fit = fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
+            fit = self._robust(fit, objective, data, clusters)
         attributes = fit.attributes()  # (one output: a vector and a number)
         attributes.update(coef_=attributes["coef_"][0],
                           intercept_=float(attributes["intercept_"][0]))
         self.__dict__.update(attributes)
         self._result = fit
         return self
+
+    def _robust(self, fit: GLMFit, objective: GLMObjective, data: RegressionData,
+                clusters: Any) -> GLMFit:
+        """``fit`` with the sandwich covariance of ``cov_type`` (:mod:`problin.glm.robust`),
+        whose bread is the inverse observed information whatever ``information`` says
+        (the estimating equation's derivative; statsmodels ``GLM``'s too), unscaled: the
+        dispersion cancels."""
+        eta = objective.linear_predictor(fit.theta_standard)
+        _, _, bread = covariance(objective, objective.observed_hessian(fit.theta_standard, eta))
+        copies = data.frequency
+        if data.variance is not None and copies is None:
+            copies = np.ones(data.y.size)
+        cov, cov_z = robust_covariance(objective, eta, bread, self.cov_type, clusters,
+                                       fit.n_estimated, copies)
+        return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
     def _objective(self, design: Design, family: Any, data: RegressionData) -> GLMObjective:
         return GLMObjective(design, family, data.y, data.weights,
