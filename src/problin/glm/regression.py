@@ -108,9 +108,10 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         """
         validate_params(self)
         family = self._make_family()
+        # (X's finiteness: check_finite_magnitude, on both cores; y's: the family's check_y)
         X, y = validate_data(self, encode_frame(self, X, True), y,
                              accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
-                             y_numeric=True)
+                             y_numeric=True, ensure_all_finite=False)
         if sp.issparse(X):
             X = X.tocsr()
         check_finite_magnitude(X, self)
