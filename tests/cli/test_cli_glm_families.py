@@ -101,6 +101,10 @@ def test_binomial_trials_tweedie_power_and_glm_family(tmp_path):
     model = problin.load(out)
     assert_allclose(np.r_[model.intercept_, model.coef_], ref.params, rtol=1e-7)
     assert_allclose(model.deviance_, ref.deviance, rtol=1e-8)
+    page = tmp_path / "r.html"  # the report reads the trials column again
+    reported = invoke("report", out, path, "--cv", "none", "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert "<dt>family</dt><dd>binomial</dd>" in page.read_text().replace("\n", "")
     y = frame["k"] / frame["n"] * 10 + 0.5  # positive, not whole
     frame.assign(y=y).drop(columns=["k", "n"]).to_csv(path, index=False)
     for args, sm_family in [(["-m", "tweedie", "-p", "power=1.3"],
