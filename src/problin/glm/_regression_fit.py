@@ -3,7 +3,7 @@
 The classifiers' :func:`~problin.glm._diagnostics.diagnose` also looks for separated
 classes, which regression targets do not have; the rest is shared with it
 (:func:`~problin.glm._diagnostics.covariance`, the parameters that are not identified
-held at 0). The information is the one the objective was built with: the expected
+held at 0). The information is the estimator's ``information``: the expected
 information by default, whose inverse is what statsmodels' ``GLM`` (IRLS) and R's
 ``glm`` report for every link; the observed one with ``information="observed"``
 (the same for canonical links).
@@ -17,14 +17,16 @@ from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_aff
 __all__ = ["regression_diagnosis"]
 
 
-def regression_diagnosis(est: Any, objective: Any, result: Any) -> Diagnosis:
-    """The unscaled covariance (inverse information; None where too costly), which
-    parameters are identified, and a ``ConvergenceWarning`` where the solver stopped
-    early (nothing about separation)."""
+def regression_diagnosis(est: Any, objective: Any, result: Any,
+                         hessian: Any = None) -> Diagnosis:
+    """The unscaled covariance (the inverse of ``hessian``, the information at the answer,
+    or of the objective's own; None where too costly), which parameters are identified,
+    and a ``ConvergenceWarning`` where the solver stopped early (nothing about
+    separation)."""
     cov = identified = cov_z = theta = None
-    if result.hessian is not None or hessian_affordable(objective.design.n_samples,
-                                                        objective.n_params):
-        H = result.hessian
+    if hessian is not None or hessian_affordable(objective.design.n_samples,
+                                                 objective.n_params):
+        H = hessian
         if H is None:
             H = objective.value_grad_hess(result.theta, result.eta)[2]
         cov, identified, cov_z = covariance(objective, H)

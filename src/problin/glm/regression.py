@@ -145,10 +145,18 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
                                        fit.n_estimated, copies)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
-    def _objective(self, design: Design, family: Any, data: RegressionData) -> GLMObjective:
+    def _objective(self, design: Design, family: Any, data: RegressionData,
+                   information: str | None = None) -> GLMObjective:
+        """The penalised negative log-likelihood at unit dispersion. Newton's curvature
+        (``information`` None): the observed information where the family's is never
+        negative (``observed_convex``: Newton converges quadratically there, Fisher
+        scoring only linearly, Gamma-log 4 iterations against 14), else ``information``;
+        the covariance is ``information``'s whichever it is (:meth:`_solve`)."""
+        if information is None:
+            information = "observed" if family.observed_convex else self.information
         return GLMObjective(design, family, data.y, data.weights,
                             prior_precision(design, 1, self.alpha),
-                            information=self.information, offset=data.offset)
+                            information=information, offset=data.offset)
 
     def _fit_model(self, design: Design, family: Any, data: RegressionData
                    ) -> tuple[GLMObjective, GLMFit]:
@@ -190,7 +198,13 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
                 again = newton(objective, result.theta, max_iter=max_iter, tol=self.tol,
                                unit=weight_unit(objective) * phi)
                 result = replace(again, n_iter=result.n_iter + again.n_iter)
-        found = regression_diagnosis(self, objective, result)
+        hessian = result.hessian
+        if objective.information != self.information and (
+                hessian is not None or hessian_affordable(design.n_samples, design.n_params)):
+            # the covariance's own information, at the answer
+            hessian = self._objective(design, family, data, self.information).value_grad_hess(
+                result.theta, result.eta)[2]
+        found = regression_diagnosis(self, objective, result, hessian)
         if found.theta is not None:
             result = replace(result, theta=found.theta)
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
