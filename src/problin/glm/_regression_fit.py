@@ -11,10 +11,24 @@ information by default, whose inverse is what statsmodels' ``GLM`` (IRLS) and R'
 import warnings
 from typing import Any
 
+from .._core.linalg import solve_psd
 from ..exceptions import ConvergenceWarning
 from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_affordable
 
-__all__ = ["regression_diagnosis"]
+__all__ = ["regression_diagnosis", "converged_within"]
+
+
+def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bool:
+    """Whether Newton's decrement at the answer, ``g^T H^-1 g / 2`` in ``unit``, is at most
+    ``tol²``: a further Newton step would move the answer by ~``tol`` standard errors or
+    less. One gradient pass (the row derivatives at the answer are cached) instead of
+    another Newton run (a pass with a Hessian, then the last step's pass)."""
+    H = result.hessian
+    if H is None or result.eta is None:
+        return False
+    _, g = objective.value_grad(result.theta, result.eta)
+    step, rank = solve_psd(H, g)
+    return rank == H.shape[0] and float(g @ step) / (2.0 * unit) <= tol * tol
 
 
 def regression_diagnosis(est: Any, objective: Any, result: Any,

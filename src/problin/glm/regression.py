@@ -42,7 +42,7 @@ from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
 from ._regression_data import RegressionData, check_positive, regression_data
-from ._regression_fit import regression_diagnosis
+from ._regression_fit import converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
 from .interval import check_offset
@@ -194,9 +194,10 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
             # continues from there in the likelihood's units (a step or two).
             mu = family.mean(result.eta if data.offset is None else result.eta + data.offset)
             phi = family.pearson_chi2(data.y, mu, data.weights) / data.n_obs
-            if 0 < phi < 1:
+            unit = weight_unit(objective) * phi
+            if 0 < phi < 1 and not converged_within(objective, result, unit, self.tol):
                 again = newton(objective, result.theta, max_iter=max_iter, tol=self.tol,
-                               unit=weight_unit(objective) * phi)
+                               unit=unit)
                 result = replace(again, n_iter=result.n_iter + again.n_iter)
         hessian = result.hessian
         if objective.information != self.information and (
@@ -210,7 +211,9 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
                                  covariance=found.covariance, identified=found.identified,
                                  covariance_standard=found.covariance_standard)
-        eta = objective.linear_predictor(result.theta)
+        # (the solver's eta where the answer is its theta: a pass over X saved)
+        eta = result.eta if found.theta is None and result.eta is not None \
+            else objective.linear_predictor(result.theta)
         stats = regression_statistics(family, data, eta, fit.n_estimated, self.scale,
                                       self.alpha > 0, extra_params)
         phi = float(stats["scale_"])
