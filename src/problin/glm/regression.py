@@ -200,9 +200,10 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
                                unit=unit)
                 result = replace(again, n_iter=result.n_iter + again.n_iter)
         hessian = result.hessian
-        if objective.information != self.information and (
+        if objective.information != self.information and not family.canonical and (
                 hessian is not None or hessian_affordable(design.n_samples, design.n_params)):
-            # the covariance's own information, at the answer
+            # the covariance's own information, at the answer (a canonical link's two
+            # informations are one: no second Hessian pass)
             hessian = self._objective(design, family, data, self.information).value_grad_hess(
                 result.theta, result.eta)[2]
         found = regression_diagnosis(self, objective, result, hessian)
