@@ -46,7 +46,7 @@ from ._regression_fit import converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
 from .interval import check_offset
-from .problem import prior_precision
+from .problem import _plain_arrays, prior_precision
 from .result import GLMFit
 from .robust import check_groups, robust_covariance
 from .statistics import regression_statistics
@@ -109,9 +109,11 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         validate_params(self)
         family = self._make_family()
         # (X's finiteness: check_finite_magnitude, on both cores; y's: the family's check_y)
-        X, y = validate_data(self, encode_frame(self, X, True), y,
-                             accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
-                             y_numeric=True, ensure_all_finite=False)
+        X = encode_frame(self, X, True)
+        plain = _plain_arrays(self, X, y)  # (validate_data: ~0.15 ms, a sixth of a small fit)
+        X, y = plain if plain is not None else validate_data(
+            self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+            y_numeric=True, ensure_all_finite=False)
         if sp.issparse(X):
             X = X.tocsr()
         check_finite_magnitude(X, self)
