@@ -44,13 +44,17 @@ def offending_rows(bad: BoolArray, values: FloatArray, what: str, shown: int = 5
     return listed + more
 
 
+_VECTORISED_FROM = 10_000  # values: kl_div and log_factorial's own kernels pay from here
+
+
 def kl_div(a: FloatArray | float, b: FloatArray | float) -> FloatArray:
     """scipy's ``kl_div(a, b) = a log(a / b) - a + b`` (``b`` at ``a = 0``; ``inf`` below
     ``a = 0`` or at ``b = 0 < a``), by numpy's vectorised logarithm in the same order of
     operations: scipy's ufunc loop costs ~30 ns a value, this ~12 (1e6 rows: the Poisson
     and Gamma derivatives of every Newton pass, and the deviances). Non-finite rows
-    (outside the domain, NaN) are scipy's."""
-    if np.ndim(a) == 0 and np.ndim(b) == 0:
+    (outside the domain, NaN) are scipy's, and so are small arrays (below ~10,000 values
+    the few numpy calls here cost more than scipy's loop)."""
+    if max(np.size(a), np.size(b)) < _VECTORISED_FROM:
         return special.kl_div(a, b)
     a, b = np.broadcast_arrays(_float(a), _float(b))
     with np.errstate(all="ignore"):
@@ -66,10 +70,10 @@ def kl_div(a: FloatArray | float, b: FloatArray | float) -> FloatArray:
 
 
 def log_factorial(y: FloatArray) -> FloatArray:
-    """``log y! = gammaln(y + 1)``; for counts (whole ``0 <= y < len(y)``) from a table of
-    ``gammaln(k + 1)``, the same numbers: scipy's gammaln costs ~100 ns a value."""
+    """``log y! = gammaln(y + 1)``; for many counts (whole ``0 <= y < len(y)``) from a
+    table of ``gammaln(k + 1)``, the same numbers: scipy's gammaln costs ~100 ns a value."""
     y = _float(y)
-    if y.ndim and y.size:
+    if y.ndim and y.size >= _VECTORISED_FROM:
         low, top = float(y.min()), float(y.max())
         if 0.0 <= low and top < y.size:  # (NaN fails both)
             k = y.astype(np.intp)
