@@ -16,7 +16,7 @@ estimate ``phi`` and the statistics are referred to t on ``df_resid_`` (R's
 """
 from dataclasses import replace
 from numbers import Integral, Real
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,7 @@ from .._core.validation import check_finite_magnitude
 from .._frames import encode_frame
 from .._params import validate_params
 from .._state import AllOrNothingFit
-from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
+from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_regression_summary_text
 from ..inference.text import SummaryText
 from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
@@ -54,7 +54,7 @@ from .statistics import regression_statistics
 __all__ = ["GLMRegressor"]
 
 
-class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
+class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimator):
     """A GLM ``E[y | x] = g^-1(b + x^T w + o)`` of one family, with a Gaussian prior
     (L2 penalty ``alpha/2 |w|^2``) on ``w``; subclasses say which family
     (:meth:`_make_family`). One :class:`~problin.glm.result.GLMFit` per fit (``_result``)."""
@@ -328,6 +328,12 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
             use_f = self._result.t_df is not None
         return table_wald_test(self.summary(), self.covariance_, R, q, use_f=use_f,
                                df_resid=self.df_resid_ if use_f else None)
+
+    def lr_reference(self) -> Literal["chi2", "F"]:
+        """F where the dispersion was estimated (``scale_estimated_``: :func:`problin.
+        lr_test` then compares the deviances, R's ``anova(test="F")``), else chi²."""
+        check_is_fitted(self)
+        return "F" if self._result.t_df is not None else "chi2"
 
     def marginal_effects(self, X: Any, at: str = "overall", *, sample_weight: Any = None,
                          level: float = 0.95, offset: Any = None,

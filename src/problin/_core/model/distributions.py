@@ -159,6 +159,25 @@ class Distribution:
         """``(y - mu)² / V(mu)`` per row."""
         return np.square(y - mu) / self.variance(mu)
 
+    def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
+        """The dispersion at which the reported log-likelihood is evaluated where it is
+        not the estimated one (the concentrated likelihood of statsmodels' Gaussian
+        with the identity link); None: at the estimated dispersion."""
+        return None
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(y, variance weights)`` of successes out of ``trials`` (``fit(X, successes,
+        trials=n)``): a ValueError where the distribution has no trials."""
+        raise ValueError(f"trials are the binomial's: the {self.name} family has none "
+                         "(fit(X, successes, trials=n) with the binomial family)")
+
+    def to_params(self) -> dict[str, str | float]:
+        """The distribution as data: its ``name`` and numeric parameters (a model file
+        stores this; :func:`make_distribution` ``(**params)`` rebuilds it)."""
+        return {"name": self.name, **{k: float(v) for k, v in sorted(vars(self).items())
+                                      if k != "variance_power"}}
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -190,6 +209,11 @@ class Gaussian(Distribution):
                        scale: float = 1.0) -> FloatArray:
         w = _float(var_weights)
         return -0.5 * (w * np.square(_float(y) - mu) / scale + np.log(scale / w) + _LOG_2PI)
+
+    def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
+        # statsmodels' GLM reports least squares' log-likelihood, the scale profiled out
+        # at RSS / n (as LinearRegression's), for the identity link only
+        return deviance / n_obs if link == "identity" else None
 
 
 class Poisson(Distribution):
@@ -369,6 +393,12 @@ class Binomial(Distribution):
     def start_mean(self, y: FloatArray) -> FloatArray:
         """``(y + 1/2) / 2`` (statsmodels' binomial ``starting_mu``)."""
         return (_float(y) + 0.5) / 2.0
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(successes / trials, trials)``: proportions weighted by their trials
+        (:func:`binomial_proportions`, which checks them)."""
+        return binomial_proportions(successes, trials)
 
 
 class Bernoulli(Binomial):

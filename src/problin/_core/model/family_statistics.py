@@ -94,6 +94,19 @@ class FamilyStatistics:
                                               scale)
         return float(np.sum(ll if freq_weights is None else freq_weights * ll))
 
+    def log_likelihood_scale(self, phi: float, deviance: float, n_obs: float) -> float:
+        """The dispersion at which the fit's log-likelihood is reported: the estimate
+        ``phi``, or the distribution's profiled one (the Gaussian with the identity link:
+        ``RSS / n``, as statsmodels' ``GLM`` and least squares report it)."""
+        profiled = self.distribution.profile_scale(self.link_function.name, deviance, n_obs)
+        return phi if profiled is None else profiled
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(y, variance weights)`` of successes out of trials (the binomial's; a
+        ValueError for the distributions without trials)."""
+        return self.distribution.from_trials(successes, trials)
+
     # -- dispersion -----------------------------------------------------------------
     def dispersion(self, y: FloatArray, mu: FloatArray, var_weights: FloatArray | None = None,
                    freq_weights: FloatArray | None = None, df_resid: float | None = None,
