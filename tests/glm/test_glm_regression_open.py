@@ -12,10 +12,14 @@ from tests.glm.test_glm_regression import _cpunish, _scotland, _sm_fit
 
 from problin import (
     GLM,
+    BinomialRegression,
     Formula,
     LinearRegression,
     LogisticRegression,
+    PerfectFitWarning,
     PoissonRegression,
+    SeparationWarning,
+    TweedieRegression,
     lr_test,
 )
 from problin._core.model import negative_binomial as nb
@@ -127,3 +131,67 @@ def test_nb_alpha_converges_where_the_likelihood_is_flat_at_its_rounding():
     assert found.converged and found.n_iter < 10
     assert_allclose(found.alpha, ref.params[-1], rtol=1e-8)
 
+
+
+def _isolated_zeros():
+    """Counts whose indicator column z is nonzero only where y = 0: its coefficient
+    runs off to -inf, and the others converge to the fit without those rows."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=30)
+    z = (np.arange(30) < 8).astype(float)
+    y = rng.poisson(np.exp(0.5 + 0.3 * x)).astype(float)
+    y[z == 1] = 0.0
+    return np.c_[x, z], y, z == 1
+
+
+def test_all_zero_counts_warn_and_give_a_finite_result():
+    X = np.linspace(0.0, 2.0, 12)[:, None]
+    y = np.zeros(12)
+    with pytest.warns(PerfectFitWarning, match="12 of 12 rows"):
+        model = PoissonRegression().fit(X, y)
+    assert issubclass(PerfectFitWarning, SeparationWarning)
+    assert model.separated_.all() and model.intercept_ < -15
+    for name in ("coef_", "covariance_", "deviance_", "null_deviance_", "pearson_chi2_",
+                 "log_likelihood_", "aic_", "bic_", "scale_"):
+        assert np.all(np.isfinite(getattr(model, name))), name
+    assert model.score(X, y) == 0.0  # (D2 of an all-equal y: scikit-learn's convention)
+    assert "fitted at the boundary of the mean's range" in str(model.summary_text())
+    with pytest.warns(PerfectFitWarning):  # (the penalty does not hold the intercept)
+        TweedieRegression(alpha=1.0).fit(X, y)
+
+
+def test_counts_isolated_by_a_column_match_the_fit_without_them():
+    X, y, isolated = _isolated_zeros()
+    with pytest.warns(PerfectFitWarning, match="8 of 30 rows"):
+        model = PoissonRegression().fit(X, y)
+    np.testing.assert_array_equal(model.separated_, isolated)
+    ref = _sm_fit(y[~isolated], X[~isolated, :1], F.Poisson())
+    assert_allclose([model.intercept_, model.coef_[0]], ref.params, rtol=1e-6)
+    assert model.coef_[1] < -15
+    with warnings.catch_warnings():  # a refit inside the range: no warning, no rows
+        warnings.simplefilter("error")
+        model.fit(X[:, :1], y)
+    assert not hasattr(model, "separated_")
+
+
+def test_binomial_proportions_at_zero_and_one_in_groups_of_their_own():
+    g = np.repeat([0.0, 1.0, 2.0], 6)
+    X = np.c_[g == 1, g == 2].astype(float)
+    trials = np.full(18, 4.0)
+    successes = np.r_[np.zeros(6), [1, 2, 3, 2, 1, 2], np.full(6, 4.0)]
+    with pytest.warns(PerfectFitWarning, match="12 of 18 rows"):
+        model = BinomialRegression().fit(X, successes, trials=trials)
+    np.testing.assert_array_equal(model.separated_, g != 1)
+    assert_allclose(model.predict(X[6:12]), 11 / 24, rtol=1e-8)
+
+
+def test_small_means_of_a_steep_fit_are_not_a_boundary():
+    rng = np.random.default_rng(0)
+    x = np.linspace(-10.0, 2.0, 40)
+    y = rng.poisson(np.exp(1.5 * x)).astype(float)  # means down to 3e-7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = PoissonRegression().fit(x[:, None], y)
+    assert not hasattr(model, "separated_")
+    assert_allclose([model.intercept_, model.coef_[0]],
+                    _sm_fit(y, x[:, None], F.Poisson()).params, rtol=1e-8)

@@ -42,7 +42,7 @@ from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
 from ._regression_data import RegressionData, check_positive, regression_data
-from ._regression_fit import converged_within, regression_diagnosis
+from ._regression_fit import boundary_fit, converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
 from .interval import check_offset
@@ -128,6 +128,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         attributes = fit.attributes()  # (one output: a vector and a number)
         attributes.update(coef_=attributes["coef_"][0],
                           intercept_=float(attributes["intercept_"][0]))
+        self.__dict__.pop("separated_", None)  # a refit inside the range has none
         self.__dict__.update(attributes)
         self._result = fit
         return self
@@ -208,12 +209,14 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
             # informations are one: no second Hessian pass)
             hessian = self._objective(design, family, data, self.information).value_grad_hess(
                 result.theta, result.eta)[2]
-        found = regression_diagnosis(self, objective, result, hessian)
+        found = regression_diagnosis(self, objective, result, hessian,
+                                     boundary_fit(self, objective, result))
         if found.theta is not None:
             result = replace(result, theta=found.theta)
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
                                  covariance=found.covariance, identified=found.identified,
-                                 covariance_standard=found.covariance_standard)
+                                 covariance_standard=found.covariance_standard,
+                                 separated=found.separated)
         # (the solver's eta where the answer is its theta: a pass over X saved)
         eta = result.eta if found.theta is None and result.eta is not None \
             else objective.linear_predictor(result.theta)
@@ -255,7 +258,9 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
               exposure: Any = None, trials: Any = None) -> float:
         """D², the fraction of deviance explained: ``1 - D(y, mu) / D(y, ybar)``, the
         null model the weighted mean of ``y`` (scikit-learn's ``d2_tweedie_score`` for
-        the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes."""
+        the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes.
+        Where the null model fits exactly (all ``y`` equal) D² is 1 for an exact fit,
+        else 0 (scikit-learn's ``r2_score(force_finite=True)``)."""
         family = self._make_family()
         Xv, eta = self._eta(X, offset, exposure)
         data = regression_data(family, np.asarray(y, dtype=np.float64), Xv.shape[0],
@@ -263,7 +268,10 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         mu = family.mean(eta)
         ybar = np.average(data.y, weights=data.weights)
         null = family.deviance(data.y, np.full_like(data.y, ybar), data.weights)
-        return float(1.0 - family.deviance(data.y, mu, data.weights) / null)
+        deviance = family.deviance(data.y, mu, data.weights)
+        if null == 0:
+            return 1.0 if deviance == 0 else 0.0
+        return float(1.0 - deviance / null)
 
     def predict_interval(self, X: Any, level: float = 0.95, offset: Any = None,
                          exposure: Any = None) -> pd.DataFrame:
@@ -305,7 +313,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
                            statistic="z" if fit.t_df is None else "t",
                            df=fit.t_df, objective=fit.objective, converged=fit.converged,
                            n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type,
-                           log_likelihood=self.log_likelihood_)
+                           log_likelihood=self.log_likelihood_,
+                           boundary_rows=0 if fit.separated is None else int(fit.separated.sum()))
         return table
 
     def summary_text(self, level: float = 0.95) -> SummaryText:

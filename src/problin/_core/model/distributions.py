@@ -156,8 +156,14 @@ class Distribution:
         return self.clip_mean((y + y.mean()) / 2.0)
 
     def pearson_residual_squared(self, y: FloatArray, mu: FloatArray) -> FloatArray:
-        """``(y - mu)² / V(mu)`` per row."""
-        return np.square(y - mu) / self.variance(mu)
+        """``(y - mu)² / V(mu)`` per row; 0 where ``y = mu`` at an end of the range, where
+        ``V = 0`` (the limit: a zero count fitted by a mean rounded to 0)."""
+        r2 = np.square(y - mu)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = r2 / self.variance(mu)
+        if not np.isfinite(np.add.reduce(out)):
+            out = np.where(r2 == 0, 0.0, out)
+        return out
 
     def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
         """The dispersion at which the reported log-likelihood is evaluated where it is
@@ -332,8 +338,10 @@ class Tweedie(Distribution):
 
     def unit_deviance(self, y: FloatArray, mu: FloatArray) -> FloatArray:
         p, y = self.power, _float(y)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0: y = 0 has 0 here)
+            cross = np.where(y > 0, y * _float(mu) ** (1.0 - p), 0.0)
         return 2.0 * (y ** (2.0 - p) / ((1.0 - p) * (2.0 - p))
-                      - y * mu ** (1.0 - p) / (1.0 - p) + mu ** (2.0 - p) / (2.0 - p))
+                      - cross / (1.0 - p) + mu ** (2.0 - p) / (2.0 - p))
 
     def log_likelihood(self, y: FloatArray, mu: FloatArray,
                        var_weights: FloatArray | float = 1.0,
@@ -341,9 +349,10 @@ class Tweedie(Distribution):
         p, y = self.power, _float(y)
         phi = np.broadcast_to(scale / _float(var_weights), y.shape)
         mu = np.broadcast_to(_float(mu), y.shape)
-        theta = mu ** (1.0 - p) / (1.0 - p)
-        kappa = mu ** (2.0 - p) / (2.0 - p)
-        out = (y * theta - kappa) / phi
+        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0 at y = 0: -kappa)
+            theta = mu ** (1.0 - p) / (1.0 - p)
+            kappa = mu ** (2.0 - p) / (2.0 - p)
+            out = (np.where(y > 0, y * theta, 0.0) - kappa) / phi
         pos = y > 0
         if pos.any():
             a = (2.0 - p) / (1.0 - p)  # negative
