@@ -150,6 +150,8 @@ def test_non_positive_exposure_and_exposure_without_log_link():
         PoissonRegression().fit(X, y, exposure=exposure)
     with pytest.raises(ValueError, match="needs the log link"):
         PoissonRegression("sqrt").fit(X, y, exposure=np.ones(y.size))
+    with pytest.raises(ValueError, match="needs the log link"):  # (at prediction too)
+        PoissonRegression("sqrt").fit(X, y).predict(X, exposure=np.ones(y.size))
 
 
 def test_power_outside_one_two_and_undefined_link():

@@ -41,7 +41,7 @@ from ..inference.text import SummaryText
 from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
-from ._regression_data import RegressionData, check_positive, regression_data
+from ._regression_data import RegressionData, log_exposure, regression_data
 from ._regression_fit import boundary_fit, converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
@@ -241,9 +241,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         off = check_offset(offset, X.shape[0])
         if off is not None:
             eta = eta + off
-        if exposure is not None:
-            self._make_family()  # (the link is checked at fit)
-            eta = eta + np.log(check_positive("exposure", exposure, X.shape[0]))  # type: ignore[arg-type]
+        if exposure is not None:  # (the log link's only: a ValueError for another)
+            eta = eta + log_exposure(self._make_family(), exposure, X.shape[0])
         return X, eta
 
     def predict(self, X: Any, offset: Any = None, exposure: Any = None,
