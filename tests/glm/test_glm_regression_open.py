@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 from numpy.testing import assert_allclose
+from sklearn.exceptions import NotFittedError
 from tests.glm.test_glm_regression import _cpunish, _scotland, _sm_fit
 
 from problin import (
@@ -16,6 +17,7 @@ from problin import (
     Formula,
     LinearRegression,
     LogisticRegression,
+    NegativeBinomialRegression,
     PerfectFitWarning,
     PoissonRegression,
     SeparationWarning,
@@ -51,6 +53,7 @@ class _Grouped(Distribution):
     log_likelihood = Binomial.log_likelihood
     start_mean = Binomial.start_mean
     from_trials = Binomial.from_trials
+    has_trials = True
 
 
 def test_a_renamed_gaussian_reports_the_concentrated_log_likelihood():
@@ -195,3 +198,19 @@ def test_small_means_of_a_steep_fit_are_not_a_boundary():
     assert not hasattr(model, "separated_")
     assert_allclose([model.intercept_, model.coef_[0]],
                     _sm_fit(y, x[:, None], F.Poisson()).params, rtol=1e-8)
+
+
+def test_get_family_is_the_fitted_family_and_scores_with_it():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 2))
+    mu = np.exp(0.8 + 0.5 * X[:, 0])
+    y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu)).astype(float)
+    model = NegativeBinomialRegression().fit(X, y)
+    family = model.get_family()
+    assert family.distribution.alpha == model.alpha_ and family.link_function.name == "log"
+    ref = F.NegativeBinomial(alpha=model.alpha_)
+    expected = 1.0 - ref.deviance(y, model.predict(X)) / ref.deviance(y, np.full(80, y.mean()))
+    assert_allclose(model.score(X, y), expected, rtol=1e-10)
+    assert _Grouped.has_trials and not Gaussian.has_trials
+    with pytest.raises(NotFittedError):
+        NegativeBinomialRegression().get_family()

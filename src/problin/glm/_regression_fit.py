@@ -53,16 +53,15 @@ def boundary_fit(est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | N
     signs = family.boundary_signs(objective.y)
     if signs is None or not signs.any():
         return None
-    eta = result.eta if result.eta is not None else objective.linear_predictor(result.theta)
-    if objective.offset is not None:
-        eta = eta + objective.offset
     sw = objective.sample_weight
     used = np.ones(signs.size, dtype=bool) if sw is None else sw > 0
+    at = np.flatnonzero(used & (signs != 0))  # (the rows at an end: the deviance of those)
+    eta = result.eta if result.eta is not None else objective.linear_predictor(result.theta)
+    eta = eta[at] if objective.offset is None else eta[at] + objective.offset[at]
     with np.errstate(all="ignore"):  # (means that under- or overflow are at the ends)
-        d = family.unit_deviance(objective.y, family.mean(eta))
+        d = family.unit_deviance(objective.y[at], family.mean(eta))
     design = objective.design
-    if not np.any(used & (signs != 0) & (d < _AT_END)) \
-            or design.n_samples * design.n_params > LP_MAX_SIZE:
+    if not np.any(d < _AT_END) or design.n_samples * design.n_params > LP_MAX_SIZE:
         return None
     if est.alpha > 0 and not design.intercept:
         return None

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
+from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.objective import GLMObjective
 from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.newton import newton, sketch_rows
@@ -73,6 +74,14 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
     def _make_family(self) -> Any:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
         raise NotImplementedError
+
+    def get_family(self) -> ExponentialFamily:
+        """The fitted model's family (distribution x link, the negative binomial's at its
+        fitted ``alpha_``): its mean, variance, unit deviance and log-likelihood
+        functions (:class:`~problin._core.model.exponential_family.ExponentialFamily`)."""
+        check_is_fitted(self)
+        family: ExponentialFamily = self._make_family()
+        return family
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,
@@ -260,7 +269,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes.
         Where the null model fits exactly (all ``y`` equal) D² is 1 for an exact fit,
         else 0 (scikit-learn's ``r2_score(force_finite=True)``)."""
-        family = self._make_family()
+        family = self.get_family()
         Xv, eta = self._eta(X, offset, exposure)
         data = regression_data(family, np.asarray(y, dtype=np.float64), Xv.shape[0],
                                sample_weight, None, None, None, trials)
