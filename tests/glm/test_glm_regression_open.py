@@ -116,6 +116,10 @@ def test_formula_predictions_read_offset_and_exposure_columns():
         X[["INCOME", "SOUTH"]], at="mean", offset=arrays["offset"])["dy/dx"], rtol=1e-12)
     with pytest.raises(ValueError, match="yeras"):
         model.predict(df, exposure="yeras")
+    with pytest.raises(TypeError, match="column name is read by Formula"):
+        direct.predict(X[["INCOME", "SOUTH"]], offset="shift")
+    with pytest.raises(TypeError, match="column name is read by Formula"):
+        direct.predict(X[["INCOME", "SOUTH"]], exposure="years")
 
 
 def test_nb_alpha_converges_where_the_likelihood_is_flat_at_its_rounding():

@@ -39,7 +39,9 @@ def _vector(name: str, values: Any, n_rows: int) -> NDArray[np.float64]:
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric, one value per row") from None
+        hint = ": a column name is read by Formula(...).fit/predict, not by the estimator" \
+            if isinstance(values, str) else ""
+        raise TypeError(f"{name} must be numeric, one value per row{hint}") from None
     if v.ndim == 0:
         v = np.full(n_rows, float(v))
     if v.ndim != 1 or v.shape[0] != n_rows:
