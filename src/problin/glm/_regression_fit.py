@@ -16,7 +16,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._core.linalg import solve_psd
+from .._core.solvers.steps import SolverResult
 from .._core.model.boundary import boundary_rows
+from .._core.model.objective import GLMObjective
 from .._core.model.separation import LP_MAX_SIZE
 from ..exceptions import ConvergenceWarning, PerfectFitWarning
 from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_affordable
@@ -29,7 +31,8 @@ __all__ = ["boundary_fit", "regression_diagnosis", "converged_within"]
 _AT_END = 2e-7
 
 
-def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bool:
+def converged_within(objective: GLMObjective, result: SolverResult, unit: float, tol: float
+                     ) -> bool:
     """Whether Newton's decrement at the answer, ``g^T H^-1 g / 2`` in ``unit``, is at most
     ``tol²``: a further Newton step would move the answer by ~``tol`` standard errors or
     less. One gradient pass (the row derivatives at the answer are cached) instead of
@@ -42,7 +45,8 @@ def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bo
     return rank == H.shape[0] and float(g @ step) / (2.0 * unit) <= tol * tol
 
 
-def boundary_fit(est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None:
+def boundary_fit(est: Any, objective: GLMObjective, result: SolverResult
+                 ) -> NDArray[np.bool_] | None:
     """The rows fitted at an end of the mean's range along a direction of the
     coefficients that moves no other row (:mod:`problin._core.model.boundary`: zero
     counts, proportions of 0 or 1), None where there are none. The linear program runs

@@ -75,7 +75,7 @@ class NegativeBinomialRegression(_OneFamily):
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "nb_alpha": [Interval(Real, 0, None, closed="neither"), None]}
 
-    def _make_family(self, nb_alpha: float | None = None) -> Any:
+    def _make_family(self, nb_alpha: float | None = None) -> ExponentialFamily:
         # (the mean does not depend on alpha: before the fit, and for the mean, any value
         # serves; get_family gives the fitted alpha_'s)
         value = nb_alpha if nb_alpha is not None else self.nb_alpha \
@@ -84,8 +84,7 @@ class NegativeBinomialRegression(_OneFamily):
 
     def get_family(self) -> ExponentialFamily:
         check_is_fitted(self)
-        family: ExponentialFamily = self._make_family(self.alpha_)
-        return family
+        return self._make_family(self.alpha_)
 
     def _fit_model(self, design: Design, family: Any, data: RegressionData
                    ) -> tuple[GLMObjective, GLMFit]:

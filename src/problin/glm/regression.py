@@ -71,7 +71,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def _make_family(self) -> Any:  # pragma: no cover - abstract
+    def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
         raise NotImplementedError
 
@@ -80,8 +80,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         fitted ``alpha_``): its mean, variance, unit deviance and log-likelihood
         functions (:class:`~problin._core.model.exponential_family.ExponentialFamily`)."""
         check_is_fitted(self)
-        family: ExponentialFamily = self._make_family()
-        return family
+        return self._make_family()
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,

@@ -122,7 +122,7 @@ class GLM(GLMRegressor):
     _parameter_constraints = {**GLMRegressor._parameter_constraints,
                               "family": [str, object], "link": [str, None]}
 
-    def _make_family(self) -> Any:
+    def _make_family(self) -> ExponentialFamily:
         if isinstance(self.family, ExponentialFamily):  # distribution and link composed
             if self.link is not None and self.link != self.family.link_function.name:
                 raise ValueError(f"link={self.link!r} contradicts the family object's "
@@ -152,7 +152,7 @@ class _OneFamily(GLMRegressor):
 
     _parameter_constraints = {**GLMRegressor._parameter_constraints, "link": [str]}
 
-    def _make_family(self) -> Any:
+    def _make_family(self) -> ExponentialFamily:
         return make_family(self._distribution, self.link)
 
 
@@ -253,5 +253,5 @@ class TweedieRegression(_OneFamily):
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "power": [Interval(Real, 1, 2, closed="neither")]}
 
-    def _make_family(self) -> Any:
+    def _make_family(self) -> ExponentialFamily:
         return make_family(self._distribution, self.link, power=self.power)
