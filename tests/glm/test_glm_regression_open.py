@@ -14,6 +14,7 @@ from tests.glm.test_glm_regression import _cpunish, _scotland, _sm_fit
 from problin import (
     GLM,
     BinomialRegression,
+    ConvergenceWarning,
     Formula,
     LinearRegression,
     LogisticRegression,
@@ -165,6 +166,10 @@ def test_all_zero_counts_warn_and_give_a_finite_result():
     assert "fitted at the boundary of the mean's range" in str(model.summary_text())
     with pytest.warns(PerfectFitWarning):  # (the penalty does not hold the intercept)
         TweedieRegression(alpha=1.0).fit(X, y)
+    with pytest.warns(PerfectFitWarning), pytest.warns(ConvergenceWarning,
+                                                       match="alpha tends to infinity"):
+        nb2 = NegativeBinomialRegression().fit(X, y)
+    assert nb2.alpha_ == 1e8 and np.all(np.isfinite(nb2.covariance_))
 
 
 def test_counts_isolated_by_a_column_match_the_fit_without_them():
