@@ -140,6 +140,8 @@ def test_successes_above_trials_and_bad_trials():
         BinomialRegression().fit(X, y, trials=trials)
     with pytest.raises(ValueError, match="trials are the binomial's"):
         PoissonRegression().fit(X, y, trials=y + 1)
+    with pytest.raises(ValueError, match=r"proportions .*trials=n\)\): y\[0\] = "):
+        BinomialRegression().fit(X, y + 1.0)  # (counts without their trials)
 
 
 def test_non_positive_exposure_and_exposure_without_log_link():

@@ -375,7 +375,7 @@ class Binomial(Distribution):
     links = ("logit", "probit", "cloglog", "loglog")
     fixed_dispersion = True
     mean_high = 1.0
-    y_rule = "proportions 0 <= y <= 1"
+    y_rule = "proportions 0 <= y <= 1 (counts of successes: fit(X, successes, trials=n))"
     has_trials = True
 
     def invalid_y(self, y: FloatArray) -> BoolArray:
