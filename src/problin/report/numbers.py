@@ -133,7 +133,7 @@ def glm_statistics(est: Any, family: str, link: str) -> list[tuple[str, str]]:
     freedom, scale, deviance, Pearson χ² (with χ²/df where the dispersion is fixed at 1,
     above 1 for overdispersed data), log-likelihood, AIC, BIC (and NB's alpha)."""
     out = [("family", family), ("link", link), *_present(est, _GLM_STATISTICS)]
-    if not getattr(est, "scale_estimated_", True) and est.df_resid_ > 0:
+    if est.lr_reference() == "chi2" and est.df_resid_ > 0:  # the dispersion not estimated
         out.append(("Pearson χ² / df", f"{est.pearson_chi2_ / est.df_resid_:.3g}"))
     return out + model_statistics(est, [])  # (the iterations and convergence)
 
