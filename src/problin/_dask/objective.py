@@ -11,7 +11,7 @@ code on it (``GLMObjective``/``SoftmaxObjective`` on an in-memory ``Design``
 of the chunk), the p-sized results summed in Dask's tree: ``advance`` gives
 the loss, gradient and Hessian of a Newton step in ONE pass per iteration
 (softmax too: its exact block Hessian, not Hessian-vector products, each of
-which would be a pass). The prior is added on the client, as in memory.
+which would be a pass). The penalty is added on the client, as in memory.
 
 The few things the engine otherwise reads off n-vectors have distributed
 equivalents: :meth:`DaskGLMObjective.hessian_change` (the bound of
@@ -36,7 +36,8 @@ from .._core.model.design import Design
 from .._core.model.families import largest_change, uniform_curvature_change
 from .._core.model.objective import GLMObjective, bound_row_limit, range_basis
 from .._core.model.objective_softmax import SoftmaxObjective
-from .._core.model.prior import GaussianPrior, PriorPrecision
+from .._core.model.penalty import Penalty, add_penalty, objective_penalty
+from .._core.model.prior import PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
 from .._core.solvers.steps import SolverResult
 from .design import DaskDesign, Sums
@@ -161,20 +162,20 @@ def _margin_mask(Xb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None, *
     return mask if wb is None else mask & (obj.sample_weight > 0)
 
 
-class _DaskObjective(GaussianPrior, DistributedObjective):
-    """What the Dask objectives share: passes, the prior, the engine's helpers."""
+class _DaskObjective(DistributedObjective):
+    """What the Dask objectives share: passes, the penalty, the engine's helpers."""
 
     design: DaskDesign
     family: Any
 
     def __init__(self, design: DaskDesign, model: Callable[..., ChunkObjective], n_blocks: int,
                  prior_precision: PriorPrecision | np.ndarray | None,
-                 prior_mean: np.ndarray | None) -> None:
+                 prior_mean: np.ndarray | None, penalty: Penalty | None) -> None:
         self.design, self._model, self.n_blocks = design, model, n_blocks
         self.sample_weight = design.sample_weight
         self.n_params = n_blocks * design.n_params
         self._watched: tuple[RowFunc, ...] = ()
-        self._init_prior(prior_precision, prior_mean)
+        self.penalty = objective_penalty(penalty, prior_precision, prior_mean, self.n_params)
 
     @property
     def total_weight(self) -> float:
@@ -191,7 +192,8 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         return self.design.reduce(functools.partial(op, **kwargs), self._model,
                                   rows=max(_SUB_ROWS // self.n_blocks, 256))
 
-    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> ChunkObjective:
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
+                   ) -> ChunkObjective:
         raise NotImplementedError  # pragma: no cover - each model's own
 
     def _change_pass(self, eta_old: LazyEta, eta_new: LazyEta, **kwargs: Any
@@ -219,21 +221,20 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         if eta.loss is None:  # (the watched counts come with it: see watch_rows)
             eta.loss, *counts = self._rows_pass(_loss_op, v=eta.v, watched=self._watched)
             eta.counts.update(zip(self._watched, counts))
-        return eta.loss + self.penalty(theta)
+        return eta.loss + self.penalty.value(theta)
 
     def value_grad(self, theta: np.ndarray, eta: LazyEta) -> tuple[float, np.ndarray]:
         """``(f, gradient)``: one pass."""
         eta.loss, grad, _ = self._pass(_evaluate_op, v=eta.v, gram=None)
-        f, grad, _ = self._add_prior(theta, eta.loss, grad)
-        return f, grad
+        return self.penalty.add_gradient(theta, eta.loss, grad)
 
     def value_grad_hess(self, theta: np.ndarray, eta: LazyEta, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(f, gradient, Hessian)``: one pass."""
         eta.loss, grad, H = self._pass(_evaluate_op, v=eta.v,
                                        gram="single" if single else "double")
-        f, grad, H = self._add_prior(theta, eta.loss, grad, H)
-        return f, grad, cast(np.ndarray, H)
+        f, grad = self.penalty.add_gradient(theta, eta.loss, grad)
+        return f, grad, self.penalty.add_hessian(theta, H)
 
     def advance(self, theta: np.ndarray, eta: LazyEta | None, d: np.ndarray, gram: Gram = None,
                 accept_below: float | None = None) -> Trial:
@@ -241,13 +242,13 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         not (see ``GLMObjective.advance``)."""
         v = np.array(d, dtype=np.float64) if eta is None else eta.v + d
         loss, grad, H = self._pass(_evaluate_op, v=v, gram=gram)
-        f, grad, H = self._add_prior(theta + d, loss, grad, H)
+        f, grad, H = add_penalty(self.penalty, theta + d, loss, grad, H)
         return Trial(LazyEta(v, loss), f, grad, H)
 
     def observed_hessian(self, theta: np.ndarray, eta: LazyEta) -> np.ndarray:
         """The observed-information Hessian at ``eta``: one pass."""
         (H,) = self._rows_pass(_observed_op, v=eta.v)
-        return H if self.P is None else self.P.add_to(H)
+        return self.penalty.add_hessian(theta, H)
 
     def data_range_basis(self) -> np.ndarray:
         """As ``GLMObjective.data_range_basis`` (its Gram matrix in one pass)."""
@@ -264,7 +265,7 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         design, t, w = self.design.gather(rows)
         w = np.ones(t.size) if w is None else w
         w = w * (self.total_weight / max(float(w.sum()), 1e-300))
-        return self._in_memory(design, t, w)
+        return self._in_memory(design, t, w, self.penalty.subsample(rows, w))
 
     def count_rows(self, func: RowFunc, eta: LazyEta) -> int:
         """``sum_k func(chunk objective k, its eta)`` (``func`` picklable): e.g. how
@@ -287,15 +288,18 @@ class DaskGLMObjective(_DaskObjective):
 
     def __init__(self, design: DaskDesign, family: Any,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
-                 prior_mean: np.ndarray | None = None, information: str = "observed") -> None:
+                 prior_mean: np.ndarray | None = None, information: str = "observed", *,
+                 penalty: Penalty | None = None) -> None:
         model = functools.partial(_glm_model, family=family, information=information)
-        super().__init__(design, model, 1, prior_precision, prior_mean)
+        super().__init__(design, model, 1, prior_precision, prior_mean, penalty)
         self.family, self.information = family, information
-        self.exact_hessian = information == "observed" or bool(family.canonical)
+        self.exact_hessian = (information == "observed" or bool(family.canonical)) \
+            and self.penalty.exact_hessian
 
-    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> GLMObjective:
-        return GLMObjective(design, self.family, t.astype(np.float64), w, self.P, self.m,
-                            self.information)
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
+                   ) -> GLMObjective:
+        return GLMObjective(design, self.family, t.astype(np.float64), w,
+                            information=self.information, penalty=penalty)
 
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> float:
@@ -355,13 +359,16 @@ class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
 
     def __init__(self, design: DaskDesign, family: Any,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
-                 prior_mean: np.ndarray | None = None) -> None:
+                 prior_mean: np.ndarray | None = None, *, penalty: Penalty | None = None
+                 ) -> None:
         model = functools.partial(_softmax_model, family=family)
-        super().__init__(design, model, family.n_free, prior_precision, prior_mean)
+        super().__init__(design, model, family.n_free, prior_precision, prior_mean, penalty)
         self.family = family
+        self.exact_hessian = self.penalty.exact_hessian
 
-    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> SoftmaxObjective:
-        return SoftmaxObjective(design, self.family, t, w, self.P, self.m)
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
+                   ) -> SoftmaxObjective:
+        return SoftmaxObjective(design, self.family, t, w, penalty=penalty)
 
     def _weighted_gram(self) -> np.ndarray:
         """``[1,X]^T S [1,X]``: one pass (only where the engine opens by BFGS)."""

@@ -38,7 +38,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 import numpy as np
 
 from .families import largest_change, uniform_curvature_change
-from .prior import PriorPrecision
+from .penalty import Penalty
 
 __all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta"]
 
@@ -67,8 +67,7 @@ class Objective(Protocol):
     n_blocks: int  # parameter blocks (classes of softmax; 1 for a GLM)
     exact_hessian: bool  # False for Fisher scoring with a non-canonical link
     sample_weight: np.ndarray | None
-    P: PriorPrecision | None  # the Gaussian prior's precision (None: flat)
-    m: np.ndarray  # and its mean
+    penalty: Penalty  # the term added to the data's (model.penalty)
 
     @property
     def total_weight(self) -> float: ...
@@ -128,6 +127,17 @@ class ObjectiveBase:
     """
 
     exact_hessian: bool = True
+    n_blocks: int = 1  # (softmax: one per free class)
+    design: Any
+    sample_weight: np.ndarray | None
+    penalty: Penalty
+
+    @property
+    def total_weight(self) -> float:
+        """The sum of the sample weights (the number of rows without weights)."""
+        if self.sample_weight is None:
+            return float(self.design.n_samples)
+        return float(np.sum(self.sample_weight))
 
     def linear_predictor(self, theta: np.ndarray) -> Eta:
         raise NotImplementedError  # pragma: no cover - every objective has one

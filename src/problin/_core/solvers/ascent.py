@@ -116,8 +116,8 @@ def _preconditioned_scale(objective: Objective, std: np.ndarray, curvature: np.n
     """Per-block column scales that make the Hessian's diagonal about uniform.
 
     Block ``k``'s data curvature on a standardised column is about ``c_k`` (its
-    summed row curvature, ``curvature[k]``); a diagonal prior adds ``P_jj`` to the
-    raw column's. Scaling column j of block k by ``1 / sqrt(std_j^2 + P_jj / c_k)``
+    summed row curvature, ``curvature[k]``); a penalty adds its curvature's diagonal
+    (a diagonal prior's ``P_jj``) to the raw column's. Scaling column j of block k by ``1 / sqrt(std_j^2 + P_jj / c_k)``
     makes both ``~c_k``: standardising alone made a penalised column's curvature
     ``P_jj / std_j^2``, which for sparse columns (std ~ 0.02) was thousands of times
     the data's, and L-BFGS crawled (20 iterations got a third of the way
@@ -125,10 +125,10 @@ def _preconditioned_scale(objective: Objective, std: np.ndarray, curvature: np.n
     """
     blocks, p = objective.n_blocks, objective.design.n_params
     off = int(objective.design.intercept)
-    P = objective.P
+    diag = objective.penalty.hessian_diagonal()
     prior = np.zeros((blocks, p - off))
-    if P is not None and P.diag is not None:
-        prior = P.diag.reshape(blocks, p)[:, off:]
+    if diag is not None:
+        prior = diag.reshape(blocks, p)[:, off:]
     c = np.maximum(np.asarray(curvature, dtype=np.float64), 1e-300)[:, None]
     var = std * std + prior / c
     return np.where(var > 0, 1.0 / np.sqrt(np.where(var > 0, var, 1.0)), 1.0)
@@ -245,7 +245,7 @@ def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: in
     design = objective.design
     T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
-    P = objective.P
+    penalty = objective.penalty
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         if done(theta, eta, grad):
@@ -256,9 +256,9 @@ def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: in
             v = T.column(j)  # direction in theta-space
             c = T.design_column(design, column)  # the standardised column [1, X] T e_j
             slope, curv = objective.coordinate_derivatives(eta, c, block)
-            if P is not None:
-                slope += float(v @ P.matvec(theta - objective.m))
-                curv += P.quad(v)
+            if not penalty.flat:
+                slope += float(v @ penalty.gradient(theta))
+                curv += float(v @ penalty.hessp(theta, v))
             if curv <= 0 or slope == 0.0:
                 continue
             delta = -slope / curv
