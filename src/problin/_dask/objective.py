@@ -25,25 +25,26 @@ s: the type tells the diagnostics that rows are reached by passes only.
 """
 import functools
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.linalg import cho_factor, solve_triangular
 
-from .._core.model.contract import DistributedObjective, Gram, Trial
+from .._core.model.contract import DistributedObjective, FitPoint, Gram, RowCount, RowMask, Trial
 from .._core.model.design import Design
 from .._core.model.families import largest_change, uniform_curvature_change
-from .._core.model.objective import GLMObjective, bound_row_limit, range_basis
+from .._core.model.family_softmax import CategoricalSoftmax
+from .._core.model.objective import (CurvatureBound, GLMFamily, GLMObjective, bound_row_limit,
+                                     range_basis)
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.penalty import Penalty, add_penalty, objective_penalty
 from .._core.model.prior import PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
-from .._core.solvers.steps import SolverResult
 from .design import DaskDesign, Sums
 
 # A chunk's question: (in-memory chunk objective, its eta) -> a count or a flag.
-RowFunc = Callable[[Any, Any], Any]
+RowFunc = RowCount
 
 __all__ = ["DaskGLMObjective", "DaskSoftmaxObjective", "LazyEta"]
 
@@ -78,14 +79,14 @@ class LazyEta:
 ChunkObjective = GLMObjective | SoftmaxObjective
 
 
-def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: Any,
+def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: GLMFamily,
                information: str) -> GLMObjective:
     return GLMObjective(design, family, np.asarray(t, dtype=np.float64), w,
                         information=information)
 
 
 def _softmax_model(design: Design, t: np.ndarray, w: np.ndarray | None, *,
-                   family: Any) -> SoftmaxObjective:
+                   family: CategoricalSoftmax) -> SoftmaxObjective:
     return SoftmaxObjective(design, family, np.asarray(t, dtype=np.intp), w)
 
 
@@ -152,21 +153,24 @@ def _margin_count_op(obj: GLMObjective, *, v: np.ndarray, level: float) -> Sums:
 
 
 def _margin_mask(Xb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None, *,
-                 reader: Callable[..., Any], model: Callable[..., Any], v: np.ndarray,
+                 reader: Callable[..., tuple[Design, np.ndarray, np.ndarray | None]],
+                 model: Callable[..., ChunkObjective], v: np.ndarray,
                  level: float) -> np.ndarray:
     """The lazy ``separated_`` of one chunk: rows with margin above ``level``."""
     if Xb.shape[0] == 0:
         return np.zeros(0, dtype=bool)
     obj = model(*reader(0, 0, Xb, yb, wb, False))
+    assert isinstance(obj, GLMObjective)  # (binary models only: DaskGLMObjective's)
     mask = (2.0 * obj.y - 1.0) * obj.linear_predictor(v) > level
-    return mask if wb is None else mask & (obj.sample_weight > 0)
+    sw = obj.sample_weight  # (None exactly where wb is)
+    return mask if sw is None else mask & (sw > 0)
 
 
-class _DaskObjective(DistributedObjective):
+class _DaskObjective(DistributedObjective[LazyEta]):
     """What the Dask objectives share: passes, the penalty, the engine's helpers."""
 
     design: DaskDesign
-    family: Any
+    family: CurvatureBound
 
     def __init__(self, design: DaskDesign, model: Callable[..., ChunkObjective], n_blocks: int,
                  prior_precision: PriorPrecision | np.ndarray | None,
@@ -181,11 +185,11 @@ class _DaskObjective(DistributedObjective):
     def total_weight(self) -> float:
         return self.design.total_weight
 
-    def _pass(self, op: Callable[..., Sums], **kwargs: Any) -> Any:
+    def _pass(self, op: Callable[..., Sums], **kwargs: object) -> tuple[Any, ...]:
         """One pass of ``op`` (a fused one: it keeps no n-vector)."""
         return self.design.reduce(functools.partial(op, **kwargs), self._model)
 
-    def _rows_pass(self, op: Callable[..., Sums], **kwargs: Any) -> Any:
+    def _rows_pass(self, op: Callable[..., Sums], **kwargs: object) -> tuple[Any, ...]:
         """One pass of an ``op`` that forms n-vectors (``eta``, row derivatives):
         by sub-blocks of each chunk, whose n-vectors stay in cache and below
         the allocator's threshold for fresh memory (see ``design._chunk_task``)."""
@@ -196,7 +200,7 @@ class _DaskObjective(DistributedObjective):
                    ) -> ChunkObjective:
         raise NotImplementedError  # pragma: no cover - each model's own
 
-    def _change_pass(self, eta_old: LazyEta, eta_new: LazyEta, **kwargs: Any
+    def _change_pass(self, eta_old: LazyEta, eta_new: LazyEta, **kwargs: object
                      ) -> tuple[float, int, float]:
         """One pass of :func:`_change_op`: ``(uniform bound, rows above the cut, their
         leverage-weighted change)``; the loss at ``eta_new`` and the watched counts
@@ -259,7 +263,7 @@ class _DaskObjective(DistributedObjective):
         """No invariant directions are handled on Dask (first-order solvers only in memory)."""
         return theta
 
-    def subsample(self, rows: np.ndarray) -> Any:
+    def subsample(self, rows: np.ndarray) -> ChunkObjective:
         """The in-memory objective of ``rows`` (gathered), weights scaled to the full
         total (the engine runs it with one BLAS thread: ``blocks.OneThreadBLAS``)."""
         design, t, w = self.design.gather(rows)
@@ -286,7 +290,9 @@ class DaskGLMObjective(_DaskObjective):
     """:class:`~problin._core.model.objective.GLMObjective` of a
     :class:`~problin._dask.design.DaskDesign` (binary targets)."""
 
-    def __init__(self, design: DaskDesign, family: Any,
+    family: GLMFamily
+
+    def __init__(self, design: DaskDesign, family: GLMFamily,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, information: str = "observed", *,
                  penalty: Penalty | None = None) -> None:
@@ -322,8 +328,8 @@ class DaskGLMObjective(_DaskObjective):
             return uniform
         return min(uniform, cut + total)
 
-    def separation(self, result: SolverResult, rtol: float = 1e-6
-                   ) -> tuple[Any, int, int] | None:
+    def separation(self, result: FitPoint[LazyEta], rtol: float = 1e-6
+                   ) -> tuple[RowMask, int, int] | None:
         """``(rows, n_separated, n_used)`` from the certificates of
         ``separation.certified_separation`` (the fitted margins, then the last
         Newton step), or None. ``rows`` is a lazy Dask boolean array. The exact
@@ -357,7 +363,10 @@ class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
 
     exact_hessian = True
 
-    def __init__(self, design: DaskDesign, family: Any,
+    design: DaskDesign
+    family: CategoricalSoftmax
+
+    def __init__(self, design: DaskDesign, family: CategoricalSoftmax,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, *, penalty: Penalty | None = None
                  ) -> None:
@@ -374,5 +383,5 @@ class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
         """``[1,X]^T S [1,X]``: one pass (only where the engine opens by BFGS)."""
         return self.design.weighted_gram()
 
-    def separation(self, result: SolverResult) -> None:
+    def separation(self, result: FitPoint[LazyEta]) -> None:
         """None: softmax separation is found by the LP only, which needs all rows."""

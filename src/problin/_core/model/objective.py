@@ -12,19 +12,72 @@ fusing the step into one pass over X (``advance``) and bounding the change of
 its Hessian from per-row curvatures (``hessian_change``). Softmax regression's
 objective is :mod:`~problin._core.model.objective_softmax`'s.
 """
-from typing import Any
+from typing import Protocol, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
-from .contract import Gram, ObjectiveBase, Trial
-from .design import Design
+from .contract import ObjectiveBase, Trial
+from .design import Design, Gram
+from .families import largest_change, uniform_curvature_change
 from .penalty import Penalty, add_penalty, objective_penalty
 from .prior import PriorPrecision
 
-__all__ = ["GLMObjective", "PriorPrecision", "bound_row_limit", "range_basis"]
+__all__ = ["GLMObjective", "InMemoryObjective", "GLMFamily", "CurvatureBound", "PriorPrecision",
+           "bound_row_limit", "range_basis"]
+
+#: The row derivatives at the most recent eta, ``(eta, (loss, g, h))``, tagged
+#: ``"advance"`` where their arrays are the fused step's (reused by the next one).
+_Cached: TypeAlias = (tuple[np.ndarray, tuple[float, np.ndarray, np.ndarray]]
+                      | tuple[np.ndarray, tuple[float, np.ndarray, np.ndarray], str])
+
+
+
+class CurvatureBound(Protocol):
+    """A family's ``L`` with ``|d log h / d eta| <= L`` for every row's curvature ``h``
+    (None: no such bound), for :func:`~.families.uniform_curvature_change`."""
+
+    @property
+    def curvature_lipschitz(self) -> float | None: ...
+
+
+class GLMFamily(CurvatureBound, Protocol):
+    """What :class:`GLMObjective` asks of its family: per-row derivatives in ``eta``."""
+
+    @property
+    def canonical(self) -> bool: ...
+
+    def derivatives(self, y: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
+                    information: str = "observed") -> tuple[float, np.ndarray, np.ndarray]:
+        """``(loss, g, h)``: the summed loss and per-row gradient and curvature weights."""
+        ...
+
+
+class InMemoryObjective(ObjectiveBase[np.ndarray]):
+    """An objective whose rows are in memory: ``eta`` an ndarray, the design a
+    :class:`~.design.Design`, the Hessian's change bounded by its family's uniform bound."""
+
+    design: Design
+    family: CurvatureBound
+
+    def _step_predictor(self, eta: np.ndarray, Xd: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        # eta + X d in X d's own array (a fresh n x M array per step costs twice the
+        # sum): the trial then carries no X d (a rejected step's search takes
+        # eta_new - eta, to rounding).
+        return np.add(Xd, eta, out=Xd), None
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``[1, X]`` (the coordinate solver's)."""
+        return self.design.column(j)
+
+    def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
+                       cut: float, rowwise: bool = True) -> float:
+        """The family's uniform bound (:func:`~.families.uniform_curvature_change`) of
+        the largest change of a linear predictor (``inf`` where it has none)."""
+        return uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
 
 
 def bound_row_limit(n_samples: int) -> int:
@@ -35,14 +88,14 @@ def bound_row_limit(n_samples: int) -> int:
     return n_samples // 16
 
 
-class GLMObjective(ObjectiveBase):
+class GLMObjective(InMemoryObjective):
     """Penalised negative log-likelihood of a GLM (with a Gaussian prior: its negative
     log-posterior).
 
     Parameters
     ----------
     design : Design
-    family : a family from ``problin._core.model.families``
+    family : GLMFamily (``problin._core.model.families``'s)
     y : ndarray of shape (n,)
     sample_weight : ndarray of shape (n,) or None
     prior_precision : PriorPrecision, ndarray of shape (p, p) or (p,), or None
@@ -59,7 +112,9 @@ class GLMObjective(ObjectiveBase):
         Any penalty (then without ``prior_precision`` and ``prior_mean``).
     """
 
-    def __init__(self, design: Design, family: Any, y: np.ndarray,
+    family: GLMFamily
+
+    def __init__(self, design: Design, family: GLMFamily, y: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, information: str = "observed",
@@ -77,7 +132,7 @@ class GLMObjective(ObjectiveBase):
         self.exact_hessian = (information == "observed" or bool(family.canonical)) \
             and self.penalty.exact_hessian
         # The row derivatives at the most recent eta: (eta, (loss, g, h)[, "advance"]).
-        self._cached: tuple[Any, ...] | None = None
+        self._cached: _Cached | None = None
 
     def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
         return self.design.matvec(theta)
@@ -271,7 +326,7 @@ def range_basis(G: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     return vecs[:, vals > rtol * max(float(vals[-1]), 0.0)]
 
 
-def _scaled_weights(objective: ObjectiveBase, rows: np.ndarray) -> np.ndarray:
+def _scaled_weights(objective: InMemoryObjective, rows: np.ndarray) -> np.ndarray:
     """Sample weights of ``rows``, scaled so that they sum to the full total weight."""
     sw = np.ones(rows.size) if objective.sample_weight is None else objective.sample_weight[rows]
     return sw * (objective.total_weight / max(float(sw.sum()), 1e-300))

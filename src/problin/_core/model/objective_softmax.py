@@ -10,16 +10,13 @@ complements where a probability is near 1); the exact Hessian is the design's
 (:mod:`~problin._core.model.contract`) with its unfused defaults, and, at the
 usual start, the shared curvature of :mod:`.start_curvature`.
 """
-from typing import Any
-
 import numpy as np
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows
-from .contract import ObjectiveBase
 from .design import Design
 from .design_small import SMALL_ELEMENTS
-from .family_softmax import SoftmaxState, _class_major
-from .objective import _range_basis, _scaled_weights
+from .family_softmax import CategoricalSoftmax, SoftmaxState, _class_major
+from .objective import InMemoryObjective, _range_basis, _scaled_weights
 from .penalty import Penalty, objective_penalty
 from .prior import PriorPrecision
 from .start_curvature import SharedStartCurvature
@@ -27,16 +24,17 @@ from .start_curvature import SharedStartCurvature
 __all__ = ["SoftmaxObjective"]
 
 
-class SoftmaxObjective(SharedStartCurvature, ObjectiveBase):
+class SoftmaxObjective(SharedStartCurvature, InMemoryObjective):
     """Penalised negative log-likelihood (negative log-posterior) of softmax regression.
 
     ``theta`` stacks one parameter block ``[intercept, coef...]`` per free
     class (class-major); ``eta = [1, X] Theta^T`` is n x M.
     """
 
-    exact_hessian = True
+    design: Design
+    family: CategoricalSoftmax
 
-    def __init__(self, design: Design, family: Any, t: np.ndarray,
+    def __init__(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, *, penalty: Penalty | None = None
@@ -49,11 +47,15 @@ class SoftmaxObjective(SharedStartCurvature, ObjectiveBase):
         self.n_params = self.n_blocks * design.n_params
         self.penalty = objective_penalty(penalty, prior_precision, prior_mean, self.n_params)
         self.exact_hessian = self.penalty.exact_hessian
-        self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
+        self._cached: tuple[np.ndarray, tuple[float, SoftmaxState]] | None = None  # (eta, state)
         self._weights_buffer: np.ndarray | None = None  # (see _gradient)
         # Targets among the free classes, their rows and positions in P's memory,
         # by P's order (class-major or not; formed once: t does not change).
         self._targets: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _weighted_gram(self) -> np.ndarray:
+        """``Z^T S Z`` (the start curvature's Gram): one product in memory."""
+        return self.design.gram(self.sample_weight)
 
     def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""

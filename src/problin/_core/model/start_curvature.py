@@ -12,11 +12,12 @@ Shared by the in-memory and the Dask softmax objectives, so that both take
 the same path.
 """
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from ..linalg import IDENTIFIED_RTOL, equilibrated_cholesky, inverse_from_equilibrated
+from ..linalg import IDENTIFIED_RTOL, Cholesky, equilibrated_cholesky, inverse_from_equilibrated
+from .contract import DesignShape
+from .family_softmax import CategoricalSoftmax
 from .penalty import Penalty
 
 __all__ = ["SharedStartCurvature"]
@@ -29,19 +30,20 @@ class SharedStartCurvature:
     """``shared_curvature`` / ``shared_hessian`` of the objective contract, for softmax.
 
     A mixin: the objective provides ``family``, ``design`` (its ``intercept``),
-    ``n_blocks``, ``n_params``, ``sample_weight`` and ``penalty``.
+    ``n_blocks``, ``n_params``, ``sample_weight``, ``penalty`` and the weighted Gram
+    ``Z^T S Z`` (``_weighted_gram``: a product in memory, a pass on Dask).
     """
 
-    family: Any
-    design: Any
+    family: CategoricalSoftmax
+    design: DesignShape
     n_blocks: int
     n_params: int
     sample_weight: np.ndarray | None
     penalty: Penalty
 
     def _weighted_gram(self) -> np.ndarray:
-        """``Z^T S Z`` of an in-memory design (the Dask objective reduces its chunks')."""
-        return self.design.gram(self.sample_weight)
+        """``Z^T S Z``."""
+        raise NotImplementedError  # pragma: no cover - each objective's own
 
     def _start_blocks(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, -1)
@@ -130,7 +132,7 @@ class SharedStartCurvature:
         return apply
 
 
-def _least_pivot(factored: tuple[np.ndarray, Any]) -> float:
+def _least_pivot(factored: tuple[np.ndarray, Cholesky]) -> float:
     """The smallest squared pivot of an equilibrated Cholesky factor."""
     return float(np.min(np.square(np.diag(factored[1].factor[0]))))
 
