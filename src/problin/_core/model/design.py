@@ -280,6 +280,12 @@ class Design(SoftmaxProducts):
 
         Returns ``(eta_new, loss, g, h, grad, H)`` (``H`` None without ``gram``).
         """
+        return self._fused_pass(eta, step, derivatives, gram, out, keep)
+
+    def _fused_pass(self, eta: np.ndarray | None, step: np.ndarray,
+                    derivatives: RowDerivatives, gram: Gram,
+                    out: tuple[np.ndarray, np.ndarray] | None, keep: bool) -> Advanced | Summed:
+        """:meth:`advance`'s pass (a design with a faster one overrides this)."""
         if sp.issparse(self.X):
             raise TypeError("advance needs dense X (sparse blocks are copies)")
         n, d, p = self.n_samples, self.n_features, self.n_params

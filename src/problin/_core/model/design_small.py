@@ -16,7 +16,6 @@ half the multiply-adds of ``syrk`` on ``[p_1 x, ..., p_M x]``.
 """
 import threading
 from functools import lru_cache
-from typing import Literal, overload
 
 import numpy as np
 
@@ -112,19 +111,9 @@ class SmallDenseDesign(Design):
                       single: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self._Z1t @ g, self._gram(h, single)
 
-    @overload
-    def advance(self, eta: np.ndarray | None, step: np.ndarray, derivatives: RowDerivatives,
-                gram: Gram = None, out: tuple[np.ndarray, np.ndarray] | None = None,
-                keep: Literal[True] = True) -> Advanced: ...
-
-    @overload
-    def advance(self, eta: np.ndarray | None, step: np.ndarray, derivatives: RowDerivatives,
-                gram: Gram = None, out: tuple[np.ndarray, np.ndarray] | None = None, *,
-                keep: Literal[False]) -> Summed: ...
-
-    def advance(self, eta: np.ndarray | None, step: np.ndarray, derivatives: RowDerivatives,
-                gram: Gram = None, out: tuple[np.ndarray, np.ndarray] | None = None,
-                keep: bool = True) -> Advanced | Summed:
+    def _fused_pass(self, eta: np.ndarray | None, step: np.ndarray,
+                    derivatives: RowDerivatives, gram: Gram,
+                    out: tuple[np.ndarray, np.ndarray] | None, keep: bool) -> Advanced | Summed:
         """As :meth:`Design.advance <problin._core.model.design.Design.advance>`, in one call each."""
         eta_new = self.matvec(step)
         if eta is not None:
