@@ -60,14 +60,20 @@ def check_groups(cov_type: str, groups: Any, n_rows: int) -> tuple[NDArray[np.in
 
 
 def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_type: str,
-                      clusters: tuple[NDArray[np.intp], int] | None, n_estimated: int
+                      clusters: tuple[NDArray[np.intp], int] | None, n_estimated: int,
+                      copies: NDArray[np.float64] | None = None
                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The sandwich covariance (module docstring) in raw units and in the solver's
     coordinates, from the in-memory ``objective`` at its linear predictor ``eta``
     (without the offset, which the objective adds) and the bread in the solver's
-    coordinates (the model-based covariance, NaN where not identified)."""
+    coordinates (the model-based covariance, NaN where not identified). ``copies``:
+    the rows' frequency weights where the objective's sample weights also carry
+    variance weights (a GLM regressor's ``var_weights`` or binomial trials, which scale
+    a row's score instead of repeating it; statsmodels ``GLM``'s convention); None:
+    the sample weights are frequency weights."""
     design = objective.design
     n, sw = design.n_samples, objective.sample_weight
+    freq = sw if copies is None else copies
     lost = np.isnan(np.diag(bread))
     B = np.where(np.isnan(bread), 0.0, bread)
     offset = getattr(objective, "offset", None)
@@ -82,13 +88,13 @@ def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_
         G = g[:, None]
     # frequency weights: a weight-w row's score is w times one row's; HC sums w s s^T
     scale = np.ones(n)
-    if clusters is None and sw is not None:
-        scale = np.where(sw > 0, 1.0 / np.sqrt(np.where(sw > 0, sw, 1.0)), 0.0)
+    if clusters is None and freq is not None:
+        scale = np.where(freq > 0, 1.0 / np.sqrt(np.where(freq > 0, freq, 1.0)), 0.0)
     rows = max(64, (1 << 17) // max(1, B.shape[0]))  # score blocks of ~1 MB
     if cov_type in ("HC2", "HC3"):
         # The leverage of one copy of a row (h carries the weight: a weight-w row is
         # w copies, each with c_i x~^T H^-1 x~), as the fit on the repeated rows has.
-        c = h if sw is None else np.where(sw > 0, h / np.where(sw > 0, sw, 1.0), 0.0)
+        c = h if freq is None else np.where(freq > 0, h / np.where(freq > 0, freq, 1.0), 0.0)
         scale = scale * leverage_scale(cov_type, _leverage(design, c, B, rows))
 
     def score_rows(lo: int, hi: int) -> NDArray[np.float64]:
@@ -100,7 +106,8 @@ def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_
     M = meat(score_rows, n, codes, n_groups, rows=rows)
     if codes is not None and n_groups is not None:
         n_groups = weighted_groups(codes, n_groups, sw)
-    factor = small_sample_factor(cov_type, float(objective.total_weight), n_estimated, n_groups)
+    n_obs = float(objective.total_weight) if copies is None else float(np.sum(copies))
+    factor = small_sample_factor(cov_type, n_obs, n_estimated, n_groups)
     V = sandwich(B, M, factor)
     V[lost, :] = np.nan
     V[:, lost] = np.nan
