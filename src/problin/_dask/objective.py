@@ -35,8 +35,8 @@ from .._core.model.contract import DistributedObjective, FitPoint, Gram, RowCoun
 from .._core.model.design import Design
 from .._core.model.families import largest_change, uniform_curvature_change
 from .._core.model.family_softmax import CategoricalSoftmax
-from .._core.model.objective import (CurvatureBound, GLMFamily, GLMObjective, bound_row_limit,
-                                     range_basis)
+from .._core.model.exponential_family import Family
+from .._core.model.objective import CurvatureBound, GLMObjective, bound_row_limit, range_basis
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.penalty import Penalty, add_penalty, objective_penalty
 from .._core.model.prior import PriorPrecision
@@ -76,11 +76,11 @@ class LazyEta:
 
 
 # ------------------------------------------------------------- chunk operations
-ChunkObjective = GLMObjective | SoftmaxObjective
+ChunkObjective = GLMObjective[Family] | SoftmaxObjective
 
 
-def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: GLMFamily,
-               information: str) -> GLMObjective:
+def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: Family,
+               information: str) -> GLMObjective[Family]:
     return GLMObjective(design, family, np.asarray(t, dtype=np.float64), w,
                         information=information)
 
@@ -136,19 +136,19 @@ def _change_op(obj: ChunkObjective, *, v_old: np.ndarray, v_new: np.ndarray, cut
                 *counts, ops=ops)
 
 
-def _signed_margins(obj: GLMObjective, v: np.ndarray) -> np.ndarray:
+def _signed_margins(obj: GLMObjective[Family], v: np.ndarray) -> np.ndarray:
     """``(2 y - 1) [1, X] v`` over the rows of positive weight (certificates)."""
     signed = (2.0 * obj.y - 1.0) * obj.linear_predictor(v)
     return signed if obj.sample_weight is None else signed[obj.sample_weight > 0]
 
 
-def _margin_range_op(obj: GLMObjective, *, v: np.ndarray) -> Sums:
+def _margin_range_op(obj: GLMObjective[Family], *, v: np.ndarray) -> Sums:
     signed = _signed_margins(obj, v)
     return Sums(float(np.max(np.abs(signed), initial=0.0)), float(np.min(signed, initial=np.inf)),
                 signed.size, ops=("max", "min", "sum"))
 
 
-def _margin_count_op(obj: GLMObjective, *, v: np.ndarray, level: float) -> Sums:
+def _margin_count_op(obj: GLMObjective[Family], *, v: np.ndarray, level: float) -> Sums:
     return Sums(int(np.count_nonzero(_signed_margins(obj, v) > level)))
 
 
@@ -290,9 +290,9 @@ class DaskGLMObjective(_DaskObjective):
     """:class:`~problin._core.model.objective.GLMObjective` of a
     :class:`~problin._dask.design.DaskDesign` (binary targets)."""
 
-    family: GLMFamily
+    family: Family
 
-    def __init__(self, design: DaskDesign, family: GLMFamily,
+    def __init__(self, design: DaskDesign, family: Family,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, information: str = "observed", *,
                  penalty: Penalty | None = None) -> None:
@@ -303,7 +303,7 @@ class DaskGLMObjective(_DaskObjective):
             and self.penalty.exact_hessian
 
     def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
-                   ) -> GLMObjective:
+                   ) -> GLMObjective[Family]:
         return GLMObjective(design, self.family, t.astype(np.float64), w,
                             information=self.information, penalty=penalty)
 

@@ -12,7 +12,7 @@ fusing the step into one pass over X (``advance``) and bounding the change of
 its Hessian from per-row curvatures (``hessian_change``). Softmax regression's
 objective is :mod:`~problin._core.model.objective_softmax`'s.
 """
-from typing import Protocol, TypeAlias
+from typing import Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,11 +21,12 @@ from scipy.linalg import lapack
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
 from .contract import ObjectiveBase, Trial
 from .design import Design, Gram
+from .exponential_family import Family
 from .families import largest_change, uniform_curvature_change
 from .penalty import Penalty, add_penalty, objective_penalty
 from .prior import PriorPrecision
 
-__all__ = ["GLMObjective", "InMemoryObjective", "GLMFamily", "CurvatureBound", "PriorPrecision",
+__all__ = ["GLMObjective", "InMemoryObjective", "CurvatureBound", "PriorPrecision",
            "bound_row_limit", "range_basis"]
 
 #: The row derivatives at the most recent eta, ``(eta, (loss, g, h))``, tagged
@@ -41,18 +42,6 @@ class CurvatureBound(Protocol):
 
     @property
     def curvature_lipschitz(self) -> float | None: ...
-
-
-class GLMFamily(CurvatureBound, Protocol):
-    """What :class:`GLMObjective` asks of its family: per-row derivatives in ``eta``."""
-
-    @property
-    def canonical(self) -> bool: ...
-
-    def derivatives(self, y: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None,
-                    information: str = "observed") -> tuple[float, np.ndarray, np.ndarray]:
-        """``(loss, g, h)``: the summed loss and per-row gradient and curvature weights."""
-        ...
 
 
 class InMemoryObjective(ObjectiveBase[np.ndarray]):
@@ -88,14 +77,18 @@ def bound_row_limit(n_samples: int) -> int:
     return n_samples // 16
 
 
-class GLMObjective(InMemoryObjective):
+#: The family type of a GLM objective (its callers may read more of it than the objective).
+F = TypeVar("F", bound=Family)
+
+
+class GLMObjective(InMemoryObjective, Generic[F]):
     """Penalised negative log-likelihood of a GLM (with a Gaussian prior: its negative
     log-posterior).
 
     Parameters
     ----------
     design : Design
-    family : GLMFamily (``problin._core.model.families``'s)
+    family : Family (``exponential_family``: a distribution and link, or ``families``'s)
     y : ndarray of shape (n,)
     sample_weight : ndarray of shape (n,) or None
     prior_precision : PriorPrecision, ndarray of shape (p, p) or (p,), or None
@@ -112,9 +105,9 @@ class GLMObjective(InMemoryObjective):
         Any penalty (then without ``prior_precision`` and ``prior_mean``).
     """
 
-    family: GLMFamily
+    family: F
 
-    def __init__(self, design: Design, family: GLMFamily, y: np.ndarray,
+    def __init__(self, design: Design, family: F, y: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, information: str = "observed",
@@ -137,7 +130,7 @@ class GLMObjective(InMemoryObjective):
     def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
         return self.design.matvec(theta)
 
-    def subsample(self, rows: np.ndarray) -> "GLMObjective":
+    def subsample(self, rows: np.ndarray) -> "GLMObjective[F]":
         """The same objective on a subset of rows, weights scaled to the full total."""
         w = _scaled_weights(self, rows)
         return GLMObjective(self.design.subsample(rows), self.family, self.y[rows], w,
