@@ -9,9 +9,11 @@ from problin._core.model.families import BernoulliLogit
 from problin._core.model.family_softmax import CategoricalSoftmax
 from problin._core.model.objective import GLMObjective
 from problin._core.model.objective_softmax import SoftmaxObjective
-from problin._core.model.penalty import FlatPenalty, GaussianPenalty, add_penalty
+from problin._core.model.penalty import FlatPenalty, GaussianPenalty, PenaltyBase, add_penalty
 from problin._core.model.prior import PriorPrecision
+from problin._core.solvers.ascent import coordinate_descent, gradient_descent
 from problin._core.solvers.newton import newton
+from problin._core.solvers.quasi_newton import lbfgs
 
 
 def _precisions(rng):
@@ -131,3 +133,21 @@ def test_general_gaussian_prior_fit_is_stationary(softmax):
         score = Z.T @ (1.0 / (1.0 + np.exp(-Z @ res.theta)) - y)
     assert res.converged
     np.testing.assert_allclose(score + P0 @ (res.theta - m0), 0.0, atol=1e-9)
+
+
+class _Lasso(PenaltyBase):
+    """A non-smooth penalty (L1 on the slopes): the smooth solvers must refuse it."""
+
+    smooth = False
+
+    def value(self, theta):
+        return float(np.abs(theta[1:]).sum())
+
+
+@pytest.mark.parametrize("solver", [newton, lbfgs, gradient_descent, coordinate_descent])
+def test_smooth_solvers_refuse_a_non_smooth_penalty(solver):
+    rng = np.random.default_rng(6)
+    X, y = _logistic(rng, n=50)
+    obj = GLMObjective(Design(X, True), BernoulliLogit(), y, penalty=_Lasso())
+    with pytest.raises(ValueError, match="needs a smooth penalty; _Lasso is not"):
+        solver(obj, np.zeros(4))

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..linalg import solve_psd
 from ..model.contract import Eta, Objective
-from .steps import SolverResult, backtrack, gradient_unit, mean_weight
+from .steps import SolverResult, backtrack, gradient_unit, mean_weight, require_smooth
 
 __all__ = ["Standardiser", "gradient_descent", "coordinate_descent"]
 
@@ -212,6 +212,7 @@ def gradient_descent(objective: Objective[Eta], theta0: np.ndarray, *, max_iter:
     step ``t`` and Armijo backtracking; each iteration is one ``X^T v`` and
     one ``X v`` pass.
     """
+    require_smooth(objective, "gradient")
     T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
     step, prev = 1.0 / objective.total_weight, None  # (> 0: check_total_weight)
@@ -249,6 +250,7 @@ def coordinate_descent(objective: Objective[Eta], theta0: np.ndarray, *, max_ite
     standardised column ``c_j = [1, X] T e_j`` (backtracked until ``f``
     decreases). ``max_iter`` counts sweeps over all coefficients.
     """
+    require_smooth(objective, "coordinate")
     design = objective.design
     T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"

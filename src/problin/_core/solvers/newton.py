@@ -50,7 +50,8 @@ from ..linalg import solve_psd
 from ..model.contract import Eta, Gram, Objective
 from ..model.design_small import SMALL_ELEMENTS
 from .secant import secant_opening
-from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step, weight_unit
+from .steps import (SolverResult, _rounding_level, backtrack, evaluate, require_smooth,
+                    take_step, weight_unit)
 from .truncated_newton import truncated_newton
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
@@ -171,6 +172,7 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
         The unit of the decrements (:func:`~.steps.weight_unit`, the objective's by
         default; a sketch's warm start takes the full data's).
     """
+    require_smooth(objective, "Newton")
     theta = np.array(theta0, dtype=np.float64)
     if unit is None:
         unit = weight_unit(objective)

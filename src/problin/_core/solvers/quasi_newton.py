@@ -30,7 +30,7 @@ import numpy as np
 
 from ..model.contract import Eta, Objective
 from .ascent import Standardiser, _gradient_small
-from .steps import SolverResult, _rounding_level, backtrack, gradient_unit
+from .steps import SolverResult, _rounding_level, backtrack, gradient_unit, require_smooth
 
 __all__ = ["lbfgs", "lbfgs_memory", "history_size", "MAX_PAIRS", "MIN_PAIRS"]
 
@@ -63,6 +63,7 @@ def history_size(n_params: int, n_rows: int, n_blocks: int, budget: float) -> in
 def lbfgs(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 1000,
           tol: float = 1e-8, pairs: int = MAX_PAIRS) -> SolverResult[Eta]:
     """Minimise ``objective`` by L-BFGS with ``pairs`` stored curvature pairs."""
+    require_smooth(objective, "L-BFGS")
     theta = np.array(theta0, dtype=np.float64)
     eta = objective.linear_predictor(theta)
     f, grad = objective.value_grad(theta, eta)

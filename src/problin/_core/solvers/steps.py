@@ -20,7 +20,7 @@ import numpy as np
 from ..model.contract import Eta, Gram, Objective, Trial
 
 __all__ = ["SolverResult", "Step", "armijo", "backtrack", "take_step", "evaluate", "weight_unit",
-           "gradient_unit", "mean_weight"]
+           "gradient_unit", "mean_weight", "require_smooth"]
 
 _ARMIJO = 1e-4  # c_1: the fraction of the linear decrease a step must achieve
 _MAX_HALVINGS = 50
@@ -65,6 +65,14 @@ def _rounding_level(f: float, unit: float = 1.0) -> float:
     """Objective changes below this are lost to floating-point rounding (``unit``: see
     :func:`weight_unit`; the floor for an ``f`` near 0 is in its units)."""
     return 64 * _EPS * max(unit, abs(f))
+
+
+def require_smooth(objective: Objective[Eta], solver: str) -> None:
+    """Refuse a penalty without a gradient everywhere (L1): the gradient-based
+    solvers would step across its kinks; it needs a proximal solver."""
+    if not objective.penalty.smooth:
+        raise ValueError(f"the {solver} solver needs a smooth penalty; "
+                         f"{type(objective.penalty).__name__} is not (a proximal solver is)")
 
 
 def mean_weight(objective: Objective[Eta]) -> float:
