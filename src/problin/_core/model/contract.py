@@ -37,7 +37,7 @@ moments (:class:`DesignShape`); the penalty is a :class:`~.penalty.Penalty`.
 """
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Generic, Protocol, Self, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from .design import Gram
 from .penalty import Penalty
 
 __all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta",
-           "LinearPredictor", "DesignShape", "FitPoint", "RowMask"]
+           "LinearPredictor", "DesignShape", "FitPoint", "RowMask", "RowCount"]
 
 
 class LinearPredictor(Protocol):
@@ -98,6 +98,11 @@ class RowMask(Protocol):
 
     @property
     def shape(self) -> tuple[int, ...]: ...
+
+
+#: A question to the rows: ``func(in-memory objective, its eta)`` -> a count (a flag
+#: counts as 0 or 1); a distributed objective sums it over its chunks' objectives.
+RowCount: TypeAlias = Callable[["ObjectiveBase[np.ndarray]", np.ndarray], int]
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,12 @@ class Objective(Protocol[Eta]):
 
     def start_preconditioner(self, theta: np.ndarray
                              ) -> Callable[[np.ndarray], np.ndarray] | None: ...
+
+    def count_rows(self, func: RowCount, eta: Eta) -> int: ...
+
+    def watch_rows(self, func: RowCount) -> None: ...
+
+    def separation(self, result: FitPoint[Eta]) -> tuple[RowMask, int, int] | None: ...
 
 
 class ObjectiveBase(Generic[Eta]):
@@ -291,10 +302,21 @@ class ObjectiveBase(Generic[Eta]):
         largest change of a linear predictor, ``GLMObjective`` by a row-wise one too."""
         return np.inf
 
+    def count_rows(self, func: RowCount, eta: Eta) -> int:
+        """``func(objective, eta)`` wherever the rows are (in memory: one call on them
+        all; distributed: summed over the chunks' in-memory objectives)."""
+        raise NotImplementedError  # pragma: no cover - the in-memory and Dask bases'
 
-#: A question to every row block of a distributed objective: (the block's in-memory
-#: objective, its eta) -> a count (a flag counts as 0 or 1).
-RowCount = Callable[[ObjectiveBase[np.ndarray], np.ndarray], int]
+    def watch_rows(self, func: RowCount) -> None:
+        """Count ``func`` in the solver's final pass too, where that saves a pass of its
+        own (distributed); rows in memory are at hand afterwards: nothing to do."""
+        return None
+
+    def separation(self, result: FitPoint[Eta]) -> tuple[RowMask, int, int] | None:
+        """``(rows, n_separated, n_used)`` from certificates at the fit, where the rows
+        are never in one place (distributed); in memory the diagnostics read the rows."""
+        raise NotImplementedError("the separation of rows in memory is found from the "
+                                  "rows themselves (glm._diagnostics)")
 
 
 class DistributedObjective(ObjectiveBase[Eta]):
@@ -326,14 +348,3 @@ class DistributedObjective(ObjectiveBase[Eta]):
         raise NotImplementedError("coordinate-wise solvers update an n-vector per "
                                   "coefficient, which a distributed objective never holds")
 
-    def count_rows(self, func: RowCount, eta: Eta) -> int:
-        """``sum_k func(chunk objective k, its eta)``."""
-        raise NotImplementedError  # pragma: no cover - the Dask objectives define it
-
-    def watch_rows(self, func: RowCount) -> None:
-        """Count ``func`` in the solver's final pass too (no pass of its own later)."""
-        raise NotImplementedError  # pragma: no cover
-
-    def separation(self, result: FitPoint[Eta]) -> tuple[RowMask, int, int] | None:
-        """``(rows, n_separated, n_used)`` from certificates at the fit, or None."""
-        raise NotImplementedError  # pragma: no cover

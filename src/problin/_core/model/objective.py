@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
-from .contract import ObjectiveBase, Trial
+from .contract import ObjectiveBase, RowCount, Trial
 from .design import Design, Gram
 from .exponential_family import Family
 from .families import largest_change, uniform_curvature_change
@@ -61,6 +61,10 @@ class InMemoryObjective(ObjectiveBase[np.ndarray]):
     def column(self, j: int) -> np.ndarray:
         """Column ``j`` of ``[1, X]`` (the coordinate solver's)."""
         return self.design.column(j)
+
+    def count_rows(self, func: RowCount, eta: np.ndarray) -> int:
+        """``func(self, eta)``: the rows are at hand."""
+        return int(func(self, eta))
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> float:
