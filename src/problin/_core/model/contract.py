@@ -41,6 +41,7 @@ from typing import Generic, Protocol, Self, TypeAlias, TypeVar
 
 import numpy as np
 
+from .basis import ColumnBasis
 from .design import Gram
 from .penalty import Penalty
 
@@ -64,16 +65,24 @@ Eta_co = TypeVar("Eta_co", bound=LinearPredictor, covariant=True)
 
 
 class DesignShape(Protocol):
-    """What the solvers read of any design (in memory or on Dask)."""
+    """What the solvers and the fit records read of any design (in memory or on Dask)."""
 
     @property
     def n_samples(self) -> int: ...
+
+    @property
+    def n_features(self) -> int: ...
 
     @property
     def n_params(self) -> int: ...
 
     @property
     def intercept(self) -> bool: ...
+
+    @property
+    def basis(self) -> ColumnBasis | None:
+        """The standardised coordinates the parameters are in (None: raw units)."""
+        ...
 
     def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and standard deviation in the design's coordinates."""
