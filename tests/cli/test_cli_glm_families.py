@@ -101,6 +101,10 @@ def test_binomial_trials_tweedie_power_and_glm_family(tmp_path):
     model = problin.load(out)
     assert_allclose(np.r_[model.intercept_, model.coef_], ref.params, rtol=1e-7)
     assert_allclose(model.deviance_, ref.deviance, rtol=1e-8)
+    page = tmp_path / "r.html"  # the report reads the trials column again
+    reported = invoke("report", out, path, "--cv", "none", "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert "<dt>family</dt><dd>binomial</dd>" in page.read_text().replace("\n", "")
     y = frame["k"] / frame["n"] * 10 + 0.5  # positive, not whole
     frame.assign(y=y).drop(columns=["k", "n"]).to_csv(path, index=False)
     for args, sm_family in [(["-m", "tweedie", "-p", "power=1.3"],
@@ -164,6 +168,8 @@ def test_negative_binomial_without_overdispersion_warns_with_the_value(tmp_path)
     warning = next(line for line in result.output.splitlines() if line.startswith("Warning"))
     assert "ConvergenceWarning" in warning and "alpha = " in warning
     assert "Traceback" not in result.output
+    alpha = problin.load(tmp_path / "m.problin").alpha_
+    assert f"NB alpha:   {alpha:.6g}" in invoke("summary", tmp_path / "m.problin").output
 
 
 def test_compare_counts_poisson_negative_binomial_and_gaussian(tmp_path):
@@ -195,5 +201,6 @@ def test_compare_counts_poisson_negative_binomial_and_gaussian(tmp_path):
     result = invoke("compare", path, "-t", "n", "--task", "regression", "--cv", "3",
                     "--models", "poisson,negative-binomial,linear")
     assert result.exit_code == 0, result.output
-    header = next(line for line in result.output.splitlines() if line.startswith("  "))
-    assert header.split()[:7] == ["model", "rmse", "nlpd", "r2", "d2", "aic", "fit_ms"]
+    header = next(line.split() for line in result.output.splitlines()
+                  if line.split()[:1] == ["model"])
+    assert header[:7] == ["model", "rmse", "nlpd", "r2", "d2", "aic", "fit_ms"]

@@ -122,6 +122,17 @@ def test_binomial_with_trials_matches_statsmodels(link):
     assert ours.n_obs_ == 303 and ours.df_resid_ == 296  # rows, not trials
 
 
+def test_family_objects():
+    from problin._core.model.distributions import Tweedie
+    from problin._core.model.exponential_family import make_family
+    X, y = _scotland()
+    by_name = TweedieRegression(1.2).fit(X, y)
+    for family in (Tweedie(power=1.2), make_family(Tweedie(power=1.2), "log")):
+        assert_allclose(GLM(family).fit(X, y).coef_, by_name.coef_, rtol=1e-12)
+    with pytest.raises(ValueError, match="contradicts"):
+        GLM(make_family("gamma", "log"), "inverse").fit(X, y)
+
+
 def test_bernoulli_cloglog_matches_statsmodels():
     X, y = _spector()
     ours = GLM("bernoulli", "cloglog").fit(X, y)

@@ -4,6 +4,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from problin import (
     GammaRegression,
     LogisticRegression,
+    NegativeBinomialRegression,
     PoissonRegression,
     ProbitRegression,
     TweedieRegression,
@@ -18,6 +19,7 @@ ESTIMATORS = [
     PoissonRegression(),
     GammaRegression(alpha=1.0),
     TweedieRegression(power=1.5, solver="lbfgs"),
+    NegativeBinomialRegression(nb_alpha=0.5),
 ]
 
 

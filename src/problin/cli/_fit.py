@@ -19,6 +19,7 @@ from ..io import save
 from ..io.dask_readers import DEFAULT_BLOCKSIZE, read_dask
 from ..io.readers import read_data
 from ..model_selection import CLASSIFIERS, GLM_REGRESSORS, REGRESSORS, is_continuous_target
+from ..report.evaluation import fit_keywords
 from ..report.tables import final_estimator, format_table, parameter_table
 from ..glm.regression import GLMRegressor
 from . import _formula
@@ -27,7 +28,6 @@ from ._glm_columns import (
     EXTRA_KEY,
     check_model_takes,
     chosen_columns,
-    fit_arguments,
     fit_column_options,
     read_with_columns,
 )
@@ -273,7 +273,7 @@ def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, o
     model = _with_scaler(est, standardize, not hasattr(ds.X, "columns"))
     n, d = ds.X.shape
     with echo_warnings(), spinner(f"fitting {model_name} on {n} rows"):
-        model.fit(ds.X, ds.y, **fit_arguments(model, values))
+        model.fit(ds.X, ds.y, **fit_keywords(model, values))
     if lazy:  # as a fit on a DataFrame records them: predict then reads DataFrames quietly
         model.feature_names_in_ = np.asarray(ds.feature_names, dtype=object)
     extra: dict[str, Any] = {"model_name": model_name, "n_samples": int(n)}

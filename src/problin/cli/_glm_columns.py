@@ -26,7 +26,7 @@ from ..report.tables import final_estimator
 from ._rows import kept_formula_rows
 
 __all__ = ["FIT_COLUMNS", "EXTRA_KEY", "fit_column_options", "chosen_columns",
-           "check_model_takes", "read_with_columns", "fit_arguments", "saved_columns"]
+           "check_model_takes", "read_with_columns", "saved_columns"]
 
 FIT_COLUMNS = ("offset", "exposure", "trials")
 PREDICT_COLUMNS = ("offset", "exposure")  # what predictions take (trials only fit)
@@ -146,13 +146,3 @@ def read_with_columns(path: str, columns: Mapping[str, str], *, target: str | No
                                        categorical=categorical, inferred=fmt == "csv",
                                        ignore_target=ignore_target)
     return Dataset(X, y, names, enc["target"], enc, dropped), values, rows
-
-
-def fit_arguments(model: Any, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``values`` as keyword arguments of ``model.fit`` or ``model.predict`` (a Pipeline's
-    final step: ``<step>__offset``)."""
-    steps = getattr(model, "steps", None)
-    if not steps or not values:
-        return dict(values)
-    prefix = f"{steps[-1][0]}__"
-    return {prefix + k: v for k, v in values.items()}

@@ -12,6 +12,7 @@ from sklearn.base import is_classifier
 
 from .._optional import import_optional
 from ..exceptions import MissingDependencyError
+from ..glm import NegativeBinomialRegression
 from ..glm.regression import GLMRegressor
 from ..io import ModelFileError, read_model_file
 from ..io.readers import read_data
@@ -156,6 +157,10 @@ def summary(model_file: str, debug: bool) -> None:
         note = scaling_note(bundle.model)
         model = _formula.parameters_of(bundle.model)  # a formula's estimator
         est = final_estimator(model)
+        if isinstance(est, NegativeBinomialRegression):  # (not in the GLM header)
+            se = f" (std. error {est.alpha_se_:.4g})" if np.isfinite(est.alpha_se_) else \
+                " (fixed)"
+            lines.append(f"NB alpha:   {est.alpha_:.6g}{se}")
         if isinstance(est, GLMRegressor):  # statsmodels' GLM header above the table
             table = str(est.summary_text())
         else:
@@ -206,8 +211,10 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
 
     Parameter table and scores; for classifiers the confusion matrix, ROC and
     calibration curves, decision regions with probability contours; for regression
-    predicted-against-actual and residuals; predictive uncertainty of Bayesian
-    models and the optimiser's trace. Images are embedded: the file needs no
+    predicted-against-actual and residuals (GLM regressors: the GLM statistics,
+    deviance and D², deviance residuals; the offset, exposure and trials columns
+    of the fit read from DATA); predictive uncertainty of Bayesian models and the
+    optimiser's trace. Images are embedded: the file needs no
     network access to view.
 
     \b
@@ -218,14 +225,22 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     evaluation = _cv_option(cv)
     bundle = read_model_file(model_file)
     _formula.check_reportable(bundle.encoding, bundle.model)
-    ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
-                   header=header, categorical=list(categorical), n_features=n_features)
+    columns = dict((bundle.extra or {}).get(EXTRA_KEY) or {})  # offset, exposure, trials
+    values: dict[str, np.ndarray] = {}
+    if columns:
+        ds, values, _ = read_with_columns(data, columns, data_format=data_format,
+                                          encoding=bundle.encoding, drop_missing=drop_missing,
+                                          header=header, categorical=categorical)
+    else:
+        ds = read_data(data, format=data_format, encoding=bundle.encoding,
+                       drop_missing=drop_missing, header=header, categorical=list(categorical),
+                       n_features=n_features)
     chosen = _plot_features(features, [str(f) for f in ds.feature_names])
     with echo_warnings(), progress("report", build_report.n_steps) as step, \
             _using(model_file):
         page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,
                             bundle=bundle, features=chosen, title=title, source=data,
-                            progress=step, cv=evaluation)
+                            progress=step, cv=evaluation, fit_arguments=values)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page)
     echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")

@@ -9,7 +9,7 @@ from typing import Any
 
 from sklearn.utils._param_validation import Interval
 
-from .._core.model.exponential_family import make_family
+from .._core.model.exponential_family import ExponentialFamily, make_family
 from .regression import GLMRegressor
 
 __all__ = ["GLM", "PoissonRegression", "GammaRegression", "InverseGaussianRegression",
@@ -73,10 +73,12 @@ class GLM(GLMRegressor):
 
     Parameters
     ----------
-    family : str or family object, default="poisson"
+    family : str, distribution or family object, default="poisson"
         ``"gaussian"``, ``"poisson"``, ``"gamma"``, ``"inverse_gaussian"``,
         ``"tweedie"`` (power 1.5), ``"binomial"``, ``"bernoulli"``,
-        ``"negative_binomial"`` (alpha 1), or a family object
+        ``"negative_binomial"`` (alpha 1); a distribution with its parameters
+        (``problin._core.model.distributions.Tweedie(power=1.2)``); or a family
+        object, distribution and link composed
         (:func:`problin._core.model.exponential_family.make_family`).
     link : str or None, default=None
         The link: None is the family's canonical link (log for the Tweedie and the
@@ -111,6 +113,11 @@ class GLM(GLMRegressor):
                               "family": [str, object], "link": [str, None]}
 
     def _make_family(self) -> Any:
+        if isinstance(self.family, ExponentialFamily):  # distribution and link composed
+            if self.link is not None and self.link != self.family.link_function.name:
+                raise ValueError(f"link={self.link!r} contradicts the family object's "
+                                 f"{self.family.link_function.name!r} link: pass link=None")
+            return self.family
         return make_family(self.family, self.link)
 
 

@@ -25,7 +25,7 @@ from ..types import FloatArray
 
 __all__ = ["Distribution", "Gaussian", "Poisson", "Gamma", "InverseGaussian", "Tweedie",
            "Binomial", "Bernoulli", "NegativeBinomial", "DISTRIBUTIONS", "make_distribution",
-           "binomial_proportions", "offending_rows"]
+           "binomial_proportions", "offending_rows", "kl_div", "log_factorial"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 BoolArray = NDArray[np.bool_]
@@ -42,6 +42,44 @@ def offending_rows(bad: BoolArray, values: FloatArray, what: str, shown: int = 5
     more = f" (and {rows.size - shown} more rows)" if rows.size > shown else \
         f" ({rows.size} row{'s' if rows.size > 1 else ''})"
     return listed + more
+
+
+_VECTORISED_FROM = 10_000  # values: kl_div and log_factorial's own kernels pay from here
+
+
+def kl_div(a: FloatArray | float, b: FloatArray | float) -> FloatArray:
+    """scipy's ``kl_div(a, b) = a log(a / b) - a + b`` (``b`` at ``a = 0``; ``inf`` below
+    ``a = 0`` or at ``b = 0 < a``), by numpy's vectorised logarithm in the same order of
+    operations: scipy's ufunc loop costs ~30 ns a value, this ~12 (1e6 rows: the Poisson
+    and Gamma derivatives of every Newton pass, and the deviances). Non-finite rows
+    (outside the domain, NaN) are scipy's, and so are small arrays (below ~10,000 values
+    the few numpy calls here cost more than scipy's loop)."""
+    if max(np.size(a), np.size(b)) < _VECTORISED_FROM:
+        return special.kl_div(a, b)
+    a, b = np.broadcast_arrays(_float(a), _float(b))
+    with np.errstate(all="ignore"):
+        out = np.log(a / b)
+        out *= a
+        out -= a
+        out += b
+    np.copyto(out, b, where=(a == 0) & (b >= 0))  # (0 log 0 = 0: the counts of zero)
+    if not np.isfinite(np.add.reduce(out)):
+        bad = ~np.isfinite(out)
+        out[bad] = special.kl_div(a[bad], b[bad])
+    return out
+
+
+def log_factorial(y: FloatArray) -> FloatArray:
+    """``log y! = gammaln(y + 1)``; for many counts (whole ``0 <= y < len(y)``) from a
+    table of ``gammaln(k + 1)``, the same numbers: scipy's gammaln costs ~100 ns a value."""
+    y = _float(y)
+    if y.ndim and y.size >= _VECTORISED_FROM:
+        low, top = float(y.min()), float(y.max())
+        if 0.0 <= low and top < y.size:  # (NaN fails both)
+            k = y.astype(np.intp)
+            if np.array_equal(k, y):
+                return special.gammaln(np.arange(int(top) + 1) + 1.0)[k]
+    return special.gammaln(y + 1.0)
 
 
 class Distribution:
@@ -172,14 +210,14 @@ class Poisson(Distribution):
         return np.ones_like(_float(mu))
 
     def unit_deviance(self, y: FloatArray, mu: FloatArray) -> FloatArray:
-        return 2.0 * special.kl_div(_float(y), mu)
+        return 2.0 * kl_div(_float(y), mu)
 
     def log_likelihood(self, y: FloatArray, mu: FloatArray,
                        var_weights: FloatArray | float = 1.0,
                        scale: float = 1.0) -> FloatArray:
         y = _float(y)
         return _float(var_weights) / scale * (special.xlogy(y, mu) - mu
-                                              - special.gammaln(y + 1.0))
+                                              - log_factorial(y))
 
 
 class Gamma(Distribution):
@@ -199,7 +237,7 @@ class Gamma(Distribution):
         return 2.0 * _float(mu)
 
     def unit_deviance(self, y: FloatArray, mu: FloatArray) -> FloatArray:
-        return 2.0 * special.kl_div(1.0, _float(y) / mu)  # 2 (y/mu - 1 - log(y/mu))
+        return 2.0 * kl_div(1.0, _float(y) / mu)  # 2 (y/mu - 1 - log(y/mu))
 
     def log_likelihood(self, y: FloatArray, mu: FloatArray,
                        var_weights: FloatArray | float = 1.0,

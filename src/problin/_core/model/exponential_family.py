@@ -35,7 +35,7 @@ from scipy import special
 
 from ..types import FloatArray
 from .distributions import (Bernoulli, Binomial, Distribution, Gaussian, NegativeBinomial,
-                            make_distribution)
+                            kl_div, make_distribution)
 from .family_statistics import FamilyStatistics, NullModel
 from .links import BinaryLink, Link, make_link
 
@@ -220,11 +220,11 @@ class ExponentialFamily(FamilyStatistics, FamilyBase):
         assert p is not None
         if p == 1.0:  # Poisson
             mu = np.exp(eta)
-            return special.kl_div(y, mu), mu - y, mu
+            return kl_div(y, mu), mu - y, mu
         if p == 2.0:  # Gamma: y / mu
             ratio = np.exp(np.log(y) - eta)
             h = ratio if information == "observed" else np.ones_like(ratio)
-            return special.kl_div(1.0, ratio), 1.0 - ratio, h
+            return kl_div(1.0, ratio), 1.0 - ratio, h
         b = np.exp((2.0 - p) * eta)  # mu^(2-p)
         ya = np.exp(np.log(y) + (1.0 - p) * eta)  # y mu^(1-p)
         y_term = y ** (2.0 - p) / ((1.0 - p) * (2.0 - p))
