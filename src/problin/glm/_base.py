@@ -31,7 +31,7 @@ from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
 from .._params import validate_params
 from .._state import AllOrNothingFit
-from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
+from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
 from ._diagnostics import (
@@ -69,7 +69,7 @@ DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "gradient": 10000, "coordinate
 NEWTON_MAX_PARAMS = 1000
 
 
-class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstimator):
     """GLM classifier ``p(y | x) = F(b + x^T w)`` with a Gaussian prior on ``w``.
 
     Each fit produces one :class:`~problin.glm.result.GLMFit` (kept as ``_result``);

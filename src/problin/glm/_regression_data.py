@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.model.distributions import Binomial, binomial_proportions, offending_rows
+from .._core.model.distributions import offending_rows
 from .._core.validation import check_sample_weight
 from .interval import check_offset
 
-__all__ = ["RegressionData", "check_positive", "regression_data"]
+__all__ = ["RegressionData", "check_positive", "log_exposure", "regression_data"]
 
 _SHOWN = 5  # rows named in an error message
 
@@ -39,7 +39,9 @@ def _vector(name: str, values: Any, n_rows: int) -> NDArray[np.float64]:
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric, one value per row") from None
+        hint = ": a column name is read by Formula(...).fit/predict, not by the estimator" \
+            if isinstance(values, str) else ""
+        raise TypeError(f"{name} must be numeric, one value per row{hint}") from None
     if v.ndim == 0:
         v = np.full(n_rows, float(v))
     if v.ndim != 1 or v.shape[0] != n_rows:
@@ -61,6 +63,19 @@ def check_positive(name: str, values: Any, n_rows: int, allow_zero: bool = False
     if bad.any():
         raise ValueError(bad_rows(name, v, bad, "non-negative" if allow_zero else "positive"))
     return v
+
+
+def log_exposure(family: Any, exposure: Any, n_rows: int) -> NDArray[np.float64]:
+    """``log(exposure)``, checked positive, for a model of the log link (the mean is then
+    proportional to the exposure); a ValueError for any other link."""
+    link = family.link_function.name
+    if link != "log":
+        raise ValueError(f"exposure multiplies the mean, which needs the log link; this "
+                         f"model has the {link} link: pass log(exposure) as offset= "
+                         "only if that is what you mean")
+    values = check_positive("exposure", exposure, n_rows)
+    assert values is not None  # (exposure is not None)
+    return np.log(values)
 
 
 @dataclass(frozen=True)
@@ -115,22 +130,13 @@ def regression_data(family: Any, y: Any, n_rows: int, sample_weight: Any = None,
     frequency = check_sample_weight(sample_weight, n_rows)
     variance = check_positive("var_weights", var_weights, n_rows, allow_zero=True)
     n_trials = None
-    if trials is not None:
-        if not isinstance(family.distribution, Binomial):
-            raise ValueError(f"trials are the binomial's: the {family.distribution.name} "
-                             "family has none (fit(X, successes, trials=n) with the binomial "
-                             "family)")
-        y, n_trials = binomial_proportions(y, _vector("trials", trials, n_rows))
+    if trials is not None:  # (the family's: a ValueError where it has no trials)
+        y, n_trials = family.from_trials(y, _vector("trials", trials, n_rows))
     family.check_y(y)
     off = check_offset(offset, n_rows)
     if exposure is not None:
-        link = family.link_function.name
-        if link != "log":
-            raise ValueError(f"exposure multiplies the mean, which needs the log link; this "
-                             f"model has the {link} link: pass log(exposure) as offset= "
-                             "only if that is what you mean")
-        log_exposure = np.log(check_positive("exposure", exposure, n_rows))  # type: ignore[arg-type]
-        off = log_exposure if off is None else off + log_exposure
+        log_e = log_exposure(family, exposure, n_rows)
+        off = log_e if off is None else off + log_e
     variance = _product(variance, n_trials)
     return RegressionData(y=y, weights=_product(frequency, variance), frequency=frequency,
                           variance=variance, offset=off)

@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from .._core.model import negative_binomial as nb
 from .._core.model.design import Design
-from .._core.model.exponential_family import make_family
+from .._core.model.exponential_family import ExponentialFamily, make_family
 from .._core.model.objective import GLMObjective
 from .._core.solvers.newton import newton
 from ..exceptions import ConvergenceWarning
@@ -31,13 +32,6 @@ from .regressors import _doc, _OneFamily
 from .result import GLMFit
 
 __all__ = ["NegativeBinomialRegression"]
-
-# The alternation's tolerance in log alpha. Below ~1e-8 the log-likelihood's change over
-# a Newton step is under its rounding, which update_alpha's ascent test then cannot
-# resolve: it stalls, halving its steps, for its 100 iterations (seen on 120 rows, alpha
-# 0.136). Alternation stops at 1e-6; _polish then takes plain Newton steps in log alpha.
-_ALPHA_TOL = 1e-6
-_POLISH_STEPS = 3
 
 
 @_doc
@@ -81,11 +75,16 @@ class NegativeBinomialRegression(_OneFamily):
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "nb_alpha": [Interval(Real, 0, None, closed="neither"), None]}
 
-    def _make_family(self, nb_alpha: float | None = None) -> Any:
-        # (the mean does not depend on alpha: predictions take any value)
+    def _make_family(self, nb_alpha: float | None = None) -> ExponentialFamily:
+        # (the mean does not depend on alpha: before the fit, and for the mean, any value
+        # serves; get_family gives the fitted alpha_'s)
         value = nb_alpha if nb_alpha is not None else self.nb_alpha \
-            if self.nb_alpha is not None else getattr(self, "alpha_", 1.0)
+            if self.nb_alpha is not None else 1.0
         return make_family(self._distribution, self.link, alpha=value)
+
+    def get_family(self) -> ExponentialFamily:
+        check_is_fitted(self)
+        return self._make_family(self.alpha_)
 
     def _fit_model(self, design: Design, family: Any, data: RegressionData
                    ) -> tuple[GLMObjective, GLMFit]:
@@ -107,12 +106,9 @@ class NegativeBinomialRegression(_OneFamily):
 
         mu0 = poisson.mean(_eta(self._objective(design, poisson, data), theta))
         found = nb.fit_alpha(fit_mean, data.y,
-                             nb.moment_alpha(data.y, mu0, data.weights), data.weights,
-                             tol=_ALPHA_TOL)
+                             nb.moment_alpha(data.y, mu0, data.weights), data.weights)
         value = max(found.alpha, nb.ALPHA_FLOOR)
-        if found.converged:
-            value = _polish(data, fit_mean(value), value)
-        else:
+        if not found.converged:
             warnings.warn(f"{type(self).__name__}: alpha did not converge (alpha = "
                           f"{found.alpha:.4g}: {found.message}); the coefficients are those "
                           "at that alpha", ConvergenceWarning, stacklevel=4)
@@ -120,23 +116,6 @@ class NegativeBinomialRegression(_OneFamily):
         objective = self._objective(design, family, data)
         fit = self._solve(objective, family, data, theta0=theta, extra_params=1)
         return objective, _joint(fit, objective, data, value)
-
-
-def _polish(data: RegressionData, mu: Any, value: float) -> float:
-    """A few Newton steps in ``t = log alpha`` at the means ``mu`` from a converged
-    alternation (quadratic from there; no ascent test, which rounding cannot decide)."""
-    t = float(np.log(value))
-    for _ in range(_POLISH_STEPS):
-        alpha = float(np.exp(t))
-        _, s, s2 = nb.alpha_derivatives(data.y, mu, alpha, data.weights)
-        curv = alpha * s + alpha * alpha * s2
-        if not (curv < 0 and np.isfinite(curv)):
-            break
-        step = -alpha * s / curv
-        t += float(np.clip(step, -100 * _ALPHA_TOL, 100 * _ALPHA_TOL))
-        if abs(step) < 1e-13:
-            break
-    return float(np.exp(t))
 
 
 def _eta(objective: GLMObjective, theta: Any) -> Any:

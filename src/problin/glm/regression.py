@@ -16,7 +16,7 @@ estimate ``phi`` and the statistics are referred to t on ``df_resid_`` (R's
 """
 from dataclasses import replace
 from numbers import Integral, Real
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
+from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.objective import GLMObjective
 from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.newton import newton, sketch_rows
@@ -35,14 +36,14 @@ from .._core.validation import check_finite_magnitude
 from .._frames import encode_frame
 from .._params import validate_params
 from .._state import AllOrNothingFit
-from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
+from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_regression_summary_text
 from ..inference.text import SummaryText
 from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
-from ._regression_data import RegressionData, check_positive, regression_data
-from ._regression_fit import converged_within, regression_diagnosis
+from ._regression_data import RegressionData, log_exposure, regression_data
+from ._regression_fit import boundary_fit, converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
 from .interval import check_offset
@@ -54,7 +55,7 @@ from .statistics import regression_statistics
 __all__ = ["GLMRegressor"]
 
 
-class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
+class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimator):
     """A GLM ``E[y | x] = g^-1(b + x^T w + o)`` of one family, with a Gaussian prior
     (L2 penalty ``alpha/2 |w|^2``) on ``w``; subclasses say which family
     (:meth:`_make_family`). One :class:`~problin.glm.result.GLMFit` per fit (``_result``)."""
@@ -70,9 +71,16 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def _make_family(self) -> Any:  # pragma: no cover - abstract
+    def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
         raise NotImplementedError
+
+    def get_family(self) -> ExponentialFamily:
+        """The fitted model's family (distribution x link, the negative binomial's at its
+        fitted ``alpha_``): its mean, variance, unit deviance and log-likelihood
+        functions (:class:`~problin._core.model.exponential_family.ExponentialFamily`)."""
+        check_is_fitted(self)
+        return self._make_family()
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,
@@ -128,6 +136,7 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         attributes = fit.attributes()  # (one output: a vector and a number)
         attributes.update(coef_=attributes["coef_"][0],
                           intercept_=float(attributes["intercept_"][0]))
+        self.__dict__.pop("separated_", None)  # a refit inside the range has none
         self.__dict__.update(attributes)
         self._result = fit
         return self
@@ -208,12 +217,14 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
             # informations are one: no second Hessian pass)
             hessian = self._objective(design, family, data, self.information).value_grad_hess(
                 result.theta, result.eta)[2]
-        found = regression_diagnosis(self, objective, result, hessian)
+        found = regression_diagnosis(self, objective, result, hessian,
+                                     boundary_fit(self, objective, result))
         if found.theta is not None:
             result = replace(result, theta=found.theta)
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
                                  covariance=found.covariance, identified=found.identified,
-                                 covariance_standard=found.covariance_standard)
+                                 covariance_standard=found.covariance_standard,
+                                 separated=found.separated)
         # (the solver's eta where the answer is its theta: a pass over X saved)
         eta = result.eta if found.theta is None and result.eta is not None \
             else objective.linear_predictor(result.theta)
@@ -238,9 +249,8 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
         off = check_offset(offset, X.shape[0])
         if off is not None:
             eta = eta + off
-        if exposure is not None:
-            self._make_family()  # (the link is checked at fit)
-            eta = eta + np.log(check_positive("exposure", exposure, X.shape[0]))  # type: ignore[arg-type]
+        if exposure is not None:  # (the log link's only: a ValueError for another)
+            eta = eta + log_exposure(self._make_family(), exposure, X.shape[0])
         return X, eta
 
     def predict(self, X: Any, offset: Any = None, exposure: Any = None,
@@ -255,15 +265,20 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
               exposure: Any = None, trials: Any = None) -> float:
         """D², the fraction of deviance explained: ``1 - D(y, mu) / D(y, ybar)``, the
         null model the weighted mean of ``y`` (scikit-learn's ``d2_tweedie_score`` for
-        the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes."""
-        family = self._make_family()
+        the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes.
+        Where the null model fits exactly (all ``y`` equal) D² is 1 for an exact fit,
+        else 0 (scikit-learn's ``r2_score(force_finite=True)``)."""
+        family = self.get_family()
         Xv, eta = self._eta(X, offset, exposure)
         data = regression_data(family, np.asarray(y, dtype=np.float64), Xv.shape[0],
                                sample_weight, None, None, None, trials)
         mu = family.mean(eta)
         ybar = np.average(data.y, weights=data.weights)
         null = family.deviance(data.y, np.full_like(data.y, ybar), data.weights)
-        return float(1.0 - family.deviance(data.y, mu, data.weights) / null)
+        deviance = family.deviance(data.y, mu, data.weights)
+        if null == 0:
+            return 1.0 if deviance == 0 else 0.0
+        return float(1.0 - deviance / null)
 
     def predict_interval(self, X: Any, level: float = 0.95, offset: Any = None,
                          exposure: Any = None) -> pd.DataFrame:
@@ -305,7 +320,8 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
                            statistic="z" if fit.t_df is None else "t",
                            df=fit.t_df, objective=fit.objective, converged=fit.converged,
                            n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type,
-                           log_likelihood=self.log_likelihood_)
+                           log_likelihood=self.log_likelihood_,
+                           boundary_rows=0 if fit.separated is None else int(fit.separated.sum()))
         return table
 
     def summary_text(self, level: float = 0.95) -> SummaryText:
@@ -328,6 +344,12 @@ class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
             use_f = self._result.t_df is not None
         return table_wald_test(self.summary(), self.covariance_, R, q, use_f=use_f,
                                df_resid=self.df_resid_ if use_f else None)
+
+    def lr_reference(self) -> Literal["chi2", "F"]:
+        """F where the dispersion was estimated (``scale_estimated_``: :func:`problin.
+        lr_test` then compares the deviances, R's ``anova(test="F")``), else chi²."""
+        check_is_fitted(self)
+        return "F" if self._result.t_df is not None else "chi2"
 
     def marginal_effects(self, X: Any, at: str = "overall", *, sample_weight: Any = None,
                          level: float = 0.95, offset: Any = None,

@@ -21,11 +21,13 @@ are frequency weights (weight 2 is a duplicated row): ``n`` is the sum of the
 weights, as statsmodels ``GLM(freq_weights=...)`` uses for ``df_resid`` and BIC
 and as ``Logit`` reports on the duplicated rows.
 """
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import special
+
+from .._core.model.exponential_family import ExponentialFamily
 
 __all__ = ["class_totals", "likelihood_statistics", "null_log_likelihood", "null_model",
            "offset_null_log_likelihood", "regression_statistics"]
@@ -127,7 +129,26 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
     return out
 
 
-def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_estimated: int,
+class RegressionTargets(Protocol):
+    """What the statistics read of a regressor's data
+    (:class:`~problin.glm._regression_data.RegressionData`)."""
+
+    @property
+    def y(self) -> NDArray[np.float64]: ...
+    @property
+    def weights(self) -> NDArray[np.float64] | None: ...
+    @property
+    def frequency(self) -> NDArray[np.float64] | None: ...
+    @property
+    def variance(self) -> NDArray[np.float64] | None: ...
+    @property
+    def offset(self) -> NDArray[np.float64] | None: ...
+    @property
+    def n_obs(self) -> float: ...
+
+
+def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
+                          eta: NDArray[np.float64], n_estimated: int,
                           scale: float | str | None, penalised: bool,
                           extra_params: int = 0) -> dict[str, Any]:
     """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the
@@ -161,11 +182,9 @@ def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_es
     else:
         phi = (deviance if scale == "dev" else pearson) / df_resid if df_resid > 0 else np.nan
     null = family.null_model(y, w, offset)
-    # statsmodels reports the Gaussian identity-link model's log-likelihood at the
-    # maximum-likelihood dispersion RSS / n (the concentrated likelihood, as least
-    # squares does), every other one at the estimated dispersion.
-    ll_scale = deviance / n_obs if family.name == "gaussian-identity" and scale is None \
-        else phi
+    # (the family's reporting convention: statsmodels' Gaussian identity-link model at the
+    # maximum-likelihood dispersion RSS / n, the concentrated likelihood of least squares)
+    ll_scale = family.log_likelihood_scale(phi, deviance, n_obs) if scale is None else phi
     ll = family.log_likelihood(y, mu, data.variance, data.frequency, ll_scale)
     ll0 = family.log_likelihood(y, null.mean, data.variance, data.frequency, phi)
     return {

@@ -101,6 +101,8 @@ class Distribution:
     mean_low: ClassVar[float] = 0.0
     mean_high: ClassVar[float] = np.inf
     y_rule: ClassVar[str] = "finite"  # what check_y demands, for its message
+    # whether fit(X, successes, trials=n) is defined (from_trials): the binomial's
+    has_trials: ClassVar[bool] = False
     # p with V(mu) = mu^p (None: not a power): with the log link, the intercept-only
     # model has a closed form for any offset (exponential_family.null_model)
     variance_power: float | None = None
@@ -156,8 +158,33 @@ class Distribution:
         return self.clip_mean((y + y.mean()) / 2.0)
 
     def pearson_residual_squared(self, y: FloatArray, mu: FloatArray) -> FloatArray:
-        """``(y - mu)² / V(mu)`` per row."""
-        return np.square(y - mu) / self.variance(mu)
+        """``(y - mu)² / V(mu)`` per row; 0 where ``y = mu`` at an end of the range, where
+        ``V = 0`` (the limit: a zero count fitted by a mean rounded to 0)."""
+        r2 = np.square(y - mu)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = r2 / self.variance(mu)
+        if not np.isfinite(np.add.reduce(out)):
+            out = np.where(r2 == 0, 0.0, out)
+        return out
+
+    def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
+        """The dispersion at which the reported log-likelihood is evaluated where it is
+        not the estimated one (the concentrated likelihood of statsmodels' Gaussian
+        with the identity link); None: at the estimated dispersion."""
+        return None
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(y, variance weights)`` of successes out of ``trials`` (``fit(X, successes,
+        trials=n)``): a ValueError where the distribution has no trials."""
+        raise ValueError(f"trials are the binomial's: the {self.name} family has none "
+                         "(fit(X, successes, trials=n) with the binomial family)")
+
+    def to_params(self) -> dict[str, str | float]:
+        """The distribution as data: its ``name`` and numeric parameters (a model file
+        stores this; :func:`make_distribution` ``(**params)`` rebuilds it)."""
+        return {"name": self.name, **{k: float(v) for k, v in sorted(vars(self).items())
+                                      if k != "variance_power"}}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -190,6 +217,11 @@ class Gaussian(Distribution):
                        scale: float = 1.0) -> FloatArray:
         w = _float(var_weights)
         return -0.5 * (w * np.square(_float(y) - mu) / scale + np.log(scale / w) + _LOG_2PI)
+
+    def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
+        # statsmodels' GLM reports least squares' log-likelihood, the scale profiled out
+        # at RSS / n (as LinearRegression's), for the identity link only
+        return deviance / n_obs if link == "identity" else None
 
 
 class Poisson(Distribution):
@@ -308,8 +340,10 @@ class Tweedie(Distribution):
 
     def unit_deviance(self, y: FloatArray, mu: FloatArray) -> FloatArray:
         p, y = self.power, _float(y)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0: y = 0 has 0 here)
+            cross = np.where(y > 0, y * _float(mu) ** (1.0 - p), 0.0)
         return 2.0 * (y ** (2.0 - p) / ((1.0 - p) * (2.0 - p))
-                      - y * mu ** (1.0 - p) / (1.0 - p) + mu ** (2.0 - p) / (2.0 - p))
+                      - cross / (1.0 - p) + mu ** (2.0 - p) / (2.0 - p))
 
     def log_likelihood(self, y: FloatArray, mu: FloatArray,
                        var_weights: FloatArray | float = 1.0,
@@ -317,9 +351,10 @@ class Tweedie(Distribution):
         p, y = self.power, _float(y)
         phi = np.broadcast_to(scale / _float(var_weights), y.shape)
         mu = np.broadcast_to(_float(mu), y.shape)
-        theta = mu ** (1.0 - p) / (1.0 - p)
-        kappa = mu ** (2.0 - p) / (2.0 - p)
-        out = (y * theta - kappa) / phi
+        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0 at y = 0: -kappa)
+            theta = mu ** (1.0 - p) / (1.0 - p)
+            kappa = mu ** (2.0 - p) / (2.0 - p)
+            out = (np.where(y > 0, y * theta, 0.0) - kappa) / phi
         pos = y > 0
         if pos.any():
             a = (2.0 - p) / (1.0 - p)  # negative
@@ -340,7 +375,8 @@ class Binomial(Distribution):
     links = ("logit", "probit", "cloglog", "loglog")
     fixed_dispersion = True
     mean_high = 1.0
-    y_rule = "proportions 0 <= y <= 1"
+    y_rule = "proportions 0 <= y <= 1 (counts of successes: fit(X, successes, trials=n))"
+    has_trials = True
 
     def invalid_y(self, y: FloatArray) -> BoolArray:
         return ~((y >= 0) & (y <= 1))
@@ -369,6 +405,12 @@ class Binomial(Distribution):
     def start_mean(self, y: FloatArray) -> FloatArray:
         """``(y + 1/2) / 2`` (statsmodels' binomial ``starting_mu``)."""
         return (_float(y) + 0.5) / 2.0
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(successes / trials, trials)``: proportions weighted by their trials
+        (:func:`binomial_proportions`, which checks them)."""
+        return binomial_proportions(successes, trials)
 
 
 class Bernoulli(Binomial):
