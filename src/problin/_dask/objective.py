@@ -11,7 +11,7 @@ code on it (``GLMObjective``/``SoftmaxObjective`` on an in-memory ``Design``
 of the chunk), the p-sized results summed in Dask's tree: ``advance`` gives
 the loss, gradient and Hessian of a Newton step in ONE pass per iteration
 (softmax too: its exact block Hessian, not Hessian-vector products, each of
-which would be a pass). The prior is added on the client, as in memory.
+which would be a pass). The penalty is added on the client, as in memory.
 
 The few things the engine otherwise reads off n-vectors have distributed
 equivalents: :meth:`DaskGLMObjective.hessian_change` (the bound of
@@ -25,24 +25,26 @@ s: the type tells the diagnostics that rows are reached by passes only.
 """
 import functools
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.linalg import cho_factor, solve_triangular
 
-from .._core.model.contract import DistributedObjective, Gram, Trial
+from .._core.model.contract import DistributedObjective, FitPoint, Gram, RowCount, RowMask, Trial
 from .._core.model.design import Design
 from .._core.model.families import largest_change, uniform_curvature_change
-from .._core.model.objective import GLMObjective, bound_row_limit, range_basis
+from .._core.model.family_softmax import CategoricalSoftmax
+from .._core.model.exponential_family import Family
+from .._core.model.objective import CurvatureBound, GLMObjective, bound_row_limit, range_basis
 from .._core.model.objective_softmax import SoftmaxObjective
-from .._core.model.prior import GaussianPrior, PriorPrecision
+from .._core.model.penalty import Penalty, add_penalty, objective_penalty
+from .._core.model.prior import PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
-from .._core.solvers.steps import SolverResult
 from .design import DaskDesign, Sums
 
 # A chunk's question: (in-memory chunk objective, its eta) -> a count or a flag.
-RowFunc = Callable[[Any, Any], Any]
+RowFunc = RowCount
 
 __all__ = ["DaskGLMObjective", "DaskSoftmaxObjective", "LazyEta"]
 
@@ -74,17 +76,17 @@ class LazyEta:
 
 
 # ------------------------------------------------------------- chunk operations
-ChunkObjective = GLMObjective | SoftmaxObjective
+ChunkObjective = GLMObjective[Family] | SoftmaxObjective
 
 
-def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: Any,
-               information: str) -> GLMObjective:
+def _glm_model(design: Design, t: np.ndarray, w: np.ndarray | None, *, family: Family,
+               information: str) -> GLMObjective[Family]:
     return GLMObjective(design, family, np.asarray(t, dtype=np.float64), w,
                         information=information)
 
 
 def _softmax_model(design: Design, t: np.ndarray, w: np.ndarray | None, *,
-                   family: Any) -> SoftmaxObjective:
+                   family: CategoricalSoftmax) -> SoftmaxObjective:
     return SoftmaxObjective(design, family, np.asarray(t, dtype=np.intp), w)
 
 
@@ -134,67 +136,71 @@ def _change_op(obj: ChunkObjective, *, v_old: np.ndarray, v_new: np.ndarray, cut
                 *counts, ops=ops)
 
 
-def _signed_margins(obj: GLMObjective, v: np.ndarray) -> np.ndarray:
+def _signed_margins(obj: GLMObjective[Family], v: np.ndarray) -> np.ndarray:
     """``(2 y - 1) [1, X] v`` over the rows of positive weight (certificates)."""
     signed = (2.0 * obj.y - 1.0) * obj.linear_predictor(v)
     return signed if obj.sample_weight is None else signed[obj.sample_weight > 0]
 
 
-def _margin_range_op(obj: GLMObjective, *, v: np.ndarray) -> Sums:
+def _margin_range_op(obj: GLMObjective[Family], *, v: np.ndarray) -> Sums:
     signed = _signed_margins(obj, v)
     return Sums(float(np.max(np.abs(signed), initial=0.0)), float(np.min(signed, initial=np.inf)),
                 signed.size, ops=("max", "min", "sum"))
 
 
-def _margin_count_op(obj: GLMObjective, *, v: np.ndarray, level: float) -> Sums:
+def _margin_count_op(obj: GLMObjective[Family], *, v: np.ndarray, level: float) -> Sums:
     return Sums(int(np.count_nonzero(_signed_margins(obj, v) > level)))
 
 
 def _margin_mask(Xb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None = None, *,
-                 reader: Callable[..., Any], model: Callable[..., Any], v: np.ndarray,
+                 reader: Callable[..., tuple[Design, np.ndarray, np.ndarray | None]],
+                 model: Callable[..., ChunkObjective], v: np.ndarray,
                  level: float) -> np.ndarray:
     """The lazy ``separated_`` of one chunk: rows with margin above ``level``."""
     if Xb.shape[0] == 0:
         return np.zeros(0, dtype=bool)
     obj = model(*reader(0, 0, Xb, yb, wb, False))
+    assert isinstance(obj, GLMObjective)  # (binary models only: DaskGLMObjective's)
     mask = (2.0 * obj.y - 1.0) * obj.linear_predictor(v) > level
-    return mask if wb is None else mask & (obj.sample_weight > 0)
+    sw = obj.sample_weight  # (None exactly where wb is)
+    return mask if sw is None else mask & (sw > 0)
 
 
-class _DaskObjective(GaussianPrior, DistributedObjective):
-    """What the Dask objectives share: passes, the prior, the engine's helpers."""
+class _DaskObjective(DistributedObjective[LazyEta]):
+    """What the Dask objectives share: passes, the penalty, the engine's helpers."""
 
     design: DaskDesign
-    family: Any
+    family: CurvatureBound
 
     def __init__(self, design: DaskDesign, model: Callable[..., ChunkObjective], n_blocks: int,
                  prior_precision: PriorPrecision | np.ndarray | None,
-                 prior_mean: np.ndarray | None) -> None:
+                 prior_mean: np.ndarray | None, penalty: Penalty | None) -> None:
         self.design, self._model, self.n_blocks = design, model, n_blocks
         self.sample_weight = design.sample_weight
         self.n_params = n_blocks * design.n_params
         self._watched: tuple[RowFunc, ...] = ()
-        self._init_prior(prior_precision, prior_mean)
+        self.penalty = objective_penalty(penalty, prior_precision, prior_mean, self.n_params)
 
     @property
     def total_weight(self) -> float:
         return self.design.total_weight
 
-    def _pass(self, op: Callable[..., Sums], **kwargs: Any) -> Any:
+    def _pass(self, op: Callable[..., Sums], **kwargs: object) -> tuple[Any, ...]:
         """One pass of ``op`` (a fused one: it keeps no n-vector)."""
         return self.design.reduce(functools.partial(op, **kwargs), self._model)
 
-    def _rows_pass(self, op: Callable[..., Sums], **kwargs: Any) -> Any:
+    def _rows_pass(self, op: Callable[..., Sums], **kwargs: object) -> tuple[Any, ...]:
         """One pass of an ``op`` that forms n-vectors (``eta``, row derivatives):
         by sub-blocks of each chunk, whose n-vectors stay in cache and below
         the allocator's threshold for fresh memory (see ``design._chunk_task``)."""
         return self.design.reduce(functools.partial(op, **kwargs), self._model,
                                   rows=max(_SUB_ROWS // self.n_blocks, 256))
 
-    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> ChunkObjective:
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
+                   ) -> ChunkObjective:
         raise NotImplementedError  # pragma: no cover - each model's own
 
-    def _change_pass(self, eta_old: LazyEta, eta_new: LazyEta, **kwargs: Any
+    def _change_pass(self, eta_old: LazyEta, eta_new: LazyEta, **kwargs: object
                      ) -> tuple[float, int, float]:
         """One pass of :func:`_change_op`: ``(uniform bound, rows above the cut, their
         leverage-weighted change)``; the loss at ``eta_new`` and the watched counts
@@ -219,21 +225,20 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         if eta.loss is None:  # (the watched counts come with it: see watch_rows)
             eta.loss, *counts = self._rows_pass(_loss_op, v=eta.v, watched=self._watched)
             eta.counts.update(zip(self._watched, counts))
-        return eta.loss + self.penalty(theta)
+        return eta.loss + self.penalty.value(theta)
 
     def value_grad(self, theta: np.ndarray, eta: LazyEta) -> tuple[float, np.ndarray]:
         """``(f, gradient)``: one pass."""
         eta.loss, grad, _ = self._pass(_evaluate_op, v=eta.v, gram=None)
-        f, grad, _ = self._add_prior(theta, eta.loss, grad)
-        return f, grad
+        return self.penalty.add_gradient(theta, eta.loss, grad)
 
     def value_grad_hess(self, theta: np.ndarray, eta: LazyEta, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(f, gradient, Hessian)``: one pass."""
         eta.loss, grad, H = self._pass(_evaluate_op, v=eta.v,
                                        gram="single" if single else "double")
-        f, grad, H = self._add_prior(theta, eta.loss, grad, H)
-        return f, grad, cast(np.ndarray, H)
+        f, grad = self.penalty.add_gradient(theta, eta.loss, grad)
+        return f, grad, self.penalty.add_hessian(theta, H)
 
     def advance(self, theta: np.ndarray, eta: LazyEta | None, d: np.ndarray, gram: Gram = None,
                 accept_below: float | None = None) -> Trial:
@@ -241,13 +246,13 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         not (see ``GLMObjective.advance``)."""
         v = np.array(d, dtype=np.float64) if eta is None else eta.v + d
         loss, grad, H = self._pass(_evaluate_op, v=v, gram=gram)
-        f, grad, H = self._add_prior(theta + d, loss, grad, H)
+        f, grad, H = add_penalty(self.penalty, theta + d, loss, grad, H)
         return Trial(LazyEta(v, loss), f, grad, H)
 
     def observed_hessian(self, theta: np.ndarray, eta: LazyEta) -> np.ndarray:
         """The observed-information Hessian at ``eta``: one pass."""
         (H,) = self._rows_pass(_observed_op, v=eta.v)
-        return H if self.P is None else self.P.add_to(H)
+        return self.penalty.add_hessian(theta, H)
 
     def data_range_basis(self) -> np.ndarray:
         """As ``GLMObjective.data_range_basis`` (its Gram matrix in one pass)."""
@@ -258,13 +263,13 @@ class _DaskObjective(GaussianPrior, DistributedObjective):
         """No invariant directions are handled on Dask (first-order solvers only in memory)."""
         return theta
 
-    def subsample(self, rows: np.ndarray) -> Any:
+    def subsample(self, rows: np.ndarray) -> ChunkObjective:
         """The in-memory objective of ``rows`` (gathered), weights scaled to the full
         total (the engine runs it with one BLAS thread: ``blocks.OneThreadBLAS``)."""
         design, t, w = self.design.gather(rows)
         w = np.ones(t.size) if w is None else w
         w = w * (self.total_weight / max(float(w.sum()), 1e-300))
-        return self._in_memory(design, t, w)
+        return self._in_memory(design, t, w, self.penalty.subsample(rows, w))
 
     def count_rows(self, func: RowFunc, eta: LazyEta) -> int:
         """``sum_k func(chunk objective k, its eta)`` (``func`` picklable): e.g. how
@@ -285,17 +290,22 @@ class DaskGLMObjective(_DaskObjective):
     """:class:`~problin._core.model.objective.GLMObjective` of a
     :class:`~problin._dask.design.DaskDesign` (binary targets)."""
 
-    def __init__(self, design: DaskDesign, family: Any,
-                 prior_precision: PriorPrecision | np.ndarray | None = None,
-                 prior_mean: np.ndarray | None = None, information: str = "observed") -> None:
-        model = functools.partial(_glm_model, family=family, information=information)
-        super().__init__(design, model, 1, prior_precision, prior_mean)
-        self.family, self.information = family, information
-        self.exact_hessian = information == "observed" or bool(family.canonical)
+    family: Family
 
-    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> GLMObjective:
-        return GLMObjective(design, self.family, t.astype(np.float64), w, self.P, self.m,
-                            self.information)
+    def __init__(self, design: DaskDesign, family: Family,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None, information: str = "observed", *,
+                 penalty: Penalty | None = None) -> None:
+        model = functools.partial(_glm_model, family=family, information=information)
+        super().__init__(design, model, 1, prior_precision, prior_mean, penalty)
+        self.family, self.information = family, information
+        self.exact_hessian = (information == "observed" or bool(family.canonical)) \
+            and self.penalty.exact_hessian
+
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
+                   ) -> GLMObjective[Family]:
+        return GLMObjective(design, self.family, t.astype(np.float64), w,
+                            information=self.information, penalty=penalty)
 
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> float:
@@ -318,8 +328,8 @@ class DaskGLMObjective(_DaskObjective):
             return uniform
         return min(uniform, cut + total)
 
-    def separation(self, result: SolverResult, rtol: float = 1e-6
-                   ) -> tuple[Any, int, int] | None:
+    def separation(self, result: FitPoint[LazyEta], rtol: float = 1e-6
+                   ) -> tuple[RowMask, int, int] | None:
         """``(rows, n_separated, n_used)`` from the certificates of
         ``separation.certified_separation`` (the fitted margins, then the last
         Newton step), or None. ``rows`` is a lazy Dask boolean array. The exact
@@ -353,19 +363,25 @@ class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
 
     exact_hessian = True
 
-    def __init__(self, design: DaskDesign, family: Any,
-                 prior_precision: PriorPrecision | np.ndarray | None = None,
-                 prior_mean: np.ndarray | None = None) -> None:
-        model = functools.partial(_softmax_model, family=family)
-        super().__init__(design, model, family.n_free, prior_precision, prior_mean)
-        self.family = family
+    design: DaskDesign
+    family: CategoricalSoftmax
 
-    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray) -> SoftmaxObjective:
-        return SoftmaxObjective(design, self.family, t, w, self.P, self.m)
+    def __init__(self, design: DaskDesign, family: CategoricalSoftmax,
+                 prior_precision: PriorPrecision | np.ndarray | None = None,
+                 prior_mean: np.ndarray | None = None, *, penalty: Penalty | None = None
+                 ) -> None:
+        model = functools.partial(_softmax_model, family=family)
+        super().__init__(design, model, family.n_free, prior_precision, prior_mean, penalty)
+        self.family = family
+        self.exact_hessian = self.penalty.exact_hessian
+
+    def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
+                   ) -> SoftmaxObjective:
+        return SoftmaxObjective(design, self.family, t, w, penalty=penalty)
 
     def _weighted_gram(self) -> np.ndarray:
         """``[1,X]^T S [1,X]``: one pass (only where the engine opens by BFGS)."""
         return self.design.weighted_gram()
 
-    def separation(self, result: SolverResult) -> None:
+    def separation(self, result: FitPoint[LazyEta]) -> None:
         """None: softmax separation is found by the LP only, which needs all rows."""

@@ -30,6 +30,7 @@ from .._core.bayes.logistic import (
 )
 from .._core.bayes.mcmc import LogitLogPosterior, ess_bulk, independence_sampler, rhat
 from .._core.model.families import BernoulliLogit
+from .._core.model.prior import PriorPrecision
 from .._core.solvers.newton import newton, sketch_rows
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
 from .._dask.design import DaskDesign
@@ -94,6 +95,13 @@ class Posterior:
     sampler: str | None = None
 
 
+def prior_of(objective: Any) -> PriorPrecision:
+    """The precision of the Gaussian prior the Bayesian objective's penalty is."""
+    gaussian = objective.penalty.gaussian
+    assert gaussian is not None, "a Bayesian fit's penalty is its Gaussian prior"
+    return gaussian.precision
+
+
 def laplace(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
             n_classes: int, alpha: float, intercept_alpha: float, *, tol: float,
             max_iter: int, theta0: FloatArray | None = None) -> Posterior:
@@ -116,16 +124,19 @@ def laplace(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray
     # final one in its own metric); the posterior gets the one at the MAP.
     f, _, H = objective.value_grad_hess(theta, result.eta)
     cov, logdet = gaussian_from_precision(H)
-    for v, c in objective.P.rank_one:
+    prior = prior_of(objective)
+    diag = prior.diag
+    assert diag is not None, "the Bayesian prior is diagonal plus rank one"
+    for v, c in prior.rank_one:
         # v is an eigenvector of the data Hessian (eigenvalue 0) and of the prior
         # (eigenvalue e): removing the pin changes the eigenvalue e + c|v|^2 to e.
         vv = float(v @ v)
-        e = float((v * objective.P.diag) @ v) / vv
+        e = float((v * diag) @ v) / vv
         if e > 0:  # (a flat prior leaves the shift out of the evidence)
             logdet += np.log(e) - np.log(e + c * vv)
         cov -= np.outer(v, v) / (c * vv ** 2)
         f -= 0.5 * c * float(v @ theta) ** 2
-    evidence = laplace_log_evidence(f, objective.P.diag, logdet)
+    evidence = laplace_log_evidence(f, diag, logdet)
     return Posterior(alpha=float(alpha), mean=theta, cov=cov, theta_map=theta,
                      log_evidence=evidence, n_iter=int(result.n_iter),
                      converged=bool(result.converged),
@@ -273,10 +284,10 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
     objective = start.objective
     log_target: LogitLogPosterior
     if isinstance(design, DaskDesign):  # each batch of log posteriors is a distributed pass
-        log_target = DaskLogitLogPosterior(design, objective.P)
+        log_target = DaskLogitLogPosterior(design, prior_of(objective))
     else:
         assert t is not None, "in-memory designs come with their class indices"
-        log_target = LogitLogPosterior(design, t, sw, objective.P)
+        log_target = LogitLogPosterior(design, t, sw, prior_of(objective))
     n_warmup = max(100, n_samples // 4)
     U = upper_factor(start.cov)
     bar = LazyProgress(n_chains * (n_samples + n_warmup + 1), progress, "MCMC")

@@ -170,7 +170,7 @@ def covariance(objective: Any, H: NDArray[np.float64]
     parameters are identified, and the same covariance in the solver's coordinates."""
     # A prior's precision identifies the parameters it covers, however weak against
     # the data (an L2 penalty in raw units on columns at 1e6 is ~1e-10 of the diagonal).
-    prior_diag = objective.P.diag if objective.P is not None else None
+    prior_diag = objective.penalty.hessian_diagonal()
     with small_blas(H.shape[0]):
         whole = equilibrated_cholesky(H, prior_diag=prior_diag)
     if whole is not None:  # every parameter identified: one factorisation
@@ -189,9 +189,8 @@ def covariance(objective: Any, H: NDArray[np.float64]
     # A rank-one prior term c v v^T that only pins an invariance (softmax
     # intercepts summing to zero, H v = 0) is removed again: (H + c v v^T)^-1
     # = H^+ + v v^T / (c |v|^4), and H^+ is the covariance on the constraint.
-    if objective.P is not None:  # (the GLMs' intercepts are unpenalised: v is flat)
-        for v, c in objective.P.rank_one:
-            cov -= np.outer(v, v) / (c * float(v @ v) ** 2)
+    for v, c in _rank_one(objective):  # (the GLMs' intercepts are unpenalised: v is flat)
+        cov -= np.outer(v, v) / (c * float(v @ v) ** 2)
     return to_raw(objective, cov), identified, cov
 
 
@@ -199,10 +198,15 @@ def flat_direction(objective: Any) -> NDArray[np.float64] | None:
     """The prior's rank-one direction that only pins an invariance (softmax with all
     K blocks free: the common shift of the intercepts), or None."""
     flat = None
-    if objective.P is not None:
-        for v, _ in objective.P.rank_one:
-            flat = v
+    for v, _ in _rank_one(objective):
+        flat = v
     return flat
+
+
+def _rank_one(objective: Any) -> list[tuple[NDArray[np.float64], float]]:
+    """The rank-one terms of a Gaussian prior's precision (none for other penalties)."""
+    gaussian = objective.penalty.gaussian
+    return [] if gaussian is None else gaussian.precision.rank_one
 
 
 def to_raw(objective: Any, cov_z: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -370,7 +374,7 @@ def _overlap_certified(objective: Any, result: Any, cov_z: NDArray[np.float64] |
     (:func:`~problin._core.model.separation.newton_certifies_overlap`): one pass over
     the rows instead of a linear program of the size of X."""
     if cov_z is None or objective.n_blocks != 1 or isinstance(objective, DistributedObjective) \
-            or objective.P is not None or not np.all(np.isfinite(cov_z)):
+            or not objective.penalty.flat or not np.all(np.isfinite(cov_z)):
         return False
     if objective.design.n_samples * objective.design.n_params > LP_MAX_SIZE:
         return False  # no LP to spare there: the cheap certificates decide (two passes saved)

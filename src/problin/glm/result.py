@@ -154,7 +154,7 @@ class GLMFit:
                    message=result.message, history=np.asarray(result.history, dtype=np.float64),
                    covariance=covariance, identified=identified, separated=separated,
                    covariance_standard=covariance_standard,
-                   penalty=float(objective.penalty(result.theta)),
+                   penalty=float(objective.penalty.value(result.theta)),
                    null_log_likelihood=null_log_likelihood,
                    weight_total=float(objective.total_weight))
 

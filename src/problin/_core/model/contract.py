@@ -27,48 +27,115 @@ diagnostics ask of rows that are never in one place (counting rows,
 watching a count in the solver's last pass, separation certificates), and
 declare the row-wise methods it does not offer (they raise, saying why).
 
-``eta`` is an n-vector (n x M for softmax) in memory; on Dask a lazy
-stand-in for one (``problin._dask.objective.LazyEta``) that supports the
-arithmetic the solvers do on it: ``eta + t * Xd`` and ``eta_new - eta``.
+**The seams are typed.** ``eta`` is an n-vector (n x M for softmax) in
+memory; on Dask a lazy stand-in for one (``problin._dask.objective.LazyEta``).
+Both are a :class:`LinearPredictor`, the arithmetic the solvers do on it
+(``eta + t * Xd``, ``eta_new - eta``), and an objective is an
+``Objective[Eta]`` for its own kind, so a solver never mixes an array with a
+lazy predictor. Of the design the solvers read only its shape and column
+moments (:class:`DesignShape`); the penalty is a :class:`~.penalty.Penalty`.
 """
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Generic, Protocol, Self, TypeAlias, TypeVar
 
 import numpy as np
 
-from .families import largest_change, uniform_curvature_change
-from .prior import PriorPrecision
+from .basis import ColumnBasis
+from .design import Gram
+from .penalty import Penalty
 
-__all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta"]
+__all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta",
+           "LinearPredictor", "DesignShape", "FitPoint", "RowMask", "RowCount"]
 
-#: Which Hessian a pass forms with the gradient: none, float32 products, or float64.
-Gram: TypeAlias = Literal["single", "double"] | None
-#: The linear predictor: an ndarray in memory, a lazy stand-in on Dask (see above).
-Eta: TypeAlias = Any
+
+class LinearPredictor(Protocol):
+    """What the solvers do with a linear predictor: ``eta + t * Xd``, ``eta_new - eta``."""
+
+    def __add__(self, other: Self, /) -> Self: ...
+
+    def __sub__(self, other: Self, /) -> Self: ...
+
+    def __rmul__(self, t: float, /) -> Self: ...
+
+
+#: The linear predictor of one objective: an ndarray in memory, a ``LazyEta`` on Dask.
+Eta = TypeVar("Eta", bound=LinearPredictor)
+Eta_co = TypeVar("Eta_co", bound=LinearPredictor, covariant=True)
+
+
+class DesignShape(Protocol):
+    """What the solvers and the fit records read of any design (in memory or on Dask)."""
+
+    @property
+    def n_samples(self) -> int: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def n_params(self) -> int: ...
+
+    @property
+    def intercept(self) -> bool: ...
+
+    @property
+    def basis(self) -> ColumnBasis | None:
+        """The standardised coordinates the parameters are in (None: raw units)."""
+        ...
+
+    def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-column mean and standard deviation in the design's coordinates."""
+        ...
+
+
+class FitPoint(Protocol[Eta_co]):
+    """What the separation certificates read of a solver's result."""
+
+    @property
+    def eta(self) -> Eta_co: ...
+
+    @property
+    def direction(self) -> np.ndarray | None: ...
+
+    @property
+    def direction_eta(self) -> Eta_co | None: ...
+
+
+class RowMask(Protocol):
+    """A boolean per row: an ndarray, or a lazy array of a distributed design."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+
+#: A question to the rows: ``func(in-memory objective, its eta)`` -> a count (a flag
+#: counts as 0 or 1); a distributed objective sums it over its chunks' objectives.
+RowCount: TypeAlias = Callable[["ObjectiveBase[np.ndarray]", np.ndarray], int]
 
 
 @dataclass(frozen=True)
-class Trial:
+class Trial(Generic[Eta]):
     """The point ``theta + d`` as one evaluation found it (see :meth:`Objective.advance`)."""
 
     eta: Eta  # the linear predictor there
     f: float  # the objective there
     grad: np.ndarray | None  # None only where the point failed the acceptance test
     hess: np.ndarray | None  # None unless a Hessian was asked for (and the point accepted)
-    Xd: np.ndarray | None = None  # X d where the evaluation formed it on its own
+    Xd: Eta | None = None  # X d where the evaluation formed it on its own
 
 
-class Objective(Protocol):
+class Objective(Protocol[Eta]):
     """What the solvers may call: the penalised negative log-likelihood ``f``."""
 
-    design: Any  # rows, columns and passes over X (in memory or on Dask)
     n_params: int
     n_blocks: int  # parameter blocks (classes of softmax; 1 for a GLM)
     exact_hessian: bool  # False for Fisher scoring with a non-canonical link
     sample_weight: np.ndarray | None
-    P: PriorPrecision | None  # the Gaussian prior's precision (None: flat)
-    m: np.ndarray  # and its mean
+    penalty: Penalty  # the term added to the data's (model.penalty)
+
+    @property
+    def design(self) -> DesignShape: ...  # rows, columns and passes over X
 
     @property
     def total_weight(self) -> float: ...
@@ -86,7 +153,7 @@ class Objective(Protocol):
               ) -> np.ndarray: ...
 
     def advance(self, theta: np.ndarray, eta: Eta | None, d: np.ndarray, gram: Gram = None,
-                accept_below: float | None = None) -> Trial: ...
+                accept_below: float | None = None) -> Trial[Eta]: ...
 
     def summed_derivatives(self, theta: np.ndarray, gram: Gram = None
                            ) -> tuple[float, np.ndarray, np.ndarray | None]: ...
@@ -94,7 +161,7 @@ class Objective(Protocol):
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
                        rowwise: bool = True) -> float: ...
 
-    def subsample(self, rows: np.ndarray) -> "Objective": ...
+    def subsample(self, rows: np.ndarray) -> "Objective[np.ndarray]": ...
 
     def data_range_basis(self) -> np.ndarray: ...
 
@@ -106,10 +173,12 @@ class Objective(Protocol):
 
     def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None: ...
 
+    def column(self, j: int) -> np.ndarray: ...
+
     def coordinate_derivatives(self, eta: Eta, c: np.ndarray, block: int = 0
                                ) -> tuple[float, float]: ...
 
-    def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray: ...
+    def block_direction(self, c: np.ndarray, block: int = 0) -> Eta: ...
 
     def recentre(self, theta: np.ndarray) -> np.ndarray: ...
 
@@ -118,8 +187,14 @@ class Objective(Protocol):
     def start_preconditioner(self, theta: np.ndarray
                              ) -> Callable[[np.ndarray], np.ndarray] | None: ...
 
+    def count_rows(self, func: RowCount, eta: Eta) -> int: ...
 
-class ObjectiveBase:
+    def watch_rows(self, func: RowCount) -> None: ...
+
+    def separation(self, result: FitPoint[Eta]) -> tuple[RowMask, int, int] | None: ...
+
+
+class ObjectiveBase(Generic[Eta]):
     """The unfused defaults of the contract's optional capabilities.
 
     Subclasses implement the evaluations (``linear_predictor``, ``value``,
@@ -128,6 +203,18 @@ class ObjectiveBase:
     """
 
     exact_hessian: bool = True
+    n_blocks: int = 1  # (softmax: one per free class)
+    n_params: int
+    design: DesignShape
+    sample_weight: np.ndarray | None
+    penalty: Penalty
+
+    @property
+    def total_weight(self) -> float:
+        """The sum of the sample weights (the number of rows without weights)."""
+        if self.sample_weight is None:
+            return float(self.design.n_samples)
+        return float(np.sum(self.sample_weight))
 
     def linear_predictor(self, theta: np.ndarray) -> Eta:
         raise NotImplementedError  # pragma: no cover - every objective has one
@@ -142,8 +229,13 @@ class ObjectiveBase:
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         raise NotImplementedError  # pragma: no cover
 
+    def _step_predictor(self, eta: Eta, Xd: Eta) -> tuple[Eta, Eta | None]:
+        """``(eta + X d, X d or None)``: the trial's linear predictor, and ``X d``
+        where it is still there (None: the sum was formed in its array)."""
+        return Xd + eta, Xd
+
     def advance(self, theta: np.ndarray, eta: Eta | None, d: np.ndarray, gram: Gram = None,
-                accept_below: float | None = None) -> Trial:
+                accept_below: float | None = None) -> Trial[Eta]:
         """The point ``theta + d``: its ``eta``, ``f``, gradient and (with ``gram``) Hessian.
 
         ``eta`` is the linear predictor at ``theta`` (None: ``theta`` is zero,
@@ -155,26 +247,23 @@ class ObjectiveBase:
         them into one pass override it and may form the derivatives anyway.
         """
         Xd = self.linear_predictor(d)
+        kept: Eta | None = Xd
         if eta is None:
             theta_new, eta_new = d, Xd
-        elif isinstance(Xd, np.ndarray) and isinstance(eta, np.ndarray):
-            # eta + X d in X d's own array (a fresh n x M array per step costs
-            # twice the sum): the trial then carries no X d (a rejected step's
-            # search takes eta_new - eta, to rounding).
-            theta_new, eta_new, Xd = theta + d, np.add(Xd, eta, out=Xd), None
         else:
-            theta_new, eta_new = theta + d, Xd + eta
+            theta_new = theta + d
+            eta_new, kept = self._step_predictor(eta, Xd)
         f = np.nan
         if accept_below is not None:
             f = self.value(theta_new, eta_new)
             if not (np.isfinite(f) and f <= accept_below):
-                return Trial(eta_new, f, None, None, Xd)
+                return Trial(eta_new, f, None, None, kept)
         hess = None
         if gram is None:
             f, grad = self.value_grad(theta_new, eta_new)
         else:
             f, grad, hess = self.value_grad_hess(theta_new, eta_new, single=gram == "single")
-        return Trial(eta_new, f, grad, hess, Xd)
+        return Trial(eta_new, f, grad, hess, kept)
 
     def summed_derivatives(self, theta: np.ndarray, gram: Gram = None
                            ) -> tuple[float, np.ndarray, np.ndarray | None]:
@@ -216,17 +305,30 @@ class ObjectiveBase:
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
                        rowwise: bool = True) -> float:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``
-        built at ``eta_old`` and the one at ``eta_new``: the family's uniform bound
+        built at ``eta_old`` and the one at ``eta_new``; ``inf`` here (no bound).
+        The in-memory objectives bound it by the family's uniform bound
         (:func:`~problin._core.model.families.uniform_curvature_change`) of the
-        largest change of a linear predictor in memory; ``inf`` without a family or
-        such a bound. ``GLMObjective`` adds a row-wise bound (``rowwise``)."""
-        family = getattr(self, "family", None)
-        if family is None or not isinstance(eta_new, np.ndarray):
-            return np.inf
-        return uniform_curvature_change(family, largest_change(eta_old, eta_new))
+        largest change of a linear predictor, ``GLMObjective`` by a row-wise one too."""
+        return np.inf
+
+    def count_rows(self, func: RowCount, eta: Eta) -> int:
+        """``func(objective, eta)`` wherever the rows are (in memory: one call on them
+        all; distributed: summed over the chunks' in-memory objectives)."""
+        raise NotImplementedError  # pragma: no cover - the in-memory and Dask bases'
+
+    def watch_rows(self, func: RowCount) -> None:
+        """Count ``func`` in the solver's final pass too, where that saves a pass of its
+        own (distributed); rows in memory are at hand afterwards: nothing to do."""
+        return None
+
+    def separation(self, result: FitPoint[Eta]) -> tuple[RowMask, int, int] | None:
+        """``(rows, n_separated, n_used)`` from certificates at the fit, where the rows
+        are never in one place (distributed); in memory the diagnostics read the rows."""
+        raise NotImplementedError("the separation of rows in memory is found from the "
+                                  "rows themselves (glm._diagnostics)")
 
 
-class DistributedObjective(ObjectiveBase):
+class DistributedObjective(ObjectiveBase[Eta]):
     """An objective whose every evaluation is a distributed pass over row chunks.
 
     Its rows are never in one place: what the diagnostics read off the rows
@@ -242,23 +344,16 @@ class DistributedObjective(ObjectiveBase):
         raise NotImplementedError("Hessian-vector products would each be a distributed "
                                   "pass: the Newton engine builds the Hessian in one")
 
+    def column(self, j: int) -> np.ndarray:
+        raise NotImplementedError("coordinate-wise solvers update an n-vector per "
+                                  "coefficient, which a distributed objective never holds")
+
     def coordinate_derivatives(self, eta: Eta, c: np.ndarray, block: int = 0
                                ) -> tuple[float, float]:
         raise NotImplementedError("coordinate-wise solvers update an n-vector per "
                                   "coefficient, which a distributed objective never holds")
 
-    def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
+    def block_direction(self, c: np.ndarray, block: int = 0) -> Eta:
         raise NotImplementedError("coordinate-wise solvers update an n-vector per "
                                   "coefficient, which a distributed objective never holds")
 
-    def count_rows(self, func: Callable[[Any, Any], Any], eta: Eta) -> int:
-        """``sum_k func(chunk objective k, its eta)``."""
-        raise NotImplementedError  # pragma: no cover - the Dask objectives define it
-
-    def watch_rows(self, func: Callable[[Any, Any], Any]) -> None:
-        """Count ``func`` in the solver's final pass too (no pass of its own later)."""
-        raise NotImplementedError  # pragma: no cover
-
-    def separation(self, result: Any) -> tuple[Any, int, int] | None:
-        """``(rows, n_separated, n_used)`` from certificates at the fit, or None."""
-        raise NotImplementedError  # pragma: no cover

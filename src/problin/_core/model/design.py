@@ -11,7 +11,7 @@ on standardised copies of the blocks (centred bases) or on the raw blocks
 with rescaled parameters and results (exact: a diagonal change of variables).
 """
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Literal, TypeAlias, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +22,20 @@ from ..types import Matrix
 from .basis import ColumnBasis, moments_from_sums
 from .design_softmax import SoftmaxProducts
 
-__all__ = ["Design"]
+__all__ = ["Design", "Gram", "RowBlock", "RowDerivatives"]
+
+#: Which Hessian a pass forms with the gradient: none, float32 products, or float64.
+Gram: TypeAlias = Literal["single", "double"] | None
+#: Rows ``lo:hi`` of an n x k matrix formed on demand (never whole: see ``_backward``).
+RowBlock: TypeAlias = Callable[[int, int], np.ndarray]
+#: ``(lo, hi, eta_b) -> (loss, g_b, h_b)``: a row block's loss and per-row derivatives.
+RowDerivatives: TypeAlias = Callable[[int, int, np.ndarray],
+                                     tuple[float, np.ndarray, np.ndarray]]
+#: What :meth:`Design.advance` returns: ``(eta_new, loss, g, h, grad, H)``.
+Advanced: TypeAlias = tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray,
+                            np.ndarray | None]
+#: The same without the n-vectors (``keep=False``).
+Summed: TypeAlias = tuple[None, float, None, None, np.ndarray, np.ndarray | None]
 
 _FUSED_ROWS = 8192  # measured: 5 % faster fits than 2621 or 16384
 _G_CHUNK_ROWS = 16384  # rows of G formed at once by X^T G (~1 MB for 9 columns)
@@ -119,7 +132,7 @@ class Design(SoftmaxProducts):
             Xr = np.hstack([np.ones((Xr.shape[0], 1)), Xr])
         return Xr if self._m is None else Xr * self._m
 
-    def _split(self, theta: np.ndarray) -> tuple[Any, np.ndarray]:
+    def _split(self, theta: np.ndarray) -> tuple[float | np.ndarray, np.ndarray]:
         if self.intercept:
             return theta[0], theta[1:]
         return 0.0, theta
@@ -151,7 +164,7 @@ class Design(SoftmaxProducts):
         reduce_row_ranges(work, self.n_samples, rows)
         return out
 
-    def _backward(self, G: Any, n_columns: int | None = None,
+    def _backward(self, G: np.ndarray | RowBlock, n_columns: int | None = None,
                   with_sums: bool = False) -> np.ndarray:
         """``X^T G`` (d x k) by row blocks, summed over parallel threads.
 
@@ -160,8 +173,11 @@ class Design(SoftmaxProducts):
         block, in cache, and never exists whole. ``with_sums`` prepends the
         column sums of G (the intercept's row).
         """
-        make = G if callable(G) else (lambda lo, hi: G[lo:hi])
-        k = cast(int, n_columns) if callable(G) else G.shape[1]  # (given with a function G)
+        if callable(G):
+            make, k = G, cast(int, n_columns)  # (given with a function G)
+        else:
+            whole = G
+            make, k = (lambda lo, hi: whole[lo:hi]), G.shape[1]
         off = int(with_sums)
         if sp.issparse(self.X):
             Gall = make(0, self.n_samples)
@@ -235,8 +251,19 @@ class Design(SoftmaxProducts):
             grad = np.concatenate(([g.sum()], grad))
         return self._out(grad), self._out_gram(H)
 
-    def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
-                gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
+    @overload
+    def advance(self, eta: np.ndarray | None, step: np.ndarray, derivatives: RowDerivatives,
+                gram: Gram = None, out: tuple[np.ndarray, np.ndarray] | None = None,
+                keep: Literal[True] = True) -> Advanced: ...
+
+    @overload
+    def advance(self, eta: np.ndarray | None, step: np.ndarray, derivatives: RowDerivatives,
+                gram: Gram = None, out: tuple[np.ndarray, np.ndarray] | None = None, *,
+                keep: Literal[False]) -> Summed: ...
+
+    def advance(self, eta: np.ndarray | None, step: np.ndarray, derivatives: RowDerivatives,
+                gram: Gram = None, out: tuple[np.ndarray, np.ndarray] | None = None,
+                keep: bool = True) -> Advanced | Summed:
         """One pass for a Newton step: ``eta + [1,X] step``, the per-row
         derivatives there, ``[1,X]^T g`` and (``gram``: "single" or "double")
         ``[1,X]^T diag(h) [1,X]``, reading each block of X once, from cache.
@@ -253,6 +280,12 @@ class Design(SoftmaxProducts):
 
         Returns ``(eta_new, loss, g, h, grad, H)`` (``H`` None without ``gram``).
         """
+        return self._fused_pass(eta, step, derivatives, gram, out, keep)
+
+    def _fused_pass(self, eta: np.ndarray | None, step: np.ndarray,
+                    derivatives: RowDerivatives, gram: Gram,
+                    out: tuple[np.ndarray, np.ndarray] | None, keep: bool) -> Advanced | Summed:
+        """:meth:`advance`'s pass (a design with a faster one overrides this)."""
         if sp.issparse(self.X):
             raise TypeError("advance needs dense X (sparse blocks are copies)")
         n, d, p = self.n_samples, self.n_features, self.n_params
@@ -264,23 +297,19 @@ class Design(SoftmaxProducts):
         # the Gram runs on sub-blocks that stay in L2 while syrk reads them.
         sub = self.rows or _default_rows(self.X)
         rows = self.rows or max(sub, (_FUSED_ROWS // sub) * sub)
-        eta_new: Any
-        g: Any
-        h: Any
+        kept: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (eta_new, g, h)
         if keep:
-            eta_new = np.empty(n)
-            g, h = (np.empty(n), np.empty(n)) if out is None else out
-        else:
-            eta_new = g = h = None
+            kept = (np.empty(n), *((np.empty(n), np.empty(n)) if out is None else out))
 
-        def accumulate(lo: int, hi: int) -> tuple[Any, ...]:
+        def accumulate(lo: int, hi: int) -> tuple[float, np.ndarray, np.ndarray | None, float]:
             loss, grad, buffer, gsum = 0.0, np.zeros(d), None, 0.0
-            G: Any = np.zeros((p, p)) if gram else None
-            scratch: Any = None if keep else np.empty(rows)
+            G = np.zeros((p, p)) if gram else None
+            scratch = np.empty(0 if keep else rows)
             for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
                 Xb = self._block(Xb)
-                if keep:
-                    eta_b, g_b, h_b = eta_new[start:stop], g[start:stop], h[start:stop]
+                if kept is not None:
+                    eta_b, g_b, h_b = (kept[0][start:stop], kept[1][start:stop],
+                                       kept[2][start:stop])
                 else:
                     eta_b = scratch[:stop - start]
                 np.matmul(Xb, w, out=eta_b)
@@ -288,25 +317,28 @@ class Design(SoftmaxProducts):
                     eta_b += b
                 if eta is not None:
                     eta_b += eta[start:stop]
-                if keep:
+                if kept is not None:
                     lb, g_b[:], h_b[:] = derivatives(start, stop, eta_b)
                 else:  # the block's own arrays: nothing to keep, nothing to copy
                     lb, g_b, h_b = derivatives(start, stop, eta_b)
                 loss += lb
                 gsum += g_b.sum()
                 grad += g_b @ Xb
-                for lo_s in range(0, stop - start, sub) if gram else ():
-                    hi_s = min(stop - start, lo_s + sub)
-                    buffer = add_intercept_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
-                                                self.intercept, dtype, buffer)
+                if G is not None:
+                    for lo_s in range(0, stop - start, sub):
+                        hi_s = min(stop - start, lo_s + sub)
+                        buffer = add_intercept_gram(G, Xb[lo_s:hi_s], h_b[lo_s:hi_s],
+                                                    self.intercept, dtype, buffer)
             return loss, grad, G, gsum
 
         loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)
         if H is not None:
             H = self._out_gram(symmetrize(H))
         if self.intercept:
-            grad = np.concatenate(([g.sum() if keep else gsum], grad))
-        return eta_new, loss, g, h, self._out(grad), H
+            grad = np.concatenate(([kept[1].sum() if kept is not None else gsum], grad))
+        if kept is None:
+            return None, loss, None, None, self._out(grad), H
+        return kept[0], loss, kept[1], kept[2], self._out(grad), H
 
     def matmat(self, Theta: np.ndarray) -> np.ndarray:
         """Linear predictors ``[1, Z] Theta^T`` for parameter rows ``Theta`` (M x p): n x M."""
@@ -316,7 +348,7 @@ class Design(SoftmaxProducts):
         eta += b
         return eta
 
-    def rmatmat(self, G: Any, n_columns: int | None = None) -> np.ndarray:
+    def rmatmat(self, G: np.ndarray | RowBlock, n_columns: int | None = None) -> np.ndarray:
         """``([1, X]^T G)^T`` for an n x M matrix ``G``: M x p (one row per class block).
 
         ``G`` may be a function of a row range (see :meth:`_backward`)."""

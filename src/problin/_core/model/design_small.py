@@ -15,15 +15,14 @@ columns against the ``p(p+1)/2`` distinct products ``x_a x_b`` (formed once),
 half the multiply-adds of ``syrk`` on ``[p_1 x, ..., p_M x]``.
 """
 import threading
-from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
 from ..linalg import symmetrize
 from .basis import ColumnBasis
-from .design import Design
+from .design import Advanced, Design, Gram, RowBlock, RowDerivatives, Summed
+from .family_softmax import SoftmaxState
 
 __all__ = ["SMALL_ELEMENTS", "SmallDenseDesign", "is_small_dense"]
 
@@ -41,7 +40,7 @@ _KEPT_BYTES = 4 << 20
 _KEPT = threading.local()
 
 
-def is_small_dense(X: Any, intercept: bool) -> bool:
+def is_small_dense(X: object, intercept: bool) -> bool:
     """Whether ``X`` is a dense array small enough for :class:`SmallDenseDesign`."""
     return (type(X) is np.ndarray and X.ndim == 2
             and X.shape[0] * (X.shape[1] + int(intercept)) <= SMALL_ELEMENTS)
@@ -87,7 +86,7 @@ class SmallDenseDesign(Design):
         # runs ~3x faster, and the softmax family's work on it ~2x (family_softmax).
         return (np.asarray(Theta, dtype=np.float64) @ self._Z1t).T
 
-    def rmatmat(self, G: Any, n_columns: int | None = None) -> np.ndarray:
+    def rmatmat(self, G: np.ndarray | RowBlock, n_columns: int | None = None) -> np.ndarray:
         G = G(0, self.n_samples) if callable(G) else np.asarray(G, dtype=np.float64)
         return (self._Z1t @ G).T  # (Z^T G: its long operand read along rows, ~30 % faster)
 
@@ -112,8 +111,9 @@ class SmallDenseDesign(Design):
                       single: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self._Z1t @ g, self._gram(h, single)
 
-    def advance(self, eta: np.ndarray, step: np.ndarray, derivatives: Callable[..., Any],
-                gram: Any = None, out: Any = None, keep: bool = True) -> tuple[Any, ...]:
+    def _fused_pass(self, eta: np.ndarray | None, step: np.ndarray,
+                    derivatives: RowDerivatives, gram: Gram,
+                    out: tuple[np.ndarray, np.ndarray] | None, keep: bool) -> Advanced | Summed:
         """As :meth:`Design.advance <problin._core.model.design.Design.advance>`, in one call each."""
         eta_new = self.matvec(step)
         if eta is not None:
@@ -128,7 +128,7 @@ class SmallDenseDesign(Design):
             return None, loss, None, None, grad, H
         return eta_new, loss, g, h, grad, H
 
-    def softmax_hessp(self, P: Any, sample_weight: np.ndarray | None,
+    def softmax_hessp(self, P: np.ndarray, sample_weight: np.ndarray | None,
                       Theta: np.ndarray, single: bool = False) -> np.ndarray:
         # (Always in double precision: a small design's product is not worth a float32 copy.)
         U = self.matmat(Theta)
@@ -138,7 +138,7 @@ class SmallDenseDesign(Design):
             U *= sample_weight[:, None]
         return (self._Z1t @ U).T
 
-    def softmax_gram(self, curvature: Any, sample_weight: np.ndarray | None = None,
+    def softmax_gram(self, curvature: SoftmaxState, sample_weight: np.ndarray | None = None,
                      single: bool = False) -> np.ndarray:
         """The block Hessian of :meth:`SoftmaxProducts.softmax_gram` (same
         weights, diagonal blocks from the exact complements), by the pair GEMM

@@ -6,13 +6,14 @@ standardised) coordinates: ``_block`` maps a row block, ``_in``/``_out`` and
 ``_out_gram`` map parameters, gradients and Hessians (see ``design.py``).
 """
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..blocks import _default_rows, iter_blocks, reduce_row_ranges
 from ..linalg import column_sums, symmetrize
+from ..types import Matrix
+from .family_softmax import SoftmaxState
 
 __all__ = ["SoftmaxProducts"]
 
@@ -21,7 +22,7 @@ class SoftmaxProducts:
     """``softmax_hessp`` and ``softmax_gram`` for :class:`~problin._core.model.design.Design`."""
 
     # What the design class that mixes this in provides (for mypy).
-    X: Any
+    X: Matrix
     intercept: bool
     rows: int | None
     n_samples: int
@@ -29,11 +30,11 @@ class SoftmaxProducts:
     _single_ok: bool
     _in: Callable[[np.ndarray], np.ndarray]
     _out: Callable[[np.ndarray], np.ndarray]
-    _block: Callable[[Any], Any]
+    _block: Callable[[Matrix], Matrix]
     _thin_gemm_rows: Callable[[], int]
     _out_gram: Callable[..., np.ndarray]
 
-    def softmax_hessp(self, P: Any, sample_weight: np.ndarray | None,
+    def softmax_hessp(self, P: np.ndarray, sample_weight: np.ndarray | None,
                       Theta: np.ndarray, single: bool = False) -> np.ndarray:
         """Fused ``H v`` of softmax: ``[1,X]^T (s (P o U - P (P . U)))``, ``U = [1,X] Theta^T``.
 
@@ -73,7 +74,7 @@ class SoftmaxProducts:
 
         return self._out(reduce_row_ranges(work, self.n_samples, rows))
 
-    def softmax_gram(self, curvature: Any, sample_weight: np.ndarray | None = None,
+    def softmax_gram(self, curvature: SoftmaxState, sample_weight: np.ndarray | None = None,
                      single: bool = False) -> np.ndarray:
         """Block Hessian ``sum_n s_n (diag(p_n) - p_n p_n^T) (x) x_n x_n^T`` (Mp x Mp).
 

@@ -1,28 +1,76 @@
 """The penalised GLM objective that every solver minimises.
 
-    f(theta) = sum_i s_i loss(y_i, eta_i) + 1/2 (theta - m)^T P (theta - m),
+    f(theta) = sum_i s_i loss(y_i, eta_i) + r(theta),
     eta = [1, X] theta,
 
-where ``P`` is the precision of a Gaussian prior ``N(m, P^-1)`` (``P = 0``:
-maximum likelihood). Solvers see only n-vectors (``eta``) and p-sized
+where ``r`` is the objective's penalty (:mod:`~problin._core.model.penalty`:
+the Gaussian prior's ``1/2 (theta - m)^T P (theta - m)``, or none for maximum
+likelihood), which it composes and asks. Solvers see only n-vectors (``eta``) and p-sized
 results; the data are read through :class:`~problin._core.model.design.Design`.
 It follows the solvers' contract (:mod:`~problin._core.model.contract`),
 fusing the step into one pass over X (``advance``) and bounding the change of
 its Hessian from per-row curvatures (``hessian_change``). Softmax regression's
 objective is :mod:`~problin._core.model.objective_softmax`'s.
 """
-from typing import Any, cast
+from typing import Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
-from .contract import Gram, ObjectiveBase, Trial
-from .design import Design
-from .prior import GaussianPrior, PriorPrecision
+from .contract import ObjectiveBase, RowCount, Trial
+from .design import Design, Gram
+from .exponential_family import Family
+from .families import largest_change, uniform_curvature_change
+from .penalty import Penalty, add_penalty, objective_penalty
+from .prior import PriorPrecision
 
-__all__ = ["GLMObjective", "PriorPrecision", "bound_row_limit", "range_basis"]
+__all__ = ["GLMObjective", "InMemoryObjective", "CurvatureBound", "PriorPrecision",
+           "bound_row_limit", "range_basis"]
+
+#: The row derivatives at the most recent eta, ``(eta, (loss, g, h))``, tagged
+#: ``"advance"`` where their arrays are the fused step's (reused by the next one).
+_Cached: TypeAlias = (tuple[np.ndarray, tuple[float, np.ndarray, np.ndarray]]
+                      | tuple[np.ndarray, tuple[float, np.ndarray, np.ndarray], str])
+
+
+
+class CurvatureBound(Protocol):
+    """A family's ``L`` with ``|d log h / d eta| <= L`` for every row's curvature ``h``
+    (None: no such bound), for :func:`~.families.uniform_curvature_change`."""
+
+    @property
+    def curvature_lipschitz(self) -> float | None: ...
+
+
+class InMemoryObjective(ObjectiveBase[np.ndarray]):
+    """An objective whose rows are in memory: ``eta`` an ndarray, the design a
+    :class:`~.design.Design`, the Hessian's change bounded by its family's uniform bound."""
+
+    design: Design
+    family: CurvatureBound
+
+    def _step_predictor(self, eta: np.ndarray, Xd: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+        # eta + X d in X d's own array (a fresh n x M array per step costs twice the
+        # sum): the trial then carries no X d (a rejected step's search takes
+        # eta_new - eta, to rounding).
+        return np.add(Xd, eta, out=Xd), None
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``[1, X]`` (the coordinate solver's)."""
+        return self.design.column(j)
+
+    def count_rows(self, func: RowCount, eta: np.ndarray) -> int:
+        """``func(self, eta)``: the rows are at hand."""
+        return int(func(self, eta))
+
+    def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
+                       cut: float, rowwise: bool = True) -> float:
+        """The family's uniform bound (:func:`~.families.uniform_curvature_change`) of
+        the largest change of a linear predictor (``inf`` where it has none)."""
+        return uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
 
 
 def bound_row_limit(n_samples: int) -> int:
@@ -33,17 +81,23 @@ def bound_row_limit(n_samples: int) -> int:
     return n_samples // 16
 
 
-class GLMObjective(GaussianPrior, ObjectiveBase):
-    """Negative log-posterior of a GLM with a Gaussian prior on the parameters.
+#: The family type of a GLM objective (its callers may read more of it than the objective).
+F = TypeVar("F", bound=Family)
+
+
+class GLMObjective(InMemoryObjective, Generic[F]):
+    """Penalised negative log-likelihood of a GLM (with a Gaussian prior: its negative
+    log-posterior).
 
     Parameters
     ----------
     design : Design
-    family : a family from ``problin._core.model.families``
+    family : Family (``exponential_family``: a distribution and link, or ``families``'s)
     y : ndarray of shape (n,)
     sample_weight : ndarray of shape (n,) or None
-    prior_precision : ndarray of shape (p, p) or None
+    prior_precision : PriorPrecision, ndarray of shape (p, p) or (p,), or None
     prior_mean : ndarray of shape (p,) or None (zero)
+        A Gaussian prior ``N(m, P^-1)`` as the penalty (None: flat); or
     information : {"observed", "expected"}
         Curvature used for the Hessian (Newton vs Fisher scoring).
     offset : ndarray of shape (n,) or None
@@ -51,34 +105,42 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         Nelder 1989, §6.2.3). It enters only the per-row derivatives: the
         solvers' ``eta`` stays ``[1, X] theta`` (so ``advance`` from ``eta=None``,
         ``linear_predictor`` and the solving basis are unchanged by it).
+    penalty : Penalty or None
+        Any penalty (then without ``prior_precision`` and ``prior_mean``).
     """
 
-    def __init__(self, design: Design, family: Any, y: np.ndarray,
+    family: F
+
+    def __init__(self, design: Design, family: F, y: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
                  prior_mean: np.ndarray | None = None, information: str = "observed",
-                 offset: np.ndarray | None = None) -> None:
+                 offset: np.ndarray | None = None, *, penalty: Penalty | None = None
+                 ) -> None:
         self.design = design
         self.family = family
         self.y = np.asarray(y, dtype=np.float64)
         self.sample_weight = sample_weight
         self.offset = offset
         self.n_params = design.n_params
-        self._init_prior(prior_precision, prior_mean)
+        self.penalty = objective_penalty(penalty, prior_precision, prior_mean, self.n_params)
         self.information = information
         # Expected information is exact only for canonical links.
-        self.exact_hessian = information == "observed" or bool(family.canonical)
+        self.exact_hessian = (information == "observed" or bool(family.canonical)) \
+            and self.penalty.exact_hessian
         # The row derivatives at the most recent eta: (eta, (loss, g, h)[, "advance"]).
-        self._cached: tuple[Any, ...] | None = None
+        self._cached: _Cached | None = None
 
     def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
         return self.design.matvec(theta)
 
-    def subsample(self, rows: np.ndarray) -> "GLMObjective":
+    def subsample(self, rows: np.ndarray) -> "GLMObjective[F]":
         """The same objective on a subset of rows, weights scaled to the full total."""
-        return GLMObjective(self.design.subsample(rows), self.family, self.y[rows],
-                            _scaled_weights(self, rows), self.P, self.m, self.information,
-                            None if self.offset is None else self.offset[rows])
+        w = _scaled_weights(self, rows)
+        return GLMObjective(self.design.subsample(rows), self.family, self.y[rows], w,
+                            information=self.information,
+                            offset=None if self.offset is None else self.offset[rows],
+                            penalty=self.penalty.subsample(rows, w))
 
     def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
         """``f(theta)`` given its linear predictor ``eta`` (no pass over X).
@@ -86,7 +148,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         Evaluates (and keeps) the per-row derivatives too: a line search's
         accepted trial point is where the next gradient is needed.
         """
-        return self.row_derivatives(eta)[0] + self.penalty(theta)
+        return self.row_derivatives(eta)[0] + self.penalty.value(theta)
 
     def row_derivatives(self, eta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Loss and per-row gradient / curvature weights at ``eta`` (cached for
@@ -111,8 +173,8 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         (``single``: Hessian products in float32)."""
         loss, g, h = self.row_derivatives(eta)
         grad, hess = self.design.grad_and_gram(g, h, single)
-        f, grad, full = self._add_prior(theta, loss, grad, hess)
-        return f, grad, cast(np.ndarray, full)
+        f, grad = self.penalty.add_gradient(theta, loss, grad)
+        return f, grad, self.penalty.add_hessian(theta, hess)
 
     def advance(self, theta: np.ndarray, eta: np.ndarray | None, d: np.ndarray,
                 gram: Gram = None, accept_below: float | None = None) -> Trial:
@@ -142,7 +204,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
             eta_new, loss, g, h, grad, hess = self.design.advance(
                 eta, d, self._block_derivatives, gram, out=reuse)
             self._cached = (eta_new, (loss, g, h), "advance")
-        f, grad, hess = self._add_prior(theta + d, loss, grad, hess)
+        f, grad, hess = add_penalty(self.penalty, theta + d, loss, grad, hess)
         return Trial(eta_new, f, grad, hess)
 
     def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
@@ -162,13 +224,12 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
             return super().summed_derivatives(theta, gram)
         _, loss, _, _, grad, hess = self.design.advance(None, theta, self._block_derivatives,
                                                         gram, keep=False)
-        return self._add_prior(theta, loss, grad, hess)
+        return add_penalty(self.penalty, theta, loss, grad, hess)
 
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``theta``: one ``X^T v`` pass."""
         loss, g, _ = self.row_derivatives(eta)
-        f, grad, _ = self._add_prior(theta, loss, self.design.rmatvec(g))
-        return f, grad
+        return self.penalty.add_gradient(theta, loss, self.design.rmatvec(g))
 
     def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray, single: bool = False
               ) -> np.ndarray:
@@ -176,7 +237,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         (in double precision: ``single`` is a softmax design's option)."""
         _, _, h = self.row_derivatives(eta)
         Hv = self.design.rmatvec(h * self.design.matvec(v))
-        return Hv if self.P is None else Hv + self.P.matvec(v)
+        return self.penalty.add_hessp(theta, v, Hv)
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> float:
@@ -245,8 +306,7 @@ class GLMObjective(GaussianPrior, ObjectiveBase):
         """Hessian with the observed information, whatever ``information`` says."""
         eta = eta if self.offset is None else eta + self.offset
         _, _, h = self.family.derivatives(self.y, eta, self.sample_weight, "observed")
-        hess = self.design.gram(h)
-        return hess if self.P is None else self.P.add_to(hess)
+        return self.penalty.add_hessian(theta, self.design.gram(h))
 
 
 def _range_basis(design: Design, sample_weight: np.ndarray | None,
@@ -263,7 +323,7 @@ def range_basis(G: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     return vecs[:, vals > rtol * max(float(vals[-1]), 0.0)]
 
 
-def _scaled_weights(objective: GaussianPrior, rows: np.ndarray) -> np.ndarray:
+def _scaled_weights(objective: InMemoryObjective, rows: np.ndarray) -> np.ndarray:
     """Sample weights of ``rows``, scaled so that they sum to the full total weight."""
     sw = np.ones(rows.size) if objective.sample_weight is None else objective.sample_weight[rows]
     return sw * (objective.total_weight / max(float(sw.sum()), 1e-300))

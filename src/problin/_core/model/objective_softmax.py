@@ -1,8 +1,8 @@
 """The softmax regression objective (K classes), for every solver.
 
-    f(Theta) = -sum_i s_i log softmax([0,] Theta x_i)_{t_i} + 1/2 (theta - m)^T P (theta - m),
+    f(Theta) = -sum_i s_i log softmax([0,] Theta x_i)_{t_i} + r(theta),
 
-with one parameter block per free class (the first class's logits fixed at 0
+``r`` the objective's penalty (:mod:`.penalty`), with one parameter block per free class (the first class's logits fixed at 0
 when unpenalised: the K - 1 contrasts; all K blocks under a prior). The row
 derivatives are :class:`~problin._core.model.family_softmax.SoftmaxState`'s (exact
 complements where a probability is near 1); the exact Hessian is the design's
@@ -10,52 +10,58 @@ complements where a probability is near 1); the exact Hessian is the design's
 (:mod:`~problin._core.model.contract`) with its unfused defaults, and, at the
 usual start, the shared curvature of :mod:`.start_curvature`.
 """
-from typing import Any, cast
-
 import numpy as np
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows
-from .contract import ObjectiveBase
 from .design import Design
 from .design_small import SMALL_ELEMENTS
-from .family_softmax import SoftmaxState, _class_major
-from .objective import _range_basis, _scaled_weights
-from .prior import GaussianPrior, PriorPrecision
+from .family_softmax import CategoricalSoftmax, SoftmaxState, _class_major
+from .objective import InMemoryObjective, _range_basis, _scaled_weights
+from .penalty import Penalty, objective_penalty
+from .prior import PriorPrecision
 from .start_curvature import SharedStartCurvature
 
 __all__ = ["SoftmaxObjective"]
 
 
-class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
-    """Negative log-posterior of softmax regression.
+class SoftmaxObjective(SharedStartCurvature, InMemoryObjective):
+    """Penalised negative log-likelihood (negative log-posterior) of softmax regression.
 
     ``theta`` stacks one parameter block ``[intercept, coef...]`` per free
     class (class-major); ``eta = [1, X] Theta^T`` is n x M.
     """
 
-    exact_hessian = True
+    design: Design
+    family: CategoricalSoftmax
 
-    def __init__(self, design: Design, family: Any, t: np.ndarray,
+    def __init__(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None,
-                 prior_mean: np.ndarray | None = None) -> None:
+                 prior_mean: np.ndarray | None = None, *, penalty: Penalty | None = None
+                 ) -> None:
         self.design = design
         self.family = family
         self.t = np.asarray(t, dtype=np.intp)
         self.sample_weight = sample_weight
         self.n_blocks = family.n_free
         self.n_params = self.n_blocks * design.n_params
-        self._init_prior(prior_precision, prior_mean)
-        self._cached: tuple[Any, tuple[float, SoftmaxState]] | None = None  # (eta, state)
+        self.penalty = objective_penalty(penalty, prior_precision, prior_mean, self.n_params)
+        self.exact_hessian = self.penalty.exact_hessian
+        self._cached: tuple[np.ndarray, tuple[float, SoftmaxState]] | None = None  # (eta, state)
         self._weights_buffer: np.ndarray | None = None  # (see _gradient)
         # Targets among the free classes, their rows and positions in P's memory,
         # by P's order (class-major or not; formed once: t does not change).
         self._targets: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
+    def _weighted_gram(self) -> np.ndarray:
+        """``Z^T S Z`` (the start curvature's Gram): one product in memory."""
+        return self.design.gram(self.sample_weight)
+
     def subsample(self, rows: np.ndarray) -> "SoftmaxObjective":
         """The same objective on a subset of rows, weights scaled to the full total."""
-        return SoftmaxObjective(self.design.subsample(rows), self.family, self.t[rows],
-                                _scaled_weights(self, rows), self.P, self.m)
+        w = _scaled_weights(self, rows)
+        return SoftmaxObjective(self.design.subsample(rows), self.family, self.t[rows], w,
+                                penalty=self.penalty.subsample(rows, w))
 
     def _blocks(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, self.design.n_params)
@@ -65,7 +71,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
 
     def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
         """``f(theta)``; keeps the row derivatives for the next gradient (see GLMObjective)."""
-        return self.row_derivatives(eta)[0] + self.penalty(theta)
+        return self.row_derivatives(eta)[0] + self.penalty.value(theta)
 
     def row_derivatives(self, eta: np.ndarray) -> tuple[float, SoftmaxState]:
         """Loss, gradient weights and probabilities at ``eta`` (cached for the
@@ -119,8 +125,7 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``theta``: one ``X^T V`` pass."""
         loss, state = self.row_derivatives(eta)
-        f, grad, _ = self._add_prior(theta, loss, self._gradient(state))
-        return f, grad
+        return self.penalty.add_gradient(theta, loss, self._gradient(state))
 
     def _gradient(self, state: SoftmaxState) -> np.ndarray:
         """``Z^T S (P - T)``, flat (exact complements: ``SoftmaxState.gradient_weights``).
@@ -145,15 +150,15 @@ class SoftmaxObjective(SharedStartCurvature, GaussianPrior, ObjectiveBase):
         _, state = self.row_derivatives(eta)
         Hv = self.design.softmax_hessp(state.P, self.sample_weight, self._blocks(v),
                                        single).ravel()
-        return Hv if self.P is None else Hv + self.P.matvec(v)
+        return self.penalty.add_hessp(theta, v, Hv)
 
     def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(f, gradient, Hessian)`` at ``theta`` (the exact block Hessian)."""
         loss, state = self.row_derivatives(eta)
         hess = self.design.softmax_gram(state, self.sample_weight, single)
-        f, grad, full = self._add_prior(theta, loss, self._gradient(state), hess)
-        return f, grad, cast(np.ndarray, full)
+        f, grad = self.penalty.add_gradient(theta, loss, self._gradient(state))
+        return f, grad, self.penalty.add_hessian(theta, hess)
 
     def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0
                                ) -> tuple[float, float]:

@@ -12,11 +12,13 @@ Shared by the in-memory and the Dask softmax objectives, so that both take
 the same path.
 """
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from ..linalg import IDENTIFIED_RTOL, equilibrated_cholesky, inverse_from_equilibrated
+from ..linalg import IDENTIFIED_RTOL, Cholesky, equilibrated_cholesky, inverse_from_equilibrated
+from .contract import DesignShape
+from .family_softmax import CategoricalSoftmax
+from .penalty import Penalty
 
 __all__ = ["SharedStartCurvature"]
 
@@ -28,20 +30,20 @@ class SharedStartCurvature:
     """``shared_curvature`` / ``shared_hessian`` of the objective contract, for softmax.
 
     A mixin: the objective provides ``family``, ``design`` (its ``intercept``),
-    ``n_blocks``, ``n_params``, ``sample_weight`` and ``_add_prior``.
+    ``n_blocks``, ``n_params``, ``sample_weight``, ``penalty`` and the weighted Gram
+    ``Z^T S Z`` (``_weighted_gram``: a product in memory, a pass on Dask).
     """
 
-    family: Any
-    design: Any
+    family: CategoricalSoftmax
+    design: DesignShape
     n_blocks: int
     n_params: int
     sample_weight: np.ndarray | None
-    P: Any  # the prior's precision (None: none)
-    _add_prior: Callable[..., tuple[Any, ...]]  # (GaussianPrior's)
+    penalty: Penalty
 
     def _weighted_gram(self) -> np.ndarray:
-        """``Z^T S Z`` of an in-memory design (the Dask objective reduces its chunks')."""
-        return self.design.gram(self.sample_weight)
+        """``Z^T S Z``."""
+        raise NotImplementedError  # pragma: no cover - each objective's own
 
     def _start_blocks(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=np.float64).reshape(self.n_blocks, -1)
@@ -65,14 +67,14 @@ class SharedStartCurvature:
     def shared_hessian(self, theta: np.ndarray) -> np.ndarray:
         """The Hessian at ``theta`` (where :meth:`shared_curvature` holds), as above."""
         C, G = self._start_factors(theta)
-        return self._add_prior(theta, 0.0, np.zeros(self.n_params), _kron(C, G))[2]
+        return self.penalty.add_hessian(theta, _kron(C, G))
 
     def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None:
-        """``C^-1 (x) G^-1`` without a prior (whose precision breaks the Kronecker
+        """``C^-1 (x) G^-1`` without a penalty (a prior's precision breaks the Kronecker
         structure): two small factorisations instead of one of order ``M p``. None
         where the whole would not pass :func:`~problin._core.linalg.equilibrated_cholesky`'s
         test: its pivots are the products of the factors' pivots."""
-        if self.P is not None:
+        if not self.penalty.flat:
             return None
         C, G = (equilibrated_cholesky(A) for A in self._start_factors(theta))
         if C is None or G is None or not _least_pivot(C) * _least_pivot(G) > IDENTIFIED_RTOL:
@@ -96,13 +98,17 @@ class SharedStartCurvature:
         scaling leaves, and which made L-BFGS crawl on many classes (K = 300: 521
         iterations where scikit-learn stops after tens)."""
         M, p = self.n_blocks, self.n_params // self.n_blocks
-        P = self.P
-        if M * p * p > budget or (P is not None and P.diag is None):
+        gaussian = self.penalty.gaussian
+        if not self.penalty.flat and gaussian is None:
+            return None  # (a penalty other than a Gaussian prior's)
+        P = None if gaussian is None else gaussian.precision
+        diag = None if P is None else P.diag
+        if M * p * p > budget or (P is not None and diag is None):
             return None
         C, G = self._start_factors(theta)
         lam, U = np.linalg.eigh(C)
-        D = np.zeros(p) if P is None else P.diag[:p]
-        if P is not None and not np.allclose(P.diag.reshape(M, p), D):
+        D = np.zeros(p) if diag is None else diag[:p]
+        if diag is not None and not np.allclose(diag.reshape(M, p), D):
             return None  # (the same prior on every block: the GLMs' and Bayes' priors)
         A = lam[:, None, None] * G[None, :, :]
         A[:, np.arange(p), np.arange(p)] += D
@@ -126,7 +132,7 @@ class SharedStartCurvature:
         return apply
 
 
-def _least_pivot(factored: tuple[np.ndarray, Any]) -> float:
+def _least_pivot(factored: tuple[np.ndarray, Cholesky]) -> float:
     """The smallest squared pivot of an equilibrated Cholesky factor."""
     return float(np.min(np.square(np.diag(factored[1].factor[0]))))
 

@@ -20,14 +20,21 @@ the Newton engine's test), iterating on with a ten times stricter gradient test 
 the Newton step that the check computes is then taken, which squares the
 remaining error, as the Newton engine's final step does.
 """
+from typing import Generic, Protocol
+
 import numpy as np
 
 from ..linalg import solve_psd
 from ..model.contract import Eta, Objective
-from ..model.design import Design
-from .steps import SolverResult, backtrack, gradient_unit, mean_weight
+from .steps import SolverResult, backtrack, gradient_unit, mean_weight, require_smooth
 
 __all__ = ["Standardiser", "gradient_descent", "coordinate_descent"]
+
+
+class ColumnSource(Protocol):
+    """Columns of ``[1, X]`` one at a time (an in-memory design, or its objective)."""
+
+    def column(self, j: int) -> np.ndarray: ...
 
 
 class Standardiser:
@@ -39,7 +46,7 @@ class Standardiser:
     costs O(p) even for very wide data.
     """
 
-    def __init__(self, objective: Objective, curvature: np.ndarray | None = None) -> None:
+    def __init__(self, objective: Objective[Eta], curvature: np.ndarray | None = None) -> None:
         design = objective.design
         mean, std = design.column_moments()
         self.p, self.blocks = design.n_params, objective.n_blocks
@@ -89,11 +96,11 @@ class Standardiser:
         weights /= self.scale
         return G.ravel()
 
-    def design_column(self, design: Design, j: int) -> np.ndarray:
-        """``[1, X] T e_j`` (a single-block design), from one column of X."""
+    def design_column(self, design: ColumnSource, j: int) -> np.ndarray:
+        """``[1, X] T e_j`` (a single-block design), from one column of ``[1, X]``."""
         if self.shift is not None:  # (there is an intercept)
             if j == 0:
-                return np.ones(design.n_samples)
+                return design.column(0)  # (the ones)
             return design.column(j) * self.scale[j - 1] + self.shift[j - 1]
         return design.column(j) * self.scale[j]
 
@@ -111,13 +118,13 @@ def _rowwise_dot(U: np.ndarray, shift: np.ndarray) -> np.ndarray:
     return np.einsum("kj,kj->k", U, shift)
 
 
-def _preconditioned_scale(objective: Objective, std: np.ndarray, curvature: np.ndarray
+def _preconditioned_scale(objective: Objective[Eta], std: np.ndarray, curvature: np.ndarray
                           ) -> np.ndarray:
     """Per-block column scales that make the Hessian's diagonal about uniform.
 
     Block ``k``'s data curvature on a standardised column is about ``c_k`` (its
-    summed row curvature, ``curvature[k]``); a diagonal prior adds ``P_jj`` to the
-    raw column's. Scaling column j of block k by ``1 / sqrt(std_j^2 + P_jj / c_k)``
+    summed row curvature, ``curvature[k]``); a penalty adds its curvature's diagonal
+    (a diagonal prior's ``P_jj``) to the raw column's. Scaling column j of block k by ``1 / sqrt(std_j^2 + P_jj / c_k)``
     makes both ``~c_k``: standardising alone made a penalised column's curvature
     ``P_jj / std_j^2``, which for sparse columns (std ~ 0.02) was thousands of times
     the data's, and L-BFGS crawled (20 iterations got a third of the way
@@ -125,16 +132,16 @@ def _preconditioned_scale(objective: Objective, std: np.ndarray, curvature: np.n
     """
     blocks, p = objective.n_blocks, objective.design.n_params
     off = int(objective.design.intercept)
-    P = objective.P
+    diag = objective.penalty.hessian_diagonal()
     prior = np.zeros((blocks, p - off))
-    if P is not None and P.diag is not None:
-        prior = P.diag.reshape(blocks, p)[:, off:]
+    if diag is not None:
+        prior = diag.reshape(blocks, p)[:, off:]
     c = np.maximum(np.asarray(curvature, dtype=np.float64), 1e-300)[:, None]
     var = std * std + prior / c
     return np.where(var > 0, 1.0 / np.sqrt(np.where(var > 0, var, 1.0)), 1.0)
 
 
-def _gradient_small(objective: Objective, T: Standardiser, grad: np.ndarray,
+def _gradient_small(objective: Objective[Eta], T: Standardiser, grad: np.ndarray,
                     tol: float) -> bool:
     gu = T.apply_transpose(grad)
     return float(np.max(np.abs(gu), initial=0.0)) <= tol * gradient_unit(objective)
@@ -147,12 +154,12 @@ _ROUNDING = 1e-15
 _CHECK_MAX_PARAMS = 500
 
 
-class _Convergence:
+class _Convergence(Generic[Eta]):
     """The first-order stopping rule, confirmed by the Newton decrement when affordable."""
 
     correction: np.ndarray | None = None
 
-    def __init__(self, objective: Objective, T: Standardiser, tol: float) -> None:
+    def __init__(self, objective: Objective[Eta], T: Standardiser, tol: float) -> None:
         self.objective, self.T, self.tol, self.gradient_tol = objective, T, tol, tol
 
     def __call__(self, theta: np.ndarray, eta: Eta, grad: np.ndarray) -> bool:
@@ -173,8 +180,8 @@ class _Convergence:
         return theta if self.correction is None else theta + self.correction
 
 
-def _start(objective: Objective, theta0: np.ndarray, tol: float
-           ) -> tuple[Standardiser, "_Convergence", np.ndarray, Eta, float, np.ndarray]:
+def _start(objective: Objective[Eta], theta0: np.ndarray, tol: float
+           ) -> tuple[Standardiser, "_Convergence[Eta]", np.ndarray, Eta, float, np.ndarray]:
     """What both first-order solvers start from: the standardising map, the
     convergence test, and ``theta0`` with its ``eta``, ``f`` and gradient."""
     T = Standardiser(objective)
@@ -185,9 +192,9 @@ def _start(objective: Objective, theta0: np.ndarray, tol: float
     return T, done, theta, eta, f, grad
 
 
-def _finish(objective: Objective, done: "_Convergence", theta: np.ndarray, eta: Eta, f: float,
+def _finish(objective: Objective[Eta], done: "_Convergence[Eta]", theta: np.ndarray, eta: Eta, f: float,
             grad: np.ndarray, *, n_iter: int, converged: bool, history: list[float],
-            message: str) -> SolverResult:
+            message: str) -> SolverResult[Eta]:
     """The result, after the Newton step the convergence test computed (if any)."""
     if done.correction is not None:
         theta = done.finish(theta)
@@ -197,14 +204,15 @@ def _finish(objective: Objective, done: "_Convergence", theta: np.ndarray, eta: 
                         history=history, message=message, grad=grad)
 
 
-def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int = 10000,
-                     tol: float = 1e-8) -> SolverResult:
+def gradient_descent(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 10000,
+                     tol: float = 1e-8) -> SolverResult[Eta]:
     """Gradient descent on ``f`` (gradient ascent on the log-likelihood).
 
     Steps ``theta <- theta - t T T^T grad f`` with a Barzilai-Borwein trial
     step ``t`` and Armijo backtracking; each iteration is one ``X^T v`` and
     one ``X v`` pass.
     """
+    require_smooth(objective, "gradient")
     T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
     step, prev = 1.0 / objective.total_weight, None  # (> 0: check_total_weight)
@@ -234,18 +242,19 @@ def gradient_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int 
                    history=history, message=message)
 
 
-def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
-                       tol: float = 1e-8) -> SolverResult:
+def coordinate_descent(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 1000,
+                       tol: float = 1e-8) -> SolverResult[Eta]:
     """Cyclic coordinate descent: one coefficient at a time (cf. Friedman et al. 2010).
 
     Each coordinate takes an exact one-dimensional Newton step along its
     standardised column ``c_j = [1, X] T e_j`` (backtracked until ``f``
     decreases). ``max_iter`` counts sweeps over all coefficients.
     """
+    require_smooth(objective, "coordinate")
     design = objective.design
     T, done, theta, eta, f, grad = _start(objective, theta0, tol)
     history, converged, message = [f], False, "maximum number of iterations reached"
-    P = objective.P
+    penalty = objective.penalty
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         if done(theta, eta, grad):
@@ -254,11 +263,11 @@ def coordinate_descent(objective: Objective, theta0: np.ndarray, *, max_iter: in
         for j in range(objective.n_params):
             block, column = divmod(j, design.n_params)
             v = T.column(j)  # direction in theta-space
-            c = T.design_column(design, column)  # the standardised column [1, X] T e_j
+            c = T.design_column(objective, column)  # the standardised column [1, X] T e_j
             slope, curv = objective.coordinate_derivatives(eta, c, block)
-            if P is not None:
-                slope += float(v @ P.matvec(theta - objective.m))
-                curv += P.quad(v)
+            if not penalty.flat:
+                slope += float(v @ penalty.gradient(theta))
+                curv += float(v @ penalty.hessp(theta, v))
             if curv <= 0 or slope == 0.0:
                 continue
             delta = -slope / curv

@@ -41,6 +41,7 @@ steps) is the ``_Policy``.
 """
 import math
 from dataclasses import dataclass
+from typing import Generic
 
 import numpy as np
 
@@ -49,7 +50,8 @@ from ..linalg import solve_psd
 from ..model.contract import Eta, Gram, Objective
 from ..model.design_small import SMALL_ELEMENTS
 from .secant import secant_opening
-from .steps import SolverResult, _rounding_level, backtrack, evaluate, take_step, weight_unit
+from .steps import (SolverResult, _rounding_level, backtrack, evaluate, require_smooth,
+                    take_step, weight_unit)
 from .truncated_newton import truncated_newton
 
 __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
@@ -84,7 +86,7 @@ class _Policy:
 
 
 @dataclass
-class _State:
+class _State(Generic[Eta]):
     """The engine's iterate: the point, its derivatives, and what the Hessian is."""
 
     theta: np.ndarray
@@ -104,7 +106,7 @@ class _State:
     message: str = "maximum number of iterations reached"
 
 
-def _hessian_change(objective: Objective, eta_old: Eta, eta_new: Eta, H: np.ndarray) -> float:
+def _hessian_change(objective: Objective[Eta], eta_old: Eta, eta_new: Eta, H: np.ndarray) -> float:
     """How far ``H`` (built at ``eta_old``) is from the Hessian at ``eta_new``, in
     its own metric: the objective's bound (``GLMObjective.hessian_change``: the
     family's uniform bound from the largest change of a linear predictor, and the
@@ -115,7 +117,7 @@ def _hessian_change(objective: Objective, eta_old: Eta, eta_new: Eta, H: np.ndar
                                     rowwise=not _is_small(objective))
 
 
-def _is_small(objective: Objective) -> bool:
+def _is_small(objective: Objective[Eta]) -> bool:
     """Whether a pass over the objective's data costs less than bounding its curvature."""
     return objective.design.n_samples * objective.n_params <= SMALL_ELEMENTS
 
@@ -141,10 +143,10 @@ def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndar
     return np.sort(rng.choice(n_samples, size=m, replace=False))
 
 
-def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
+def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
            final_hessian: bool = True, sketch: np.ndarray | None = None,
            exact_final: bool = True, single: bool = False,
-           unit: float | None = None) -> SolverResult:
+           unit: float | None = None) -> SolverResult[Eta]:
     """Minimise ``objective`` by damped Newton from ``theta0``.
 
     Parameters
@@ -170,6 +172,7 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
         The unit of the decrements (:func:`~.steps.weight_unit`, the objective's by
         default; a sketch's warm start takes the full data's).
     """
+    require_smooth(objective, "Newton")
     theta = np.array(theta0, dtype=np.float64)
     if unit is None:
         unit = weight_unit(objective)
@@ -203,7 +206,7 @@ def newton(objective: Objective, theta0: np.ndarray, *, max_iter: int = 100, tol
     return _finish(objective, state, n_sketched + n_iter, final_hessian)
 
 
-def _start(objective: Objective, theta: np.ndarray, single: bool) -> _State:
+def _start(objective: Objective[Eta], theta: np.ndarray, single: bool) -> _State[Eta]:
     """The engine's first point without a sketch: one pass for f, g and H. Where every
     row has the start's curvature (softmax at its intercepts: a warm start on a
     sketch), H is its Kronecker form, exact and without a Hessian pass (a 459 x 459
@@ -219,8 +222,8 @@ def _start(objective: Objective, theta: np.ndarray, single: bool) -> _State:
                   h_single=single, single=single)
 
 
-def _warm_start(objective: Objective, sub: Objective, theta: np.ndarray, m: int,
-                max_iter: int, unit: float) -> SolverResult:
+def _warm_start(objective: Objective[Eta], sub: Objective[np.ndarray], theta: np.ndarray, m: int,
+                max_iter: int, unit: float) -> SolverResult[np.ndarray]:
     """A rough fit to the sketch rows alone (~m/n of a pass per iteration); its
     error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance."""
     n = objective.design.n_samples
@@ -229,8 +232,8 @@ def _warm_start(objective: Objective, sub: Objective, theta: np.ndarray, m: int,
                   unit=unit)
 
 
-def _sketched_phase(objective: Objective, sketch: Objective, theta: np.ndarray,
-                    n_steps: int) -> _State:
+def _sketched_phase(objective: Objective[Eta], sketch: Objective[np.ndarray], theta: np.ndarray,
+                    n_steps: int) -> _State[Eta]:
     """Newton steps with exact gradients and the sketch's Hessian (float32).
 
     Each contracts the error by about the sketch's relative error
@@ -263,7 +266,7 @@ def _sketched_phase(objective: Objective, sketch: Objective, theta: np.ndarray,
     return _State(theta, eta, f, g, H, history, h_single=True, single=True)
 
 
-def _exact_phase(objective: Objective, state: _State, policy: _Policy, max_iter: int) -> int:
+def _exact_phase(objective: Objective[Eta], state: _State[Eta], policy: _Policy, max_iter: int) -> int:
     """Newton iterations with full Hessians until converged or stopped; the count."""
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
@@ -272,7 +275,7 @@ def _exact_phase(objective: Objective, state: _State, policy: _Policy, max_iter:
     return n_iter
 
 
-def _iteration(objective: Objective, s: _State, policy: _Policy) -> bool:
+def _iteration(objective: Objective[Eta], s: _State[Eta], policy: _Policy) -> bool:
     """One Newton iteration from ``s`` (updated in place); True when the engine stops."""
     s.d = d = _newton_direction(objective, s)
     assert s.g is not None
@@ -293,7 +296,7 @@ def _iteration(objective: Objective, s: _State, policy: _Policy) -> bool:
     return _searched_step(objective, s, policy, decrement2)
 
 
-def _newton_direction(objective: Objective, s: _State) -> np.ndarray:
+def _newton_direction(objective: Objective[Eta], s: _State[Eta]) -> np.ndarray:
     """``-H^-1 g`` by Cholesky, within the span of the data once H is singular."""
     assert s.g is not None  # (formed at every point the engine iterates from)
     if s.span is None:
@@ -310,7 +313,7 @@ def _newton_direction(objective: Objective, s: _State) -> np.ndarray:
     return -step
 
 
-def _last_step(objective: Objective, s: _State, policy: _Policy, decrement2: float) -> bool:
+def _last_step(objective: Objective[Eta], s: _State[Eta], policy: _Policy, decrement2: float) -> bool:
     """Converged: the last, full Newton step squares the remaining error (no line
     search: f would change below its own rounding error). True when done."""
     if not ((s.fresh and not s.h_single) or policy.always_single or not policy.final_hessian):
@@ -343,7 +346,7 @@ def _last_step(objective: Objective, s: _State, policy: _Policy, decrement2: flo
     return True
 
 
-def _step_without_search(objective: Objective, s: _State) -> None:
+def _step_without_search(objective: Objective[Eta], s: _State[Eta]) -> None:
     """The full step ``theta + d`` with the double-precision Hessian there (one
     fused pass where the objective has one)."""
     assert s.d is not None
@@ -355,7 +358,7 @@ def _step_without_search(objective: Objective, s: _State) -> None:
     s.fresh, s.h_single = True, False
 
 
-def _searched_step(objective: Objective, s: _State, policy: _Policy, decrement2: float) -> bool:
+def _searched_step(objective: Objective[Eta], s: _State[Eta], policy: _Policy, decrement2: float) -> bool:
     """A Newton step with the Armijo line search; True when the search failed."""
     assert s.d is not None
     # What the next point needs if the full step is taken: the same Hessian
@@ -388,7 +391,7 @@ def _searched_step(objective: Objective, s: _State, policy: _Policy, decrement2:
     return False
 
 
-def _finish(objective: Objective, s: _State, n_iter: int, final_hessian: bool) -> SolverResult:
+def _finish(objective: Objective[Eta], s: _State[Eta], n_iter: int, final_hessian: bool) -> SolverResult[Eta]:
     """The result, with the gradient and double-precision Hessian at the answer
     (built now unless the one in hand is that one; dropped without ``final_hessian``)."""
     f, g, H = s.f, s.g, s.H

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..model.contract import Eta, Objective
 from .ascent import Standardiser, _gradient_small
-from .steps import SolverResult, _rounding_level, backtrack, gradient_unit
+from .steps import SolverResult, _rounding_level, backtrack, gradient_unit, require_smooth
 
 __all__ = ["lbfgs", "lbfgs_memory", "history_size", "MAX_PAIRS", "MIN_PAIRS"]
 
@@ -60,9 +60,10 @@ def history_size(n_params: int, n_rows: int, n_blocks: int, budget: float) -> in
     return pairs if pairs >= MIN_PAIRS else None
 
 
-def lbfgs(objective: Objective, theta0: np.ndarray, *, max_iter: int = 1000,
-          tol: float = 1e-8, pairs: int = MAX_PAIRS) -> SolverResult:
+def lbfgs(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 1000,
+          tol: float = 1e-8, pairs: int = MAX_PAIRS) -> SolverResult[Eta]:
     """Minimise ``objective`` by L-BFGS with ``pairs`` stored curvature pairs."""
+    require_smooth(objective, "L-BFGS")
     theta = np.array(theta0, dtype=np.float64)
     eta = objective.linear_predictor(theta)
     f, grad = objective.value_grad(theta, eta)
@@ -132,7 +133,7 @@ _EPS = float(np.finfo(np.float64).eps)
 _ARMIJO = 1e-4  # c_1, as steps.armijo's
 
 
-def _start_inverse(objective: Objective, theta: np.ndarray, T: Standardiser
+def _start_inverse(objective: Objective[Eta], theta: np.ndarray, T: Standardiser
                    ) -> Callable[[np.ndarray], np.ndarray] | None:
     """The inverse Hessian at the start, in u (``T^-1 H^-1 T^-T``), where every row
     has the start's curvature and the objective offers it (softmax with few
@@ -150,7 +151,7 @@ def _start_inverse(objective: Objective, theta: np.ndarray, T: Standardiser
     return apply
 
 
-def _block_curvature(objective: Objective, eta: Eta) -> np.ndarray:
+def _block_curvature(objective: Objective[Eta], eta: Eta) -> np.ndarray:
     """Each parameter block's summed row curvature at the start (``sum_i s_i h_ik``,
     the intercept's diagonal Hessian entry): no pass over X. Where the rows are
     not at hand (Dask), the logit's largest, a quarter of the total weight."""
@@ -165,7 +166,7 @@ def _block_curvature(objective: Objective, eta: Eta) -> np.ndarray:
     return np.maximum(np.asarray(c), _EPS * objective.total_weight)
 
 
-def _search(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: float,
+def _search(objective: Objective[Eta], theta: np.ndarray, eta: Eta, f: float, slope: float,
             d: np.ndarray, T: Standardiser, g_max: float
             ) -> tuple[float, Eta, float, np.ndarray] | None:
     """``(t, eta, f, gradient)`` at an Armijo step along ``d``; None without a decrease.

@@ -13,20 +13,21 @@ Algorithm 3.1, with ``c_1 = 1e-4``).
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic
 
 import numpy as np
 
 from ..model.contract import Eta, Gram, Objective, Trial
 
 __all__ = ["SolverResult", "Step", "armijo", "backtrack", "take_step", "evaluate", "weight_unit",
-           "gradient_unit", "mean_weight"]
+           "gradient_unit", "mean_weight", "require_smooth"]
 
 _ARMIJO = 1e-4  # c_1: the fraction of the linear decrease a step must achieve
 _MAX_HALVINGS = 50
 
 
 @dataclass(frozen=True)
-class SolverResult:
+class SolverResult(Generic[Eta]):
     """What a solver returns: the optimum and how it got there."""
 
     theta: np.ndarray
@@ -45,7 +46,7 @@ class SolverResult:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Generic[Eta]):
     """Where :func:`take_step` went along ``d``: ``theta + t d``."""
 
     t: float | None  # the step length; None when no step decreased f (the point is unchanged)
@@ -66,13 +67,21 @@ def _rounding_level(f: float, unit: float = 1.0) -> float:
     return 64 * _EPS * max(unit, abs(f))
 
 
-def mean_weight(objective: Objective) -> float:
+def require_smooth(objective: Objective[Eta], solver: str) -> None:
+    """Refuse a penalty without a gradient everywhere (L1): the gradient-based
+    solvers would step across its kinks; it needs a proximal solver."""
+    if not objective.penalty.smooth:
+        raise ValueError(f"the {solver} solver needs a smooth penalty; "
+                         f"{type(objective.penalty).__name__} is not (a proximal solver is)")
+
+
+def mean_weight(objective: Objective[Eta]) -> float:
     """The objective's mean sample weight (1 without weights)."""
     mean = float(objective.total_weight) / max(1, int(objective.design.n_samples))
     return mean if math.isfinite(mean) and mean > 0.0 else 1.0
 
 
-def weight_unit(objective: Objective) -> float:
+def weight_unit(objective: Objective[Eta]) -> float:
     """The unit the Newton engine's stopping rules measure decrements in: the mean
     sample weight where it is below one, else 1.
 
@@ -90,7 +99,7 @@ def weight_unit(objective: Objective) -> float:
     return min(mean_weight(objective), 1.0)
 
 
-def gradient_unit(objective: Objective) -> float:
+def gradient_unit(objective: Objective[Eta]) -> float:
     """What the first-order stopping rules measure a gradient in: ``sqrt(n)`` times the
     :func:`mean_weight` (``sqrt(n)``, ``tol`` standard errors, for unit weights).
 
@@ -121,7 +130,7 @@ def armijo(value: Callable[[float], float], f: float, slope: float, step: float 
     return None
 
 
-def backtrack(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: float,
+def backtrack(objective: Objective[Eta], theta: np.ndarray, eta: Eta, f: float, slope: float,
               d: np.ndarray, Xd: Eta, step: float = 1.0) -> tuple[float | None, float, Eta]:
     """Armijo backtracking along ``theta + t d`` using ``eta + t X d``.
 
@@ -145,14 +154,14 @@ def backtrack(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope
     return found[0], found[1], trial_eta[0]
 
 
-def evaluate(objective: Objective, theta: np.ndarray, gram: Gram = None) -> Trial:
+def evaluate(objective: Objective[Eta], theta: np.ndarray, gram: Gram = None) -> Trial[Eta]:
     """The point ``theta`` with its ``eta``, ``f``, gradient and (with ``gram``
     "single" or "double") Hessian; one pass over X where the objective fuses them."""
     return objective.advance(np.zeros(theta.shape), None, theta, gram)
 
 
-def take_step(objective: Objective, theta: np.ndarray, eta: Eta, f: float, slope: float,
-              d: np.ndarray, gram: Gram = None) -> Step:
+def take_step(objective: Objective[Eta], theta: np.ndarray, eta: Eta, f: float, slope: float,
+              d: np.ndarray, gram: Gram = None) -> Step[Eta]:
     """Move along ``d`` with the Armijo rule, trying the full step first.
 
     The full step comes with its gradient (and Hessian with ``gram``) when

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from ..blocks import small_blas
-from ..model.contract import Objective
+from ..model.contract import Eta, Objective
 from .steps import SolverResult, _rounding_level, backtrack
 
 __all__ = ["truncated_newton"]
@@ -52,7 +52,7 @@ def _preconditioned_cg(hessp: Callable[[np.ndarray], np.ndarray], g: np.ndarray,
 
 
 
-def truncated_newton(objective: Objective, sketch: Objective, theta: np.ndarray, tol: float,
+def truncated_newton(objective: Objective[Eta], sketch: Objective[np.ndarray], theta: np.ndarray, tol: float,
                      max_iter: int, H: np.ndarray | None = None, unit: float = 1.0
                      ) -> SolverResult | None:
     """Newton with conjugate-gradient solves: exact gradients and Hessian-vector
