@@ -29,7 +29,7 @@ from .._core.blocks import iter_blocks
 from .._core.model.design import Design
 from .._core.extreme import row_quadratic_root
 from .._core.numerics import log_normal_pdf, log_sigmoid, probit_cdf, sigmoid
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._frames import encode_frame
 from .result import GLMFit
 
@@ -106,9 +106,9 @@ def interval_table(est: Any, X: Any, level: float, offset: Any) -> pd.DataFrame:
     if est.classes_.size != 2:
         raise ValueError("predict_interval is for binary models: softmax probabilities "
                          "have no single link scale to form an interval on")
-    if is_dask(X):
-        raise TypeError("predict_interval needs in-memory X (a DataFrame of one row per "
-                        "row of X); compute the Dask rows you need first")
+    data_source(X).require_in_memory("predict_interval needs in-memory X (a DataFrame of one "
+                                     "row per row of X); compute the Dask rows you need first",
+                                     TypeError)
     index = X.index if isinstance(X, pd.DataFrame) else None
     eta = est.decision_function(X, offset)
     X = validate_data(est, encode_frame(est, X, False), accept_sparse=["csr", "csc"],

@@ -54,7 +54,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.blocks import block_rows, iter_blocks, reduce_row_ranges
 from .._core.numerics import log_normal_pdf, log_sigmoid, log_softmax
 from .._core.validation import check_sample_weight
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._frames import encode_frame
 from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
@@ -305,9 +305,9 @@ def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any =
         raise ValueError("marginal_effects needs X: the estimator keeps no copy of its "
                          "training data. Pass the training X (and its sample_weight) for "
                          "the effects statsmodels' get_margeff() reports, or any other rows")
-    if is_dask(X):
-        raise TypeError("marginal_effects reads X in memory: pass a numpy array, DataFrame "
-                        "or sparse matrix (e.g. X.compute() or a sample of the rows)")
+    data_source(X).require_in_memory("marginal_effects reads X in memory: pass a numpy array, "
+                                     "DataFrame or sparse matrix (e.g. X.compute() or a sample "
+                                     "of the rows)", TypeError)
     X = validate_data(estimator, encode_frame(estimator, X, False), accept_sparse=["csr", "csc"],
                       dtype=[np.float64, np.float32], reset=False)
     if sp.issparse(X):

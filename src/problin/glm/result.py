@@ -169,20 +169,22 @@ class GLMFit:
     def n_null_params(self) -> int:
         """Parameters of the intercept-only (null) model: 1 (binary), K - 1 (softmax),
         also for models fitted without an intercept (statsmodels' convention)."""
-        return self.n_blocks if self.n_blocks == 1 or self.reference_class \
-            else self.n_blocks - 1
+        return self.n_blocks - int(self.common_shift)
 
     @property
     def n_estimated(self) -> int:
         """Estimated parameters ``k`` of the likelihood: identified columns per block
         times the free contrasts (``(K - 1) r`` for softmax, as statsmodels ``MNLogit``)."""
         p = self.theta.size // self.n_blocks
-        per_block = p if self.identified is None else int(self.identified.sum()) \
-            if self.n_blocks == 1 else int(self.identified.reshape(self.n_blocks, p)
-                                           .sum(axis=1).max())
-        contrasts = self.n_blocks if self.n_blocks == 1 or self.reference_class \
-            else self.n_blocks - 1
-        return contrasts * per_block
+        per_block = p if self.identified is None else \
+            int(self.identified.reshape(self.n_blocks, p).sum(axis=1).max())
+        return (self.n_blocks - int(self.common_shift)) * per_block
+
+    @property
+    def common_shift(self) -> bool:
+        """Whether the blocks share a direction no likelihood sees: softmax with all K
+        blocks free (one shift of every logit), not binary models or contrasts."""
+        return self.n_blocks > 1 and not self.reference_class
 
     def statistics(self) -> dict[str, Any]:
         """``log_likelihood_``, ``aic_``, ``bic_``, ... (:mod:`problin.glm.statistics`);

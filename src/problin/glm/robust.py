@@ -41,6 +41,7 @@ from .._core.model.sandwich import (
     weighted_groups,
 )
 from ._diagnostics import to_raw
+from .problem import ClassifierProblem
 
 __all__ = ["check_groups", "robust_covariance"]
 
@@ -59,33 +60,33 @@ def check_groups(cov_type: str, groups: Any, n_rows: int) -> tuple[NDArray[np.in
     return group_codes(groups, n_rows)
 
 
-def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_type: str,
+def robust_covariance(problem: ClassifierProblem, eta: NDArray[np.float64],
+                      bread: NDArray[np.float64], cov_type: str,
                       clusters: tuple[NDArray[np.intp], int] | None, n_estimated: int
                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The sandwich covariance (module docstring) in raw units and in the solver's
-    coordinates, from the in-memory ``objective`` at its linear predictor ``eta``
-    (without the offset, which the objective adds) and the bread in the solver's
-    coordinates (the model-based covariance, NaN where not identified)."""
+    coordinates, from the in-memory ``problem`` at its objective's linear predictor
+    ``eta`` (without the offset, which the objective adds) and the bread in the
+    solver's coordinates (the model-based covariance, NaN where not identified)."""
+    objective = problem.objective
     design = objective.design
     n, sw = design.n_samples, objective.sample_weight
     lost = np.isnan(np.diag(bread))
     B = np.where(np.isnan(bread), 0.0, bread)
-    offset = getattr(objective, "offset", None)
+    offset = problem.offset
     eta_full = eta if offset is None else eta + offset
-    if hasattr(objective, "t"):  # softmax: one score block per free class
-        if cov_type in ("HC2", "HC3"):
-            raise ValueError(f"cov_type={cov_type!r} needs each row's leverage, which for "
-                             "softmax regression is a matrix: use 'HC0', 'HC1' or 'cluster'")
-        G = objective.family.derivatives(objective.t, eta_full, sw)[1].gradient_weights()
-    else:
-        _, g, h = objective.family.derivatives(objective.y, eta_full, sw, "observed")
-        G = g[:, None]
+    # the rows' scores, one block per linear predictor, and their curvatures (a row's
+    # leverage; None for softmax, whose rows' curvatures are matrices)
+    G, h = problem.family.score_weights(problem.rows.targets(), eta_full, sw)
+    if h is None and cov_type in ("HC2", "HC3"):
+        raise ValueError(f"cov_type={cov_type!r} needs each row's leverage, which for "
+                         "softmax regression is a matrix: use 'HC0', 'HC1' or 'cluster'")
     # frequency weights: a weight-w row's score is w times one row's; HC sums w s s^T
     scale = np.ones(n)
     if clusters is None and sw is not None:
         scale = np.where(sw > 0, 1.0 / np.sqrt(np.where(sw > 0, sw, 1.0)), 0.0)
     rows = max(64, (1 << 17) // max(1, B.shape[0]))  # score blocks of ~1 MB
-    if cov_type in ("HC2", "HC3"):
+    if h is not None and cov_type in ("HC2", "HC3"):
         # The leverage of one copy of a row (h carries the weight: a weight-w row is
         # w copies, each with c_i x~^T H^-1 x~), as the fit on the repeated rows has.
         c = h if sw is None else np.where(sw > 0, h / np.where(sw > 0, sw, 1.0), 0.0)

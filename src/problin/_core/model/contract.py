@@ -22,10 +22,12 @@ solvers are typed against (structural: an objective need not inherit to be
 checked); the base class is where the defaults live.
 
 **The backend is a type.** :class:`DistributedObjective` marks objectives
-whose every evaluation is a distributed pass (Dask): they add what the
-diagnostics ask of rows that are never in one place (counting rows,
-watching a count in the solver's last pass, separation certificates), and
-declare the row-wise methods it does not offer (they raise, saying why).
+whose every evaluation is a distributed pass (Dask): they answer what the
+diagnostics ask of rows that are never in one place (counting rows, watching
+a count in the solver's last pass, separation certificates) where the base
+class answers it from the rows at hand (``count_rows``: one call on them all;
+``watch_rows``: nothing to watch), and declare the row-wise methods they do
+not offer (they raise, saying why).
 
 ``eta`` is an n-vector (n x M for softmax) in memory; on Dask a lazy
 stand-in for one (``problin._dask.objective.LazyEta``) that supports the
@@ -40,7 +42,8 @@ import numpy as np
 from .families import largest_change, uniform_curvature_change
 from .prior import PriorPrecision
 
-__all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta"]
+__all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta",
+           "RowCount"]
 
 #: Which Hessian a pass forms with the gradient: none, float32 products, or float64.
 Gram: TypeAlias = Literal["single", "double"] | None
@@ -117,6 +120,16 @@ class Objective(Protocol):
 
     def start_preconditioner(self, theta: np.ndarray
                              ) -> Callable[[np.ndarray], np.ndarray] | None: ...
+
+    def count_rows(self, func: "RowCount", eta: Eta) -> int: ...
+
+    def watch_rows(self, func: "RowCount") -> None: ...
+
+    def separation(self, result: Any) -> tuple[Any, int, int] | None: ...
+
+
+#: A count over rows held in memory: ``func(in-memory objective, its eta)``.
+RowCount: TypeAlias = Callable[[Any, Eta], "int | bool"]
 
 
 class ObjectiveBase:
@@ -225,6 +238,22 @@ class ObjectiveBase:
             return np.inf
         return uniform_curvature_change(family, largest_change(eta_old, eta_new))
 
+    def count_rows(self, func: RowCount, eta: Eta) -> int:
+        """``func(objective, eta)`` wherever the rows are: here, one call on them all (a
+        distributed objective sums it over its chunks' in-memory objectives)."""
+        return int(func(self, eta))
+
+    def watch_rows(self, func: RowCount) -> None:
+        """Count ``func`` in the solver's final pass too, where that saves a pass of its
+        own (a distributed objective); rows in memory are at hand afterwards."""
+        return None
+
+    def separation(self, result: Any) -> tuple[Any, int, int] | None:
+        """``(rows, n_separated, n_used)`` from certificates at the fit, where the rows
+        are never in one place (distributed); in memory the diagnostics read the rows."""
+        raise NotImplementedError("the separation of rows in memory is found from the "
+                                  "rows themselves (glm._diagnostics)")
+
 
 class DistributedObjective(ObjectiveBase):
     """An objective whose every evaluation is a distributed pass over row chunks.
@@ -251,14 +280,3 @@ class DistributedObjective(ObjectiveBase):
         raise NotImplementedError("coordinate-wise solvers update an n-vector per "
                                   "coefficient, which a distributed objective never holds")
 
-    def count_rows(self, func: Callable[[Any, Any], Any], eta: Eta) -> int:
-        """``sum_k func(chunk objective k, its eta)``."""
-        raise NotImplementedError  # pragma: no cover - the Dask objectives define it
-
-    def watch_rows(self, func: Callable[[Any, Any], Any]) -> None:
-        """Count ``func`` in the solver's final pass too (no pass of its own later)."""
-        raise NotImplementedError  # pragma: no cover
-
-    def separation(self, result: Any) -> tuple[Any, int, int] | None:
-        """``(rows, n_separated, n_used)`` from certificates at the fit, or None."""
-        raise NotImplementedError  # pragma: no cover

@@ -12,7 +12,7 @@ A family turns targets ``y`` and linear predictors ``eta`` into
 design operator combine these n-vectors with the data by row blocks.
 """
 import math
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -32,8 +32,10 @@ from ..numerics import (
     sigmoid,
 )
 from .family_softmax import CategoricalSoftmax, SoftmaxState
+from .layout import OnePredictor
 
 __all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
+           "BinaryFamily", "ClassFamily", "class_family",
            "largest_change", "uniform_curvature_change"]
 
 
@@ -78,8 +80,9 @@ def _sign(y: np.ndarray) -> np.ndarray:
     return 2.0 * y - 1.0
 
 
-class _Bernoulli:
-    """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)``."""
+class _Bernoulli(OnePredictor):
+    """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)`` (one linear
+    predictor: the layout :class:`~problin._core.model.layout.OnePredictor`)."""
 
     # L with |d log h / d eta| <= L for every row's curvature weight h (None: no such
     # bound): how far a step can move the Hessian (solvers.newton._hessian_change).
@@ -206,3 +209,16 @@ class BernoulliProbit(_Bernoulli):
 
 
 FAMILIES = {"logit": BernoulliLogit, "probit": BernoulliProbit}
+
+
+#: A binary family (one linear predictor).
+BinaryFamily: TypeAlias = _Bernoulli
+#: A classifier's family: binary (one linear predictor) or softmax (class blocks).
+ClassFamily: TypeAlias = _Bernoulli | CategoricalSoftmax
+
+
+def class_family(binary: BinaryFamily, n_classes: int, contrast: bool) -> ClassFamily:
+    """The family of a classifier of ``n_classes`` classes whose two-class family is
+    ``binary``: itself for two, else softmax (``contrast``: the K-1 contrasts against
+    the first class; the multiclass estimators are logits)."""
+    return binary if n_classes == 2 else CategoricalSoftmax(n_classes, contrast=contrast)
