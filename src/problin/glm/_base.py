@@ -43,7 +43,12 @@ from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
 from .marginal import marginal_effects_table
-from .problem import ClassifierProblem, classifier_family, classifier_problem
+from .problem import (
+    ClassifierProblem,
+    classifier_family,
+    classifier_problem,
+    parameter_index,
+)
 from .result import GLMFit
 from .robust import check_groups, robust_covariance
 
@@ -201,7 +206,7 @@ class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
-        eta = linear_predictors(self._result, X, self.classes_.size)
+        eta = linear_predictors(self._result, X, self._fitted_family())
         if offset is not None:
             eta = self._fitted_family().add_offset(
                 eta, cast(NDArray[np.float64], check_offset(offset, X.shape[0])))
@@ -262,11 +267,8 @@ class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         fit = self._result
         if fit.covariance is None:
             raise ValueError(self._no_covariance_message())
-        names: Any = parameter_names(self, self.n_features_in_)
-        if fit.n_blocks > 1:
-            free = self.classes_[self.classes_.size - fit.n_blocks:]
-            names = pd.MultiIndex.from_product([free.tolist(), names],
-                                               names=["class", "parameter"])
+        names = parameter_index(self._fitted_family(), parameter_names(self, self.n_features_in_),
+                                self.classes_, fit.n_blocks)
         table = wald_table(names, fit.theta, fit.covariance, level, fit.identified)
         table.attrs.update(model=type(self).__name__, n_obs=fit.n_obs,
                            objective=fit.objective, converged=fit.converged,

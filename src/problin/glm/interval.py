@@ -103,9 +103,9 @@ def probability_interval(family: Any, eta: NDArray[np.float64], se: NDArray[np.f
 
 def interval_table(est: Any, X: Any, level: float, offset: Any) -> pd.DataFrame:
     """``est.predict_interval(X, level, offset)`` of a fitted binary GLM classifier."""
-    if est.classes_.size != 2:
-        raise ValueError("predict_interval is for binary models: softmax probabilities "
-                         "have no single link scale to form an interval on")
+    est._fitted_family().require_one_predictor(
+        "predict_interval is for binary models: softmax probabilities have no single link "
+        "scale to form an interval on")
     data_source(X).require_in_memory("predict_interval needs in-memory X (a DataFrame of one "
                                      "row per row of X); compute the Dask rows you need first",
                                      TypeError)

@@ -10,6 +10,7 @@ once per fit, into a :class:`ClassifierProblem`.
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .._core.model.contract import Objective
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
@@ -25,6 +26,7 @@ __all__ = [
     "check_classifier_data",
     "classifier_family",
     "classifier_problem",
+    "parameter_index",
     "prior_precision",
 ]
 
@@ -47,6 +49,28 @@ class ClassifierProblem:
             return null_log_likelihood(self.family.class_totals(self.rows))
         return offset_null_log_likelihood(self.family, self.rows.targets().astype(np.float64),
                                           self.offset, self.rows.sample_weight)
+
+
+def parameter_index(family: ClassFamily, names: list[str], classes: np.ndarray,
+                    n_blocks: int) -> pd.Index:
+    """The index of a table of the parameters: by name, or for class blocks by
+    ``(class, parameter)``, one block per free class (the last ``n_blocks``)."""
+    return family.on_layout(_ParameterIndex(names, classes, n_blocks))
+
+
+class _ParameterIndex:
+    """:func:`parameter_index` of each parameter layout (``family.on_layout``)."""
+
+    def __init__(self, names: list[str], classes: np.ndarray, n_blocks: int) -> None:
+        self.names, self.classes, self.n_blocks = names, classes, n_blocks
+
+    def one_predictor(self) -> pd.Index:
+        return pd.Index(self.names, name="parameter")
+
+    def class_blocks(self) -> pd.Index:
+        free = self.classes[self.classes.size - self.n_blocks:]
+        return pd.MultiIndex.from_product([free.tolist(), self.names],
+                                          names=["class", "parameter"])
 
 
 def _contrasts(alpha: float) -> bool:

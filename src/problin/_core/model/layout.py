@@ -107,6 +107,15 @@ class OnePredictor:
         """The decision function with the rows' known term of the linear predictor."""
         return scores + offset
 
+    def require_one_predictor(self, message: str) -> None:
+        """Raise ``ValueError(message)`` unless the model has one linear predictor."""
+        return None
+
+    def decision_scores(self, eta: FloatArray,
+                        reference: Callable[[], tuple[IntArray, FloatArray]]) -> FloatArray:
+        """The decision function from the n x 1 linear predictors: one value per row."""
+        return eta[:, 0]
+
     def predictors(self, A: FloatArray) -> FloatArray:
         """Per-block values of the rows (n x 1: linear predictors, their variances)
         as predictions return them: one value per row."""
@@ -206,7 +215,24 @@ class ClassBlocks:
 
     def add_offset(self, scores: FloatArray, offset: FloatArray) -> FloatArray:
         """Refused: one offset added to every logit changes no probability."""
-        raise ValueError("offset is supported for binary models only")
+        self.require_one_predictor("offset is supported for binary models only")
+        return scores  # pragma: no cover - refused above
+
+    def require_one_predictor(self, message: str) -> None:
+        raise ValueError(message)
+
+    def decision_scores(self, eta: FloatArray,
+                        reference: Callable[[], tuple[IntArray, FloatArray]]) -> FloatArray:
+        """The K logits from the n x M linear predictors: with contrasts, the reference
+        class's logit 0 first (``reference()``: the rows whose logits were shifted to
+        stay finite, and their K logits, the reference's shifted too)."""
+        if not self.contrast:
+            return eta
+        logits = np.column_stack([np.zeros(eta.shape[0]), eta])
+        rows, shifted = reference()
+        if rows.size:
+            logits[rows] = shifted
+        return logits
 
     def predictors(self, A: FloatArray) -> FloatArray:
         """Per-block values of the rows (n x M), one column per free class."""
