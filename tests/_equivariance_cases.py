@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from numpy.testing import assert_allclose
 from sklearn.pipeline import make_pipeline
 from tests import _equivariance_checks as chk
 from tests._equivariance_checks import Transform
@@ -21,21 +22,28 @@ from problin import (
     BayesianLogisticRegression,
     BernoulliNB,
     ConvergenceWarning,
+    GLM,
+    BinomialRegression,
     FisherDiscriminant,
+    GammaRegression,
     GaussianBasis,
     GaussianDiscriminantAnalysis,
     GaussianNB,
+    InverseGaussianRegression,
     LeastSquaresClassifier,
     LinearDiscriminantAnalysis,
     LinearRegression,
     LMSRegressor,
     LogisticRegression,
     MultinomialNB,
+    NegativeBinomialRegression,
     Perceptron,
+    PoissonRegression,
     PolynomialBasis,
     ProbitRegression,
     QuadraticDiscriminantAnalysis,
     SigmoidalBasis,
+    TweedieRegression,
 )
 
 N_ROWS = 120
@@ -62,6 +70,11 @@ def make_data(kind, seed, d):
         w = rng.choice([-1.0, 1.0], size=d) * rng.uniform(0.5, 1.5, size=d)
         T = (Z @ w)[:, None] + [0.3, -2.0] + 0.5 * rng.normal(size=(n, 2))
         return X, T
+    if kind in GLM_TARGETS:  # a GLM regressor's targets from log mu = 0.3 + 0.4 z^T w
+        Z = rng.normal(size=(n, d))
+        w = rng.choice([-1.0, 1.0], size=d) * rng.uniform(0.5, 1.5, size=d) / np.sqrt(d)
+        mu = np.exp(0.3 + 0.4 * Z @ w)
+        return _dyadic(Z * _spreads(rng, d)), GLM_TARGETS[kind](rng, mu)
     if kind == "counts":
         y = rng.permutation(np.arange(n) % 3)
         rates = rng.gamma(2.0, 2.0, size=(3, d))
@@ -74,6 +87,29 @@ def make_data(kind, seed, d):
     Z = means[y] + rng.normal(size=(n, d)) * rng.uniform(0.7, 1.4, size=(k, 1))[y]
     y = np.where(rng.random(n) < 0.1, rng.integers(k, size=n), y)
     return _dyadic(Z * _spreads(rng, d)), y
+
+
+GLM_TARGETS = {
+    "poisson": lambda rng, mu: rng.poisson(mu).astype(np.float64),
+    "overdispersed": lambda rng, mu: rng.poisson(rng.gamma(2.0, mu / 2.0)).astype(np.float64),
+    "positive": lambda rng, mu: rng.gamma(4.0, mu / 4.0),
+    "tweedie": lambda rng, mu: rng.poisson(mu) * rng.gamma(3.0, mu / 3.0),  # exact zeros
+    "proportions": lambda rng, mu: rng.binomial(8, mu / (1.0 + mu)) / 8.0,
+}
+
+
+def check_glm_regression(ref, got, tf, X, Xt, y):
+    """GLM regressors (alpha = 0): equivariant by definition, as the classifiers; the
+    means, deviance, dispersion and log-likelihood unchanged."""
+    chk.assert_linear_map(ref.coef_, ref.intercept_, got.coef_, got.intercept_, tf, X)
+    assert_allclose(got.predict(Xt), ref.predict(X), rtol=chk.PROB, err_msg="predict")
+    assert got.converged_
+    chk.assert_cov_map(ref.covariance_, got.covariance_, tf, "covariance_")
+    a, b = ref.summary(), got.summary()
+    statistic = a.attrs["statistic"]
+    chk.assert_slope_z(a[statistic], b[statistic], tf, "summary")
+    for name in ("log_likelihood_", "deviance_", "scale_", "pearson_chi2_"):
+        assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-9, err_msg=name)
 
 
 def sparsify(X, seed):
@@ -141,6 +177,21 @@ CASES = [
          sparse=True),
     Case("linear-regression", _fixed(LinearRegression()), "regression", per_column,
          chk.check_linear_regression),
+    # The GLM regressors, in memory (dense and sparse; Dask is not supported yet).
+    Case("poisson", _fixed(PoissonRegression()), "poisson", per_column, check_glm_regression,
+         sparse=True, dask=False),
+    Case("gamma", _fixed(GammaRegression()), "positive", per_column, check_glm_regression,
+         sparse=True, dask=False),
+    Case("inverse-gaussian", _fixed(InverseGaussianRegression()), "positive", per_column,
+         check_glm_regression, dask=False),
+    Case("tweedie", _fixed(TweedieRegression(1.5)), "tweedie", per_column,
+         check_glm_regression, dask=False),
+    Case("binomial-proportions", _fixed(BinomialRegression("cloglog")), "proportions",
+         per_column, check_glm_regression, dask=False),
+    Case("negative-binomial", _fixed(NegativeBinomialRegression()), "overdispersed",
+         per_column, check_glm_regression, dask=False),
+    Case("glm-gaussian", _fixed(GLM("gaussian")), "positive", per_column,
+         check_glm_regression, dask=False),
     Case("bayes-decision", _fixed(BayesDecision(
         LogisticRegression(), priors=[0.2, 0.3, 0.5], cost=[[0, 1, 4], [2, 0, 1], [5, 1, 0]])),
         "multiclass", per_column, chk.check_bayes_decision, sparse=True),

@@ -45,7 +45,10 @@ def _estimators():
 def _fit(est, X):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", problin.ProblinWarning)
-        return clone(est).fit(X, LABELS if is_classifier(est) else TARGET)
+        if is_classifier(est):
+            return clone(est).fit(X, LABELS)
+        positive = est.__sklearn_tags__().target_tags.positive_only  # GLM regressors
+        return clone(est).fit(X, 1.0 / (1.0 + np.exp(-TARGET)) if positive else TARGET)
 
 
 @pytest.mark.parametrize("est", _estimators(), ids=lambda e: type(e).__name__)

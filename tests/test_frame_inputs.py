@@ -23,7 +23,11 @@ ESTIMATORS = [problin.LogisticRegression(), problin.LinearRegression(), problin.
 
 
 def _target(est):
-    return LABELS if is_classifier(est) else X0 + 2 * X1
+    if is_classifier(est):
+        return LABELS
+    if est.__sklearn_tags__().target_tags.positive_only:  # GLM regressors: in (0, 1) fits all
+        return 1.0 / (1.0 + np.exp(-(X0 + 2 * X1)))
+    return X0 + 2 * X1
 
 
 def _fit(est, X):

@@ -37,6 +37,10 @@ CLASSIFIERS = [pl.LogisticRegression(), pl.LogisticRegression(alpha=1.0),
                pl.MultinomialNB(), pl.FisherDiscriminant(), pl.LeastSquaresClassifier(),
                pl.Perceptron(max_iter=5), pl.BayesDecision(pl.LogisticRegression())]
 REGRESSORS = [pl.LinearRegression(), pl.BayesianLinearRegression(), pl.LMSRegressor()]
+# GLM regressors fit targets in (0, 1): proportions for the binomial, positive for the rest.
+GLM_REGRESSORS = [pl.GLM("gaussian"), pl.PoissonRegression(), pl.GammaRegression(),
+                  pl.InverseGaussianRegression(), pl.TweedieRegression(),
+                  pl.BinomialRegression(), pl.NegativeBinomialRegression(nb_alpha=0.5)]
 TRANSFORMERS = [pl.PolynomialBasis(degree=2), pl.GaussianBasis(), pl.SigmoidalBasis()]
 PARTIAL = [pl.GaussianDiscriminantAnalysis(), pl.LinearDiscriminantAnalysis(),
            pl.QuadraticDiscriminantAnalysis(), pl.GaussianNB(), pl.BernoulliNB(),
@@ -132,6 +136,12 @@ def test_interrupted_regressor_refit_leaves_the_model(estimator):
     _check_refit(fitted, lambda est: est.fit(X2, R2), PROBE)
 
 
+@pytest.mark.parametrize("estimator", GLM_REGRESSORS, ids=_ids(GLM_REGRESSORS))
+def test_interrupted_glm_regressor_refit_leaves_the_model(estimator):
+    fitted = estimator.fit(X1, 1.0 / (1.0 + np.exp(-R1 / 5.0)))
+    _check_refit(fitted, lambda est: est.fit(X2, 1.0 / (1.0 + np.exp(-R2 / 5.0))), PROBE)
+
+
 @pytest.mark.parametrize("estimator", TRANSFORMERS, ids=_ids(TRANSFORMERS))
 def test_interrupted_transformer_refit_leaves_the_model(estimator):
     fitted = estimator.fit(X1)
@@ -156,7 +166,8 @@ def test_interrupted_formula_refit_leaves_the_model():
 
 
 def test_every_public_estimator_is_covered():
-    covered = {type(e) for e in CLASSIFIERS + REGRESSORS + TRANSFORMERS} | {pl.Formula}
+    covered = {type(e) for e in CLASSIFIERS + REGRESSORS + GLM_REGRESSORS + TRANSFORMERS} \
+        | {pl.Formula}
     public = {getattr(pl, name) for name in pl.__all__}
     estimators = {c for c in public if isinstance(c, type) and hasattr(c, "fit")}
     assert estimators <= covered, estimators - covered

@@ -1,7 +1,7 @@
 """problin: probabilistic linear models with scikit-learn's interface.
 
-Logistic and probit regression fitted by Newton/IRLS with statsmodels-grade
-inference; see the README for the full list of models.
+Logistic and probit regression and the GLM regressors (Poisson, Gamma, Tweedie,
+binomial, ...) fitted by Newton/IRLS with statsmodels-grade inference; see the README for the full list of models.
 
 ``import problin`` needs only the core dependencies (numpy, SciPy, scikit-learn, pandas,
 threadpoolctl). What an extra adds is imported where it is used (:mod:`problin._optional`):
@@ -33,7 +33,17 @@ from .exceptions import (
                          SingularCovarianceWarning,
 )
 from .formula import Formula
-from .glm import LogisticRegression, ProbitRegression
+from .glm import (
+                         GLM,
+                         BinomialRegression,
+                         GammaRegression,
+                         InverseGaussianRegression,
+                         LogisticRegression,
+                         NegativeBinomialRegression,
+                         PoissonRegression,
+                         ProbitRegression,
+                         TweedieRegression,
+)
 from .inference.hypothesis import lr_test
 from .io import ModelFileError, load, save
 from .linear_model import (
@@ -47,7 +57,9 @@ from .linear_model import (
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
 __all__ = [
-    "LogisticRegression", "ProbitRegression",
+    "LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression", "GammaRegression",
+    "InverseGaussianRegression", "TweedieRegression", "BinomialRegression",
+    "NegativeBinomialRegression",
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
     "BayesianLinearRegression", "BayesianLogisticRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",

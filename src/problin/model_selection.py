@@ -20,13 +20,14 @@ from .discriminant import (
     QuadraticDiscriminantAnalysis,
 )
 from .exceptions import ProblinWarning
+from . import glm
 from .glm import LogisticRegression, ProbitRegression
 from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
 from .metrics import brier_score, class_columns, expected_calibration_error
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
 __all__ = ["CLASSIFIERS", "compare_classifiers", "applicable_classifiers", "REGRESSORS",
-           "compare_regressors",
+           "GLM_REGRESSORS", "compare_regressors",
            "is_continuous_target"]
 
 # Short lowercase names, as the command line spells them.
@@ -165,6 +166,19 @@ REGRESSORS = {
     "bayes-linear": lambda: BayesianLinearRegression(),
     "lms": lambda: LMSRegressor(random_state=0),
 }
+# GLM regressors of counts, rates, sizes and proportions (-p link=..., -p power=...;
+# ``glm``: any family by -p family=...; NB's alpha by maximum likelihood). Apart from
+# REGRESSORS, which take any real target and which ``problin compare`` runs by default:
+# these need theirs in the family's range, and are compared when named.
+GLM_REGRESSORS = {
+    "poisson": lambda: glm.PoissonRegression(),
+    "negative-binomial": lambda: glm.NegativeBinomialRegression(),
+    "gamma": lambda: glm.GammaRegression(),
+    "inverse-gaussian": lambda: glm.InverseGaussianRegression(),
+    "tweedie": lambda: glm.TweedieRegression(),
+    "binomial": lambda: glm.BinomialRegression(),
+    "glm": lambda: glm.GLM(),
+}
 
 
 def is_continuous_target(y: np.ndarray) -> bool:
@@ -188,6 +202,27 @@ def _predictive(model: Any, X_train: Any, y_train: np.ndarray,
     return model.predict(X), np.full(len(X), max(noise, np.finfo(np.float64).tiny))
 
 
+def _glm_log_density(model: Any, X: Any, y: np.ndarray) -> np.ndarray:
+    """Per-row log-likelihood of ``y`` under a fitted GLM regressor (the last step of
+    ``model``): its family at the fitted mean, dispersion ``scale_`` (and, for the
+    negative binomial, ``alpha_``), with every normalising constant."""
+    est = model[-1]
+    family = est._make_family()  # the fitted family (NB: at alpha_)
+    mu = np.asarray(model.predict(X), dtype=np.float64)
+    return np.asarray(family.distribution.log_likelihood(y, mu, 1.0, float(est.scale_)))
+
+
+def _full_fit_aic(name: str, X: np.ndarray, y: np.ndarray) -> float:
+    """AIC of the model fitted on every row (NaN where the model has none: a penalised
+    or Bayesian fit)."""
+    model = make_pipeline(StandardScaler(), _REGISTRY[name]())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ProblinWarning)
+        model.fit(X, y)
+    aic = getattr(model[-1], "aic_", np.nan)
+    return float(aic) if isinstance(aic, (int, float, np.floating)) else np.nan
+
+
 def compare_regressors(X: Any, y: ArrayLike, models: Sequence[str] | None = None, *, cv: int = 5,
                        random_state: int | None = 0,
                        progress: Callable[[], Any] | None = None,
@@ -195,35 +230,61 @@ def compare_regressors(X: Any, y: ArrayLike, models: Sequence[str] | None = None
     """Cross-validate regressors on standardised features (shuffled K-fold).
 
     Returns a DataFrame with one row per model: root mean squared error, mean
-    negative log predictive density ``nlpd`` (Gaussian), R^2 over the folds (with
+    negative log predictive density ``nlpd`` (Gaussian; a GLM regressor's own
+    distribution at its fitted mean and dispersion: the Poisson or negative binomial
+    probabilities of counts, the Gamma density, ...), R^2 over the folds (with
     ``spread``, each followed by ``<score>_sd``, its standard deviation over the
     folds), mean fit time in milliseconds and the problin warnings raised, sorted
     by nlpd. ``random_state`` fixes the random assignment of rows to folds.
+
+    When a GLM regressor (:data:`GLM_REGRESSORS`) is among ``models``, two more
+    columns: ``d2``, the held-out fraction of deviance explained in the model's own
+    family (its ``score``; R^2 for the Gaussian models), and ``aic`` of the model
+    fitted on every row (NaN where none is defined: penalised and Bayesian fits).
+    The nlpd of counts under a Gaussian model is a density, not a probability: it
+    ranks the Gaussian models among themselves, not against the count models.
     """
     models = list(REGRESSORS) if models is None else list(models)
-    unknown = [m for m in models if m not in REGRESSORS]
+    unknown = [m for m in models if m not in _REGISTRY]
     if unknown:
-        raise ValueError(f"unknown models {unknown}; choose from {sorted(REGRESSORS)}")
+        raise ValueError(f"unknown models {unknown}; choose from {sorted(_REGISTRY)}")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     folds = list(KFold(cv, shuffle=True, random_state=random_state).split(X))
+    glm = any(name in GLM_REGRESSORS for name in models)
     rows = []
     for name in models:
         times: list[float] = []
         notes: set[str] = set()
-        rmse, nlpd, r2 = [], [], []
+        scores: dict[str, list[float]] = {"rmse": [], "nlpd": [], "r2": []}
+        if glm:
+            scores["d2"] = []
         for train, test in folds:
-            model = make_pipeline(StandardScaler(), REGRESSORS[name]())
+            model = make_pipeline(StandardScaler(), _REGISTRY[name]())
             _timed_fit(model, X[train], y[train], times, notes)
-            mean, std = _predictive(model, X[train], y[train], X[test])
+            if name in GLM_REGRESSORS:
+                mean = np.asarray(model.predict(X[test]), dtype=np.float64)
+                nlpd = -float(np.mean(_glm_log_density(model, X[test], y[test])))
+            else:
+                mean, std = _predictive(model, X[train], y[train], X[test])
+                nlpd = float(np.mean(0.5 * np.log(2 * np.pi * std ** 2)
+                                     + 0.5 * ((y[test] - mean) / std) ** 2))
             resid = y[test] - mean
-            rmse.append(float(np.sqrt(np.mean(resid ** 2))))
-            nlpd.append(float(np.mean(0.5 * np.log(2 * np.pi * std ** 2)
-                                      + 0.5 * (resid / std) ** 2)))
-            r2.append(1.0 - float(np.sum(resid ** 2) / np.sum((y[test] - y[test].mean()) ** 2)))
+            scores["rmse"].append(float(np.sqrt(np.mean(resid ** 2))))
+            scores["nlpd"].append(nlpd)
+            r2 = 1.0 - float(np.sum(resid ** 2) / np.sum((y[test] - y[test].mean()) ** 2))
+            scores["r2"].append(r2)
+            if glm:
+                scores["d2"].append(float(model.score(X[test], y[test]))
+                                    if name in GLM_REGRESSORS else r2)
             if progress is not None:
                 progress()
-        rows.append({**_with_scores({"model": name}, {"rmse": rmse, "nlpd": nlpd, "r2": r2},
-                                    spread),
-                     "fit_ms": 1e3 * np.mean(times), "warnings": ", ".join(sorted(notes))})
+        row = _with_scores({"model": name}, scores, spread)
+        if glm:
+            row["aic"] = _full_fit_aic(name, X, y)
+        rows.append({**row, "fit_ms": 1e3 * np.mean(times),
+                     "warnings": ", ".join(sorted(notes))})
     return pd.DataFrame(rows).sort_values("nlpd", kind="stable").reset_index(drop=True)
+
+
+_REGISTRY = {**REGRESSORS, **GLM_REGRESSORS}

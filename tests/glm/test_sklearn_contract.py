@@ -1,7 +1,14 @@
 """Every GLM estimator passes scikit-learn's estimator checks."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from problin import LogisticRegression, ProbitRegression
+from problin import (
+    GammaRegression,
+    LogisticRegression,
+    NegativeBinomialRegression,
+    PoissonRegression,
+    ProbitRegression,
+    TweedieRegression,
+)
 
 ESTIMATORS = [
     LogisticRegression(),
@@ -9,6 +16,10 @@ ESTIMATORS = [
     LogisticRegression(alpha=5.0, solver="coordinate"),
     ProbitRegression(),
     ProbitRegression(alpha=1.0, information="expected"),
+    PoissonRegression(),
+    GammaRegression(alpha=1.0),
+    TweedieRegression(power=1.5, solver="lbfgs"),
+    NegativeBinomialRegression(nb_alpha=0.5),
 ]
 
 

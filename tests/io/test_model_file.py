@@ -36,6 +36,14 @@ def _data(rng, n=40, d=3):
     return X, labels, X @ np.array([1.0, -2.0, 0.5])[:d] + rng.normal(scale=0.1, size=n)
 
 
+def _target(model, t):
+    """Targets the regressor accepts: proportions for the binomial, positive values for
+    the GLMs of counts and sizes (tagged ``positive_only``)."""
+    if isinstance(model, problin.BinomialRegression):
+        return 1.0 / (1.0 + np.exp(-t))
+    return np.exp(t / 4.0) if model.__sklearn_tags__().target_tags.positive_only else t
+
+
 def _fit(name, X, labels, t):
     cls = getattr(problin, name)
     model = SPECIAL.get(name, cls)()
@@ -44,7 +52,7 @@ def _fit(name, X, labels, t):
         if issubclass(cls, ClassifierMixin) or name in SPECIAL:
             return model.fit(X, labels)
         if issubclass(cls, RegressorMixin):
-            return model.fit(X, t)
+            return model.fit(X, _target(model, t))
         assert issubclass(cls, TransformerMixin), name
         return model.fit(X)
 

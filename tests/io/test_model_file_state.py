@@ -67,24 +67,32 @@ def resign(path, edit=None, arrays=None):
         zf.comment = b"problin-model sha256=" + hashlib.sha256(meta_bytes).hexdigest().encode()
 
 
+def _parent(node, key):
+    """The dict holding ``key`` in an estimator node (its public ``state`` or, for private
+    state by its stable name, ``internal``) or in a record node (``fields``)."""
+    if "fields" in node:
+        return node["fields"]
+    return node["internal"] if key in node.get("internal", {}) else node["state"]
+
+
 def _state(meta, *keys):
     node = meta["estimator"]
     for key in keys:
-        node = node["state"][key] if "state" in node else node["fields"][key]
+        node = _parent(node, key)[key]
     return node
 
 
 def _set(*keys, value):
     def edit(meta):
         parent = _state(meta, *keys[:-1])
-        (parent["state"] if "state" in parent else parent["fields"])[keys[-1]] = value
+        _parent(parent, keys[-1])[keys[-1]] = value
     return edit
 
 
 def _drop(*keys):
     def edit(meta):
         parent = _state(meta, *keys[:-1])
-        (parent["state"] if "state" in parent else parent["fields"]).pop(keys[-1])
+        _parent(parent, keys[-1]).pop(keys[-1])
     return edit
 
 
@@ -143,25 +151,25 @@ TAMPERED = {
     "n_features_in_ huge": (_logit, _set("n_features_in_", value=10 ** 12), None,
                             r"n_features_in_ = 1000000000000: the file holds \d+ values, "
                             r"fewer than one per feature"),
-    "_result a number": (_logit, _set("_result", value=5), None,
+    "_result a number": (_logit, _set("fit", value=5), None,
                          r"model\.predict fails on a row of zeros \(AttributeError: 'int'"),
     "record field text": (_logit, None,
-                          _array("_result", "theta_standard", value=np.array(["a", "b"])),
+                          _array("fit", "theta_standard", value=np.array(["a", "b"])),
                           r"model\._result\.theta_standard: expected an array of float64 "
                           r"\(GLMFit declares it\), found an array of <U1"),
-    "record field missing": (_logit, _drop("_result", "theta"), None,
+    "record field missing": (_logit, _drop("fit", "theta"), None,
                              r"model\._result: GLMFit lacks the fields \['theta'\]"),
     "record array complex": (_gnb, None,
-                             _array("_model", "means", value=np.ones((2, 3), dtype=complex)),
+                             _array("gaussian_model", "means", value=np.ones((2, 3), dtype=complex)),
                              r"model\._model\.means: expected an array of numbers, found an "
                              r"array of complex128"),
-    "record array wrong shape": (_gnb, None, _array("_model", "prec_chol", value=np.zeros(7)),
+    "record array wrong shape": (_gnb, None, _array("gaussian_model", "prec_chol", value=np.zeros(7)),
                                  r"model\.predict fails on a row of zeros \(AxisError"),
-    "declared attribute": (_ols, _set("_ols", value=5), None,
+    "declared attribute": (_ols, _set("ols_fit", value=5), None,
                            r"model\._ols: expected OLSFit or None \(LinearRegression "
                            r"declares it\), found int 5"),
     "pipeline step": (_pipeline, _in_step(_drop("classes_")), None, r"model lacks classes_"),
-    "formula estimator": (_formula, _in_formula(_set("_result", value=5)), None,
+    "formula estimator": (_formula, _in_formula(_set("fit", value=5)), None,
                           r"model\.estimator_\.predict fails on a row of zeros "
                           r"\(AttributeError"),
     "formula columns": (_formula, _set("design_columns_", value=5), None,
@@ -184,7 +192,7 @@ def test_the_reported_reproductions(tmp_path):
     """The audit's cases: each an AttributeError or IndexError at predict before."""
     path = tmp_path / "m.problin"
     for make, edit, arrays in [(_logit, _set("classes_", value="zzz"), None),
-                               (_logit, _set("_result", value=5), None),
+                               (_logit, _set("fit", value=5), None),
                                (_logit, None, _array("classes_", value=np.array([], dtype="<U3"))),
                                (_gda, _drop("classes_"), None)]:
         problin.save(make(), path)
@@ -272,7 +280,7 @@ def test_the_command_line_reports_a_broken_model_file_in_one_line(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     FRAME[["a", "b", "c"]].to_csv("new.csv", index=False)
     problin.save(_logit(), "m.problin")
-    resign(tmp_path / "m.problin", _set("_result", value=5))
+    resign(tmp_path / "m.problin", _set("fit", value=5))
     result = _invoke("predict", "m.problin", "new.csv")
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()

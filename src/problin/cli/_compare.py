@@ -11,6 +11,7 @@ from ..datasets import DATASETS, DEFAULT_DATASETS, load_dataset
 from ..io.readers import read_data
 from ..model_selection import (
     CLASSIFIERS,
+    GLM_REGRESSORS,
     REGRESSORS,
     applicable_classifiers,
     compare_classifiers,
@@ -88,7 +89,8 @@ def leaderboard(table: pd.DataFrame) -> pd.DataFrame:
 @click.option("--models", default="",
               help="Comma-separated model names [default: every model that applies: "
                    f"classifiers {', '.join(CLASSIFIERS)}; for a continuous target, "
-                   f"regressors {', '.join(REGRESSORS)}].")
+                   f"regressors {', '.join(REGRESSORS)}; GLM regressors when "
+                   f"named: {', '.join(GLM_REGRESSORS)}].")
 @click.option("--task", type=Choice(TASKS), default="auto", show_default=True,
               help="classification or regression; auto: regression for a float target "
                    "with a value that is not a whole number or with more than 20 distinct "
@@ -124,7 +126,7 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
       problin compare grades.csv --target grade --task regression
     """
     model_names = [m.strip() for m in models.split(",") if m.strip()]
-    _unknown("models", model_names, [*CLASSIFIERS, *REGRESSORS])
+    _unknown("models", model_names, [*CLASSIFIERS, *REGRESSORS, *GLM_REGRESSORS])
     if data is not None:
         if target is None:
             raise click.UsageError("--target is required with DATA")
@@ -137,9 +139,10 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
     boards = []
     for name, (X, y) in datasets.items():
         regression, y = resolve_task(y, task, name)
-        registry, run = (REGRESSORS, compare_regressors) if regression else \
-            (CLASSIFIERS, compare_classifiers)
-        chosen = [m for m in model_names if m in registry] if model_names else list(registry)
+        registry, run = ({**REGRESSORS, **GLM_REGRESSORS}, compare_regressors) if regression \
+            else (CLASSIFIERS, compare_classifiers)
+        chosen = [m for m in model_names if m in registry] if model_names else \
+            list(REGRESSORS if regression else registry)
         left_out: list[str] = []
         if not regression:
             chosen, left_out = applicable_classifiers(y, chosen)

@@ -18,10 +18,19 @@ from sklearn.utils._param_validation import (
 from ..io import save
 from ..io.dask_readers import DEFAULT_BLOCKSIZE, read_dask
 from ..io.readers import read_data
-from ..model_selection import CLASSIFIERS, REGRESSORS, is_continuous_target
+from ..model_selection import CLASSIFIERS, GLM_REGRESSORS, REGRESSORS, is_continuous_target
+from ..report.evaluation import fit_keywords
 from ..report.tables import final_estimator, format_table, parameter_table
+from ..glm.regression import GLMRegressor
 from . import _formula
 from ._common import echo, echo_warnings, require_dask, spinner
+from ._glm_columns import (
+    EXTRA_KEY,
+    check_model_takes,
+    chosen_columns,
+    fit_column_options,
+    read_with_columns,
+)
 from ._options import MODELS, data_command, engine_options, model_listing, model_path
 from ._suggest import Choice, did_you_mean, one_line
 
@@ -70,7 +79,13 @@ def configure(name: str, alpha: float | None, settings: Sequence[str]) -> Any:
             hint = did_you_mean(value, options) if isinstance(value, str) else ""
             flag = "--alpha" if key == "alpha" and alpha is not None else f"-p {key}"
             raise click.UsageError(f"{flag}: {one_line(str(exc)).rstrip('.')}{hint}") from None
-    return est.set_params(**chosen)
+    est.set_params(**chosen)
+    if isinstance(est, GLMRegressor):  # a link the family does not define: before reading
+        try:
+            est._make_family()
+        except ValueError as exc:
+            raise click.UsageError(f"model {name!r}: {one_line(str(exc))}") from None
+    return est
 
 
 def _with_scaler(est: Any, standardize: bool, sparse: bool) -> Any:
@@ -99,7 +114,7 @@ def check_target(name: str, y: Any, target: str) -> None:
     if name in CLASSIFIERS and is_continuous_target(y):
         raise ValueError(f"target {target!r} looks continuous ({np.unique(y).size} distinct "
                          f"values): choose a regressor ({', '.join(REGRESSORS)})")
-    if name in REGRESSORS and np.asarray(y).dtype.kind not in "biuf":
+    if (name in REGRESSORS or name in GLM_REGRESSORS) and np.asarray(y).dtype.kind not in "biuf":
         raise ValueError(f"target {target!r} is not numeric: choose a classifier "
                          f"({', '.join(CLASSIFIERS)})")
 
@@ -168,10 +183,12 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               callback=model_path, help="Model file to write (e.g. model.problin); a "
               "symlink's target is written, a directory, device or FIFO refused.")
+@fit_column_options
 @engine_options
 @data_command
 def fit(data: str, target: str | None, model_name: str, formula: str | None,
         alpha: float | None, settings: tuple[str, ...], standardize: bool, out: str,
+        offset: str | None, exposure: str | None, trials: str | None,
         engine: str, blocksize: str, scheduler: str | None,
         data_format: str | None, drop_missing: bool, header: bool | None,
         categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
@@ -186,19 +203,30 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
     model fitted partition by partition, so data larger than memory fits; the
     model file is the same as after an in-memory fit.
 
+    GLM regressors (poisson, negative-binomial, gamma, inverse-gaussian, tweedie,
+    binomial, glm) take -p link=..., tweedie -p power=..., glm -p family=...;
+    --offset, --exposure and --trials name columns that are not features.
+
     \b
     Examples:
       problin fit heights.csv --target sex --model logistic --out sex.problin
       problin fit train.parquet -t y -m logistic --alpha 1.0 -p solver=lbfgs -o m.problin
       problin fit big_dataset/ -t y -m lda --engine dask --blocksize 16MiB -o m.problin
       problin fit admit.csv -m logistic -f "admit ~ gre + gpa + C(rank)" -o m.problin
+      problin fit claims.csv -t n -m poisson --exposure years -o claims.problin
     """
+    columns = chosen_columns(offset, exposure, trials)
     if formula is not None or target is None:
         _formula.check_formula_options(formula, target, standardize, categorical, engine)
         est = configure(model_name, alpha, settings)
+        check_model_takes(model_name, est, columns)
         return _formula.fit_formula(data, str(formula), model_name, est, out, data_format,
-                                    drop_missing, header, check_target)
+                                    drop_missing, header, check_target, columns)
     est = configure(model_name, alpha, settings)  # before reading: a typo fails at once
+    check_model_takes(model_name, est, columns)
+    if columns and engine != "memory":
+        raise click.UsageError("--offset, --exposure and --trials need the data in memory: "
+                               "drop --engine dask")
     if engine == "memory":
         if blocksize is not None or scheduler is not None:
             raise click.UsageError("--blocksize and --scheduler apply to --engine dask")
@@ -206,7 +234,7 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
             raise click.UsageError(f"{data} is a directory: read a directory of Parquet or "
                                    "CSV files with --engine dask")
         _fit(data, target, model_name, est, standardize, out, data_format, drop_missing,
-             header, categorical, n_features)
+             header, categorical, n_features, columns=columns)
         return
     if standardize:
         raise click.UsageError("--standardize needs the data in memory; drop it with "
@@ -220,9 +248,20 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
 def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, out: str,
          data_format: str | None, drop_missing: bool, header: bool | None,
          categorical: Sequence[str], n_features: int | None, blocksize: Any = None,
-         lazy: bool = False) -> None:
-    """Read, fit, save and print (``lazy``: on Dask arrays, see :func:`_read_lazily`)."""
-    if lazy:
+         lazy: bool = False, columns: dict[str, str] | None = None) -> None:
+    """Read, fit, save and print (``lazy``: on Dask arrays, see :func:`_read_lazily`;
+    ``columns``: the fit arguments read from columns, see :mod:`._glm_columns`)."""
+    values: dict[str, Any] = {}
+    ds: Any  # (a Dataset, or the Dask engine's lazy one)
+    if columns:
+        if n_features is not None:
+            raise click.UsageError("--n-features applies to LibSVM data, which --offset, "
+                                   "--exposure and --trials do not read")
+        ds, values, _ = read_with_columns(data, columns, target=target,
+                                          data_format=data_format, drop_missing=drop_missing,
+                                          header=header, categorical=categorical)
+        labels = ds.y
+    elif lazy:
         ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize,
                                   categorical, n_features)
     else:
@@ -234,11 +273,14 @@ def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, o
     model = _with_scaler(est, standardize, not hasattr(ds.X, "columns"))
     n, d = ds.X.shape
     with echo_warnings(), spinner(f"fitting {model_name} on {n} rows"):
-        model.fit(ds.X, ds.y)
+        model.fit(ds.X, ds.y, **fit_keywords(model, values))
     if lazy:  # as a fit on a DataFrame records them: predict then reads DataFrames quietly
         model.feature_names_in_ = np.asarray(ds.feature_names, dtype=object)
+    extra: dict[str, Any] = {"model_name": model_name, "n_samples": int(n)}
+    if columns:
+        extra[EXTRA_KEY] = dict(columns)
     save(model, out, feature_names=ds.feature_names, encoding=ds.encoding, target=ds.target,
-         extra={"model_name": model_name, "n_samples": int(n)})
+         extra=extra)
     dropped = f", {ds.n_dropped} rows with missing values dropped" if ds.n_dropped else ""
     echo(f"{model_name}: {type(final_estimator(model)).__name__} fitted on {n} rows, "
          f"{d} feature{'s' * (d != 1)}, target {ds.target!r}{dropped}")

@@ -5,7 +5,7 @@ A formula model is fitted on the file's raw columns (the formula does the encodi
 "formula": ..., "target": ..., "variables": [...]}`` so that ``problin predict`` reads the
 raw columns again and lets the stored formula encode them.
 """
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import click
@@ -87,8 +87,11 @@ def select_rows(frame: pd.DataFrame, variables: Sequence[str], path: str,
 
 def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: str,
                 data_format: str | None, drop_missing: bool, header: bool | None,
-                check_target: Callable[[str, Any, str], None]) -> None:
-    """Read ``data``, fit ``Formula(formula, estimator)``, save it to ``out`` and print it."""
+                check_target: Callable[[str, Any, str], None],
+                columns: Mapping[str, str] | None = None) -> None:
+    """Read ``data``, fit ``Formula(formula, estimator)``, save it to ``out`` and print it;
+    ``columns``: ``{fit argument: column}`` (``--offset``, ``--exposure``, ``--trials``)."""
+    columns = dict(columns or {})
     model = Formula(formula, estimator)
     try:
         model._parse()
@@ -97,7 +100,12 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
                                  param_hint="'--formula' / '-f'") from None
     frame = read_frame(data, data_format, header)
     variables = _variables(model, frame, data)
-    frame, dropped = select_rows(frame, variables, data, drop_missing)
+    extra_columns = [c for c in columns.values() if c not in variables]
+    try:
+        Formula._check_columns(frame, extra_columns, f"{data}: --offset/--exposure/--trials")
+    except ValueError as exc:
+        raise ColumnNotFoundError(str(exc)) from None
+    frame, dropped = select_rows(frame, variables + extra_columns, data, drop_missing)
     parsed = model._parse()
     if not hasattr(parsed, "lhs"):
         raise click.UsageError(f"--formula {formula!r} has no response: write it as "
@@ -106,12 +114,14 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
     check_target(model_name, model._response(frame, parsed.lhs), target)
     n = frame.shape[0]
     with echo_warnings(), spinner(f"fitting {model_name} on {n} rows"):
-        model.fit(frame)
+        model.fit(frame, **columns)  # (a string names a column of frame)
     names = [c for c in model.design_columns_ if c != "Intercept"]
     encoding = {"format": FORMULA_FORMAT, "formula": formula, "target": target,
                 "variables": [v for v in variables if v in set(model.feature_names_in_)]}
-    save(model, out, feature_names=names, encoding=encoding, target=target,
-         extra={"model_name": model_name, "n_samples": int(n)})
+    extra: dict[str, Any] = {"model_name": model_name, "n_samples": int(n)}
+    if columns:
+        extra["fit_columns"] = columns  # (problin.cli._glm_columns.EXTRA_KEY)
+    save(model, out, feature_names=names, encoding=encoding, target=target, extra=extra)
     more = f", {dropped} rows with missing values dropped" if dropped else ""
     echo(f"{model_name}: {type(model.estimator_).__name__} fitted on {n} rows by the "
          f"formula {formula!r}, {len(names)} column{'s' * (len(names) != 1)}{more}")
@@ -120,9 +130,11 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
 
 
 def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool | None,
-                 drop_missing: bool) -> tuple[pd.DataFrame, int, np.ndarray]:
-    """The rows of ``data`` that a saved formula model predicts (its raw columns), how
-    many were dropped, and the 1-based data rows kept."""
+                 drop_missing: bool, also: Sequence[str] = ()
+                 ) -> tuple[pd.DataFrame, int, np.ndarray]:
+    """The rows of ``data`` that a saved formula model predicts (its raw columns and the
+    columns ``also``: an offset, an exposure), how many were dropped, and the 1-based
+    data rows kept."""
     # Categories fitted as text are read as text (a file of "1" and "2" only reads them
     # as integers, which are no fitted level).
     text = bundle.model._text_columns() if isinstance(bundle.model, Formula) else ()
@@ -131,6 +143,7 @@ def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool |
     variables = list((bundle.encoding or {}).get("variables") or [])
     if not variables and isinstance(bundle.model, Formula):
         variables = [str(v) for v in bundle.model.feature_names_in_]
+    variables += [c for c in also if c not in variables]
     absent = [v for v in variables if v not in frame.columns]
     try:
         Formula._check_columns(frame, absent, f"{data}: the model's formula")

@@ -8,7 +8,7 @@ import click
 from ..io._write import destination
 from ..io.dask_readers import DEFAULT_BLOCKSIZE
 from ..io.readers import FORMATS
-from ..model_selection import CLASSIFIERS, REGRESSORS
+from ..model_selection import CLASSIFIERS, GLM_REGRESSORS, REGRESSORS
 from ..report.tables import final_estimator
 from ._common import command_errors, debug_option
 from ._suggest import Choice
@@ -16,7 +16,7 @@ from ._suggest import Choice
 __all__ = ["MODELS", "model_listing", "data_options", "data_command", "engine_options",
            "out_path", "model_path"]
 
-MODELS = {**CLASSIFIERS, **REGRESSORS}  # the single source of model names
+MODELS = {**CLASSIFIERS, **REGRESSORS, **GLM_REGRESSORS}  # the single source of model names
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -12,12 +12,14 @@ from sklearn.base import is_classifier
 
 from .._optional import import_optional
 from ..exceptions import MissingDependencyError
+from ..glm.regression import GLMRegressor
 from ..io import ModelFileError, read_model_file
 from ..io.readers import read_data
 from ..report.tables import describe_model, final_estimator, format_table, parameter_table
 from . import _formula
 from ._common import command_errors, debug_option, echo, echo_warnings, progress
 from ._fit import scaling_note
+from ._glm_columns import EXTRA_KEY, read_with_columns, saved_columns
 from ._options import data_command, out_path
 from ._rows import ROW, kept_rows
 from ._suggest import did_you_mean
@@ -25,8 +27,10 @@ from ._suggest import did_you_mean
 __all__ = ["predict", "summary", "report"]
 
 
-def _predictions(model: Any, X: Any, proba: bool) -> pd.DataFrame:
-    """A DataFrame of predictions (and probabilities or predictive std)."""
+def _predictions(model: Any, X: Any, proba: bool,
+                 values: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """A DataFrame of predictions (and probabilities or predictive std); ``values``: the
+    rows' offset and exposure, for a GLM regressor fitted with them."""
     est = final_estimator(model)
     if is_classifier(est):
         frame = pd.DataFrame({"predicted": model.predict(X)})
@@ -44,7 +48,7 @@ def _predictions(model: Any, X: Any, proba: bool) -> pd.DataFrame:
                                    "drop --proba")
         mean, std = model.predict(X, return_std=True)
         return pd.DataFrame({"predicted": mean, "std": std})
-    return pd.DataFrame({"predicted": model.predict(X)})
+    return pd.DataFrame({"predicted": model.predict(X, **(values or {}))})
 
 
 @contextlib.contextmanager
@@ -85,6 +89,8 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
     column p_<class> per class (or 'std' for Bayesian regression). With
     --drop-missing a first column 'row' gives each prediction's data row in DATA
     (1 = the first row after the header), so that the output aligns with the input.
+    A GLM regressor fitted with --offset or --exposure reads the new rows' offset
+    and exposure from the columns of the same names.
 
     \b
     Examples:
@@ -94,9 +100,18 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
     """
     bundle = read_model_file(model_file)
     rows: np.ndarray | None
+    columns = saved_columns(bundle.extra)
+    values: dict[str, np.ndarray] = {}
     if _formula.is_formula_model(bundle.encoding, bundle.model):  # raw columns, the formula encodes
         X, dropped, rows = _formula.formula_rows(bundle, data, data_format, header,
-                                                 drop_missing)
+                                                 drop_missing, list(columns.values()))
+        values = {k: X[c].to_numpy(dtype=np.float64) for k, c in columns.items()}
+    elif columns:
+        ds, values, rows = read_with_columns(
+            data, columns, data_format=data_format, encoding=bundle.encoding,
+            drop_missing=drop_missing, header=header, categorical=categorical,
+            ignore_target=True)
+        X, dropped = ds.X, ds.n_dropped
     else:
         ds = read_data(data, format=data_format, encoding=bundle.encoding,
                        drop_missing=drop_missing, header=header,
@@ -106,7 +121,7 @@ def predict(model_file: str, data: str, proba: bool, out: str | None, data_forma
         rows = kept_rows(data, data_format, bundle.encoding or {}, header, categorical,
                          X.shape[0], dropped) if drop_missing else None
     with echo_warnings(), _using(model_file):
-        frame = _predictions(bundle.model, X, proba)
+        frame = _predictions(bundle.model, X, proba, values)
     if drop_missing:
         frame.insert(0, ROW, np.asarray(rows))
     if dropped:
@@ -134,11 +149,17 @@ def summary(model_file: str, debug: bool) -> None:
       problin summary sex.problin
     """
     bundle = read_model_file(model_file)
+    fitted_with = [(f"{k} column", v) for k, v in
+                   ((bundle.extra or {}).get(EXTRA_KEY) or {}).items()]
     with _using(model_file):
-        lines = describe_model(bundle.model, bundle)
+        lines = describe_model(bundle.model, bundle, fitted_with)
         note = scaling_note(bundle.model)
         model = _formula.parameters_of(bundle.model)  # a formula's estimator
-        table = format_table(parameter_table(model, bundle.feature_names))
+        est = final_estimator(model)
+        if isinstance(est, GLMRegressor):  # statsmodels' GLM header above the table
+            table = str(est.summary_text())
+        else:
+            table = format_table(parameter_table(model, bundle.feature_names))
     for line in lines:
         echo(line)
     if note:
@@ -185,8 +206,10 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
 
     Parameter table and scores; for classifiers the confusion matrix, ROC and
     calibration curves, decision regions with probability contours; for regression
-    predicted-against-actual and residuals; predictive uncertainty of Bayesian
-    models and the optimiser's trace. Images are embedded: the file needs no
+    predicted-against-actual and residuals (GLM regressors: the GLM statistics,
+    deviance and D², deviance residuals; the offset, exposure and trials columns
+    of the fit read from DATA); predictive uncertainty of Bayesian models and the
+    optimiser's trace. Images are embedded: the file needs no
     network access to view.
 
     \b
@@ -197,14 +220,22 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     evaluation = _cv_option(cv)
     bundle = read_model_file(model_file)
     _formula.check_reportable(bundle.encoding, bundle.model)
-    ds = read_data(data, format=data_format, encoding=bundle.encoding, drop_missing=drop_missing,
-                   header=header, categorical=list(categorical), n_features=n_features)
+    columns = dict((bundle.extra or {}).get(EXTRA_KEY) or {})  # offset, exposure, trials
+    values: dict[str, np.ndarray] = {}
+    if columns:
+        ds, values, _ = read_with_columns(data, columns, data_format=data_format,
+                                          encoding=bundle.encoding, drop_missing=drop_missing,
+                                          header=header, categorical=categorical)
+    else:
+        ds = read_data(data, format=data_format, encoding=bundle.encoding,
+                       drop_missing=drop_missing, header=header, categorical=list(categorical),
+                       n_features=n_features)
     chosen = _plot_features(features, [str(f) for f in ds.feature_names])
     with echo_warnings(), progress("report", build_report.n_steps) as step, \
             _using(model_file):
         page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,
                             bundle=bundle, features=chosen, title=title, source=data,
-                            progress=step, cv=evaluation)
+                            progress=step, cv=evaluation, fit_arguments=values)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page)
     echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")

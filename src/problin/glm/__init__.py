@@ -1,5 +1,17 @@
-"""Generalised linear classifiers fitted by the Newton/IRLS engine."""
+"""Generalised linear models fitted by the Newton/IRLS engine: the classifiers and the
+regressors of counts, rates, sizes and grouped outcomes."""
 from .logistic import LogisticRegression
+from .negative_binomial import NegativeBinomialRegression
 from .probit import ProbitRegression
+from .regressors import (
+    GLM,
+    BinomialRegression,
+    GammaRegression,
+    InverseGaussianRegression,
+    PoissonRegression,
+    TweedieRegression,
+)
 
-__all__ = ["LogisticRegression", "ProbitRegression"]
+__all__ = ["LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression",
+           "GammaRegression", "InverseGaussianRegression", "TweedieRegression",
+           "BinomialRegression", "NegativeBinomialRegression"]

@@ -163,8 +163,9 @@ class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
                 clusters: tuple[NDArray[np.intp], int] | None) -> GLMFit:
         """``fit`` with the sandwich covariance of ``cov_type`` (:mod:`problin.glm.robust`)."""
         assert fit.covariance_standard is not None, "the bread is the model-based covariance"
-        cov, cov_z = robust_covariance(problem, eta, fit.covariance_standard, self.cov_type,
-                                       clusters, fit.n_estimated)
+        cov, cov_z = robust_covariance(problem.objective, problem.row_scores(eta),
+                                       fit.covariance_standard, self.cov_type, clusters,
+                                       fit.n_estimated)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
     def _set_fit(self, fit: GLMFit) -> None:

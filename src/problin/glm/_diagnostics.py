@@ -233,7 +233,8 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     # alone: the separation warning says it all.
     theta = None
     if identified is not None and separated is None and H is not None:
-        theta = _unidentified_held(est, problem, result.theta, H, identified)
+        theta = _unidentified_held(est, _flat_names(est, problem), result.theta, H,
+                                   identified)
     if not result.converged and separated is None:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
@@ -241,14 +242,14 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     return Diagnosis(cov, identified, separated, cov_z, theta)
 
 
-def _unidentified_held(est: Any, problem: ClassifierProblem, theta: NDArray[np.float64],
+def _unidentified_held(est: Any, names: list[str], theta: NDArray[np.float64],
                        H: NDArray[np.float64], identified: NDArray[np.bool_]
                        ) -> NDArray[np.float64] | None:
     """``theta`` with the parameters that are not identified held at 0
     (:func:`held_at_zero`), saying which (a ``CollinearityWarning``); None where all are."""
     if identified.all():
         return None
-    lost = [n for n, ok in zip(_flat_names(est, problem), identified) if not ok]
+    lost = [n for n, ok in zip(names, identified) if not ok]
     warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
                   "Predictions are unaffected; drop these columns or set alpha > 0 for "
                   "unique coefficients.", CollinearityWarning, stacklevel=4)
@@ -267,8 +268,8 @@ def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any
     H = objective.observed_hessian(theta, eta)
     cov, identified, cov_z = covariance(objective, H)
     fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
-    held = None if fit.separated is not None else _unidentified_held(est, problem, theta, H,
-                                                                      identified)
+    held = None if fit.separated is not None else _unidentified_held(
+        est, _flat_names(est, problem), theta, H, identified)
     if held is not None:
         raw = held if basis is None else basis.to_raw(held)
         fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)

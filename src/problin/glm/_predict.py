@@ -19,15 +19,15 @@ from numpy.typing import NDArray
 
 from .._core.model.basis import ColumnBasis
 from .._core.model.design import Design
-from .._core.model.families import ClassFamily
+from .._core.model.layout import Layout
 from .result import GLMFit
 
 __all__ = ["linear_predictors"]
 
 
-def linear_predictors(fit: GLMFit, X: Any, family: ClassFamily) -> NDArray[np.float64]:
-    """The decision function of ``family``'s layout: ``eta`` (n,) for binary models,
-    else the n x K logits (reference class 0)."""
+def linear_predictors(fit: GLMFit, X: Any, layout: Layout) -> NDArray[np.float64]:
+    """The decision function of the parameter ``layout`` (a family's): ``eta`` (n,) for
+    one linear predictor, else the n x K logits (reference class 0)."""
     basis = fit.basis
     if basis is not None and basis.center is not None and not sp.issparse(X):
         # The intercept at the centre keeps every digit, on standardised blocks.
@@ -50,7 +50,7 @@ def linear_predictors(fit: GLMFit, X: Any, family: ClassFamily) -> NDArray[np.fl
         return rows, _scaled_rows(X, rows, basis if design.basis else None,
                                   np.vstack([np.zeros(Theta.shape[1]), Theta]))
 
-    return family.decision_scores(eta, reference)
+    return layout.decision_scores(eta, reference)
 
 
 def _scaled_rows(X: Any, rows: NDArray[np.intp], basis: ColumnBasis | None,

@@ -20,13 +20,20 @@ def parameter_names(estimator: Any, n_features: int) -> list[str]:
 
 
 def wald_table(names: Sequence[str] | pd.Index, coef: ArrayLike, covariance: ArrayLike,
-               level: float = 0.95, identified: ArrayLike | None = None) -> pd.DataFrame:
+               level: float = 0.95, identified: ArrayLike | None = None,
+               df: float | None = None) -> pd.DataFrame:
     """Coefficient table with Wald standard errors, z, two-sided p-values and intervals.
 
     ``z = coef / std_err`` is the Wald statistic (Wald 1943): a weight divided
     by the square root of the corresponding diagonal entry of the inverse
     Hessian. Parameters that are not identified get no statistics and are
     marked in a ``note`` column (present only when there are such).
+
+    ``df``: where the covariance carries an estimated dispersion (a Gamma or
+    Gaussian GLM), the statistic is referred to Student's t on ``df`` (the
+    residual degrees of freedom) and the column is named ``t``, as R's
+    ``summary.glm`` does (McCullagh & Nelder 1989, §2.5 and §8.4); None: the
+    normal reference (``z``).
     """
     if not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
@@ -36,9 +43,11 @@ def wald_table(names: Sequence[str] | pd.Index, coef: ArrayLike, covariance: Arr
         se = np.where(identified, se, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = coef / se
-    p = 2.0 * stats.norm.sf(np.abs(z))
-    q = stats.norm.isf((1.0 - float(level)) / 2.0)
-    table = pd.DataFrame({"coef": coef, "std_err": se, "z": z, "p_value": p,
+    reference: Any = stats.norm if df is None else stats.t(float(df))
+    p = 2.0 * reference.sf(np.abs(z))
+    q = reference.isf((1.0 - float(level)) / 2.0)
+    table = pd.DataFrame({"coef": coef, "std_err": se, "z" if df is None else "t": z,
+                          "p_value": p,
                           "ci_low": coef - q * se, "ci_high": coef + q * se},
                          index=names if isinstance(names, pd.MultiIndex)
                          else pd.Index(names, name="parameter"))

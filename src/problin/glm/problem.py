@@ -42,6 +42,12 @@ class ClassifierProblem:
     theta0: FloatArray
     offset: FloatArray | None = None
 
+    def row_scores(self, eta: FloatArray) -> tuple[FloatArray, FloatArray | None]:
+        """Each row's scores at the objective's linear predictor ``eta`` (the offset
+        added here), as the family's layout forms them (``robust.RowScores``)."""
+        eta_full = eta if self.offset is None else eta + self.offset
+        return self.family.score_weights(self.rows.targets(), eta_full, self.rows.sample_weight)
+
     def null_log_likelihood(self) -> float:
         """The intercept-only model's log-likelihood on these rows: closed form from
         the class totals without an offset, else fitted (binary models in memory)."""

@@ -1,7 +1,8 @@
-"""The result of a GLM classifier's fit, in one frozen record.
+"""The result of a GLM's fit, in one frozen record.
 
-Every fit of :class:`~problin.LogisticRegression` (binary or softmax) and
-:class:`~problin.ProbitRegression`, in memory, sparse or on Dask, produces one
+Every fit of :class:`~problin.LogisticRegression` (binary or softmax),
+:class:`~problin.ProbitRegression` and the GLM regressors (:class:`~problin.GLM`,
+:class:`~problin.PoissonRegression`, ...), in memory, sparse or on Dask, produces one
 :class:`GLMFit`; the estimator's fitted attributes (``coef_``, ``covariance_``,
 ``n_iter_``, ...), its predictions and ``summary()`` are all read from it.
 """
@@ -88,6 +89,18 @@ class GLMFit:
         What ``covariance`` is: ``"nonrobust"`` (inverse information) or a
         sandwich (``"HC0"`` ... ``"HC3"``, ``"cluster"``; see
         :mod:`problin.glm.robust`).
+    dispersion : float
+        The dispersion ``phi`` (``scale_``) by which the model-based covariance
+        multiplies the inverse information: 1 for the classifiers and the families
+        whose dispersion is fixed, the estimate where it is estimated (a robust
+        covariance does not depend on it).
+    t_df : float or None
+        The degrees of freedom of t statistics where the dispersion is estimated
+        (``df_resid``): ``summary()`` shows t and tests use F; None: z and chi².
+    regression_statistics : dict or None
+        A regressor's fitted statistics (``deviance_``, ``pearson_chi2_``,
+        ``scale_``, ``aic_``, ...; :func:`problin.glm.statistics.regression_statistics`),
+        None for the classifiers, whose :meth:`statistics` derive from the likelihood.
     """
 
     theta: NDArray[np.float64]
@@ -113,6 +126,9 @@ class GLMFit:
     null_log_likelihood: float | None = None
     weight_total: float | None = None
     cov_type: str = "nonrobust"
+    dispersion: float = 1.0
+    t_df: float | None = None
+    regression_statistics: dict[str, float] | None = None
 
     @classmethod
     def from_solver(cls, objective: Any, result: SolverResult, *, solver: str, alpha: float,
@@ -188,7 +204,9 @@ class GLMFit:
 
     def statistics(self) -> dict[str, Any]:
         """``log_likelihood_``, ``aic_``, ``bic_``, ... (:mod:`problin.glm.statistics`);
-        empty for records made without the null model."""
+        empty for records made without the null model; a regressor's own statistics."""
+        if self.regression_statistics is not None:
+            return dict(self.regression_statistics)
         if self.null_log_likelihood is None:
             return {}
         n_obs = float(self.n_obs if self.weight_total is None else self.weight_total)

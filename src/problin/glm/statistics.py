@@ -27,7 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-__all__ = ["likelihood_statistics", "null_log_likelihood", "offset_null_log_likelihood"]
+__all__ = ["likelihood_statistics", "null_log_likelihood", "offset_null_log_likelihood",
+           "regression_statistics"]
 
 #: The statistics that assume maximum likelihood (NaN for penalised fits).
 ML_ONLY = ("aic_", "bic_", "lr_statistic_", "lr_pvalue_")
@@ -99,3 +100,57 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
     if penalised:
         out.update(dict.fromkeys(ML_ONLY, np.nan))
     return out
+
+
+def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_estimated: int,
+                          scale: float | str | None, penalised: bool,
+                          extra_params: int = 0) -> dict[str, Any]:
+    """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the
+    offset; ``data``: :class:`~problin.glm._regression_data.RegressionData`).
+
+    With ``k`` estimated parameters and ``n`` observations (the sum of the frequency
+    weights): the deviance ``D`` and Pearson's ``X²`` (McCullagh & Nelder 1989, §2.4),
+    the dispersion ``phi`` (the family's where ``scale`` is None: 1 where fixed, else
+    Pearson's ``X² / df_resid``; ``"X2"``, ``"dev"``: Pearson's or the deviance's over
+    ``df_resid``; a number: that value), the log-likelihood ``l`` at ``phi``
+    (the family's; for the Gaussian with the identity link at the maximum-likelihood
+    ``phi = RSS / n``, as statsmodels' and ``LinearRegression``'s), the same for the
+    intercept-only model (fitted with the offset), ``AIC = -2 l + 2 k`` and
+    ``BIC = -2 l + k log n`` (statsmodels' ``aic`` and ``bic_llf``, the scale not
+    counted as a parameter; ``extra_params`` estimated ones outside the coefficients, the
+    negative binomial's alpha, are: statsmodels ``NegativeBinomial``'s ``aic``),
+    ``df_model = k - 1``, ``df_resid = n - k``. AIC and BIC are NaN for penalised fits
+    (not maximum likelihood).
+    """
+    offset, w = data.offset, data.weights
+    y = data.y
+    mu = family.mean(eta if offset is None else eta + offset)
+    n_obs = data.n_obs
+    df_resid = float(n_obs - n_estimated)
+    deviance = family.deviance(y, mu, w)
+    pearson = family.pearson_chi2(y, mu, w)
+    if isinstance(scale, (int, float)):
+        phi = float(scale)
+    elif scale is None and family.fixed_dispersion:
+        phi = 1.0
+    else:
+        phi = (deviance if scale == "dev" else pearson) / df_resid if df_resid > 0 else np.nan
+    null = family.null_model(y, w, offset)
+    # statsmodels reports the Gaussian identity-link model's log-likelihood at the
+    # maximum-likelihood dispersion RSS / n (the concentrated likelihood, as least
+    # squares does), every other one at the estimated dispersion.
+    ll_scale = deviance / n_obs if family.name == "gaussian-identity" and scale is None \
+        else phi
+    ll = family.log_likelihood(y, mu, data.variance, data.frequency, ll_scale)
+    ll0 = family.log_likelihood(y, null.mean, data.variance, data.frequency, phi)
+    return {
+        "deviance_": float(deviance), "null_deviance_": family.deviance(y, null.mean, w),
+        "pearson_chi2_": float(pearson), "scale_": phi,
+        "log_likelihood_": float(ll), "null_log_likelihood_": float(ll0),
+        "aic_": np.nan if penalised else -2.0 * ll + 2.0 * (n_estimated + extra_params),
+        "bic_": np.nan if penalised or n_obs <= 0
+        else -2.0 * ll + np.log(n_obs) * (n_estimated + extra_params),
+        "df_model_": float(n_estimated - 1), "df_resid_": df_resid, "n_obs_": n_obs,
+        "scale_estimated_": not (scale is None and family.fixed_dispersion)
+        and not isinstance(scale, (int, float)),
+    }

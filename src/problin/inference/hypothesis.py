@@ -201,6 +201,24 @@ def _fitted(model: Any, name: str) -> float:
     return float(value)
 
 
+def _f_test(restricted: Any, full: Any, df: float) -> TestResult:
+    """The F test of nested GLMs whose dispersion is estimated: ``F = (D_r - D_f) /
+    (df phi_f)`` on ``(df, df_resid_f)`` degrees of freedom, ``phi_f`` the full model's
+    dispersion (McCullagh & Nelder 1989, §8.4.3; R's ``anova(..., test="F")``)."""
+    if not df > 0:
+        raise ValueError(f"the restricted model must have fewer parameters than the full "
+                         f"model (df_resid_ {restricted.df_resid_:g} vs {full.df_resid_:g}): "
+                         "pass lr_test(restricted, full)")
+    change = _fitted(restricted, "deviance_") - _fitted(full, "deviance_")
+    if change < -1e-8 * max(1.0, abs(full.deviance_)):
+        raise ValueError(f"the restricted model fits better than the full one (deviance "
+                         f"{restricted.deviance_:.6g} < {full.deviance_:.6g}): the models are "
+                         "not nested")
+    df_resid = _fitted(full, "df_resid_")
+    F = max(change, 0.0) / (df * _fitted(full, "scale_"))
+    return TestResult(F, df, float(stats.f.sf(F, df, df_resid)), df_resid, "F")
+
+
 def lr_test(restricted: Any, full: Any) -> TestResult:
     r"""Likelihood-ratio test of a restricted fit against the full fit it is nested in.
 
@@ -210,7 +228,11 @@ def lr_test(restricted: Any, full: Any) -> TestResult:
         \qquad df = df^\text{resid}_\text{restricted} - df^\text{resid}_\text{full}
 
     (Greene, *Econometric Analysis*, 8th ed., §14.9.1; Wilks 1938), as statsmodels'
-    ``compare_lr_test`` computes it from ``llf`` and ``df_resid``.
+    ``compare_lr_test`` computes it from ``llf`` and ``df_resid``. For GLM regressors
+    whose dispersion is estimated (Gaussian, Gamma, inverse Gaussian, Tweedie, or any
+    with ``scale="X2"``) the test is F: ``F = (D_r - D_f) / (df phi_f)`` on
+    ``(df, df_resid_f)`` degrees of freedom, the deviances' difference scaled by the
+    full model's dispersion (R's ``anova(restricted, full, test="F")``).
 
     Parameters
     ----------
@@ -221,7 +243,7 @@ def lr_test(restricted: Any, full: Any) -> TestResult:
     Returns
     -------
     TestResult
-        ``statistic, df, p_value`` (chi-squared).
+        ``statistic, df, p_value`` (chi-squared, or F with ``df_denom``).
 
     Raises
     ------
@@ -254,6 +276,8 @@ def lr_test(restricted: Any, full: Any) -> TestResult:
                           np.asarray(getattr(full, "classes_", []))):
         raise ValueError("the fits have different classes_: they are not nested")
     df = _fitted(restricted, "df_resid_") - _fitted(full, "df_resid_")
+    if bool(getattr(full, "scale_estimated_", False)):  # a GLM regressor's attribute
+        return _f_test(restricted, full, df)
     if not df > 0:
         raise ValueError(f"the restricted model must have fewer parameters than the full "
                          f"model (df_resid_ {restricted.df_resid_:g} vs {full.df_resid_:g}): "

@@ -13,7 +13,8 @@ import pandas as pd
 
 from .text import SummaryText, format_p, format_summary, format_value
 
-__all__ = ["SummaryText", "glm_summary_text", "linear_summary_text", "posterior_summary_text"]
+__all__ = ["SummaryText", "glm_regression_summary_text", "glm_summary_text",
+           "linear_summary_text", "posterior_summary_text"]
 
 _COV_NOTES = {
     "nonrobust": "Standard errors assume that the model is correctly specified.",
@@ -73,6 +74,47 @@ def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
         notes.append("Softmax: one block of parameters per class shown (the contrasts "
                      "against the first class when alpha=0); wald_test names them "
                      "'class:parameter'.")
+    return format_summary(f"{name} results", left, right, table, notes)
+
+
+#: Pearson's chi² per residual degree of freedom above which a fit whose dispersion is
+#: fixed at 1 is said to be overdispersed (a rule of thumb: Hilbe 2011, §7.2).
+OVERDISPERSION_RATIO = 1.5
+
+
+def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, link: str,
+                                estimated: bool) -> SummaryText:
+    """The summary of a fitted GLM regressor above its ``summary()`` table ``table``:
+    statsmodels' ``GLM(...).fit().summary()`` header (family, link, deviance,
+    Pearson chi², scale, log-likelihood, AIC, BIC, degrees of freedom). ``estimated``:
+    whether the family's dispersion is estimated (else fixed at 1), for the notes:
+    t statistics where it is estimated; a fit with a fixed dispersion whose Pearson
+    chi² per residual degree of freedom exceeds 1.5 is flagged as overdispersed."""
+    name = type(model).__name__
+    alpha = float(model.alpha)
+    cov_type = _cov_type(model)
+    left = _rows([("Model", name, ""), ("Family", family, ""), ("Link", link, ""),
+                  ("Method", "IRLS/Newton" if alpha == 0 else f"MAP, alpha={alpha:g}", ""),
+                  ("Covariance", cov_type, ""),
+                  ("Converged", bool(table.attrs.get("converged", True)), ""),
+                  ("Iterations", table.attrs.get("n_iter"), ""),
+                  ("No. Observations", model.n_obs_, "")])
+    right = _rows([("Df Residuals", model.df_resid_, ""), ("Df Model", model.df_model_, ""),
+                   ("Scale", model.scale_, ""), ("Log-Likelihood", model.log_likelihood_, ""),
+                   ("Deviance", model.deviance_, ""), ("Pearson chi2", model.pearson_chi2_, ""),
+                   ("AIC", model.aic_, ""), ("BIC", model.bic_, "")])
+    notes = [_COV_NOTES.get(cov_type, f"Covariance type {cov_type}.")]
+    if table.attrs.get("statistic") == "t":
+        notes.append(f"The dispersion is estimated (scale {format_value(model.scale_)}): "
+                     f"t statistics on {format_value(model.df_resid_)} degrees of freedom.")
+    ratio = model.pearson_chi2_ / model.df_resid_ if model.df_resid_ > 0 else math.nan
+    if not estimated and ratio > OVERDISPERSION_RATIO:
+        notes.append(f"Overdispersion: Pearson chi2 / df = {ratio:.3g} (> "
+                     f"{OVERDISPERSION_RATIO:g}); the {family} variance understates the "
+                     "data's and the standard errors are too small. Consider scale='X2', "
+                     "cov_type='HC0' or a negative binomial model.")
+    if alpha > 0:
+        notes.append(f"Penalised fit (alpha={alpha:g}): AIC and BIC omitted.")
     return format_summary(f"{name} results", left, right, table, notes)
 
 

@@ -3,8 +3,11 @@
 Values: None, bool, int, str and finite floats as themselves; non-finite floats as
 ``{"$float": "nan"}``; arrays (object arrays of strings as unicode, flagged) and numpy scalars
 as references to ``.npy`` members; tuples, dicts and ``RandomState`` tagged; estimators as
-``{"$estimator": name, "params": ..., "state": ...}`` and problin's internal dataclasses as
-``{"$record": name, "fields": ...}``, with every name looked up in a fixed whitelist.
+``{"$estimator": name, "schema": version, "params": ..., "state": ..., "internal": ...}``
+and problin's internal dataclasses as ``{"$record": name, "schema": version, "fields":
+...}``, with every name looked up in a fixed whitelist. Private state and record fields
+are stored under the stable names of :mod:`._schema`, never as the attributes are called
+today, and read back through its upgrades.
 """
 import dataclasses
 import io
@@ -26,6 +29,7 @@ from ..formula import INTERCEPT, Formula
 from ..glm.result import GLMFit
 from ..linear_model._inference import OLSFit
 from ._formula_state import check_formula_is_data, spec_from_data, spec_to_data
+from ._schema import Stored, estimator_schema, record_schema
 from ._types import declared_types, mismatch
 from .errors import ModelFileError
 
@@ -45,10 +49,12 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
     for cls in (Pipeline, StandardScaler, MinMaxScaler):
         estimators[f"sklearn.{cls.__name__}"] = cls
     # problin's internal state records (dataclasses held by fitted estimators): a new one
-    # must be listed here to be saved; ``save`` names the attribute it cannot store.
+    # must be listed here to be saved; ``save`` names the attribute it cannot store. The
+    # names are the files' (stable, see ._schema): a class renamed keeps its name here.
     records: dict[str, type[Any]] = {
-        f"problin.{cls.__name__}": cls
-        for cls in (ClassStats, GaussianModel, Moments, GLMFit, PosteriorFit, OLSFit)}
+        "problin.ClassStats": ClassStats, "problin.GaussianModel": GaussianModel,
+        "problin.Moments": Moments, "problin.GLMFit": GLMFit,
+        "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit}
     return estimators, records
 
 
@@ -129,19 +135,25 @@ class Encoder:
             return self.estimator(v, name, where)
         name = name_of(v, self.records)
         if name is not None:
-            return {"$record": name, "fields": self.value(dict(vars(v)), where)["$dict"]}
+            schema = record_schema(name)
+            return {"$record": name, "schema": schema.version,
+                    "fields": self.value(schema.to_file(vars(v)), where)["$dict"]}
         raise TypeError(f"cannot save {where}: values of type {type(v).__module__}."
                         f"{type(v).__qualname__} are not supported by problin model files")
 
     def estimator(self, est: Any, name: str, where: str) -> dict[str, Any]:
         params = est.get_params(deep=False)
-        state = {k: v for k, v in vars(est).items() if k not in params}
+        schema = estimator_schema(name)
+        state, internal = schema.split(
+            {k: v for k, v in vars(est).items() if k not in params}, where)
         if isinstance(est, Formula) and "model_spec_" in state:
             # formulaic's spec as plain data: the formula, levels and transform state
             state["model_spec_"] = spec_to_data(state["model_spec_"])
-        return {"$estimator": name,
+        return {"$estimator": name, "schema": schema.version,
                 "params": {k: self.value(v, f"{where}.{k}") for k, v in params.items()},
-                "state": {k: self.value(v, f"{where}.{k}") for k, v in state.items()}}
+                "state": {k: self.value(v, f"{where}.{k}") for k, v in state.items()},
+                "internal": {k: self.value(v, f"{where}.{schema.attribute(k)}")
+                             for k, v in internal.items()}}
 
 
 class Decoder:
@@ -199,36 +211,58 @@ class Decoder:
                 self.fail(where, f"bad random state ({exc})")
             return rs
         if "$record" in node:
-            cls: Any = self.records.get(node["$record"]) or self.fail(
-                where, f"unknown record type {node['$record']!r}")
-            obj = cls.__new__(cls)
-            fields = self.check(node.get("fields"), dict, where)
-            declared = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
-            allowed = {f.name for f in declared}
-            if any(k not in allowed and (not k.isidentifier() or hasattr(cls, k))
-                   for k in fields):
-                self.fail(where, f"bad field names for {cls.__name__}")
-            # A record's methods read every field: a missing one would be an AttributeError
-            # at predict time, a field of the wrong type one deeper inside. (A field with a
-            # default may be absent: the class supplies it, as for files written before
-            # the field was added.)
-            missing = sorted(f.name for f in declared if f.name not in fields
-                             and f.default is dataclasses.MISSING
-                             and f.default_factory is dataclasses.MISSING)
-            if missing:
-                self.fail(where, f"{cls.__name__} lacks the fields {missing[:5]}")
-            values = {k: self.value(e, f"{where}.{k}") for k, e in fields.items()}
-            self.check_types(cls, values, where)
-            # Records hold numbers (labels and names live on the estimator): an array of
-            # text or complex numbers would fail, or silently go complex, inside a kernel.
-            for k, v in values.items():
-                if isinstance(v, np.ndarray) and v.dtype.kind not in "biuf":
-                    self.fail(f"{where}.{k}", f"expected an array of numbers, found {_kind(v)}")
-            obj.__dict__.update(values)
-            return obj
+            return self.record(node, where)
         if "$estimator" in node:
             return self.estimator(node, where)
         self.fail(where, f"unknown value tag {sorted(node)[:3]}")
+
+    def version(self, node: dict[str, Any], current: int, what: str, where: str) -> int:
+        """The schema version a node was written with (1 to ``current``)."""
+        v = node.get("schema")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            self.fail(where, f"{what}: bad or missing schema version {v!r}")
+        if v > current:
+            self.fail(where, f"{what}: its state was written with schema version {v} by a "
+                      f"newer problin; this problin reads versions up to {current}: upgrade "
+                      "problin to load it")
+        return v
+
+    def record(self, node: dict[str, Any], where: str) -> Any:
+        cls: Any = self.records.get(node["$record"]) or self.fail(
+            where, f"unknown record type {node['$record']!r}")
+        schema = record_schema(node["$record"])
+        version = self.version(node, schema.version, cls.__name__, where)
+        stored = self.check(node.get("fields"), dict, where)
+        renamed = {k: schema.renamed.get(k, k) for k in stored}
+        values = {k: self.value(e, f"{where}.{renamed[k]}") for k, e in stored.items()}
+        try:  # (stable names of the file's version -> today's fields)
+            fields = schema.from_file(version, values)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            self.fail(where, f"{cls.__name__} state of schema version {version} does not "
+                      f"upgrade ({type(exc).__name__}: {exc})")
+        obj = cls.__new__(cls)
+        declared = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+        allowed = {f.name for f in declared}
+        if any(k not in allowed and (not k.isidentifier() or hasattr(cls, k))
+               for k in fields):
+            self.fail(where, f"bad field names for {cls.__name__}")
+        # A record's methods read every field: a missing one would be an AttributeError
+        # at predict time, a field of the wrong type one deeper inside. (A field with a
+        # default may be absent: the class supplies it, as for files written before
+        # the field was added.)
+        missing = sorted(f.name for f in declared if f.name not in fields
+                         and f.default is dataclasses.MISSING
+                         and f.default_factory is dataclasses.MISSING)
+        if missing:
+            self.fail(where, f"{cls.__name__} lacks the fields {missing[:5]}")
+        self.check_types(cls, fields, where)
+        # Records hold numbers (labels and names live on the estimator): an array of
+        # text or complex numbers would fail, or silently go complex, inside a kernel.
+        for k, v in fields.items():
+            if isinstance(v, np.ndarray) and v.dtype.kind not in "biuf":
+                self.fail(f"{where}.{k}", f"expected an array of numbers, found {_kind(v)}")
+        obj.__dict__.update(fields)
+        return obj
 
     def check(self, v: Any, kind: type, where: str) -> Any:
         if not isinstance(v, kind):
@@ -249,27 +283,44 @@ class Decoder:
         cls = self.estimators.get(name) if isinstance(name, str) else None
         if cls is None:
             self.fail(where, f"class {name!r} is not a known problin estimator")
+        schema = estimator_schema(name)
+        version = self.version(node, schema.version, cls.__name__, where)
         params = {k: self.value(v, f"{where}.{k}")
                   for k, v in self.check(node.get("params"), dict, where).items()}
-        state = {k: self.value(v, f"{where}.{k}")
-                 for k, v in self.check(node.get("state"), dict, where).items()}
+        attributes = {k: self.value(v, f"{where}.{k}")
+                      for k, v in self.check(node.get("state"), dict, where).items()}
+        internal = {k: self.value(v, f"{where}.{schema.attribute(k) or k}")
+                    for k, v in self.check(node.get("internal"), dict, where).items()}
+        try:  # the file's version of this kind's state -> today's
+            stored = schema.upgrade(version, Stored(params, attributes, internal))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            self.fail(where, f"{cls.__name__} state of schema version {version} does not "
+                      f"upgrade ({type(exc).__name__}: {exc})")
         try:
-            est = cls(**params)
+            est = cls(**stored.params)
         except TypeError as exc:
             self.fail(where, f"parameters do not match {cls.__name__} ({exc})")
-        if set(state) & set(params):
+        state = stored.attributes
+        if set(state) & set(stored.params):
             self.fail(where, "fitted state overlaps the parameters")
         # Data only: a name must not shadow a method or property of the class
-        # (a re-signed, edited file could otherwise replace `predict` by an array).
-        bad = [k for k in state if not k.isidentifier() or hasattr(cls, k)]
+        # (a re-signed, edited file could otherwise replace `predict` by an array), and
+        # private state comes only by the schema's declared names.
+        bad = [k for k in state if not k.isidentifier() or k.startswith("_") or hasattr(cls, k)]
         if bad:
             self.fail(where, f"fitted state names {bad[:3]} are not attributes of {cls.__name__}")
+        for k, v in stored.internal.items():
+            attr = schema.attribute(k)
+            if attr is None or attr in stored.params:
+                self.fail(where, f"internal state {k!r} is not part of {cls.__name__}'s schema "
+                          f"(version {schema.version})")
+            state[attr] = v
         self.check_types(cls, state, where)
         if isinstance(est, Formula):  # formulas are evaluated: data only (_formula_state)
             try:
-                stored = state.get("model_spec_")  # (its language version, for messages)
+                spec = state.get("model_spec_")  # (its language version, for messages)
                 check_formula_is_data(self.check(est.formula, str, f"{where}.formula"),
-                                      stored.get("language", 1) if isinstance(stored, dict)
+                                      spec.get("language", 1) if isinstance(spec, dict)
                                       else None)
                 if "model_spec_" in state:
                     columns = state.get("design_columns_")
@@ -279,6 +330,11 @@ class Decoder:
             except ValueError as exc:
                 self.fail(f"{where}.formula", str(exc))
         est.__dict__.update(state)
+        for attr, rebuild in schema.derived.items():  # state not stored: rebuilt from the rest
+            try:
+                setattr(est, attr, rebuild(est))
+            except Exception as exc:  # (reads the decoded, untrusted state)
+                self.fail(f"{where}.{attr}", f"cannot be rebuilt ({type(exc).__name__}: {exc})")
         return est
 
 

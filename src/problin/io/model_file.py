@@ -3,7 +3,9 @@
 A model file is a zip archive holding
 
 - ``metadata.json``: the format name and version, the problin version, the estimator as a
-  tree of JSON values (class name from a whitelist, ``get_params()``, fitted attributes),
+  tree of JSON values (class name from a whitelist, ``get_params()``, public fitted
+  attributes, and private state under the stable, versioned names of :mod:`._schema`,
+  which also upgrades files of earlier versions),
   feature names, classes, the data encoding used to build the features, and the SHA-256
   and size of every array member;
 - one ``.npy`` file per array, read back with ``np.load(..., allow_pickle=False)``.
@@ -42,6 +44,7 @@ from .._version import __version__
 from ._archive import check_npy, open_archive, read_member
 from ._codec import Decoder, Encoder, name_of
 from ._encodings import encoding_problem
+from ._schema import upgrade_format
 from ._self_check import check_model_works
 from ._write import destination, write_atomically
 from .errors import ModelFileError
@@ -50,7 +53,10 @@ __all__ = ["save", "load", "read_model_file", "ModelFile", "ModelFileError",
            "FORMAT", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "MAX_MODEL_BYTES", "MAX_MEMBERS"]
 
 FORMAT = "problin-model"
-FORMAT_VERSION = 2
+# 3: the versioned schema of fitted state (:mod:`._schema`): public attributes by their
+# names, private state under stable names, a schema version per estimator and record
+# kind; format-2 files (private state verbatim) are read through the upgrade 2 -> 3.
+FORMAT_VERSION = 3
 # Files of earlier format versions hold estimator state this version no longer
 # has (version 1: least-squares moments without R factors, GLM fits before the
 # GLMFit record): refused with a clear message instead of failing at predict.
@@ -207,7 +213,9 @@ def read_model_file(path: str | os.PathLike[str]) -> ModelFile:
         try:
             meta, members = _read_archive(fh, path)
             decoder = Decoder(members, path)
-            model = decoder.value(meta["estimator"], "model")
+            tree = upgrade_format(meta["estimator"], meta["format_version"], FORMAT_VERSION,
+                                  decoder.fail)
+            model = decoder.value(tree, "model")
         except ModelFileError:
             raise
         except _LOW_LEVEL_ERRORS as exc:

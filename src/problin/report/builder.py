@@ -1,7 +1,7 @@
 """Build the HTML report of a fitted model on a dataset (``problin report``)."""
 import copy
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,10 +13,10 @@ from .._core.validation import MAX_MAGNITUDE, extreme_entries, within_magnitude
 from .._frames import ENCODING_ATTRIBUTE, apply_columns
 from ..plot import default_features
 from ..plot._data import Columns  # the report's data, named, checked once for all plots
-from .evaluation import in_sample, out_of_sample
+from .evaluation import PREDICT_ARGUMENTS, in_sample, out_of_sample
 from .html import render_page
-from .numbers import model_statistics, rounded_table
-from .scores import scores_table
+from .numbers import glm_statistics, model_statistics, rounded_table
+from .scores import fitted_family, scores_table
 from .sections import FigureEntry, classifier_diagnostics, model_figures, regression_diagnostics
 from .tables import describe_model, final_estimator, parameter_table
 
@@ -79,21 +79,27 @@ def _require_finite(est: Any, values: np.ndarray, what: str, far: np.ndarray | N
 
 
 def _evaluate(model: Any, X: Any, y: np.ndarray, far: np.ndarray | None,
-              classes: list[Any] | None, cv: float | None,
-              notes: list[str]) -> tuple[tuple[str, pd.DataFrame, str], list[FigureEntry]]:
+              classes: list[Any] | None, cv: float | None, notes: list[str],
+              arguments: Mapping[str, np.ndarray] | None = None
+              ) -> tuple[tuple[str, pd.DataFrame, str], list[FigureEntry]]:
     """The scores table (out of sample and in sample) and the diagnostic plots, drawn
     from the out-of-sample predictions when there are any."""
     est = final_estimator(model)
+    family = fitted_family(est)
     fit_rows = np.arange(len(y)) if far is None else np.flatnonzero(~far)
-    ins = in_sample(model, X, np.arange(len(y)) if classes is not None else fit_rows)
+    ins = in_sample(model, X, np.arange(len(y)) if classes is not None else fit_rows,
+                    arguments)
     if ins.proba is not None:
         _require_finite(est, ins.proba, "probabilities", far)
     oos = None
     if cv and fit_rows.size:
-        oos, more = out_of_sample(model, X, y, fit_rows, cv, classes is not None)
+        oos, more = out_of_sample(model, X, y, fit_rows, cv, classes is not None,
+                                  arguments=arguments)
         notes += more
     preds = [p for p in (oos, ins) if p is not None]
-    table = rounded_table(scores_table(preds, y, classes), digits=3)
+    if arguments and "trials" in arguments:  # successes: scored as proportions, as predicted
+        y = y / arguments["trials"]
+    table = rounded_table(scores_table(preds, y, classes, family), digits=3)
     # The folds used (fewer than cv where the rarest class has fewer rows), as labelled.
     how = oos.label.removeprefix("out of sample: ") if oos is not None else ""
     heading = (f"Scores: out of sample ({how}) and in sample" if oos is not None
@@ -105,7 +111,7 @@ def _evaluate(model: Any, X: Any, y: np.ndarray, far: np.ndarray | None,
                                     else ""))
     diag = oos or ins
     figures = (classifier_diagnostics(model, X, y, classes, diag) if classes is not None
-               else regression_diagnostics(y, diag))
+               else regression_diagnostics(y, diag, family))
     return (heading, table, caption), figures
 
 
@@ -137,7 +143,8 @@ def _feature_names(model: Any, X: Any, given: Sequence[str] | None) -> list[str]
 def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[str] | None = None,
                  bundle: Any = None, features: Sequence[str] | None = None,
                  title: str | None = None, source: str | None = None,
-                 progress: Callable[[], Any] | None = None, cv: float | None = 5) -> str:
+                 progress: Callable[[], Any] | None = None, cv: float | None = 5,
+                 fit_arguments: Mapping[str, Any] | None = None) -> str:
     """The HTML report of a fitted model evaluated on ``X`` (and ``y`` when given).
 
     Parameters
@@ -161,6 +168,10 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         cross-validation on ``(X, y)`` (the model refitted on each training part); a
         float in (0, 1), one refit holding out that fraction of the rows; None or 0,
         none (in-sample scores only).
+    fit_arguments : dict of array-like, optional
+        Per-row arguments of the model's ``fit`` (a GLM regressor's ``offset``,
+        ``exposure``, ``trials``), one value per row of ``X``: the refits take them
+        all, the predictions the offset and the exposure.
 
     Returns
     -------
@@ -186,8 +197,10 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
     dense = None if sparse else np.asarray(X, dtype=np.float64)
     classifier = is_classifier(est)
     far, far_note = _far_rows(X if sparse else dense, names, classifier)
+    arguments = {k: np.asarray(v, dtype=np.float64) for k, v in (fit_arguments or {}).items()}
     if not classifier:
-        pred = np.asarray(model.predict(X))
+        pred = np.asarray(model.predict(X, **{k: v for k, v in arguments.items()
+                                              if k in PREDICT_ARGUMENTS}))
         _require_finite(est, pred if far is None else pred[~far], "predictions", None)
     step()
     d = X.shape[1]
@@ -206,7 +219,7 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         elif not classifier and far is not None and far.all():
             y = None
     if y is not None:
-        entry, diagnostics = _evaluate(model, X, y, far, classes, cv, notes)
+        entry, diagnostics = _evaluate(model, X, y, far, classes, cv, notes, arguments)
         tables.append(entry)
         figures += diagnostics
     step()
@@ -223,8 +236,11 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
     if sparse:
         notes.append("Sparse data: decision-region and uncertainty plots are not drawn.")
     figures = sorted((f for f in figures if f[1] is not None), key=lambda f: _ORDER.index(f[0]))
+    family = fitted_family(est)
+    stats = model_statistics(est) if family is None else \
+        glm_statistics(est, family.distribution.name, family.link_function.name)
     page = render_page(title or f"problin report: {type(est).__name__}", meta, tables,
-                       figures, notes, stats=model_statistics(est))
+                       figures, notes, stats=stats)
     step()
     return page
 

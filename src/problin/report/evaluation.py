@@ -7,6 +7,7 @@ scores of the fitted model itself as in-sample.
 """
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,12 @@ from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 
 from .tables import final_estimator
 
-__all__ = ["Predictions", "in_sample", "out_of_sample", "describe"]
+__all__ = ["Predictions", "in_sample", "out_of_sample", "describe", "PREDICT_ARGUMENTS"]
+
+# Per-row arguments of a GLM regressor's fit that its predictions take too; the others
+# (trials) are the fit's only.
+PREDICT_ARGUMENTS = ("offset", "exposure")
+RowArguments = Mapping[str, np.ndarray]
 
 # Exceptions of a refit that mean "this specification cannot be fitted on that part of
 # the rows" (one class left, too few rows, a singular system): reported, not raised.
@@ -42,19 +48,42 @@ def describe(cv: int | float) -> str:
         f"a held-out {cv:.0%} of the rows"
 
 
-def in_sample(model: Any, X: Any, rows: np.ndarray) -> Predictions:
-    """The fitted model's predictions for ``rows`` of ``X``."""
+def in_sample(model: Any, X: Any, rows: np.ndarray,
+              arguments: RowArguments | None = None) -> Predictions:
+    """The fitted model's predictions for ``rows`` of ``X`` (``arguments``: per-row fit
+    arguments of all of ``X``'s rows, such as a GLM's offset and exposure)."""
     Xr = X if len(rows) == X.shape[0] else _take(X, rows)
-    return Predictions("in sample: the fitted model", rows, *_predict(model, Xr))
+    return Predictions("in sample: the fitted model", rows,
+                       *_predict(model, Xr, _predict_arguments(arguments, rows)))
+
+
+def _rows_of(arguments: RowArguments | None, rows: np.ndarray) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v)[rows] for k, v in (arguments or {}).items()}
+
+
+def _predict_arguments(arguments: RowArguments | None, rows: np.ndarray
+                       ) -> dict[str, np.ndarray]:
+    """The arguments of ``predict`` among the fit's, for ``rows``."""
+    return {k: v for k, v in _rows_of(arguments, rows).items() if k in PREDICT_ARGUMENTS}
+
+
+def fit_keywords(model: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` as keywords of ``model.fit`` (a Pipeline's: ``<last step>__name``)."""
+    steps = getattr(model, "steps", None)
+    if not steps:
+        return dict(arguments)
+    return {f"{steps[-1][0]}__{k}": v for k, v in arguments.items()}
 
 
 def out_of_sample(model: Any, X: Any, y: np.ndarray, rows: np.ndarray, cv: int | float,
-                  classifier: bool, random_state: int = 0
+                  classifier: bool, random_state: int = 0,
+                  arguments: RowArguments | None = None
                   ) -> tuple[Predictions | None, list[str]]:
     """Predictions for ``rows`` of ``(X, y)`` by refits of ``clone(model)`` that did not
     see them: ``cv``-fold cross-validation (stratified for a classifier) or, for a float,
     one split holding out that fraction. Returns ``(None, [why])`` when the rows are too
-    few or a refit fails; notes list the warnings the refits raised."""
+    few or a refit fails; notes list the warnings the refits raised. ``arguments``:
+    per-row fit arguments (a GLM's offset, exposure, trials), split with the rows."""
     splits, why = _splits(y[rows], cv, classifier, random_state)
     if splits is None:
         return None, [why]
@@ -66,8 +95,10 @@ def out_of_sample(model: Any, X: Any, y: np.ndarray, rows: np.ndarray, cv: int |
         try:
             for train, test in splits:
                 fold = _quiet(clone(model))
-                fold.fit(_take(X, rows[train]), y[rows[train]])
-                pred, proba, logp = _predict(fold, _take(X, rows[test]))
+                fold.fit(_take(X, rows[train]), y[rows[train]],
+                         **fit_keywords(fold, _rows_of(arguments, rows[train])))
+                pred, proba, logp = _predict(fold, _take(X, rows[test]),
+                                             _predict_arguments(arguments, rows[test]))
                 parts.append((rows[test], pred, _align(proba, fold, classes),
                               _align(logp, fold, classes, fill=-np.inf)))
         except _REFIT_ERRORS as exc:
@@ -121,8 +152,9 @@ def _take(X: Any, rows: np.ndarray) -> Any:
     return X.iloc[rows] if hasattr(X, "iloc") else X[rows]
 
 
-def _predict(model: Any, X: Any) -> tuple[np.ndarray, Any, Any]:
-    pred = np.asarray(model.predict(X))
+def _predict(model: Any, X: Any, arguments: Mapping[str, np.ndarray] | None = None
+             ) -> tuple[np.ndarray, Any, Any]:
+    pred = np.asarray(model.predict(X, **(arguments or {})))
     proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
     logp = None
     if proba is not None and hasattr(model, "predict_log_proba"):

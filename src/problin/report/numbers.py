@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["format_p", "format_number", "rounded_table", "model_statistics"]
+__all__ = ["format_p", "format_number", "rounded_table", "model_statistics", "glm_statistics"]
 
 P_FLOOR = 1e-16  # below this a p-value is 1 - (something under machine epsilon)
 _P_COLUMNS = ("p_value", "p_opposite", "pvalue", "p")
@@ -110,15 +110,52 @@ _STATISTICS: list[tuple[str, str, Callable[[float], str]]] = [
 ]
 
 
-def model_statistics(est: Any) -> list[tuple[str, str]]:
-    """``(label, value)`` of the fit statistics ``est`` has (``log_likelihood_``,
-    ``aic_``, ``pseudo_r2_``, ``r2_``, ..., MCMC diagnostics), skipping missing and NaN
-    ones (AIC of a penalised fit)."""
+# A GLM regressor's statistics, in the order of statsmodels' GLM summary header: those
+# of every model (by attribute) and its own.
+_GLM_OWN: dict[str, tuple[str, Callable[[float], str]]] = {
+    "df_model_": ("df model", lambda v: f"{v:.0f}"),
+    "df_resid_": ("df residuals", lambda v: f"{v:.0f}"),
+    "scale_": ("scale (dispersion)", lambda v: f"{v:.4g}"),
+    "null_deviance_": ("null deviance", lambda v: f"{v:.2f}"),
+    "pearson_chi2_": ("Pearson χ²", lambda v: f"{v:.2f}"),
+    "alpha_": ("NB overdispersion α", lambda v: f"{v:.4g}"),
+    "alpha_se_": ("α std. error", lambda v: f"{v:.2g}"),
+}
+_GLM_ORDER = ("n_obs_", "df_model_", "df_resid_", "scale_", "deviance_", "null_deviance_",
+              "pearson_chi2_", "log_likelihood_", "null_log_likelihood_", "aic_", "bic_",
+              "alpha_", "alpha_se_")
+_GLM_STATISTICS = [(a, *_GLM_OWN[a]) if a in _GLM_OWN else
+                   next(entry for entry in _STATISTICS if entry[0] == a) for a in _GLM_ORDER]
+
+
+def glm_statistics(est: Any, family: str, link: str) -> list[tuple[str, str]]:
+    """statsmodels' GLM header of a fitted GLM regressor: family, link, degrees of
+    freedom, scale, deviance, Pearson χ² (with χ²/df where the dispersion is fixed at 1,
+    above 1 for overdispersed data), log-likelihood, AIC, BIC (and NB's alpha)."""
+    out = [("family", family), ("link", link), *_present(est, _GLM_STATISTICS)]
+    if not getattr(est, "scale_estimated_", True) and est.df_resid_ > 0:
+        out.append(("Pearson χ² / df", f"{est.pearson_chi2_ / est.df_resid_:.3g}"))
+    return out + model_statistics(est, [])  # (the iterations and convergence)
+
+
+def _present(est: Any, statistics: list[tuple[str, str, Callable[[float], str]]]
+             ) -> list[tuple[str, str]]:
+    """``(label, value)`` of the ``statistics`` that ``est`` has (not NaN)."""
     out = []
-    for attr, label, fmt in _STATISTICS:
+    for attr, label, fmt in statistics:
         v: Any = getattr(est, attr, None)
         if _is_number(v) and np.isfinite(float(v)):
             out.append((label, fmt(float(v))))
+    return out
+
+
+def model_statistics(est: Any, statistics: list[tuple[str, str, Callable[[float], str]]]
+                     | None = None) -> list[tuple[str, str]]:
+    """``(label, value)`` of the fit statistics ``est`` has (``log_likelihood_``,
+    ``aic_``, ``pseudo_r2_``, ``r2_``, ..., MCMC diagnostics), skipping missing and NaN
+    ones (AIC of a penalised fit); ``statistics``: the attributes to look for
+    (default: every model's), the iterations and MCMC diagnostics follow."""
+    out = _present(est, _STATISTICS if statistics is None else statistics)
     n_iter = getattr(est, "n_iter_", None)
     if n_iter is not None and np.size(n_iter) == 1:
         out.append(("iterations", f"{int(np.max(n_iter))}"))

@@ -85,11 +85,13 @@ def confusion_plot(classes: Sequence[Any], y: np.ndarray, pred: np.ndarray,
 
 
 def regression_plot(y: np.ndarray, pred: np.ndarray, kind: str,
-                    subtitle: str | None = None) -> str:
+                    subtitle: str | None = None, residuals: np.ndarray | None = None) -> str:
     """``kind="actual"``: predicted against actual values; ``"residuals"``: residuals
-    against predicted values. Translucent points, so that dense regions show."""
+    against predicted values; ``"deviance residuals"``: ``residuals`` (a GLM's) against
+    the fitted means. Translucent points, so that dense regions show."""
     y, pred = np.asarray(y, dtype=np.float64), np.asarray(pred, dtype=np.float64)
     idx = _subsample(len(y), _MAX_POINTS)
+    shown = y - pred if residuals is None else np.asarray(residuals, dtype=np.float64)
 
     def draw(ax: Axes) -> None:
         if kind == "actual":
@@ -100,11 +102,12 @@ def regression_plot(y: np.ndarray, pred: np.ndarray, kind: str,
             ax.set_ylabel("predicted")
             ax.set_title("Predicted against actual")
         else:
-            ax.scatter(pred[idx], (y - pred)[idx], s=10, alpha=0.5, linewidths=0)
+            ax.scatter(pred[idx], shown[idx], s=10, alpha=0.5, linewidths=0)
             ax.axhline(0.0, color="grey", linestyle=":")
-            ax.set_xlabel("predicted")
-            ax.set_ylabel("residual (actual − predicted)")
-            ax.set_title("Residuals")
+            ax.set_xlabel("predicted" if residuals is None else "fitted mean μ")
+            ax.set_ylabel("residual (actual − predicted)" if residuals is None
+                          else "deviance residual")
+            ax.set_title("Residuals" if residuals is None else "Deviance residuals")
     return drawn(draw, subtitle)
 
 

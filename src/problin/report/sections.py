@@ -25,6 +25,7 @@ from ..plot.roc import class_scores
 from ..plot.uncertainty import activation_std
 from . import plots
 from .evaluation import Predictions
+from .scores import DevianceFamily, deviance_residuals
 from .tables import final_estimator, parameter_table
 
 __all__ = ["FigureEntry", "classifier_diagnostics", "regression_diagnostics", "model_figures"]
@@ -59,13 +60,27 @@ def classifier_diagnostics(model: Any, X: Any, y: np.ndarray, classes: Sequence[
     return out
 
 
-def regression_diagnostics(y: np.ndarray, p: Predictions) -> list[FigureEntry]:
-    """Predicted against actual values and residuals of the predictions ``p``."""
+def regression_diagnostics(y: np.ndarray, p: Predictions,
+                           family: DevianceFamily | None = None) -> list[FigureEntry]:
+    """Predicted against actual values and residuals of the predictions ``p``: raw
+    residuals, or with a GLM regressor's ``family`` its deviance residuals, whose spread
+    does not grow with the mean when the family's variance function is right."""
     t = y[p.rows]
-    return [("Predicted against actual", plots.regression_plot(t, p.pred, "actual", p.label),
-             f"On the dotted diagonal when exact; {p.label}.", 1),
-            ("Residuals", plots.regression_plot(t, p.pred, "residuals", p.label),
-             f"Residuals against predictions: no pattern when the model fits; {p.label}.", 1)]
+    out: list[FigureEntry] = [(
+        "Predicted against actual", plots.regression_plot(t, p.pred, "actual", p.label),
+        f"On the dotted diagonal when exact; {p.label}.", 1)]
+    if family is None:
+        out.append(("Residuals", plots.regression_plot(t, p.pred, "residuals", p.label),
+                    f"Residuals against predictions: no pattern when the model fits; "
+                    f"{p.label}.", 1))
+        return out
+    residuals = deviance_residuals(family, t, p.pred)
+    out.append(("Residuals", plots.regression_plot(t, p.pred, "deviance residuals", p.label,
+                                                   residuals),
+                "Deviance residuals sign(y − μ)·√d(y, μ) against the fitted means: centred "
+                "on zero with an even spread when the family and link fit (about ±2 for "
+                f"a dispersion of 1; discrete counts show as bands); {p.label}.", 1))
+    return out
 
 
 def model_figures(model: Any, cols: Columns | None, y: np.ndarray | None,

@@ -31,8 +31,11 @@ from ..numerics import (
     probit_curvature,
     sigmoid,
 )
+from .distributions import Bernoulli
+from .exponential_family import ExponentialFamily
 from .family_softmax import CategoricalSoftmax, SoftmaxState
 from .layout import OnePredictor
+from .links import BinaryLink, Logit, Probit
 
 __all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
            "BinaryFamily", "ClassFamily", "class_family",
@@ -80,9 +83,20 @@ def _sign(y: np.ndarray) -> np.ndarray:
     return 2.0 * y - 1.0
 
 
-class _Bernoulli(OnePredictor):
-    """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)`` (one linear
-    predictor: the layout :class:`~problin._core.model.layout.OnePredictor`)."""
+class _Bernoulli(ExponentialFamily, OnePredictor):
+    """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)``: the Bernoulli
+    distribution with a binary link, whose derivatives have their own tuned kernels
+    (the binary classifiers' hot path; ``ExponentialFamily``'s statistics are
+    inherited, and a Bernoulli-cloglog family is ``make_family("bernoulli", "cloglog")``).
+    The class attributes ``name``, ``canonical`` and ``curvature_lipschitz`` stand
+    for the ones ``ExponentialFamily.__init__`` would compute. Its parameter layout is
+    one linear predictor (:class:`~problin._core.model.layout.OnePredictor`)."""
+
+    _link_type: type[BinaryLink]
+
+    def __init__(self) -> None:
+        self.distribution = Bernoulli()
+        self.link_function = self._link_type()
 
     # L with |d log h / d eta| <= L for every row's curvature weight h (None: no such
     # bound): how far a step can move the Hessian (solvers.newton._hessian_change).
@@ -120,6 +134,8 @@ class BernoulliLogit(_Bernoulli):
 
     name = "logit"
     canonical = True
+    observed_convex = True
+    _link_type = Logit
     curvature_lipschitz = 1.0  # d log(p (1 - p)) / d eta = 1 - 2p
 
     def log_cdf(self, eta: np.ndarray) -> np.ndarray:
@@ -165,6 +181,8 @@ class BernoulliProbit(_Bernoulli):
 
     name = "probit"
     canonical = False
+    observed_convex = True  # log Phi and log(1 - Phi) are concave
+    _link_type = Probit
 
     def log_cdf(self, eta: np.ndarray) -> np.ndarray:
         return log_probit_cdf(eta)

@@ -31,7 +31,8 @@ from ..numerics import log_softmax
 from ..types import FloatArray
 from .separation import newton_certifies_overlap
 
-__all__ = ["ClassBlocks", "ClassCounts", "ClassLayout", "LayoutCases", "OnePredictor",
+__all__ = ["ClassBlocks", "ClassCounts", "ClassLayout", "Layout", "LayoutCases", "ONE_PREDICTOR",
+           "OnePredictor",
            "SoftmaxRows", "class_layout"]
 
 _T = TypeVar("_T", covariant=True)
@@ -177,6 +178,9 @@ class OnePredictor:
 
 
 
+#: The layout of every family with one linear predictor, as a value (the GLM regressors').
+ONE_PREDICTOR = OnePredictor()
+
 class ClassBlocks:
     """The layout of softmax: one linear predictor per free class, K-1 contrasts against
     the first class (``contrast``) or all K."""
@@ -279,6 +283,10 @@ class ClassBlocks:
         labels: list[object] = classes[classes.size - n_blocks:].tolist()
         return labels
 
+
+
+#: A family's parameter layout.
+Layout = OnePredictor | ClassBlocks
 
 
 class ClassLayout:

@@ -1,0 +1,136 @@
+"""The validated training data of a GLM regressor: targets, weights, offset, exposure, trials.
+
+Each argument of ``fit`` is checked once, with an error that names the offending
+rows and values (the first few of them): a count below zero, a Gamma target at
+or below zero, successes above their trials, a non-positive exposure. What is
+valid for ``y`` is the family's to say (its ``check_y``); everything else is
+the same for every family.
+
+Weights (as statsmodels ``GLM``): ``sample_weight`` are frequency weights (a
+row of weight 2 is two rows: they count in ``n_obs_`` and ``df_resid_``);
+``var_weights`` divide the row's dispersion, ``Var(y_i) = phi V(mu_i) / v_i``
+(McCullagh & Nelder 1989, §2.2), and do not count as observations; a binomial
+row of ``n`` trials is its proportion of successes with variance weight ``n``.
+The per-row weight of the likelihood is their product.
+"""
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._core.model.distributions import Binomial, binomial_proportions, offending_rows
+from .._core.validation import check_sample_weight
+from .interval import check_offset
+
+__all__ = ["RegressionData", "check_positive", "regression_data"]
+
+_SHOWN = 5  # rows named in an error message
+
+
+def bad_rows(name: str, values: NDArray[np.float64], bad: NDArray[np.bool_], what: str) -> str:
+    """``"exposure must be positive: exposure[3] = 0, ... (2 rows)"``."""
+    return f"{name} must be {what}: {offending_rows(bad, values, name, _SHOWN)}"
+
+
+def _vector(name: str, values: Any, n_rows: int) -> NDArray[np.float64]:
+    if hasattr(values, "dask") or type(values).__module__.startswith("dask"):
+        raise TypeError(f"{name} must be an in-memory array, not a Dask collection")
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numeric, one value per row") from None
+    if v.ndim == 0:
+        v = np.full(n_rows, float(v))
+    if v.ndim != 1 or v.shape[0] != n_rows:
+        raise ValueError(f"{name} must be a 1-D array with one value per row: got shape "
+                         f"{v.shape} for {n_rows} rows")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(bad_rows(name, v, ~np.isfinite(v), "finite"))
+    return v
+
+
+def check_positive(name: str, values: Any, n_rows: int, allow_zero: bool = False
+                   ) -> NDArray[np.float64] | None:
+    """A finite vector of one value per row, each above zero (at least zero with
+    ``allow_zero``), or None."""
+    if values is None:
+        return None
+    v = _vector(name, values, n_rows)
+    bad = v < 0 if allow_zero else v <= 0
+    if bad.any():
+        raise ValueError(bad_rows(name, v, bad, "non-negative" if allow_zero else "positive"))
+    return v
+
+
+@dataclass(frozen=True)
+class RegressionData:
+    """A regressor's validated targets and weights.
+
+    Attributes
+    ----------
+    y : ndarray of shape (n,)
+        The targets on the family's scale (a binomial's proportions of successes).
+    weights : ndarray of shape (n,) or None
+        The likelihood's per-row weights: frequency times variance weights (times
+        trials); None where all are 1.
+    frequency : ndarray of shape (n,) or None
+        The frequency weights alone (``sample_weight``): what counts as observations.
+    variance : ndarray of shape (n,) or None
+        The variance weights alone (``var_weights`` times a binomial's trials).
+    offset : ndarray of shape (n,) or None
+        The offset, with ``log(exposure)`` added.
+    """
+
+    y: NDArray[np.float64]
+    weights: NDArray[np.float64] | None
+    frequency: NDArray[np.float64] | None
+    variance: NDArray[np.float64] | None
+    offset: NDArray[np.float64] | None
+
+    @property
+    def n_obs(self) -> float:
+        """The number of observations: the sum of the frequency weights."""
+        return float(self.y.size if self.frequency is None else self.frequency.sum())
+
+
+def _product(*factors: NDArray[np.float64] | None) -> NDArray[np.float64] | None:
+    out = None
+    for f in factors:
+        if f is not None:
+            out = f if out is None else out * f
+    return out
+
+
+def regression_data(family: Any, y: Any, n_rows: int, sample_weight: Any = None,
+                    offset: Any = None, exposure: Any = None, var_weights: Any = None,
+                    trials: Any = None) -> RegressionData:
+    """Validate a regressor's ``fit`` arguments against ``family`` (module docstring).
+
+    ``exposure`` adds ``log(exposure)`` to the offset (log link only: the mean is then
+    proportional to the exposure); ``trials`` turns binomial counts of successes into
+    proportions with ``trials`` as variance weights (binomial families only).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    frequency = check_sample_weight(sample_weight, n_rows)
+    variance = check_positive("var_weights", var_weights, n_rows, allow_zero=True)
+    n_trials = None
+    if trials is not None:
+        if not isinstance(family.distribution, Binomial):
+            raise ValueError(f"trials are the binomial's: the {family.distribution.name} "
+                             "family has none (fit(X, successes, trials=n) with the binomial "
+                             "family)")
+        y, n_trials = binomial_proportions(y, _vector("trials", trials, n_rows))
+    family.check_y(y)
+    off = check_offset(offset, n_rows)
+    if exposure is not None:
+        link = family.link_function.name
+        if link != "log":
+            raise ValueError(f"exposure multiplies the mean, which needs the log link; this "
+                             f"model has the {link} link: pass log(exposure) as offset= "
+                             "only if that is what you mean")
+        log_exposure = np.log(check_positive("exposure", exposure, n_rows))  # type: ignore[arg-type]
+        off = log_exposure if off is None else off + log_exposure
+    variance = _product(variance, n_trials)
+    return RegressionData(y=y, weights=_product(frequency, variance), frequency=frequency,
+                          variance=variance, offset=off)

@@ -1,0 +1,326 @@
+"""GLM regressors: counts, rates, sizes and grouped outcomes with problin's full inference.
+
+``GLM(family, link)`` and the convenience regressors of :mod:`problin.glm.regressors`
+fit ``E[y | x] = g^-1(b + x^T w + o)`` (McCullagh & Nelder 1989, ch. 2) by the one
+Newton/IRLS engine the classifiers use (:class:`~problin._core.model.objective.
+GLMObjective` on the standardised design, :func:`~problin.glm.problem.prior_precision`
+for ``alpha``). Everything that depends on the distribution or the link (derivatives,
+deviance, Pearson statistic, log-likelihood, dispersion, valid targets) is asked of
+the family object; nothing here branches on which family it is.
+
+Inference dispatches on the family's dispersion: where it is fixed (Poisson,
+binomial, negative binomial) the Wald statistics are z; where it is estimated
+(Gaussian, Gamma, inverse Gaussian, Tweedie) the covariance is multiplied by the
+estimate ``phi`` and the statistics are referred to t on ``df_resid_`` (R's
+``summary.glm``), likelihood-ratio tests to F (R's ``anova(test="F")``).
+"""
+from dataclasses import replace
+from numbers import Integral, Real
+from typing import Any, Self
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._core.model.design import Design
+from .._core.model.design_small import SmallDenseDesign, is_small_dense
+from .._core.model.layout import ONE_PREDICTOR
+from .._core.model.objective import GLMObjective
+from .._core.model.sandwich import COV_TYPES
+from .._core.solvers.newton import newton, sketch_rows
+from .._core.solvers.steps import weight_unit
+from .._core.validation import check_finite_magnitude
+from .._frames import encode_frame
+from .._params import validate_params
+from .._state import AllOrNothingFit
+from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
+from ..inference.summaries import glm_regression_summary_text
+from ..inference.text import SummaryText
+from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
+from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
+from ._predict import linear_predictors
+from ._regression_data import RegressionData, check_positive, regression_data
+from ._regression_fit import regression_diagnosis
+from ._regression_inference import mean_effects_table, mean_interval_table
+from .inference import parameter_names, wald_table
+from .interval import check_offset
+from .problem import prior_precision
+from .result import GLMFit
+from .robust import check_groups, one_predictor_scores, robust_covariance
+from .statistics import regression_statistics
+
+__all__ = ["GLMRegressor"]
+
+
+class GLMRegressor(AllOrNothingFit, RegressorMixin, BaseEstimator):
+    """A GLM ``E[y | x] = g^-1(b + x^T w + o)`` of one family, with a Gaussian prior
+    (L2 penalty ``alpha/2 |w|^2``) on ``w``; subclasses say which family
+    (:meth:`_make_family`). One :class:`~problin.glm.result.GLMFit` per fit (``_result``)."""
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "solver": [StrOptions({"auto", "newton", "lbfgs", "gradient", "coordinate"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "cov_type": [StrOptions(set(COV_TYPES))],
+        "scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"X2", "dev"}), None],
+        "information": [StrOptions({"observed", "expected"})],
+    }
+
+    def _make_family(self) -> Any:  # pragma: no cover - abstract
+        """The family object (distribution x link) of the current parameters."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,
+            exposure: Any = None, var_weights: Any = None, groups: Any = None,
+            trials: Any = None) -> Self:
+        """Fit by maximising the (penalised) log-likelihood.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            The targets (counts, sizes, ...); for the binomial with ``trials``, the
+            numbers of successes.
+        sample_weight : array-like of shape (n_samples,), optional
+            Frequency weights: weight 2 is the same as a duplicated row (they count in
+            ``n_obs_`` and ``df_resid_``; statsmodels ``GLM(freq_weights=...)``).
+        offset : array-like of shape (n_samples,), optional
+            A known term of the linear predictor, ``b + x^T w + o``.
+        exposure : array-like of shape (n_samples,), optional
+            Positive exposures (time at risk, population): ``log(exposure)`` is added
+            to the offset, so that the mean is proportional to it (log link only).
+        var_weights : array-like of shape (n_samples,), optional
+            Variance weights: row i's dispersion is ``phi / var_weights[i]``
+            (statsmodels ``GLM(var_weights=...)``; not observations).
+        groups : array-like of shape (n_samples,), optional
+            The cluster of each row, for ``cov_type="cluster"`` (required then).
+        trials : array-like of shape (n_samples,), optional
+            Binomial trials: ``y`` are the successes out of ``trials``.
+
+        Returns
+        -------
+        self
+        """
+        validate_params(self)
+        family = self._make_family()
+        # (X's finiteness: check_finite_magnitude, on both cores; y's: the family's check_y)
+        X, y = validate_data(self, encode_frame(self, X, True), y,
+                             accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                             y_numeric=True, ensure_all_finite=False)
+        if sp.issparse(X):
+            X = X.tocsr()
+        check_finite_magnitude(X, self)
+        data = regression_data(family, y, X.shape[0], sample_weight, offset, exposure,
+                               var_weights, trials)
+        clusters = check_groups(self.cov_type, groups, X.shape[0])
+        kind = SmallDenseDesign if is_small_dense(X, self.fit_intercept) else Design
+        design = kind.standardised(X, self.fit_intercept, sample_weight=data.weights)
+        objective, fit = self._fit_model(design, family, data)
+        if self.cov_type != "nonrobust" and fit.covariance_standard is not None:
+            fit = self._robust(fit, objective, data, clusters)
+        attributes = fit.attributes()  # (one output: a vector and a number)
+        attributes.update(coef_=attributes["coef_"][0],
+                          intercept_=float(attributes["intercept_"][0]))
+        self.__dict__.update(attributes)
+        self._result = fit
+        return self
+
+    def _robust(self, fit: GLMFit, objective: GLMObjective, data: RegressionData,
+                clusters: Any) -> GLMFit:
+        """``fit`` with the sandwich covariance of ``cov_type`` (:mod:`problin.glm.robust`),
+        whose bread is the inverse observed information whatever ``information`` says
+        (the estimating equation's derivative; statsmodels ``GLM``'s too), unscaled: the
+        dispersion cancels."""
+        eta = objective.linear_predictor(fit.theta_standard)
+        _, _, bread = covariance(objective, objective.observed_hessian(fit.theta_standard, eta))
+        copies = data.frequency
+        if data.variance is not None and copies is None:
+            copies = np.ones(data.y.size)
+        cov, cov_z = robust_covariance(objective, one_predictor_scores(objective, eta), bread,
+                                       self.cov_type, clusters, fit.n_estimated, copies)
+        return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
+
+    def _objective(self, design: Design, family: Any, data: RegressionData) -> GLMObjective:
+        return GLMObjective(design, family, data.y, data.weights,
+                            prior_precision(design, 1, self.alpha),
+                            information=self.information, offset=data.offset)
+
+    def _fit_model(self, design: Design, family: Any, data: RegressionData
+                   ) -> tuple[GLMObjective, GLMFit]:
+        """The objective of ``family`` on ``design`` and the fit that minimises it (a
+        subclass with parameters of its own, such as the negative binomial's alpha,
+        fits them here)."""
+        objective = self._objective(design, family, data)
+        return objective, self._solve(objective, family, data)
+
+    def _solve(self, objective: GLMObjective, family: Any, data: RegressionData,
+               theta0: Any = None, extra_params: int = 0) -> GLMFit:
+        """Minimise ``objective`` from ``theta0`` (None: the family's start) and make the
+        fit's record; ``extra_params``: the family's estimated parameters outside the
+        coefficients (counted by AIC and BIC)."""
+        design = objective.design
+        if theta0 is None:
+            theta0 = np.zeros(design.n_params)
+            if design.intercept:  # the intercept-only model's mean (statsmodels' start too)
+                theta0[0] = family.start_intercept(data.y, data.weights, data.offset)
+        solver = self.solver
+        if solver == "auto":
+            solver = "newton" if design.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
+        options: dict[str, Any] = {}
+        if solver == "newton":
+            options = {"sketch": sketch_rows(design.n_samples, design.n_params),
+                       "exact_final": hessian_affordable(design.n_samples, design.n_params)}
+        elif solver == "lbfgs":
+            options = {"pairs": lbfgs_pairs(objective, design.n_samples)}
+        max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
+        result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
+        if solver == "newton" and not family.fixed_dispersion and result.converged:
+            # The loss is the deviance / 2 at unit dispersion: the log-likelihood is it
+            # over phi, and so are its Newton decrements. Where phi is small (a Gamma's
+            # 0.004) the test in unit-dispersion terms stopped 1/phi too early; Newton
+            # continues from there in the likelihood's units (a step or two).
+            mu = family.mean(result.eta if data.offset is None else result.eta + data.offset)
+            phi = family.pearson_chi2(data.y, mu, data.weights) / data.n_obs
+            if 0 < phi < 1:
+                again = newton(objective, result.theta, max_iter=max_iter, tol=self.tol,
+                               unit=weight_unit(objective) * phi)
+                result = replace(again, n_iter=result.n_iter + again.n_iter)
+        found = regression_diagnosis(self, objective, result)
+        if found.theta is not None:
+            result = replace(result, theta=found.theta)
+        fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
+                                 covariance=found.covariance, identified=found.identified,
+                                 covariance_standard=found.covariance_standard)
+        eta = objective.linear_predictor(result.theta)
+        stats = regression_statistics(family, data, eta, fit.n_estimated, self.scale,
+                                      self.alpha > 0, extra_params)
+        phi = float(stats["scale_"])
+        return fit.replace(
+            dispersion=phi, t_df=stats["df_resid_"] if stats["scale_estimated_"] else None,
+            regression_statistics=stats,
+            null_log_likelihood=stats["null_log_likelihood_"],
+            covariance=None if fit.covariance is None else fit.covariance * phi,
+            covariance_standard=None if fit.covariance_standard is None
+            else fit.covariance_standard * phi)
+
+    # ------------------------------------------------------------- predict
+    def _eta(self, X: Any, offset: Any, exposure: Any) -> Any:
+        """The linear predictor of new rows (their offset and exposure added)."""
+        check_is_fitted(self)
+        X = validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
+                          dtype=[np.float64, np.float32], reset=False)
+        eta = linear_predictors(self._result, X, ONE_PREDICTOR)
+        off = check_offset(offset, X.shape[0])
+        if off is not None:
+            eta = eta + off
+        if exposure is not None:
+            self._make_family()  # (the link is checked at fit)
+            eta = eta + np.log(check_positive("exposure", exposure, X.shape[0]))  # type: ignore[arg-type]
+        return X, eta
+
+    def predict(self, X: Any, offset: Any = None, exposure: Any = None,
+                linear: bool = False) -> Any:
+        """The fitted mean ``g^-1(b + x^T w + o)`` (``linear=True``: the linear
+        predictor ``b + x^T w + o``). ``offset``, ``exposure``: the new rows' (None: 0
+        and 1, also for a model fitted with them)."""
+        _, eta = self._eta(X, offset, exposure)
+        return eta if linear else self._make_family().mean(eta)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,
+              exposure: Any = None, trials: Any = None) -> float:
+        """D², the fraction of deviance explained: ``1 - D(y, mu) / D(y, ybar)``, the
+        null model the weighted mean of ``y`` (scikit-learn's ``d2_tweedie_score`` for
+        the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes."""
+        family = self._make_family()
+        Xv, eta = self._eta(X, offset, exposure)
+        data = regression_data(family, np.asarray(y, dtype=np.float64), Xv.shape[0],
+                               sample_weight, None, None, None, trials)
+        mu = family.mean(eta)
+        ybar = np.average(data.y, weights=data.weights)
+        null = family.deviance(data.y, np.full_like(data.y, ybar), data.weights)
+        return float(1.0 - family.deviance(data.y, mu, data.weights) / null)
+
+    def predict_interval(self, X: Any, level: float = 0.95, offset: Any = None,
+                         exposure: Any = None) -> pd.DataFrame:
+        """The fitted mean with its confidence interval, formed on the linear predictor's
+        scale (``eta -+ q se``, robust with ``cov_type``) and mapped through the inverse
+        link, which keeps it in the mean's range; ``std_err`` is the delta method's
+        ``|d mu / d eta| se`` (statsmodels ``GLM.get_prediction().summary_frame()``).
+        ``q``: normal, or t on ``df_resid_`` where the dispersion is estimated.
+
+        Returns
+        -------
+        DataFrame
+            ``mean, std_err, ci_low, ci_high``, one row per row of ``X``.
+        """
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        Xv, eta = self._eta(X, offset, exposure)
+        return mean_interval_table(self._result, self._make_family(), Xv, eta, level, index)
+
+    # ----------------------------------------------------------- inference
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
+        """Coefficient table ``coef, std_err, z (or t), p_value, ci_low, ci_high``.
+
+        Standard errors are ``sqrt(phi)`` times those of the inverse information
+        (expected by default: statsmodels' ``GLM`` IRLS and R's ``glm``), ``phi`` the
+        dispersion ``scale_``. Where ``phi`` is estimated the statistic is t on
+        ``df_resid_`` degrees of freedom (column ``t``; R's ``summary.glm``), else z;
+        ``attrs["statistic"]`` says which.
+        """
+        check_is_fitted(self)
+        fit = self._result
+        if fit.covariance is None:
+            raise ValueError("covariance_ was not computed during fit (too many parameters)")
+        names = parameter_names(self, self.n_features_in_)
+        table = wald_table(names, fit.theta, fit.covariance, level, fit.identified,
+                           df=fit.t_df)
+        family = self._make_family()
+        table.attrs.update(model=type(self).__name__, family=family.distribution.name,
+                           link=family.link_function.name, n_obs=self.n_obs_, scale=fit.dispersion,
+                           statistic="z" if fit.t_df is None else "t",
+                           df=fit.t_df, objective=fit.objective, converged=fit.converged,
+                           n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type,
+                           log_likelihood=self.log_likelihood_)
+        return table
+
+    def summary_text(self, level: float = 0.95) -> SummaryText:
+        """statsmodels' GLM summary: family, link, deviance, Pearson chi², scale,
+        log-likelihood, AIC, BIC and degrees of freedom above the :meth:`summary`
+        table (with a note where a Poisson or binomial fit looks overdispersed)."""
+        family = self._make_family()
+        return glm_regression_summary_text(self, self.summary(level), family.distribution.name,
+                                           family.link_function.name,
+                                           not family.fixed_dispersion)
+
+    def wald_test(self, R: Restrictions, q: Any = None, *, use_f: bool | None = None
+                  ) -> TestResult:
+        """Wald test of ``R theta = q`` (``theta`` in the order of ``summary()``):
+        ``W = d^T (R V R^T)^-1 d ~ chi2(J)``, ``V = covariance_``; the F form ``W / J``
+        on ``(J, df_resid_)`` where the dispersion is estimated (``use_f=None``), as
+        R and statsmodels ``wald_test(use_f=True)``. ``R``: a matrix or text such as
+        ``"x1 = x2, x3 = 0"``."""
+        if use_f is None:
+            use_f = self._result.t_df is not None
+        return table_wald_test(self.summary(), self.covariance_, R, q, use_f=use_f,
+                               df_resid=self.df_resid_ if use_f else None)
+
+    def marginal_effects(self, X: Any, at: str = "overall", *, sample_weight: Any = None,
+                         level: float = 0.95, offset: Any = None,
+                         exposure: Any = None) -> pd.DataFrame:
+        """Marginal effects on the mean, ``d mu / d x_j = (d mu / d eta) w_j``, averaged
+        over the rows of ``X`` (``"overall"``) or at their column means (``"mean"``),
+        with delta-method standard errors (Greene, *Econometric Analysis*, 8th ed.,
+        §4.6 and §18.4; statsmodels ``Poisson(...).get_margeff(at=at)``)."""
+        return mean_effects_table(self, X, at, sample_weight, level, offset, exposure)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.positive_only = self._make_family().distribution.mean_low >= 0
+        return tags
