@@ -168,6 +168,8 @@ def test_negative_binomial_without_overdispersion_warns_with_the_value(tmp_path)
     warning = next(line for line in result.output.splitlines() if line.startswith("Warning"))
     assert "ConvergenceWarning" in warning and "alpha = " in warning
     assert "Traceback" not in result.output
+    alpha = problin.load(tmp_path / "m.problin").alpha_
+    assert f"NB alpha:   {alpha:.6g}" in invoke("summary", tmp_path / "m.problin").output
 
 
 def test_compare_counts_poisson_negative_binomial_and_gaussian(tmp_path):

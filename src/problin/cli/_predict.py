@@ -12,6 +12,7 @@ from sklearn.base import is_classifier
 
 from .._optional import import_optional
 from ..exceptions import MissingDependencyError
+from ..glm import NegativeBinomialRegression
 from ..glm.regression import GLMRegressor
 from ..io import ModelFileError, read_model_file
 from ..io.readers import read_data
@@ -156,6 +157,10 @@ def summary(model_file: str, debug: bool) -> None:
         note = scaling_note(bundle.model)
         model = _formula.parameters_of(bundle.model)  # a formula's estimator
         est = final_estimator(model)
+        if isinstance(est, NegativeBinomialRegression):  # (not in the GLM header)
+            se = f" (std. error {est.alpha_se_:.4g})" if np.isfinite(est.alpha_se_) else \
+                " (fixed)"
+            lines.append(f"NB alpha:   {est.alpha_:.6g}{se}")
         if isinstance(est, GLMRegressor):  # statsmodels' GLM header above the table
             table = str(est.summary_text())
         else:
