@@ -5,6 +5,7 @@ own class; nothing here changes the fitted coefficients.
 """
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -233,7 +234,7 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     # alone: the separation warning says it all.
     theta = None
     if identified is not None and separated is None and H is not None:
-        theta = _unidentified_held(est, _flat_names(est, problem), result.theta, H,
+        theta = _unidentified_held(est, lambda: _flat_names(est, problem), result.theta, H,
                                    identified)
     if not result.converged and separated is None:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
@@ -242,14 +243,15 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     return Diagnosis(cov, identified, separated, cov_z, theta)
 
 
-def _unidentified_held(est: Any, names: list[str], theta: NDArray[np.float64],
+def _unidentified_held(est: Any, names: Callable[[], list[str]], theta: NDArray[np.float64],
                        H: NDArray[np.float64], identified: NDArray[np.bool_]
                        ) -> NDArray[np.float64] | None:
     """``theta`` with the parameters that are not identified held at 0
-    (:func:`held_at_zero`), saying which (a ``CollinearityWarning``); None where all are."""
+    (:func:`held_at_zero`), saying which (a ``CollinearityWarning``; ``names()``: the
+    parameters' names, formed only then); None where all are."""
     if identified.all():
         return None
-    lost = [n for n, ok in zip(names, identified) if not ok]
+    lost = [n for n, ok in zip(names(), identified) if not ok]
     warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
                   "Predictions are unaffected; drop these columns or set alpha > 0 for "
                   "unique coefficients.", CollinearityWarning, stacklevel=4)
@@ -269,7 +271,7 @@ def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any
     cov, identified, cov_z = covariance(objective, H)
     fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
     held = None if fit.separated is not None else _unidentified_held(
-        est, _flat_names(est, problem), theta, H, identified)
+        est, lambda: _flat_names(est, problem), theta, H, identified)
     if held is not None:
         raw = held if basis is None else basis.to_raw(held)
         fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)
@@ -380,14 +382,9 @@ def _overlap_certified(problem: ClassifierProblem, result: SolverResult,
     if objective.design.n_samples * objective.design.n_params > LP_MAX_SIZE:
         return False  # no LP to spare there: the cheap certificates decide (two passes saved)
     eta = result.eta if problem.offset is None else result.eta + problem.offset
-
-    def step(g: NDArray[np.float64]) -> NDArray[np.float64]:
-        eta_step: NDArray[np.float64] = objective.linear_predictor(
-            -(cov_z @ objective.design.rmatvec(g)))
-        return eta_step
-
-    return problem.family.newton_overlap(problem.rows.targets(), eta,
-                                         objective.sample_weight, step)
+    return problem.family.newton_overlap(  # (the step's linear predictor for g)
+        problem.rows.targets(), eta, objective.sample_weight,
+        lambda g: objective.linear_predictor(-(cov_z @ objective.design.rmatvec(g))))
 
 
 def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[Any]) -> None:
@@ -411,17 +408,19 @@ def _separated(problem: ClassifierProblem, result: SolverResult,
     """Separated rows for one binary split: a certificate first, the exact LP if affordable."""
     objective = problem.objective
     sw, design = objective.sample_weight, objective.design
-
-    def direction() -> NDArray[np.float64] | None:
-        if result.direction is None:
-            return None
-        Xd = getattr(result, "direction_eta", None)
-        return objective.linear_predictor(result.direction) if Xd is None else Xd
-
-    for margins in problem.family.certificate_margins(result.eta, direction):
+    for margins in problem.family.certificate_margins(
+            result.eta, lambda: _direction_eta(objective, result)):
         found = certified_separation(margins, y01, sw)
         if found is not None:
             return found
     if design.n_samples * design.n_params > LP_MAX_SIZE:
         return None
     return separated_rows(design, y01, sw)
+
+
+def _direction_eta(objective: Objective, result: SolverResult) -> NDArray[np.float64] | None:
+    """``X d`` of the solver's last direction ``d`` (None without one)."""
+    if result.direction is None:
+        return None
+    Xd = getattr(result, "direction_eta", None)
+    return objective.linear_predictor(result.direction) if Xd is None else Xd

@@ -45,8 +45,8 @@ def regression_diagnosis(est: Any, objective: Any, result: Any,
         if H is None:
             H = objective.value_grad_hess(result.theta, result.eta)[2]
         cov, identified, cov_z = covariance(objective, H)
-        names = parameter_names(est, objective.design.n_features)
-        theta = _unidentified_held(est, names, result.theta, H, identified)
+        theta = _unidentified_held(est, lambda: parameter_names(est, objective.design.n_features),
+                                   result.theta, H, identified)
     if not result.converged:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
