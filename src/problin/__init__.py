@@ -28,6 +28,7 @@ from .exceptions import (
                          ConvergenceWarning,
                          MissingDependencyError,
                          NumericalWarning,
+                         PerfectFitWarning,
                          ProblinWarning,
                          SeparationWarning,
                          SingularCovarianceWarning,
@@ -65,9 +66,9 @@ __all__ = [
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",
     "GaussianNB", "BernoulliNB", "MultinomialNB",
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
-    "ProblinWarning", "SeparationWarning", "CollinearityWarning", "ConvergenceWarning",
-    "NumericalWarning", "SingularCovarianceWarning", "save", "load", "ModelFileError",
-    "MissingDependencyError", "lr_test",
+    "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
+    "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning", "save", "load",
+    "ModelFileError", "MissingDependencyError", "lr_test",
     "__version__",
 ]
 

@@ -7,7 +7,7 @@ every problin warning at once (``warnings.simplefilter("error", ProblinWarning)`
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
-    "ProblinWarning", "SeparationWarning", "CollinearityWarning",
+    "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
     "MissingDependencyError",
 ]
@@ -19,6 +19,12 @@ class ProblinWarning(UserWarning):
 
 class SeparationWarning(ProblinWarning):
     """The classes are (quasi-)perfectly separable: maximum-likelihood estimates diverge."""
+
+
+class PerfectFitWarning(SeparationWarning):
+    """The count models' separation: some rows are fitted at an end of the mean's range
+    (zero counts by means tending to 0, binomial proportions of 0 or 1 by probabilities
+    tending to them), and the maximum-likelihood coefficients diverge."""
 
 
 class CollinearityWarning(ProblinWarning):

@@ -95,6 +95,10 @@ def _missing_message(missing: Iterable[str], columns: Iterable[Any], what: str) 
             f"columns are {names[:20]}{' ...' if len(names) > 20 else ''}")
 
 
+#: The per-row arguments of the methods on new data that may name a column of the data.
+_ROW_ARGUMENTS = ("offset", "exposure", "sample_weight", "trials")
+
+
 def _frame(data: Any, parsed: Any) -> pd.DataFrame:
     """``data`` as a pandas frame with unique names (a polars or pyarrow frame converted),
     its ``object`` columns of numbers as float64 and its columns of dates or mixed values
@@ -345,11 +349,27 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
                     f"column {column!r} ({factor}) has levels not seen when the model was "
                     f"fitted: {unseen[:10]}; known levels: {levels[:20]}")
 
+    def _design_and_rows(self, data: Any, kwargs: dict[str, Any]
+                         ) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """The design of ``data`` and ``kwargs`` with each per-row argument given as a
+        string (``offset="log_years"``) read as that column of ``data``, as :meth:`fit`
+        reads its fit parameters."""
+        named = {k: v for k, v in kwargs.items() if k in _ROW_ARGUMENTS and isinstance(v, str)}
+        if not named:
+            return self.transform(data), kwargs
+        check_is_fitted(self)
+        frame = _frame(data, self._parse())
+        self._check_columns(frame, named.values(), "arguments")
+        return self.transform(frame), {**kwargs, **{k: frame[v].to_numpy()
+                                                    for k, v in named.items()}}
+
     # ------------------------------------------------------------- delegates
     @_if_has("predict")
     def predict(self, data: Any, **kwargs: Any) -> Any:
-        """The estimator's ``predict`` on the design of ``data``."""
-        return self.estimator_.predict(self.transform(data), **kwargs)
+        """The estimator's ``predict`` on the design of ``data`` (``offset=``,
+        ``exposure=``: arrays, or the names of columns of ``data``)."""
+        design, kwargs = self._design_and_rows(data, kwargs)
+        return self.estimator_.predict(design, **kwargs)
 
     @_if_has("predict_proba")
     def predict_proba(self, data: Any) -> Any:
@@ -368,8 +388,10 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
 
     @_if_has("predict_interval")
     def predict_interval(self, data: Any, *args: Any, **kwargs: Any) -> Any:
-        """The estimator's prediction intervals on the design of ``data``."""
-        return self.estimator_.predict_interval(self.transform(data), *args, **kwargs)
+        """The estimator's prediction intervals on the design of ``data`` (``offset=``,
+        ``exposure=``: arrays, or the names of columns of ``data``)."""
+        design, kwargs = self._design_and_rows(data, kwargs)
+        return self.estimator_.predict_interval(design, *args, **kwargs)
 
     @_if_has("summary")
     def summary(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
@@ -392,7 +414,8 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         if data is None:
             return self.estimator_.marginal_effects(*args, **kwargs)
-        return self.estimator_.marginal_effects(self.transform(data), *args, **kwargs)
+        design, kwargs = self._design_and_rows(data, kwargs)
+        return self.estimator_.marginal_effects(design, *args, **kwargs)
 
     @_if_has("score")
     def score(self, data: Any, y: Any = None, **kwargs: Any) -> float:
@@ -404,7 +427,8 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
             if not hasattr(parsed, "lhs"):
                 raise ValueError("a one-sided formula needs y to score")
             y = self._response(frame, parsed.lhs)
-        return float(self.estimator_.score(self.transform(frame), y, **kwargs))
+        design, kwargs = self._design_and_rows(frame, kwargs)
+        return float(self.estimator_.score(design, y, **kwargs))
 
     @property
     def classes_(self) -> np.ndarray:

@@ -1,6 +1,10 @@
 """Model files of the GLM regressors: ``problin.save`` and ``problin.load`` round trips of
 each one (fitted with an offset, an exposure or trials, and inside a ``Formula``) predict
 bit-identically, and keep the fitted statistics and the summary."""
+import hashlib
+import json
+import zipfile
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +21,8 @@ from problin import (
     PoissonRegression,
     TweedieRegression,
 )
+from problin._core.model.distributions import Tweedie
+from problin._core.model.exponential_family import family_to_params, make_family
 
 _RNG = np.random.default_rng(0)
 _N = 40
@@ -77,3 +83,28 @@ def test_saved_formula_of_a_glm_regressor_predicts_identically(tmp_path):
     assert_array_equal(back.predict(frame, exposure=frame["t"]),
                        model.predict(frame, exposure=frame["t"]))
     pd.testing.assert_frame_equal(back.summary(), model.summary())
+
+
+@pytest.mark.parametrize("family", [Tweedie(power=1.2),
+                                    make_family("negative_binomial", "sqrt", alpha=0.5)])
+def test_a_family_object_is_saved_as_data(family, tmp_path):
+    est = GLM(family=family).fit(_X, _COUNTS + 1.0)
+    path = tmp_path / "m.problin"
+    problin.save(est, path)
+    back = problin.load(path)
+    assert back.family == family and back.family is not family
+    assert_array_equal(back.predict(_X), est.predict(_X))
+    pd.testing.assert_frame_equal(back.summary(), est.summary())
+    # a family the file names wrongly (edited, re-signed) is refused by name
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    meta = json.loads(members["metadata.json"])
+    text = json.dumps(meta)
+    blob = text.replace(f'"name": "{family_to_params(family)["name"]}"', '"name": "bogus"')
+    assert blob != text
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, blob if name == "metadata.json" else data)
+        zf.comment = b"problin-model sha256=" + hashlib.sha256(blob.encode()).hexdigest().encode()
+    with pytest.raises(problin.ModelFileError, match="bad family .*unknown family"):
+        problin.load(path)

@@ -292,6 +292,9 @@ def _regressor_cases(P: Any) -> dict[str, tuple[Callable[[], Any], str]]:
             "frame")
         cases["pipeline_scaler_poisson"] = (lambda: make_pipeline(
             StandardScaler(), P.PoissonRegression(alpha=0.1)).fit(X, COUNT_Y), "X")
+        import scipy.sparse as sp
+        cases["poisson_sparse"] = (lambda: P.PoissonRegression().fit(
+            sp.csr_matrix(X), COUNT_Y, exposure=EXPOSURE), "X")
     return cases
 
 
@@ -306,12 +309,16 @@ def _dask_cases() -> dict[str, tuple[Callable[[], Any], str]]:
     yb = da.from_array(BINARY.astype(str), chunks=13)
     y3 = da.from_array(THREE.astype(str), chunks=13)
     td = da.from_array(T, chunks=13)
-    return {
+    cases = {
         "dask_logistic_binary": (lambda: P.LogisticRegression(alpha=0.1).fit(Xd, yb), "X"),
         "dask_logistic_softmax": (lambda: P.LogisticRegression().fit(Xd, y3), "X"),
         "dask_linear": (lambda: P.LinearRegression().fit(Xd, td), "X"),
         "dask_bayes_logistic": (lambda: P.BayesianLogisticRegression().fit(Xd, yb), "X"),
     }
+    if hasattr(P, "GammaRegression"):
+        cases["dask_gamma"] = (lambda: P.GammaRegression().fit(
+            Xd, da.from_array(POSITIVE_Y, chunks=13)), "X")
+    return cases
 
 
 def _probe(kind: str) -> Any:

@@ -27,7 +27,7 @@ from .._frames import encode_frame
 from .._params import validate_params
 from .._source import ClassifierRows, data_source
 from .._state import AllOrNothingFit
-from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
+from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
 from ._diagnostics import (
@@ -65,7 +65,7 @@ NEWTON_MAX_PARAMS = 1000
 _IN_MEMORY_ONLY = "Dask input supports cov_type='nonrobust' without offset only"
 
 
-class GLMClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstimator):
     """GLM classifier ``p(y | x) = F(b + x^T w)`` with a Gaussian prior on ``w``.
 
     Each fit produces one :class:`~problin.glm.result.GLMFit` (kept as ``_result``);

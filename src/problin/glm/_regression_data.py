@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.model.distributions import Binomial, binomial_proportions, offending_rows
+from .._core.model.distributions import offending_rows
 from .._core.validation import check_sample_weight
 from .interval import check_offset
 
@@ -115,12 +115,8 @@ def regression_data(family: Any, y: Any, n_rows: int, sample_weight: Any = None,
     frequency = check_sample_weight(sample_weight, n_rows)
     variance = check_positive("var_weights", var_weights, n_rows, allow_zero=True)
     n_trials = None
-    if trials is not None:
-        if not isinstance(family.distribution, Binomial):
-            raise ValueError(f"trials are the binomial's: the {family.distribution.name} "
-                             "family has none (fit(X, successes, trials=n) with the binomial "
-                             "family)")
-        y, n_trials = binomial_proportions(y, _vector("trials", trials, n_rows))
+    if trials is not None:  # (the family's: a ValueError where it has no trials)
+        y, n_trials = family.from_trials(y, _vector("trials", trials, n_rows))
     family.check_y(y)
     off = check_offset(offset, n_rows)
     if exposure is not None:

@@ -11,12 +11,23 @@ information by default, whose inverse is what statsmodels' ``GLM`` (IRLS) and R'
 import warnings
 from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
 from .._core.linalg import solve_psd
-from ..exceptions import ConvergenceWarning
+from .._core.model.boundary import boundary_rows
+from .._core.model.separation import LP_MAX_SIZE
+from ..exceptions import ConvergenceWarning, PerfectFitWarning
 from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_affordable
 from .inference import parameter_names
 
-__all__ = ["regression_diagnosis", "converged_within"]
+__all__ = ["boundary_fit", "regression_diagnosis", "converged_within"]
+
+# A row at an end of the mean's range whose unit deviance is below this is fitted at
+# that end (the classifiers' threshold on a row's loss, doubled: the deviance is twice
+# the loss): the sign that some coefficients run off to infinity.
+_AT_END = 2e-7
 
 
 def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bool:
@@ -32,12 +43,52 @@ def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bo
     return rank == H.shape[0] and float(g @ step) / (2.0 * unit) <= tol * tol
 
 
-def regression_diagnosis(est: Any, objective: Any, result: Any,
-                         hessian: Any = None) -> Diagnosis:
+def boundary_fit(est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None:
+    """The rows fitted at an end of the mean's range along a direction of the
+    coefficients that moves no other row (:mod:`problin._core.model.boundary`: zero
+    counts, proportions of 0 or 1), None where there are none. The linear program runs
+    only where some row at an end is fitted within ``_AT_END`` of it and the design is
+    small enough (the classifiers' ``LP_MAX_SIZE``); under a penalty only the intercept
+    is free to run off."""
+    family = objective.family
+    signs = family.boundary_signs(objective.y)
+    if signs is None or not signs.any():
+        return None
+    eta = result.eta if result.eta is not None else objective.linear_predictor(result.theta)
+    if objective.offset is not None:
+        eta = eta + objective.offset
+    sw = objective.sample_weight
+    used = np.ones(signs.size, dtype=bool) if sw is None else sw > 0
+    with np.errstate(all="ignore"):  # (means that under- or overflow are at the ends)
+        d = family.unit_deviance(objective.y, family.mean(eta))
+    design = objective.design
+    if not np.any(used & (signs != 0) & (d < _AT_END)) \
+            or design.n_samples * design.n_params > LP_MAX_SIZE:
+        return None
+    if est.alpha > 0 and not design.intercept:
+        return None
+    rows = np.flatnonzero(used)
+    if sp.issparse(design.X):  # (the LP takes the sparse rows; the scaling changes nothing)
+        X = design.X[rows]
+        if design.intercept:
+            X = sp.hstack([np.ones((rows.size, 1)), X], format="csr")
+    else:
+        X = design.dense_rows(rows)
+    found = boundary_rows(X[:, :1] if est.alpha > 0 else X, signs[rows])
+    if not found.any():
+        return None
+    mask = np.zeros(signs.size, dtype=bool)
+    mask[rows[found]] = True
+    return mask
+
+
+def regression_diagnosis(est: Any, objective: Any, result: Any, hessian: Any = None,
+                         boundary: NDArray[np.bool_] | None = None) -> Diagnosis:
     """The unscaled covariance (the inverse of ``hessian``, the information at the answer,
     or of the objective's own; None where too costly), which parameters are identified,
-    and a ``ConvergenceWarning`` where the solver stopped early (nothing about
-    separation)."""
+    and a warning: a ``PerfectFitWarning`` where rows are fitted at the boundary of the
+    mean's range (``boundary``, :func:`boundary_fit`: the estimates diverge, which says
+    it all), else a ``ConvergenceWarning`` where the solver stopped early."""
     cov = identified = cov_z = theta = None
     if hessian is not None or hessian_affordable(objective.design.n_samples,
                                                  objective.n_params):
@@ -45,10 +96,23 @@ def regression_diagnosis(est: Any, objective: Any, result: Any,
         if H is None:
             H = objective.value_grad_hess(result.theta, result.eta)[2]
         cov, identified, cov_z = covariance(objective, H)
-        theta = _unidentified_held(est, lambda: parameter_names(est, objective.design.n_features),
-                                   result.theta, H, identified)
-    if not result.converged:
+        if boundary is None:  # (at the boundary the information fades for that reason)
+            theta = _unidentified_held(
+                est, lambda: parameter_names(est, objective.design.n_features), result.theta,
+                H, identified)
+    if boundary is not None:
+        used = boundary.size if objective.sample_weight is None \
+            else int(np.count_nonzero(objective.sample_weight))
+        warnings.warn(f"{type(est).__name__}: {int(boundary.sum())} of {used} rows are "
+                      "fitted at the boundary of the mean's range (zero counts by means "
+                      "tending to 0, proportions of 0 or 1) along a direction that changes "
+                      "no other row: the maximum-likelihood coefficients do not exist (they "
+                      "diverge; separated_ marks the rows). The returned coefficients are "
+                      "finite because the iteration stopped; drop or merge what isolates "
+                      "those rows, or set alpha > 0 (where the intercept alone runs off, "
+                      "every y is at the boundary).", PerfectFitWarning, stacklevel=6)
+    elif not result.converged:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
-                      stacklevel=4)
-    return Diagnosis(cov, identified, None, cov_z, theta)
+                      stacklevel=6)
+    return Diagnosis(cov, identified, boundary, cov_z, theta)

@@ -28,7 +28,6 @@ from sklearn.utils.validation import validate_data
 from .._core.blocks import iter_blocks
 from .._core.model.design import Design
 from .._core.extreme import row_quadratic_root
-from .._core.numerics import log_normal_pdf, log_sigmoid, probit_cdf, sigmoid
 from .._source import data_source
 from .._frames import encode_frame
 from .result import GLMFit
@@ -91,13 +90,11 @@ def probability_interval(family: Any, eta: NDArray[np.float64], se: NDArray[np.f
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     q = stats.norm.isf((1.0 - float(level)) / 2.0)
     mean = family.mean(eta)
-    log_density = log_sigmoid(eta) + log_sigmoid(-eta) if family.name == "logit" \
-        else log_normal_pdf(eta)
+    log_density = family.link_function.log_density(eta)  # (a BinaryLink's)
     with np.errstate(divide="ignore"):  # (se = 0: log 0 = -inf, exp(-inf) = 0)
         std_err = np.exp(log_density + np.log(se))
-    inverse = sigmoid if family.name == "logit" else probit_cdf
-    return pd.DataFrame({"mean": mean, "std_err": std_err,
-                         "ci_low": inverse(eta - q * se), "ci_high": inverse(eta + q * se)},
+    return pd.DataFrame({"mean": mean, "std_err": std_err, "ci_low": family.mean(eta - q * se),
+                         "ci_high": family.mean(eta + q * se)},
                         index=index)
 
 

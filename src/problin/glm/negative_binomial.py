@@ -32,13 +32,6 @@ from .result import GLMFit
 
 __all__ = ["NegativeBinomialRegression"]
 
-# The alternation's tolerance in log alpha. Below ~1e-8 the log-likelihood's change over
-# a Newton step is under its rounding, which update_alpha's ascent test then cannot
-# resolve: it stalls, halving its steps, for its 100 iterations (seen on 120 rows, alpha
-# 0.136). Alternation stops at 1e-6; _polish then takes plain Newton steps in log alpha.
-_ALPHA_TOL = 1e-6
-_POLISH_STEPS = 3
-
 
 @_doc
 class NegativeBinomialRegression(_OneFamily):
@@ -107,12 +100,9 @@ class NegativeBinomialRegression(_OneFamily):
 
         mu0 = poisson.mean(_eta(self._objective(design, poisson, data), theta))
         found = nb.fit_alpha(fit_mean, data.y,
-                             nb.moment_alpha(data.y, mu0, data.weights), data.weights,
-                             tol=_ALPHA_TOL)
+                             nb.moment_alpha(data.y, mu0, data.weights), data.weights)
         value = max(found.alpha, nb.ALPHA_FLOOR)
-        if found.converged:
-            value = _polish(data, fit_mean(value), value)
-        else:
+        if not found.converged:
             warnings.warn(f"{type(self).__name__}: alpha did not converge (alpha = "
                           f"{found.alpha:.4g}: {found.message}); the coefficients are those "
                           "at that alpha", ConvergenceWarning, stacklevel=4)
@@ -120,23 +110,6 @@ class NegativeBinomialRegression(_OneFamily):
         objective = self._objective(design, family, data)
         fit = self._solve(objective, family, data, theta0=theta, extra_params=1)
         return objective, _joint(fit, objective, data, value)
-
-
-def _polish(data: RegressionData, mu: Any, value: float) -> float:
-    """A few Newton steps in ``t = log alpha`` at the means ``mu`` from a converged
-    alternation (quadratic from there; no ascent test, which rounding cannot decide)."""
-    t = float(np.log(value))
-    for _ in range(_POLISH_STEPS):
-        alpha = float(np.exp(t))
-        _, s, s2 = nb.alpha_derivatives(data.y, mu, alpha, data.weights)
-        curv = alpha * s + alpha * alpha * s2
-        if not (curv < 0 and np.isfinite(curv)):
-            break
-        step = -alpha * s / curv
-        t += float(np.clip(step, -100 * _ALPHA_TOL, 100 * _ALPHA_TOL))
-        if abs(step) < 1e-13:
-            break
-    return float(np.exp(t))
 
 
 def _eta(objective: GLMObjective, theta: Any) -> Any:

@@ -17,7 +17,7 @@ from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.objective import PriorPrecision
 from .._core.types import FloatArray
 from .._source import ClassifierDesign, ClassifierRows
-from .._source.classifier_data import check_classifier_data
+from .._source.classifier_data import _plain_arrays, check_classifier_data  # noqa: F401
 from .statistics import null_log_likelihood, offset_null_log_likelihood
 
 __all__ = [

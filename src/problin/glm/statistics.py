@@ -136,11 +136,9 @@ def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_es
     else:
         phi = (deviance if scale == "dev" else pearson) / df_resid if df_resid > 0 else np.nan
     null = family.null_model(y, w, offset)
-    # statsmodels reports the Gaussian identity-link model's log-likelihood at the
-    # maximum-likelihood dispersion RSS / n (the concentrated likelihood, as least
-    # squares does), every other one at the estimated dispersion.
-    ll_scale = deviance / n_obs if family.name == "gaussian-identity" and scale is None \
-        else phi
+    # (the family's reporting convention: statsmodels' Gaussian identity-link model at the
+    # maximum-likelihood dispersion RSS / n, the concentrated likelihood of least squares)
+    ll_scale = family.log_likelihood_scale(phi, deviance, n_obs) if scale is None else phi
     ll = family.log_likelihood(y, mu, data.variance, data.frequency, ll_scale)
     ll0 = family.log_likelihood(y, null.mean, data.variance, data.frequency, phi)
     return {

@@ -5,19 +5,20 @@ Both return a :class:`TestResult`; they equal statsmodels' ``wald_test`` (with t
 """
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 import pandas as pd
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
+from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .constraints import parse_constraints
 
-__all__ = ["TestResult", "lr_test", "restriction_matrix", "table_names", "table_wald_test",
-           "wald_test"]
+__all__ = ["LikelihoodModel", "NestedFit", "TestResult", "lr_test", "restriction_matrix",
+           "table_names", "table_wald_test", "wald_test"]
 
 Restrictions = str | Sequence[str] | ArrayLike
 
@@ -188,20 +189,46 @@ def table_wald_test(table: pd.DataFrame, cov: ArrayLike, R: Restrictions,
                      table_names(table.index), R, q, use_f=use_f, df_resid=df_resid)
 
 
-def _penalty(model: Any) -> float:
+class NestedFit(Protocol):
+    """What :func:`lr_test` reads of a fitted model: its likelihood statistics, its
+    parameters (a penalty ``alpha`` is refused) and the reference distribution of its
+    tests (:class:`LikelihoodModel` gives the default)."""
+
+    n_obs_: float
+    df_resid_: float
+    log_likelihood_: float | None
+    deviance_: float
+    scale_: float
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+
+    def lr_reference(self) -> Literal["chi2", "F"]: ...
+
+
+class LikelihoodModel:
+    """The base of the estimators whose nested fits :func:`lr_test` compares: the
+    defaults of :class:`NestedFit`."""
+
+    def lr_reference(self) -> Literal["chi2", "F"]:
+        """The reference distribution of likelihood-ratio tests of this fit against a
+        nested one: chi² on ``2 (l_full - l_restricted)`` (Wilks 1938). The GLM
+        regressors whose dispersion is estimated say F (on the deviances)."""
+        return "chi2"
+
+
+def _penalty(model: NestedFit) -> float:
     return float(model.get_params().get("alpha", 0.0) or 0.0)
 
 
-def _fitted(model: Any, name: str) -> float:
+def _fitted(model: NestedFit, value: float | None, name: str) -> float:
     """A likelihood statistic of ``model``, or a clear error for a fit without one."""
-    value = getattr(model, name, None)
     if value is None:
         raise ValueError(f"{type(model).__name__} has no {name} for this fit (e.g. several "
                          "outputs): lr_test needs one maximum-likelihood fit of each model")
     return float(value)
 
 
-def _f_test(restricted: Any, full: Any, df: float) -> TestResult:
+def _f_test(restricted: NestedFit, full: NestedFit, df: float) -> TestResult:
     """The F test of nested GLMs whose dispersion is estimated: ``F = (D_r - D_f) /
     (df phi_f)`` on ``(df, df_resid_f)`` degrees of freedom, ``phi_f`` the full model's
     dispersion (McCullagh & Nelder 1989, §8.4.3; R's ``anova(..., test="F")``)."""
@@ -209,17 +236,17 @@ def _f_test(restricted: Any, full: Any, df: float) -> TestResult:
         raise ValueError(f"the restricted model must have fewer parameters than the full "
                          f"model (df_resid_ {restricted.df_resid_:g} vs {full.df_resid_:g}): "
                          "pass lr_test(restricted, full)")
-    change = _fitted(restricted, "deviance_") - _fitted(full, "deviance_")
+    change = float(restricted.deviance_) - float(full.deviance_)
     if change < -1e-8 * max(1.0, abs(full.deviance_)):
         raise ValueError(f"the restricted model fits better than the full one (deviance "
                          f"{restricted.deviance_:.6g} < {full.deviance_:.6g}): the models are "
                          "not nested")
-    df_resid = _fitted(full, "df_resid_")
-    F = max(change, 0.0) / (df * _fitted(full, "scale_"))
+    df_resid = float(full.df_resid_)
+    F = max(change, 0.0) / (df * float(full.scale_))
     return TestResult(F, df, float(stats.f.sf(F, df, df_resid)), df_resid, "F")
 
 
-def lr_test(restricted: Any, full: Any) -> TestResult:
+def lr_test(restricted: NestedFit, full: NestedFit) -> TestResult:
     r"""Likelihood-ratio test of a restricted fit against the full fit it is nested in.
 
     .. math::
@@ -268,21 +295,33 @@ def lr_test(restricted: Any, full: Any) -> TestResult:
     if _penalty(restricted) > 0 or _penalty(full) > 0:
         raise ValueError("lr_test needs maximum-likelihood fits (alpha=0): a penalised "
                          "log-likelihood does not give a chi-squared statistic")
-    n_r, n_f = _fitted(restricted, "n_obs_"), _fitted(full, "n_obs_")
+    try:
+        return _lr_test(restricted, full)
+    except AttributeError as exc:  # (a fit without the statistics: several outputs)
+        model = full if exc.obj is full else restricted
+        raise ValueError(f"{type(model).__name__} has no {exc.name} for this fit (e.g. "
+                         "several outputs): lr_test needs one maximum-likelihood fit of each "
+                         "model") from None
+
+
+def _lr_test(restricted: NestedFit, full: NestedFit) -> TestResult:
+    n_r, n_f = float(restricted.n_obs_), float(full.n_obs_)
     if n_r != n_f:
         raise ValueError(f"the fits are on different numbers of observations "
                          f"({n_r:g} and {n_f:g}): they are not nested")
-    if not np.array_equal(np.asarray(getattr(restricted, "classes_", [])),
-                          np.asarray(getattr(full, "classes_", []))):
-        raise ValueError("the fits have different classes_: they are not nested")
-    df = _fitted(restricted, "df_resid_") - _fitted(full, "df_resid_")
-    if bool(getattr(full, "scale_estimated_", False)):  # a GLM regressor's attribute
+    if is_classifier(full):  # (fits of the same outcomes: a classifier's classes_)
+        labels_r, labels_f = cast(Any, restricted).classes_, cast(Any, full).classes_
+        if not np.array_equal(np.asarray(labels_r), np.asarray(labels_f)):
+            raise ValueError("the fits have different classes_: they are not nested")
+    df = float(restricted.df_resid_) - float(full.df_resid_)
+    if full.lr_reference() == "F":  # (an estimated dispersion)
         return _f_test(restricted, full, df)
     if not df > 0:
         raise ValueError(f"the restricted model must have fewer parameters than the full "
                          f"model (df_resid_ {restricted.df_resid_:g} vs {full.df_resid_:g}): "
                          "pass lr_test(restricted, full)")
-    ll_r, ll_f = _fitted(restricted, "log_likelihood_"), _fitted(full, "log_likelihood_")
+    ll_r = _fitted(restricted, restricted.log_likelihood_, "log_likelihood_")
+    ll_f = _fitted(full, full.log_likelihood_, "log_likelihood_")
     statistic = 2.0 * (ll_f - ll_r)
     if statistic < -1e-8 * max(1.0, abs(ll_f)):
         raise ValueError(f"the restricted model fits better than the full one (log-likelihood "

@@ -113,6 +113,12 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
                      f"{OVERDISPERSION_RATIO:g}); the {family} variance understates the "
                      "data's and the standard errors are too small. Consider scale='X2', "
                      "cov_type='HC0' or a negative binomial model.")
+    boundary = int(table.attrs.get("boundary_rows", 0))
+    if boundary:
+        notes.append(f"{boundary} rows are fitted at the boundary of the mean's range (zero "
+                     "counts, proportions of 0 or 1) by coefficients that diverge: the "
+                     "maximum-likelihood estimates do not exist, and the standard errors of "
+                     "the coefficients that isolate those rows are meaningless.")
     if alpha > 0:
         notes.append(f"Penalised fit (alpha={alpha:g}): AIC and BIC omitted.")
     return format_summary(f"{name} results", left, right, table, notes)

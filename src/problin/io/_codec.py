@@ -3,7 +3,8 @@
 Values: None, bool, int, str and finite floats as themselves; non-finite floats as
 ``{"$float": "nan"}``; arrays (object arrays of strings as unicode, flagged) and numpy scalars
 as references to ``.npy`` members; tuples, dicts and ``RandomState`` tagged; estimators as
-``{"$estimator": name, "schema": version, "params": ..., "state": ..., "internal": ...}``
+``{"$estimator": name, "schema": version, "params": ..., "state": ..., "internal": ...}``,
+a GLM's distribution or family object as ``{"$family": {"name": ..., parameters, "link": ...}}``
 and problin's internal dataclasses as ``{"$record": name, "schema": version, "fields":
 ...}``, with every name looked up in a fixed whitelist. Private state and record fields
 are stored under the stable names of :mod:`._schema`, never as the attributes are called
@@ -23,6 +24,9 @@ from .. import bayesian, decision, discriminant, glm, linear_model, naive_bayes
 from .._core.moments.class_stats import ClassStats
 from .._dask.chunks import is_dask
 from .._core.moments.least_squares import Moments
+from .._core.model.distributions import Distribution
+from .._core.model.exponential_family import (ExponentialFamily, family_from_params,
+                                              family_to_params)
 from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
 from ..formula import INTERCEPT, Formula
@@ -130,6 +134,11 @@ class Encoder:
             return {"$dict": {k: self.value(e, f"{where}[{k!r}]") for k, e in v.items()}}
         if isinstance(v, np.random.RandomState):
             return {"$random_state": self.value(v.get_state(), where)}
+        if isinstance(v, (Distribution, ExponentialFamily)):  # GLM(family=...): as data
+            try:
+                return {"$family": family_to_params(v)}
+            except TypeError as exc:
+                raise TypeError(f"cannot save {where}: {exc}") from None
         name = name_of(v, self.estimators)
         if name is not None:
             return self.estimator(v, name, where)
@@ -210,6 +219,11 @@ class Decoder:
             except (TypeError, ValueError, IndexError) as exc:
                 self.fail(where, f"bad random state ({exc})")
             return rs
+        if "$family" in node:
+            try:
+                return family_from_params(self.check(node["$family"], dict, where))
+            except ValueError as exc:
+                self.fail(where, f"bad family ({exc})")
         if "$record" in node:
             return self.record(node, where)
         if "$estimator" in node:

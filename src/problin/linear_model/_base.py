@@ -27,11 +27,12 @@ from .._frames import encode_frame
 from .._params import validate_params
 from .._state import AllOrNothingFit
 from ..exceptions import CollinearityWarning, NumericalWarning
+from ..inference.hypothesis import LikelihoodModel
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
 
 
-class LinearRegressorBase(AllOrNothingFit, RegressorMixin, BaseEstimator):
+class LinearRegressorBase(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimator):
     """Validation and ``predict`` of ``y(x) = W x + b``; ``t`` 1-D or 2-D (K outputs)."""
 
     def _check_data(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None, reset: bool,

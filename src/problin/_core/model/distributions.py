@@ -44,13 +44,17 @@ def offending_rows(bad: BoolArray, values: FloatArray, what: str, shown: int = 5
     return listed + more
 
 
+_VECTORISED_FROM = 10_000  # values: kl_div and log_factorial's own kernels pay from here
+
+
 def kl_div(a: FloatArray | float, b: FloatArray | float) -> FloatArray:
     """scipy's ``kl_div(a, b) = a log(a / b) - a + b`` (``b`` at ``a = 0``; ``inf`` below
     ``a = 0`` or at ``b = 0 < a``), by numpy's vectorised logarithm in the same order of
     operations: scipy's ufunc loop costs ~30 ns a value, this ~12 (1e6 rows: the Poisson
     and Gamma derivatives of every Newton pass, and the deviances). Non-finite rows
-    (outside the domain, NaN) are scipy's."""
-    if np.ndim(a) == 0 and np.ndim(b) == 0:
+    (outside the domain, NaN) are scipy's, and so are small arrays (below ~10,000 values
+    the few numpy calls here cost more than scipy's loop)."""
+    if max(np.size(a), np.size(b)) < _VECTORISED_FROM:
         return special.kl_div(a, b)
     a, b = np.broadcast_arrays(_float(a), _float(b))
     with np.errstate(all="ignore"):
@@ -66,10 +70,10 @@ def kl_div(a: FloatArray | float, b: FloatArray | float) -> FloatArray:
 
 
 def log_factorial(y: FloatArray) -> FloatArray:
-    """``log y! = gammaln(y + 1)``; for counts (whole ``0 <= y < len(y)``) from a table of
-    ``gammaln(k + 1)``, the same numbers: scipy's gammaln costs ~100 ns a value."""
+    """``log y! = gammaln(y + 1)``; for many counts (whole ``0 <= y < len(y)``) from a
+    table of ``gammaln(k + 1)``, the same numbers: scipy's gammaln costs ~100 ns a value."""
     y = _float(y)
-    if y.ndim and y.size:
+    if y.ndim and y.size >= _VECTORISED_FROM:
         low, top = float(y.min()), float(y.max())
         if 0.0 <= low and top < y.size:  # (NaN fails both)
             k = y.astype(np.intp)
@@ -152,8 +156,33 @@ class Distribution:
         return self.clip_mean((y + y.mean()) / 2.0)
 
     def pearson_residual_squared(self, y: FloatArray, mu: FloatArray) -> FloatArray:
-        """``(y - mu)² / V(mu)`` per row."""
-        return np.square(y - mu) / self.variance(mu)
+        """``(y - mu)² / V(mu)`` per row; 0 where ``y = mu`` at an end of the range, where
+        ``V = 0`` (the limit: a zero count fitted by a mean rounded to 0)."""
+        r2 = np.square(y - mu)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = r2 / self.variance(mu)
+        if not np.isfinite(np.add.reduce(out)):
+            out = np.where(r2 == 0, 0.0, out)
+        return out
+
+    def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
+        """The dispersion at which the reported log-likelihood is evaluated where it is
+        not the estimated one (the concentrated likelihood of statsmodels' Gaussian
+        with the identity link); None: at the estimated dispersion."""
+        return None
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(y, variance weights)`` of successes out of ``trials`` (``fit(X, successes,
+        trials=n)``): a ValueError where the distribution has no trials."""
+        raise ValueError(f"trials are the binomial's: the {self.name} family has none "
+                         "(fit(X, successes, trials=n) with the binomial family)")
+
+    def to_params(self) -> dict[str, str | float]:
+        """The distribution as data: its ``name`` and numeric parameters (a model file
+        stores this; :func:`make_distribution` ``(**params)`` rebuilds it)."""
+        return {"name": self.name, **{k: float(v) for k, v in sorted(vars(self).items())
+                                      if k != "variance_power"}}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -186,6 +215,11 @@ class Gaussian(Distribution):
                        scale: float = 1.0) -> FloatArray:
         w = _float(var_weights)
         return -0.5 * (w * np.square(_float(y) - mu) / scale + np.log(scale / w) + _LOG_2PI)
+
+    def profile_scale(self, link: str, deviance: float, n_obs: float) -> float | None:
+        # statsmodels' GLM reports least squares' log-likelihood, the scale profiled out
+        # at RSS / n (as LinearRegression's), for the identity link only
+        return deviance / n_obs if link == "identity" else None
 
 
 class Poisson(Distribution):
@@ -304,8 +338,10 @@ class Tweedie(Distribution):
 
     def unit_deviance(self, y: FloatArray, mu: FloatArray) -> FloatArray:
         p, y = self.power, _float(y)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0: y = 0 has 0 here)
+            cross = np.where(y > 0, y * _float(mu) ** (1.0 - p), 0.0)
         return 2.0 * (y ** (2.0 - p) / ((1.0 - p) * (2.0 - p))
-                      - y * mu ** (1.0 - p) / (1.0 - p) + mu ** (2.0 - p) / (2.0 - p))
+                      - cross / (1.0 - p) + mu ** (2.0 - p) / (2.0 - p))
 
     def log_likelihood(self, y: FloatArray, mu: FloatArray,
                        var_weights: FloatArray | float = 1.0,
@@ -313,9 +349,10 @@ class Tweedie(Distribution):
         p, y = self.power, _float(y)
         phi = np.broadcast_to(scale / _float(var_weights), y.shape)
         mu = np.broadcast_to(_float(mu), y.shape)
-        theta = mu ** (1.0 - p) / (1.0 - p)
-        kappa = mu ** (2.0 - p) / (2.0 - p)
-        out = (y * theta - kappa) / phi
+        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0 at y = 0: -kappa)
+            theta = mu ** (1.0 - p) / (1.0 - p)
+            kappa = mu ** (2.0 - p) / (2.0 - p)
+            out = (np.where(y > 0, y * theta, 0.0) - kappa) / phi
         pos = y > 0
         if pos.any():
             a = (2.0 - p) / (1.0 - p)  # negative
@@ -365,6 +402,12 @@ class Binomial(Distribution):
     def start_mean(self, y: FloatArray) -> FloatArray:
         """``(y + 1/2) / 2`` (statsmodels' binomial ``starting_mu``)."""
         return (_float(y) + 0.5) / 2.0
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(successes / trials, trials)``: proportions weighted by their trials
+        (:func:`binomial_proportions`, which checks them)."""
+        return binomial_proportions(successes, trials)
 
 
 class Bernoulli(Binomial):

@@ -34,13 +34,13 @@ import numpy as np
 from scipy import special
 
 from ..types import FloatArray
-from .distributions import (Bernoulli, Binomial, Distribution, Gaussian, NegativeBinomial,
-                            kl_div, make_distribution)
+from .distributions import (DISTRIBUTIONS, Bernoulli, Binomial, Distribution, Gaussian,
+                            NegativeBinomial, kl_div, make_distribution)
 from .family_statistics import FamilyStatistics, NullModel
-from .links import BinaryLink, Link, make_link
+from .links import LINKS, BinaryLink, Link, make_link
 
 __all__ = ["Family", "FamilyBase", "ParameterLayout", "ExponentialFamily", "make_family",
-           "check_information", "NullModel"]
+           "check_information", "NullModel", "family_to_params", "family_from_params"]
 
 Rows = tuple[FloatArray, FloatArray, FloatArray]  # per-row (loss, g, h), unweighted
 
@@ -285,6 +285,14 @@ class ExponentialFamily(FamilyStatistics, FamilyBase):
     def __repr__(self) -> str:
         return f"ExponentialFamily({self.distribution!r}, {self.link_function!r})"
 
+    def __eq__(self, other: object) -> bool:  # (a GLM's family parameter, compared as data)
+        return type(other) is type(self) and isinstance(other, ExponentialFamily) \
+            and other.distribution == self.distribution \
+            and other.link_function == self.link_function
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.distribution, self.link_function))
+
 
 def make_family(family: str | Distribution, link: str | Link | None = None,
                 **parameters: float) -> ExponentialFamily:
@@ -305,3 +313,38 @@ def make_family(family: str | Distribution, link: str | Link | None = None,
         raise ValueError(f"the {link!r} link is not defined for the {dist.name} family; "
                          f"its links are {', '.join(dist.links)}")
     return ExponentialFamily(dist, make_link(link) if isinstance(link, str) else link)
+
+
+def family_to_params(family: Distribution | ExponentialFamily) -> dict[str, str | float]:
+    """A distribution or a composed family as data: the distribution's name and numeric
+    parameters (:meth:`Distribution.to_params`), and ``"link"``'s name for a family
+    (``{"name": "tweedie", "power": 1.2, "link": "log"}``); what a model file stores of
+    ``GLM(family=...)``. Only problin's own classes (a subclass may behave otherwise
+    under the same name): a TypeError for others."""
+    if isinstance(family, ExponentialFamily) and type(family) is ExponentialFamily:
+        link = family.link_function
+        if type(link) is not LINKS.get(link.name):
+            raise TypeError(f"the link {link!r} is not one of problin's links")
+        return {**family_to_params(family.distribution), "link": link.name}
+    if isinstance(family, ExponentialFamily) or type(family) is not DISTRIBUTIONS.get(family.name):
+        raise TypeError(f"{family!r} is not one of problin's distributions or families")
+    return family.to_params()
+
+
+def family_from_params(params: dict[str, object]) -> Distribution | ExponentialFamily:
+    """The object :func:`family_to_params` described; a ValueError for an unknown name or
+    link, or parameters the distribution does not take."""
+    rest = dict(params)
+    name, link = rest.pop("name", None), rest.pop("link", None)
+    numbers = {k: float(v) for k, v in rest.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if not isinstance(name, str) or not (link is None or isinstance(link, str)) \
+            or len(numbers) != len(rest):
+        raise ValueError(f"a family is a name, numeric parameters and a link name, got "
+                         f"{params!r}")
+    try:
+        dist = make_distribution(name, **numbers)
+    except TypeError as exc:
+        raise ValueError(f"the {name} distribution does not take {sorted(numbers)} ({exc})"
+                         ) from None
+    return dist if link is None else make_family(dist, link)

@@ -9,6 +9,7 @@ statistics weigh row ``i`` by their product, the log-likelihood is
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import optimize, special
 
 from ..types import FloatArray
@@ -93,6 +94,42 @@ class FamilyStatistics:
                                               1.0 if var_weights is None else var_weights,
                                               scale)
         return float(np.sum(ll if freq_weights is None else freq_weights * ll))
+
+    def log_likelihood_scale(self, phi: float, deviance: float, n_obs: float) -> float:
+        """The dispersion at which the fit's log-likelihood is reported: the estimate
+        ``phi``, or the distribution's profiled one (the Gaussian with the identity link:
+        ``RSS / n``, as statsmodels' ``GLM`` and least squares report it)."""
+        profiled = self.distribution.profile_scale(self.link_function.name, deviance, n_obs)
+        return phi if profiled is None else profiled
+
+    def from_trials(self, successes: FloatArray, trials: FloatArray
+                    ) -> tuple[FloatArray, FloatArray]:
+        """``(y, variance weights)`` of successes out of trials (the binomial's; a
+        ValueError for the distributions without trials)."""
+        return self.distribution.from_trials(successes, trials)
+
+    def boundary_signs(self, y: FloatArray) -> NDArray[np.int8] | None:
+        """Per row -1 where ``y`` lies at the lower end of the mean's range and the link
+        reaches that end only as ``eta -> -inf`` (the log link's 0, a binary link's 0),
+        +1 likewise at the upper end (a binary link's 1, as ``eta -> +inf``), else 0
+        (:mod:`~problin._core.model.boundary`). None where the link reaches neither end
+        in a limit (the identity's and the square root's ends are at a finite ``eta``):
+        no fit runs off there. (The links with unbounded ``eta`` that map onto an end
+        of the range are increasing.)"""
+        dist, link = self.distribution, self.link_function
+        low = bool(np.isfinite(dist.mean_low)) and link.mean_low == dist.mean_low \
+            and link.eta_low == -np.inf
+        high = bool(np.isfinite(dist.mean_high)) and link.mean_high == dist.mean_high \
+            and link.eta_high == np.inf
+        if not (low or high):
+            return None
+        y = np.asarray(y, dtype=np.float64)
+        signs = np.zeros(y.size, dtype=np.int8)
+        if low:
+            signs[y == dist.mean_low] = -1
+        if high:
+            signs[y == dist.mean_high] = 1
+        return signs
 
     # -- dispersion -----------------------------------------------------------------
     def dispersion(self, y: FloatArray, mu: FloatArray, var_weights: FloatArray | None = None,

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from ..numerics import inverse_mills, probit_curvature
+from ..numerics import inverse_mills, log_normal_pdf, probit_curvature
 from ..types import FloatArray
 
 __all__ = ["Link", "BinaryLink", "Identity", "Log", "Logit", "Probit", "CLogLog", "LogLog",
@@ -218,6 +218,14 @@ class BinaryLink(Link):
         """``F'(eta)² / (F (1 - F))``: one trial's expected information."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def log_density(self, eta: FloatArray) -> FloatArray:
+        """``log F'(eta)``, the log of ``d mu / d eta`` (``log F + log(d log F / d eta)``;
+        ``-inf`` where it underflows): a probability's delta-method standard error in
+        logs, finite far from the data."""
+        lf, d1, _ = self.log_cdf(eta)
+        with np.errstate(divide="ignore"):
+            return lf + np.log(d1)
+
 
 class Logit(BinaryLink):
     name = "logit"
@@ -248,6 +256,10 @@ class Logit(BinaryLink):
         eta = _float(eta)
         return special.expit(eta) * special.expit(-eta)
 
+    def log_density(self, eta: FloatArray) -> FloatArray:
+        eta = _float(eta)
+        return special.log_expit(eta) + special.log_expit(-eta)
+
 
 class Probit(BinaryLink):
     name = "probit"
@@ -273,6 +285,9 @@ class Probit(BinaryLink):
     def fisher(self, eta: FloatArray) -> FloatArray:
         eta = _float(eta)
         return inverse_mills(eta) * inverse_mills(-eta)
+
+    def log_density(self, eta: FloatArray) -> FloatArray:
+        return log_normal_pdf(eta)
 
 
 class CLogLog(BinaryLink):

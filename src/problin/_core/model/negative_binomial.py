@@ -141,13 +141,20 @@ def update_alpha(y: FloatArray, mu: FloatArray, alpha0: float,
         step = float(np.clip(step, -_MAX_LOG_STEP, _MAX_LOG_STEP))
         if newton and abs(step) < tol:
             return AlphaFit(alpha, True, it, ll, s, "converged")
+        full = step
         for _ in range(60):
-            new = alpha_derivatives(y, mu, float(np.exp(t + step)), w)
-            if new[0] >= ll:
+            trial = float(np.exp(t + step))
+            new = alpha_derivatives(y, mu, trial, w)
+            # A step is taken where the likelihood rises or, for a Newton step, where the
+            # score falls in size: near the maximum the rise (~ step² |curv| / 2) is
+            # below the likelihood's rounding, which decides nothing there (a tie taken
+            # as a rise stalled the iteration for its 100 steps), and the score keeps
+            # its digits.
+            if new[0] > ll or (newton and abs(trial * new[1]) < abs(grad)):
                 break
             step *= 0.5
         else:
-            converged = newton and abs(step) < 1e-6
+            converged = newton and abs(full) < 1e-6
             return AlphaFit(alpha, converged, it, ll, s,
                             "converged (the likelihood is flat at its rounding)" if converged
                             else "no step increased the likelihood")
