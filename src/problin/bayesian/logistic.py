@@ -299,9 +299,10 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
         return family.predictors(mu), family.predictors(var)
 
     def _fitted_family(self) -> ClassFamily:
-        """The family of the fitted classes (all K blocks free for softmax: the prior
-        identifies them), whose layout answers the predictions' shapes."""
-        return class_family(_LOGIT, self.classes_.size, contrast=False)
+        """The family of the fitted classes (for softmax all K blocks, which the prior
+        identifies), whose layout answers the predictions' shapes."""
+        K = self.classes_.size
+        return class_family(_LOGIT, K, contrast=self._result.n_blocks < K)
 
     @lazy_on_dask(columns=lambda self: self._fitted_family().score_columns)
     def decision_function(self, X: Any) -> Any:
