@@ -94,8 +94,8 @@ class Posterior:
     sampler: str | None = None
 
 
-def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha: float, *, tol: float,
-            max_iter: int, theta0: FloatArray | None = None) -> Posterior:
+def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha: float, *,
+            tol: float, max_iter: int, theta0: FloatArray | None = None) -> Posterior:
     """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``.
 
     For softmax (all K blocks free) the intercepts' common shift is seen by
@@ -257,8 +257,8 @@ class LazyProgress:
             self.bar.close()
 
 
-def mcmc(rows: ClassifierRows, start: Posterior, *, n_chains: int, n_samples: int, rng: np.random.Generator,
-         progress: bool) -> Posterior:
+def mcmc(rows: ClassifierRows, start: Posterior, *, n_chains: int, n_samples: int,
+         rng: np.random.Generator, progress: bool) -> Posterior:
     """Exact posterior draws, with R-hat and bulk ESS.
 
     Adaptive independence Metropolis-Hastings (``_core.mcmc``), the proposal
