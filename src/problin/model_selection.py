@@ -207,7 +207,7 @@ def _glm_log_density(model: Any, X: Any, y: np.ndarray) -> np.ndarray:
     ``model``): its family at the fitted mean, dispersion ``scale_`` (and, for the
     negative binomial, ``alpha_``), with every normalising constant."""
     est = model[-1]
-    family = est._make_family()  # the fitted family (NB: at alpha_)
+    family = est.get_family()  # the fitted family (NB: at alpha_)
     mu = np.asarray(model.predict(X), dtype=np.float64)
     return np.asarray(family.distribution.log_likelihood(y, mu, 1.0, float(est.scale_)))
 

@@ -140,6 +140,8 @@ def test_successes_above_trials_and_bad_trials():
         BinomialRegression().fit(X, y, trials=trials)
     with pytest.raises(ValueError, match="trials are the binomial's"):
         PoissonRegression().fit(X, y, trials=y + 1)
+    with pytest.raises(ValueError, match=r"proportions .*trials=n\)\): y\[0\] = "):
+        BinomialRegression().fit(X, y + 1.0)  # (counts without their trials)
 
 
 def test_non_positive_exposure_and_exposure_without_log_link():
@@ -150,6 +152,8 @@ def test_non_positive_exposure_and_exposure_without_log_link():
         PoissonRegression().fit(X, y, exposure=exposure)
     with pytest.raises(ValueError, match="needs the log link"):
         PoissonRegression("sqrt").fit(X, y, exposure=np.ones(y.size))
+    with pytest.raises(ValueError, match="needs the log link"):  # (at prediction too)
+        PoissonRegression("sqrt").fit(X, y).predict(X, exposure=np.ones(y.size))
 
 
 def test_power_outside_one_two_and_undefined_link():

@@ -8,14 +8,17 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 from numpy.testing import assert_allclose
+from sklearn.exceptions import NotFittedError
 from tests.glm.test_glm_regression import _cpunish, _scotland, _sm_fit
 
 from problin import (
     GLM,
     BinomialRegression,
+    ConvergenceWarning,
     Formula,
     LinearRegression,
     LogisticRegression,
+    NegativeBinomialRegression,
     PerfectFitWarning,
     PoissonRegression,
     SeparationWarning,
@@ -51,6 +54,7 @@ class _Grouped(Distribution):
     log_likelihood = Binomial.log_likelihood
     start_mean = Binomial.start_mean
     from_trials = Binomial.from_trials
+    has_trials = True
 
 
 def test_a_renamed_gaussian_reports_the_concentrated_log_likelihood():
@@ -113,6 +117,10 @@ def test_formula_predictions_read_offset_and_exposure_columns():
         X[["INCOME", "SOUTH"]], at="mean", offset=arrays["offset"])["dy/dx"], rtol=1e-12)
     with pytest.raises(ValueError, match="yeras"):
         model.predict(df, exposure="yeras")
+    with pytest.raises(TypeError, match="column name is read by Formula"):
+        direct.predict(X[["INCOME", "SOUTH"]], offset="shift")
+    with pytest.raises(TypeError, match="column name is read by Formula"):
+        direct.predict(X[["INCOME", "SOUTH"]], exposure="years")
 
 
 def test_nb_alpha_converges_where_the_likelihood_is_flat_at_its_rounding():
@@ -158,6 +166,10 @@ def test_all_zero_counts_warn_and_give_a_finite_result():
     assert "fitted at the boundary of the mean's range" in str(model.summary_text())
     with pytest.warns(PerfectFitWarning):  # (the penalty does not hold the intercept)
         TweedieRegression(alpha=1.0).fit(X, y)
+    with pytest.warns(PerfectFitWarning), pytest.warns(ConvergenceWarning,
+                                                       match="alpha tends to infinity"):
+        nb2 = NegativeBinomialRegression().fit(X, y)
+    assert nb2.alpha_ == 1e8 and np.all(np.isfinite(nb2.covariance_))
 
 
 def test_counts_isolated_by_a_column_match_the_fit_without_them():
@@ -195,3 +207,19 @@ def test_small_means_of_a_steep_fit_are_not_a_boundary():
     assert not hasattr(model, "separated_")
     assert_allclose([model.intercept_, model.coef_[0]],
                     _sm_fit(y, x[:, None], F.Poisson()).params, rtol=1e-8)
+
+
+def test_get_family_is_the_fitted_family_and_scores_with_it():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 2))
+    mu = np.exp(0.8 + 0.5 * X[:, 0])
+    y = rng.negative_binomial(2.0, 2.0 / (2.0 + mu)).astype(float)
+    model = NegativeBinomialRegression().fit(X, y)
+    family = model.get_family()
+    assert family.distribution.alpha == model.alpha_ and family.link_function.name == "log"
+    ref = F.NegativeBinomial(alpha=model.alpha_)
+    expected = 1.0 - ref.deviance(y, model.predict(X)) / ref.deviance(y, np.full(80, y.mean()))
+    assert_allclose(model.score(X, y), expected, rtol=1e-10)
+    assert _Grouped.has_trials and not Gaussian.has_trials
+    with pytest.raises(NotFittedError):
+        NegativeBinomialRegression().get_family()

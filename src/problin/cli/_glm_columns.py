@@ -17,7 +17,6 @@ import click
 import numpy as np
 import pandas as pd
 
-from .._core.model.distributions import Binomial
 from ..glm.regression import GLMRegressor
 from ..io._table import check_missing, encode_table
 from ..io.errors import ColumnNotFoundError, DataFileError
@@ -70,7 +69,7 @@ def check_model_takes(model_name: str, est: Any, columns: Mapping[str, str]) -> 
     family = model._make_family() if isinstance(model, GLMRegressor) else None
     for argument in columns:
         refused = argument not in accepted or family is not None and (
-            argument == "trials" and not isinstance(family.distribution, Binomial)
+            argument == "trials" and not family.distribution.has_trials
             or argument == "exposure" and family.link_function.name != "log")
         if refused:
             takers = "binomial (or glm -p family=binomial)" if argument == "trials" else \

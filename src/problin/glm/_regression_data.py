@@ -23,7 +23,7 @@ from .._core.model.distributions import offending_rows
 from .._core.validation import check_sample_weight
 from .interval import check_offset
 
-__all__ = ["RegressionData", "check_positive", "regression_data"]
+__all__ = ["RegressionData", "check_positive", "log_exposure", "regression_data"]
 
 _SHOWN = 5  # rows named in an error message
 
@@ -39,7 +39,9 @@ def _vector(name: str, values: Any, n_rows: int) -> NDArray[np.float64]:
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be numeric, one value per row") from None
+        hint = ": a column name is read by Formula(...).fit/predict, not by the estimator" \
+            if isinstance(values, str) else ""
+        raise TypeError(f"{name} must be numeric, one value per row{hint}") from None
     if v.ndim == 0:
         v = np.full(n_rows, float(v))
     if v.ndim != 1 or v.shape[0] != n_rows:
@@ -61,6 +63,19 @@ def check_positive(name: str, values: Any, n_rows: int, allow_zero: bool = False
     if bad.any():
         raise ValueError(bad_rows(name, v, bad, "non-negative" if allow_zero else "positive"))
     return v
+
+
+def log_exposure(family: Any, exposure: Any, n_rows: int) -> NDArray[np.float64]:
+    """``log(exposure)``, checked positive, for a model of the log link (the mean is then
+    proportional to the exposure); a ValueError for any other link."""
+    link = family.link_function.name
+    if link != "log":
+        raise ValueError(f"exposure multiplies the mean, which needs the log link; this "
+                         f"model has the {link} link: pass log(exposure) as offset= "
+                         "only if that is what you mean")
+    values = check_positive("exposure", exposure, n_rows)
+    assert values is not None  # (exposure is not None)
+    return np.log(values)
 
 
 @dataclass(frozen=True)
@@ -120,13 +135,8 @@ def regression_data(family: Any, y: Any, n_rows: int, sample_weight: Any = None,
     family.check_y(y)
     off = check_offset(offset, n_rows)
     if exposure is not None:
-        link = family.link_function.name
-        if link != "log":
-            raise ValueError(f"exposure multiplies the mean, which needs the log link; this "
-                             f"model has the {link} link: pass log(exposure) as offset= "
-                             "only if that is what you mean")
-        log_exposure = np.log(check_positive("exposure", exposure, n_rows))  # type: ignore[arg-type]
-        off = log_exposure if off is None else off + log_exposure
+        log_e = log_exposure(family, exposure, n_rows)
+        off = log_e if off is None else off + log_e
     variance = _product(variance, n_trials)
     return RegressionData(y=y, weights=_product(frequency, variance), frequency=frequency,
                           variance=variance, offset=off)

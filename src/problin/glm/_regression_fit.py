@@ -16,7 +16,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .._core.linalg import solve_psd
+from .._core.solvers.steps import SolverResult
 from .._core.model.boundary import boundary_rows
+from .._core.model.objective import GLMObjective
 from .._core.model.separation import LP_MAX_SIZE
 from ..exceptions import ConvergenceWarning, PerfectFitWarning
 from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_affordable
@@ -30,7 +32,8 @@ __all__ = ["boundary_fit", "regression_diagnosis", "converged_within"]
 _AT_END = 2e-7
 
 
-def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bool:
+def converged_within(objective: GLMObjective, result: SolverResult, unit: float, tol: float
+                     ) -> bool:
     """Whether Newton's decrement at the answer, ``g^T H^-1 g / 2`` in ``unit``, is at most
     ``tol²``: a further Newton step would move the answer by ~``tol`` standard errors or
     less. One gradient pass (the row derivatives at the answer are cached) instead of
@@ -43,7 +46,8 @@ def converged_within(objective: Any, result: Any, unit: float, tol: float) -> bo
     return rank == H.shape[0] and float(g @ step) / (2.0 * unit) <= tol * tol
 
 
-def boundary_fit(est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None:
+def boundary_fit(est: Any, objective: GLMObjective, result: SolverResult
+                 ) -> NDArray[np.bool_] | None:
     """The rows fitted at an end of the mean's range along a direction of the
     coefficients that moves no other row (:mod:`problin._core.model.boundary`: zero
     counts, proportions of 0 or 1), None where there are none. The linear program runs
@@ -54,16 +58,15 @@ def boundary_fit(est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | N
     signs = family.boundary_signs(objective.y)
     if signs is None or not signs.any():
         return None
-    eta = result.eta if result.eta is not None else objective.linear_predictor(result.theta)
-    if objective.offset is not None:
-        eta = eta + objective.offset
     sw = objective.sample_weight
     used = np.ones(signs.size, dtype=bool) if sw is None else sw > 0
+    at = np.flatnonzero(used & (signs != 0))  # (the rows at an end: the deviance of those)
+    eta = result.eta if result.eta is not None else objective.linear_predictor(result.theta)
+    eta = eta[at] if objective.offset is None else eta[at] + objective.offset[at]
     with np.errstate(all="ignore"):  # (means that under- or overflow are at the ends)
-        d = family.unit_deviance(objective.y, family.mean(eta))
+        d = family.unit_deviance(objective.y[at], family.mean(eta))
     design = objective.design
-    if not np.any(used & (signs != 0) & (d < _AT_END)) \
-            or design.n_samples * design.n_params > LP_MAX_SIZE:
+    if not np.any(d < _AT_END) or design.n_samples * design.n_params > LP_MAX_SIZE:
         return None
     if est.alpha > 0 and not design.intercept:
         return None

@@ -45,6 +45,9 @@ def check_offset(offset: Any, n_rows: int) -> NDArray[np.float64] | None:
     if hasattr(offset, "dask") or type(offset).__module__.startswith("dask"):
         raise TypeError("offset must be an in-memory array: offsets are not supported "
                         "for Dask input")
+    if isinstance(offset, str):  # (a column's name: Formula and the command line read it)
+        raise TypeError(f"offset must be numbers, one per row, not the text {offset!r}: a "
+                        "column name is read by Formula(...).fit/predict, not by the estimator")
     o = np.asarray(offset, dtype=np.float64)
     if o.ndim != 1 or o.shape[0] != n_rows:
         raise ValueError(f"offset must be a 1-D array with one value per row: got shape "

@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from .._core.model import negative_binomial as nb
 from .._core.model.design import Design
-from .._core.model.exponential_family import make_family
+from .._core.model.exponential_family import ExponentialFamily, make_family
 from .._core.model.objective import GLMObjective
 from .._core.solvers.newton import newton
 from ..exceptions import ConvergenceWarning
@@ -74,11 +75,16 @@ class NegativeBinomialRegression(_OneFamily):
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "nb_alpha": [Interval(Real, 0, None, closed="neither"), None]}
 
-    def _make_family(self, nb_alpha: float | None = None) -> Any:
-        # (the mean does not depend on alpha: predictions take any value)
+    def _make_family(self, nb_alpha: float | None = None) -> ExponentialFamily:
+        # (the mean does not depend on alpha: before the fit, and for the mean, any value
+        # serves; get_family gives the fitted alpha_'s)
         value = nb_alpha if nb_alpha is not None else self.nb_alpha \
-            if self.nb_alpha is not None else getattr(self, "alpha_", 1.0)
+            if self.nb_alpha is not None else 1.0
         return make_family(self._distribution, self.link, alpha=value)
+
+    def get_family(self) -> ExponentialFamily:
+        check_is_fitted(self)
+        return self._make_family(self.alpha_)
 
     def _fit_model(self, design: Design, family: Any, data: RegressionData
                    ) -> tuple[GLMObjective, GLMFit]:

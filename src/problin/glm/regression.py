@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
+from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.layout import ONE_PREDICTOR
 from .._core.model.objective import GLMObjective
 from .._core.model.sandwich import COV_TYPES
@@ -42,7 +43,7 @@ from ..inference.text import SummaryText
 from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
-from ._regression_data import RegressionData, check_positive, regression_data
+from ._regression_data import RegressionData, log_exposure, regression_data
 from ._regression_fit import boundary_fit, converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
@@ -71,9 +72,16 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def _make_family(self) -> Any:  # pragma: no cover - abstract
+    def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
         raise NotImplementedError
+
+    def get_family(self) -> ExponentialFamily:
+        """The fitted model's family (distribution x link, the negative binomial's at its
+        fitted ``alpha_``): its mean, variance, unit deviance and log-likelihood
+        functions (:class:`~problin._core.model.exponential_family.ExponentialFamily`)."""
+        check_is_fitted(self)
+        return self._make_family()
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,
@@ -242,9 +250,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         off = check_offset(offset, X.shape[0])
         if off is not None:
             eta = eta + off
-        if exposure is not None:
-            self._make_family()  # (the link is checked at fit)
-            eta = eta + np.log(check_positive("exposure", exposure, X.shape[0]))  # type: ignore[arg-type]
+        if exposure is not None:  # (the log link's only: a ValueError for another)
+            eta = eta + log_exposure(self._make_family(), exposure, X.shape[0])
         return X, eta
 
     def predict(self, X: Any, offset: Any = None, exposure: Any = None,
@@ -262,7 +269,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         the Tweedie family of that power). ``trials``: the binomial's, ``y`` successes.
         Where the null model fits exactly (all ``y`` equal) D² is 1 for an exact fit,
         else 0 (scikit-learn's ``r2_score(force_finite=True)``)."""
-        family = self._make_family()
+        family = self.get_family()
         Xv, eta = self._eta(X, offset, exposure)
         data = regression_data(family, np.asarray(y, dtype=np.float64), Xv.shape[0],
                                sample_weight, None, None, None, trials)

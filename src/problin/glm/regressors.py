@@ -23,6 +23,7 @@ _COMMON = """
         etc. minimise ``mean deviance / 2 + a/2 |w|^2``: the same fit is
         ``alpha = a n`` here (``a`` times the sum of the weights).
     fit_intercept : bool, default=True
+        Whether to fit an (unpenalised) intercept ``b``.
     cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster"}, default="nonrobust"
         The covariance of ``covariance_`` and ``summary()``: ``scale_`` times the
         inverse information, or a sandwich (:mod:`problin.glm.robust`;
@@ -35,7 +36,12 @@ _COMMON = """
     solver : {"auto", "newton", "lbfgs", "gradient", "coordinate"}, default="auto"
         As in :class:`problin.LogisticRegression`.
     max_iter : int or None, default=None
+        Iterations; None means 100, 5000, 10000 and 1000 for newton, lbfgs, gradient
+        and coordinate.
     tol : float, default=1e-8
+        The convergence tolerance: the answer lies within a few ``tol`` standard
+        errors of the optimum (in the likelihood's units where the dispersion is
+        estimated), as in :class:`problin.LogisticRegression`.
     information : {"expected", "observed"}, default="expected"
         The curvature of Newton's steps and of ``covariance_``: the expected
         information (Fisher scoring, IRLS: statsmodels ``GLM`` and R ``glm``, whose
@@ -59,6 +65,10 @@ _COMMON = """
         ``k - 1``, ``n - k``, ``n`` the sum of ``sample_weight``.
     n_iter_, converged_, identified_ :
         As in :class:`problin.LogisticRegression`.
+    separated_ : ndarray of bool of shape (n_samples,)
+        Set only where rows are fitted at the boundary of the mean's range (all-zero
+        counts, a column nonzero only where ``y = 0``, proportions of 0 or 1 in a group
+        of their own; a ``PerfectFitWarning``): those rows, whose coefficients diverge.
 """
 
 
@@ -112,7 +122,7 @@ class GLM(GLMRegressor):
     _parameter_constraints = {**GLMRegressor._parameter_constraints,
                               "family": [str, object], "link": [str, None]}
 
-    def _make_family(self) -> Any:
+    def _make_family(self) -> ExponentialFamily:
         if isinstance(self.family, ExponentialFamily):  # distribution and link composed
             if self.link is not None and self.link != self.family.link_function.name:
                 raise ValueError(f"link={self.link!r} contradicts the family object's "
@@ -142,7 +152,7 @@ class _OneFamily(GLMRegressor):
 
     _parameter_constraints = {**GLMRegressor._parameter_constraints, "link": [str]}
 
-    def _make_family(self) -> Any:
+    def _make_family(self) -> ExponentialFamily:
         return make_family(self._distribution, self.link)
 
 
@@ -243,5 +253,5 @@ class TweedieRegression(_OneFamily):
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "power": [Interval(Real, 1, 2, closed="neither")]}
 
-    def _make_family(self) -> Any:
+    def _make_family(self) -> ExponentialFamily:
         return make_family(self._distribution, self.link, power=self.power)

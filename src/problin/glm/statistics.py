@@ -21,11 +21,13 @@ are frequency weights (weight 2 is a duplicated row): ``n`` is the sum of the
 weights, as statsmodels ``GLM(freq_weights=...)`` uses for ``df_resid`` and BIC
 and as ``Logit`` reports on the duplicated rows.
 """
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import special
+
+from .._core.model.exponential_family import ExponentialFamily
 
 __all__ = ["likelihood_statistics", "null_log_likelihood", "offset_null_log_likelihood",
            "regression_statistics"]
@@ -102,7 +104,26 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
     return out
 
 
-def regression_statistics(family: Any, data: Any, eta: NDArray[np.float64], n_estimated: int,
+class RegressionTargets(Protocol):
+    """What the statistics read of a regressor's data
+    (:class:`~problin.glm._regression_data.RegressionData`)."""
+
+    @property
+    def y(self) -> NDArray[np.float64]: ...
+    @property
+    def weights(self) -> NDArray[np.float64] | None: ...
+    @property
+    def frequency(self) -> NDArray[np.float64] | None: ...
+    @property
+    def variance(self) -> NDArray[np.float64] | None: ...
+    @property
+    def offset(self) -> NDArray[np.float64] | None: ...
+    @property
+    def n_obs(self) -> float: ...
+
+
+def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
+                          eta: NDArray[np.float64], n_estimated: int,
                           scale: float | str | None, penalised: bool,
                           extra_params: int = 0) -> dict[str, Any]:
     """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the

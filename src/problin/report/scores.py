@@ -23,9 +23,7 @@ class DevianceFamily(Protocol):
 def fitted_family(est: Any) -> Any:
     """A fitted GLM regressor's family (distribution x link, the negative binomial's at
     its fitted alpha), or None for any other model."""
-    # (GLMRegressor has no public accessor of its family object yet: its _make_family
-    # is what its own predict, score and summary use)
-    return est._make_family() if isinstance(est, GLMRegressor) else None
+    return est.get_family() if isinstance(est, GLMRegressor) else None
 
 
 def deviance_residuals(family: DevianceFamily, y: np.ndarray, mu: np.ndarray) -> np.ndarray:

@@ -101,6 +101,8 @@ class Distribution:
     mean_low: ClassVar[float] = 0.0
     mean_high: ClassVar[float] = np.inf
     y_rule: ClassVar[str] = "finite"  # what check_y demands, for its message
+    # whether fit(X, successes, trials=n) is defined (from_trials): the binomial's
+    has_trials: ClassVar[bool] = False
     # p with V(mu) = mu^p (None: not a power): with the log link, the intercept-only
     # model has a closed form for any offset (exponential_family.null_model)
     variance_power: float | None = None
@@ -373,7 +375,8 @@ class Binomial(Distribution):
     links = ("logit", "probit", "cloglog", "loglog")
     fixed_dispersion = True
     mean_high = 1.0
-    y_rule = "proportions 0 <= y <= 1"
+    y_rule = "proportions 0 <= y <= 1 (counts of successes: fit(X, successes, trials=n))"
+    has_trials = True
 
     def invalid_y(self, y: FloatArray) -> BoolArray:
         return ~((y >= 0) & (y <= 1))

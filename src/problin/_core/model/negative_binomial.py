@@ -33,12 +33,17 @@ from scipy import special
 from ..types import FloatArray
 
 __all__ = ["AlphaFit", "nb2_log_likelihood", "alpha_derivatives", "cross_derivative",
-           "moment_alpha", "update_alpha", "fit_alpha", "joint_covariance", "ALPHA_FLOOR"]
+           "moment_alpha", "update_alpha", "fit_alpha", "joint_covariance", "ALPHA_FLOOR",
+           "ALPHA_CEILING"]
 
 #: Below this ``alpha`` the data show no overdispersion to estimate: the likelihood
 #: rises towards the Poisson limit ``alpha -> 0`` and the fit reports that it did not
 #: converge (the estimator warns with the value).
 ALPHA_FLOOR = 1e-8
+#: Above this the likelihood still rises with ``alpha`` (all counts zero at their means:
+#: a fit at the boundary, or a few huge counts among zeros): the fit stops there and
+#: reports that it did not converge, its statistics finite (at 2e51 they were not).
+ALPHA_CEILING = 1e8
 _MAX_LOG_STEP = 2.0  # a Newton step in log alpha moves alpha by at most e² ~ 7.4 times
 
 
@@ -163,6 +168,9 @@ def update_alpha(y: FloatArray, mu: FloatArray, alpha0: float,
         if np.exp(t) < ALPHA_FLOOR:
             return AlphaFit(float(np.exp(t)), False, it, ll, s,
                             "alpha tends to 0: no overdispersion (the Poisson limit)")
+        if np.exp(t) > ALPHA_CEILING:
+            return AlphaFit(ALPHA_CEILING, False, it, ll, s, "alpha tends to infinity "
+                            f"(stopped at {ALPHA_CEILING:g}: the counts are all at or near 0)")
     return AlphaFit(float(np.exp(t)), False, max_iter, ll, s,
                     f"not converged in {max_iter} iterations")
 
