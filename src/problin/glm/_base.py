@@ -152,7 +152,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         statistics = found._asdict()
         del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 null_log_likelihood=null, **statistics)
+                                 null_log_likelihood=null,
+                                 reference_class=family.reference_class, **statistics)
         if cov_type != "nonrobust" and fit.covariance_standard is not None:
             eta = objective.linear_predictor(result.theta)
             fit = self._robust(fit, problem, eta, clusters)

@@ -135,10 +135,12 @@ class GLMFit:
                     covariance: NDArray[np.float64] | None = None,
                     identified: NDArray[np.bool_] | None = None,
                     separated: Any = None, null_log_likelihood: float | None = None,
-                    covariance_standard: NDArray[np.float64] | None = None) -> "GLMFit":
+                    covariance_standard: NDArray[np.float64] | None = None,
+                    reference_class: bool = False) -> "GLMFit":
         """The fit from a solver's result on ``objective`` (in its design's basis), with
         the diagnostics' covariance, identified parameters and separated rows, and the
-        intercept-only model's log-likelihood (:mod:`problin.glm.statistics`)."""
+        intercept-only model's log-likelihood (:mod:`problin.glm.statistics`);
+        ``reference_class``: the family's layout fixes the first class's block at 0."""
         design = objective.design
         basis = design.basis
         theta = result.theta if basis is None else basis.to_raw(result.theta)
@@ -148,7 +150,7 @@ class GLMFit:
                    center=None if basis is None or basis.center is None
                    else basis.center.copy(),
                    fit_intercept=bool(design.intercept), n_blocks=int(objective.n_blocks),
-                   reference_class=objective.n_blocks > 1 and bool(objective.family.contrast),
+                   reference_class=reference_class,
                    objective=float(result.value), alpha=alpha, n_obs=int(design.n_samples),
                    solver=solver, n_iter=int(result.n_iter), converged=bool(result.converged),
                    message=result.message, history=np.asarray(result.history, dtype=np.float64),

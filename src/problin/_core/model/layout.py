@@ -81,6 +81,8 @@ class OnePredictor:
     score_columns: int | None = None
     #: columns of the per-block values of a row (None: one value per row)
     predictor_columns: int | None = None
+    #: whether a first class's block is fixed at 0 (softmax contrasts only)
+    reference_class = False
 
     def link(self, p: np.ndarray) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - each binary family's own
@@ -200,6 +202,11 @@ class ClassBlocks:
     @property
     def predictor_columns(self) -> int | None:
         return self.n_free
+
+    @property
+    def reference_class(self) -> bool:
+        """With contrasts the first class is the reference, its block fixed at 0."""
+        return self.contrast
 
     def on_layout(self, cases: LayoutCases[_T]) -> _T:
         return cases.class_blocks()
