@@ -52,7 +52,7 @@ def test_fit_refuses_up_front_what_does_not_fit(monkeypatch):
     def built(*args, **kwargs):
         raise AssertionError("the objective was built before the memory check")
 
-    monkeypatch.setattr(base, "classifier_objective", built)
+    monkeypatch.setattr(base, "classifier_problem", built)
     for solver in ("auto", "lbfgs"):
         for alpha, blocks in ((1.0, 4), (0.0, 3)):  # (K blocks with a prior, K-1 without)
             with pytest.raises(MemoryError, match=f"fitting {blocks * 40_001:,} parameters "
@@ -68,17 +68,20 @@ def test_fewer_pairs_where_memory_is_short(monkeypatch):
     short = lbfgs_memory(p, rows, blocks, pairs=4)
     monkeypatch.setattr(diagnostics, "_UNCHECKED_BYTES", 0)
     monkeypatch.setattr(diagnostics, "available_memory", lambda: 2.0 * short)
-    assert diagnostics.lbfgs_pairs(_objective(X, y)) == 4
+    assert diagnostics.lbfgs_pairs(_objective(X, y), rows=600) == 4
     lean = LogisticRegression(alpha=1.0, solver="lbfgs").fit(X, y)
     assert lean.converged_
     np.testing.assert_allclose(lean.coef_, full.coef_, rtol=1e-5, atol=1e-7)
 
 
 def _objective(X, y):
-    from problin.glm.problem import classifier_design, classifier_objective
+    from problin._core.model.families import BernoulliLogit
+    from problin._source import data_source
+    from problin.glm.problem import classifier_family, classifier_problem
     est = LogisticRegression(alpha=1.0)
-    design, t, sw = classifier_design(est, X, y, None, True, True)
-    return classifier_objective(design, None, t, sw, est.classes_.size, 1.0)[0]
+    rows = data_source(X).classifier_rows(est, y, None, True, True)
+    family = classifier_family(BernoulliLogit(), est.classes_.size, 1.0)
+    return classifier_problem(rows, family, 1.0).objective
 
 
 def test_penalised_sparse_softmax_converges_in_tens_of_iterations():
@@ -128,11 +131,14 @@ def test_many_class_softmax_starts_from_the_start_hessian(alpha):
 
 @pytest.mark.parametrize("alpha", [0.0, 2.0])
 def test_start_preconditioner_is_the_inverse_start_hessian(alpha):
-    from problin.glm.problem import classifier_design, classifier_objective
+    from problin._core.model.families import BernoulliLogit
+    from problin._source import data_source
+    from problin.glm.problem import classifier_family, classifier_problem
     X, y = many_classes(n=300, d=3, k=5)
     est = LogisticRegression(alpha=alpha)
-    design, t, sw = classifier_design(est, X, y, None, True, True, standardise=True)
-    objective, theta0 = classifier_objective(design, None, t, sw, 5, alpha)
+    rows = data_source(X).classifier_rows(est, y, None, True, True, standardise=True)
+    problem = classifier_problem(rows, classifier_family(BernoulliLogit(), 5, alpha), alpha)
+    objective, theta0 = problem.objective, problem.theta0
     H = objective.shared_hessian(theta0)
     apply = objective.start_preconditioner(theta0)
     v = np.random.default_rng(1).standard_normal(theta0.size)

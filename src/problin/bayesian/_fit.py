@@ -1,7 +1,7 @@
 """The three posterior approximations of Bayesian logistic regression, as plain functions.
 
-Each takes the validated data (a :class:`~problin._core.model.design.Design` or a
-:class:`~problin._dask.design.DaskDesign`, class indices ``t``, sample weights)
+Each takes the validated rows (:class:`~problin._source.ClassifierRows`: in memory,
+or in Dask chunks whose passes are distributed)
 and returns a :class:`Posterior` in the design's basis, from which the estimator
 builds its :class:`~problin.bayesian.result.PosteriorFit`. The MAP comes from the
 one Newton engine on the GLMs' own objective
@@ -29,15 +29,15 @@ from .._core.bayes.logistic import (
     upper_factor,
 )
 from .._core.bayes.mcmc import LogitLogPosterior, ess_bulk, independence_sampler, rhat
+from .._core.model.contract import Objective
 from .._core.model.families import BernoulliLogit
 from .._core.model.prior import PriorPrecision
 from .._core.solvers.newton import newton, sketch_rows
-from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
-from .._dask.design import DaskDesign
 from .._optional import optional_module
 from .._params import validate_params
 from ..exceptions import ConvergenceWarning
-from ..glm.problem import ClassifierDesign, classifier_objective
+from .._source import ClassifierDesign, ClassifierRows
+from ..glm.problem import classifier_family, classifier_problem
 
 __all__ = [
     "Posterior",
@@ -86,7 +86,7 @@ class Posterior:
     message: str
     n_blocks: int = 1
     samples: FloatArray | None = None
-    objective: Any = None
+    objective: Objective | None = None
     evidence_converged: bool | None = None
     alpha_posterior: tuple[float, float] | None = None
     rhat: FloatArray | None = None
@@ -102,9 +102,8 @@ def prior_of(objective: Any) -> PriorPrecision:
     return gaussian.precision
 
 
-def laplace(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
-            n_classes: int, alpha: float, intercept_alpha: float, *, tol: float,
-            max_iter: int, theta0: FloatArray | None = None) -> Posterior:
+def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha: float, *,
+            tol: float, max_iter: int, theta0: FloatArray | None = None) -> Posterior:
     """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``.
 
     For softmax (all K blocks free) the intercepts' common shift is seen by
@@ -113,8 +112,10 @@ def laplace(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray
     reported on that constraint (the GLMs' rank-one pin removed again); the
     evidence uses the true prior, whose Hessian is the pinned one minus the pin.
     """
-    objective, start = classifier_objective(design, _LOGIT, t, sw, n_classes, alpha,
-                                            intercept_alpha=intercept_alpha)
+    design = rows.design
+    problem = classifier_problem(rows, classifier_family(_LOGIT, n_classes, alpha), alpha,
+                                 intercept_alpha=intercept_alpha)
+    objective, start = problem.objective, problem.theta0
     # Many rows: Newton's warm start and first steps on a row sketch, as the GLMs.
     sketch = sketch_rows(design.n_samples, objective.n_params)
     result = newton(objective, start if theta0 is None else theta0, max_iter=max_iter, tol=tol,
@@ -145,8 +146,7 @@ def laplace(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray
                      message=result.message)
 
 
-def laplace_evidence_alpha(design: ClassifierDesign, t: NDArray[np.intp] | None,
-                           sw: FloatArray | None, n_classes: int, intercept_alpha: float, *,
+def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha: float, *,
                            tol: float, max_iter: int) -> Posterior:
     """The Laplace posterior at the evidence framework's ``alpha``.
 
@@ -166,6 +166,7 @@ def laplace_evidence_alpha(design: ClassifierDesign, t: NDArray[np.intp] | None,
     near-uniform. The re-estimation neglects exactly that term; it has an
     interior fixed point on such data (wine: 1.32).
     """
+    design = rows.design
     weights = np.ones(design.n_params, dtype=bool)
     weights[0] = not design.intercept
     raw = _raw_multipliers(design)  # w = m w_z on the weights (any basis)
@@ -173,7 +174,7 @@ def laplace_evidence_alpha(design: ClassifierDesign, t: NDArray[np.intp] | None,
 
     def reestimate(alpha: float) -> float:
         prev = state.get("post")
-        post = laplace(design, t, sw, n_classes, alpha, intercept_alpha, tol=tol,
+        post = laplace(rows, n_classes, alpha, intercept_alpha, tol=tol,
                        max_iter=max_iter, theta0=None if prev is None else prev.theta_map)
         state["post"] = post
         mask = np.tile(weights, post.n_blocks)
@@ -193,19 +194,20 @@ def laplace_evidence_alpha(design: ClassifierDesign, t: NDArray[np.intp] | None,
     alpha /= unit
     post = state["post"]
     if post.alpha != alpha:  # (the search ended on a point it had not fitted)
-        post = laplace(design, t, sw, n_classes, alpha, intercept_alpha, tol=tol,
+        post = laplace(rows, n_classes, alpha, intercept_alpha, tol=tol,
                        max_iter=max_iter, theta0=post.theta_map)
     return dataclasses.replace(post, evidence_converged=converged)
 
 
-def variational(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
-                start: Posterior, alpha: float | None, intercept_alpha: float,
-                alpha_prior: Any, *, tol: float, max_iter: int) -> Posterior:
+def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
+                intercept_alpha: float, alpha_prior: Any, *, tol: float,
+                max_iter: int) -> Posterior:
     """Jaakkola-Jordan variational posterior started from a Laplace fit ``start``.
 
     ``alpha=None``: ``alpha`` maximises the bound; ``alpha_prior=(a0, b0)``:
     Gamma hyperprior with ``q(alpha)``, started at ``E[alpha] = start.alpha``.
     """
+    design = rows.design
     p = design.n_params
     mask = np.ones(p, dtype=bool)
     shape = _raw_multipliers(design) ** 2  # alpha on raw weights: alpha m^2 on w_z
@@ -213,12 +215,7 @@ def variational(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatA
     if design.intercept:
         mask[0] = False
         diag[0] = intercept_alpha
-    terms: JJTerms | DaskJJTerms
-    if isinstance(design, DaskDesign):
-        terms = DaskJJTerms(design)
-    else:
-        assert t is not None, "in-memory designs come with their class indices"
-        terms = JJTerms(design, t, sw)
+    terms = rows.jj_terms()
     vb = jaakkola_jordan(terms, diag, mask, mean0=start.mean, cov0=start.cov,
                          estimate_alpha=alpha is None, hyperprior=alpha_prior, tol=tol,
                          max_iter=max_iter, prior_shape=shape)
@@ -269,9 +266,8 @@ class LazyProgress:
             self.bar.close()
 
 
-def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | None,
-         start: Posterior, *, n_chains: int, n_samples: int, rng: np.random.Generator,
-         progress: bool) -> Posterior:
+def mcmc(rows: ClassifierRows, start: Posterior, *, n_chains: int, n_samples: int,
+         rng: np.random.Generator, progress: bool) -> Posterior:
     """Exact posterior draws, with R-hat and bulk ESS.
 
     Adaptive independence Metropolis-Hastings (``_core.mcmc``), the proposal
@@ -282,12 +278,9 @@ def mcmc(design: ClassifierDesign, t: NDArray[np.intp] | None, sw: FloatArray | 
     preconditioned by the Laplace covariance (``_core.hmc``) instead.
     """
     objective = start.objective
-    log_target: LogitLogPosterior
-    if isinstance(design, DaskDesign):  # each batch of log posteriors is a distributed pass
-        log_target = DaskLogitLogPosterior(design, prior_of(objective))
-    else:
-        assert t is not None, "in-memory designs come with their class indices"
-        log_target = LogitLogPosterior(design, t, sw, prior_of(objective))
+    assert objective is not None, "the Laplace fit keeps its objective"
+    design = rows.design
+    log_target = rows.log_posterior(prior_of(objective))  # (on Dask: a distributed pass a batch)
     n_warmup = max(100, n_samples // 4)
     U = upper_factor(start.cov)
     bar = LazyProgress(n_chains * (n_samples + n_warmup + 1), progress, "MCMC")

@@ -6,6 +6,7 @@ import pandas as pd
 from scipy import stats
 
 from ..glm.inference import parameter_names
+from ..glm.problem import parameter_index
 from .result import PosteriorFit
 
 __all__ = ["posterior_table"]
@@ -34,10 +35,7 @@ def posterior_table(est: Any, fit: PosteriorFit, level: float) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = mean / sd
     names = parameter_names(est, est.n_features_in_)
-    index: pd.Index = pd.Index(names, name="parameter")
-    if fit.n_blocks > 1:
-        index = pd.MultiIndex.from_product([est.classes_.tolist(), names],
-                                           names=["class", "parameter"])
+    index = parameter_index(est._fitted_family(), names, est.classes_, fit.n_blocks)
     table = pd.DataFrame({"mean": mean, "sd": sd, "z": z, "p_opposite": p_opp,
                           "ci_low": lo, "ci_high": hi}, index=index)
     table.attrs.update(model=type(est).__name__, inference=fit.inference,

@@ -14,12 +14,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes.far_rows import moderated_predict, sampled_predict
 from .._core.bayes.logistic import activation_moments, draw_gaussian
-from .._dask.chunks import is_dask
-from .._dask.lazy import lazy_on_dask, lazy_rows
+from .._core.model.families import BernoulliLogit, ClassFamily, class_family
+from .._core.model.layout import class_layout
+from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
+from .._source import data_source
 from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning
-from ..glm.problem import classifier_design
 from ..inference.summaries import SummaryText, posterior_summary_text
 from . import _fit
 from ._summary import posterior_table
@@ -39,6 +40,9 @@ class _Predictive(NamedTuple):
     theta_map: Any
     samples: Any
     block: Callable[[Any], Any] | None
+
+
+_LOGIT = BernoulliLogit()
 
 
 class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator):
@@ -204,8 +208,8 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
         # Solved in the equilibrated basis, centred whenever X is dense: the
         # intercept's prior is then on the intercept at the centre of the data,
         # so that shifting a column changes only the intercept.
-        design, t, sw = classifier_design(self, X, y, sample_weight, True, self.fit_intercept,
-                                          standardise="centred")
+        rows = data_source(X).classifier_rows(self, y, sample_weight, True,
+                                              self.fit_intercept, standardise="centred")
         K = self.classes_.size
         if K > 2 and self.inference != "laplace":
             raise ValueError(f"Only binary classification is supported with inference="
@@ -216,7 +220,7 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
             self.__dict__.pop(stale, None)  # from an earlier fit with other settings
         opts: dict[str, Any] = {"tol": self.tol, "max_iter": self.max_iter}
         if self.alpha is None and self.inference != "variational":
-            post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
+            post = _fit.laplace_evidence_alpha(rows, K, self.intercept_alpha, **opts)
             if not post.evidence_converged:
                 warnings.warn("the evidence re-estimation of alpha found no fixed point "
                               "within 1e-8 to 1e8 times the precision of weights on "
@@ -226,22 +230,22 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
             # The bound's search for alpha starts at the evidence's fixed point: from
             # alpha = 1 in raw units it barely moved where the prior dominates (columns in
             # other units), and stopped there, "converged", or ran out of sweeps.
-            post = _fit.laplace_evidence_alpha(design, t, sw, K, self.intercept_alpha, **opts)
+            post = _fit.laplace_evidence_alpha(rows, K, self.intercept_alpha, **opts)
         else:
-            post = _fit.laplace(design, t, sw, K, self.alpha, self.intercept_alpha, **opts)
+            post = _fit.laplace(rows, K, self.alpha, self.intercept_alpha, **opts)
         self._check_converged(post, "the MAP (Newton)")
         if self.inference == "variational":
-            post = _fit.variational(design, t, sw, post, self.alpha, self.intercept_alpha,
+            post = _fit.variational(rows, post, self.alpha, self.intercept_alpha,
                                     self.alpha_prior, **opts)
             self._check_converged(post, "the variational bound")
         elif self.inference == "mcmc":
             seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-            post = _fit.mcmc(design, t, sw, post, n_chains=self.n_chains,
+            post = _fit.mcmc(rows, post, n_chains=self.n_chains,
                              n_samples=self.n_samples, rng=np.random.default_rng(seed),
                              progress=self.progress)
         # One PosteriorFit, kept as _result: the fitted attributes, the predictions and
         # summary() are all read from it.
-        fit = PosteriorFit.from_posterior(post, design, self.inference)
+        fit = PosteriorFit.from_posterior(post, rows.design, self.inference)
         _fit.check_mixing(fit.rhat, fit.ess)
         self.__dict__.update(fit.attributes())  # the one place the fitted attributes are set
         self._result = fit
@@ -280,18 +284,27 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
         mean, var : ndarrays of shape (n_samples,), or (n_samples, K)
             Lazy Dask arrays for Dask ``X``.
         """
-        if is_dask(X):
-            check_is_fitted(self)
-            columns = None if self._n_blocks == 1 else self._n_blocks
-            return tuple(lazy_rows(self, "predict_activation", X, columns, index=i)
-                         for i in (0, 1))
+        check_is_fitted(self)
+        family = self._fitted_family()
+        moments: tuple[Any, Any] = data_source(X).map_rows(
+            self, "predict_activation", family.predictor_columns,
+            lambda X: self._activation(X, family), outputs=2)
+        return moments
+
+    def _activation(self, X: Any, family: ClassFamily) -> tuple[Any, Any]:
         X = self._check_X(X)
         at = self._at_centre(X)
         mu, var = activation_moments(X, self.fit_intercept, at.mean, at.cov,
                                      self._n_blocks, block=at.block)
-        return (mu[:, 0], var[:, 0]) if self._n_blocks == 1 else (mu, var)
+        return family.predictors(mu), family.predictors(var)
 
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
+    def _fitted_family(self) -> ClassFamily:
+        """The family of the fitted classes (for softmax all K blocks, which the prior
+        identifies), whose layout answers the predictions' shapes."""
+        K = self.classes_.size
+        return class_family(_LOGIT, K, contrast=self._result.n_blocks < K)
+
+    @lazy_on_dask(columns=lambda self: self._fitted_family().score_columns)
     def decision_function(self, X: Any) -> Any:
         """Log-odds ``kappa(sigma_a^2) mu_a`` of the moderated predictive probability
         (binary, shape (n,)); its log-probabilities for K > 2 (shape (n, K)).
@@ -299,8 +312,8 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
         It ranks samples as ``predict_proba`` does; the posterior mean of the
         activation itself is ``predict_activation(X)[0]``.
         """
-        log_p = self.predict_log_proba(X)
-        return log_p[:, 1] - log_p[:, 0] if log_p.shape[1] == 2 else log_p
+        log_p = self.predict_log_proba(X)  # (checks that the model is fitted)
+        return class_layout(self.classes_.size).decision(log_p)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
     def predict_log_proba(self, X: Any, method: str = "moderated") -> Any:

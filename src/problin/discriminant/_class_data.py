@@ -18,7 +18,7 @@ from .._core.validation import (
     check_sample_weight,
     label_values,
 )
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._dask.reductions import dask_class_reduce, dask_class_stats
 from .._frames import encode_frame
 
@@ -37,12 +37,21 @@ def fit_class_stats(estimator: Any, X: MatrixLike, y: Any, sample_weight: ArrayL
     ``reduce(X, codes, w, n_classes)`` (picklable; its result has ``counts`` and an
     exact ``merge``) reads other per-class statistics in that pass instead.
     """
-    if is_dask(X):
+    def on_chunks(X: MatrixLike) -> tuple[Any, Any]:
         if reduce is not None:
             return None, dask_class_reduce(estimator, X, y, sample_weight, reduce,
                                            accept_sparse=True)
         return None, dask_class_stats(estimator, X, y, sample_weight, "tied",
                                       accept_sparse=True)
+
+    return data_source(X).reduce(
+        on_chunks, lambda X: _memory_class_stats(estimator, X, y, sample_weight, reduce))
+
+
+def _memory_class_stats(estimator: Any, X: MatrixLike, y: Any,
+                        sample_weight: ArrayLike | None,
+                        reduce: Callable[..., Any] | None) -> tuple[Any, Any]:
+    """:func:`fit_class_stats` of rows in memory."""
     y = label_values(y)
     X, y = validate_data(estimator, encode_frame(estimator, X, True), y,
                          accept_sparse=["csr", "csc"],

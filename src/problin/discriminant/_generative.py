@@ -29,7 +29,7 @@ from .._core.validation import (
     check_total_weight,
     label_values,
 )
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._dask.lazy import lazy_on_dask
 from .._dask.stream import dask_stream_batch
 from .._frames import encode_frame
@@ -185,23 +185,31 @@ class GenerativeClassifier(AllOrNothingFit, SoftmaxPosteriorMixin, ClassifierMix
 
     def _partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None,
                      sample_weight: ArrayLike | None, first: bool) -> None:
-        if is_dask(X):  # the batch's statistics, reduced chunk by chunk
+        def on_chunks(X: Any) -> Any:  # the batch's statistics, reduced chunk by chunk
             reduce, accept_sparse, finish = self._dask_reduce()
-            batch = finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
-                                             accept_sparse=accept_sparse))
-        else:
-            y = label_values(y)
-            X, y = self._validate_Xy(X, y, reset=first)
-            check_classification_targets(y)
-            if first:
-                self.classes_ = self._stream_classes(y, classes)
-            codes = self._codes(y)
-            sw = check_sample_weight(sample_weight, X.shape[0], allow_zero=not first)
-            if sw is not None and not np.any(sw):
-                return  # a later batch of no weight adds nothing (its data checked)
-            batch = self._accumulate(X, codes, sw)
+            return finish(dask_stream_batch(self, X, y, sample_weight, classes, first, reduce,
+                                            accept_sparse=accept_sparse))
+
+        batch = data_source(X).reduce(
+            on_chunks, lambda X: self._batch(X, y, classes, sample_weight, first))
+        if batch is None:
+            return  # a later batch of no weight adds nothing (its data checked)
         self._stats = batch if first else self._merged(batch)
         self._set_model(strict=False)
+
+    def _batch(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None,
+               sample_weight: ArrayLike | None, first: bool) -> Any:
+        """The statistics of a batch in memory (None: a later batch of no weight)."""
+        y = label_values(y)
+        X, y = self._validate_Xy(X, y, reset=first)
+        check_classification_targets(y)
+        if first:
+            self.classes_ = self._stream_classes(y, classes)
+        codes = self._codes(y)
+        sw = check_sample_weight(sample_weight, X.shape[0], allow_zero=not first)
+        if sw is not None and not np.any(sw):
+            return None
+        return self._accumulate(X, codes, sw)
 
     def _merged(self, batch: Any) -> Any:
         """The statistics so far merged with ``batch``'s, their total weight held to the

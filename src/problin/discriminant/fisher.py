@@ -15,6 +15,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval
 
 from .._core.linalg import symmetrize
+from .._core.model.layout import class_layout
 from .._core.moments.class_stats import between_scatter, pooled_scatter
 from .._core.types import MatrixLike
 from .._core.validation import resolvable
@@ -216,12 +217,12 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
         log-prior shift). Shifted per row where they overflow (rows at 1e308)."""
         return linear_scores(self, X, relative=True)
 
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
+    @lazy_on_dask(columns=lambda self: class_layout(self.classes_.size).score_columns)
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """Log posterior odds ``log p(C_2|x)/p(C_1|x)`` (two classes, shape (n,)), else the
         K class scores ``mu_k^T z - |mu_k|^2 / 2 + log pi_k`` (shape (n, K))."""
-        scores = self._jll(X)
-        return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
+        scores = self._jll(X)  # (checks that the model is fitted)
+        return class_layout(self.classes_.size).decision(scores)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

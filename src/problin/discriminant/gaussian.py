@@ -10,13 +10,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.model.layout import class_layout
 from .._core.moments.class_stats import ClassStats, class_stats
 from .._core.types import Matrix, MatrixLike
 from .._core.validation import resolvable
-from .._dask.chunks import is_dask
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import _class_stats_of, dask_class_stats
 from .._params import validate_params
+from .._source import data_source
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
@@ -115,8 +116,13 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
 
     # --------------------------------------------------- hooks of the base
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
-        if not is_dask(X):
-            return super().fit(X, y, sample_weight)
+        return data_source(X).reduce(lambda X: self._fit_chunks(X, y, sample_weight),
+                                     lambda X: super(GaussianDiscriminantAnalysis, self).fit(
+                                         X, y, sample_weight))
+
+    def _fit_chunks(self, X: MatrixLike, y: ArrayLike,
+                    sample_weight: ArrayLike | None) -> Self:
+        """The fit of Dask rows: the class statistics, one reduction over the chunks."""
         validate_params(self)
         stats = dask_class_stats(self, X, y, sample_weight, _STATS_KIND[self._kind()])
         self._stats = _finite(stats)
@@ -202,16 +208,14 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         return joint_log_likelihood(X, self._model, relative=True)
 
     # ------------------------------------------------------------- public
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
+    @lazy_on_dask(columns=lambda self: class_layout(self.classes_.size).score_columns)
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """``a_k(x) = log p(x, C_k)``, shape (n_samples, n_classes); for two classes
         the log-odds ``a_1(x) - a_0(x)``, shape (n_samples,). Lazy Dask output for
         Dask ``X``."""
         check_is_fitted(self)
-        if self.classes_.size > 2:
-            return self._jll(X)
-        a = self._posterior_scores(X)  # finite where both a_k overflow (far rows)
-        return a[:, 1] - a[:, 0]
+        return class_layout(self.classes_.size).decision_from(  # (the shifted scores are
+            lambda: self._jll(X), lambda: self._posterior_scores(X))  # finite at far rows)
 
     def sample(self, n_samples: int = 1, random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Draw from the fitted generative model: classes from ``priors_``, then

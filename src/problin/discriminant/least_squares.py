@@ -6,6 +6,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._core.blocks import small_blas
+from .._core.model.layout import class_layout
 from .._core.moments.least_squares import class_moments
 from .._core.moments.lstsq import solve_factors
 from .._core.types import MatrixLike
@@ -112,12 +113,12 @@ class LeastSquaresClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
     def _discriminants(self, X: MatrixLike) -> np.ndarray:
         return linear_scores(self, X)
 
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
+    @lazy_on_dask(columns=lambda self: class_layout(self.classes_.size).score_columns)
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """The K discriminants ``y_k(x) = w_k^T x + w_k0``, shape (n_samples, K); for two
         classes ``y_2(x) - y_1(x)``, shape (n_samples,) (positive: ``classes_[1]``)."""
-        scores = self._discriminants(X)
-        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+        scores = self._discriminants(X)  # (checks that the model is fitted)
+        return class_layout(self.classes_.size).decision(scores)
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X: MatrixLike) -> np.ndarray:

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.extreme import linear_scores
 from .._core.labels import encode_classes
+from .._core.model.layout import ClassLayout, class_layout
 from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
@@ -23,12 +24,13 @@ from .._core.validation import (
     label_values,
     resolvable,
 )
-from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
+from .._dask.chunks import _check_chunk, column_stats_chunk, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_labels
 from .._frames import encode_frame
 from .._params import validate_params
+from .._source import data_source
 from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning
 
@@ -141,14 +143,14 @@ def _rows_step(state: _State, first: int, X: np.ndarray, t: np.ndarray, eta: flo
     return Theta, mistakes, loss
 
 
-def _dask_rows(k: int, lo: int, Xb: np.ndarray, yb: np.ndarray, classes: np.ndarray, binary: bool,
-               scaling: ColumnScaling) -> tuple[np.ndarray, np.ndarray]:
+def _dask_rows(k: int, lo: int, Xb: np.ndarray, yb: np.ndarray, classes: np.ndarray,
+               layout: ClassLayout, scaling: ColumnScaling) -> tuple[np.ndarray, np.ndarray]:
     """Chunk ``k`` of Dask input as the in-memory fit sees it: standardised float rows
     and targets."""
     Xb = np.asarray(Xb, dtype=np.float64)
     _check_chunk(k, lo, "X", Xb)
     codes = np.searchsorted(classes, np.asarray(yb))
-    return scaling.transform(Xb), (2.0 * codes - 1.0 if binary else codes.astype(np.intp))
+    return scaling.transform(Xb), layout.targets(codes)
 
 
 class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
@@ -297,10 +299,10 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         self
         """
         validate_params(self)
-        epoch, n, scaling = self._dask_epoch(X, y) if is_dask(X) else self._numpy_epoch(X, y)
-        binary = self.classes_.size == 2
-        p = self.n_features_in_ + int(self.fit_intercept)
-        Theta = np.zeros(p) if binary else np.zeros((self.classes_.size, p))
+        epoch, n, scaling = data_source(X).reduce(lambda X: self._dask_epoch(X, y),
+                                                  lambda X: self._numpy_epoch(X, y))
+        layout = class_layout(self.classes_.size)
+        Theta = layout.zero_weights(self.n_features_in_ + int(self.fit_intercept))
         rng = check_random_state(self.random_state)
         history: list[int] = []
         losses: list[float] = []
@@ -317,7 +319,7 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
                 best = min(best, losses[-1])
                 if stalled >= self.n_iter_no_change:
                     break
-        Theta = Theta.reshape(1, -1) if binary else Theta
+        Theta = layout.weight_matrix(Theta)
         off = int(self.fit_intercept)
         self.coef_ = np.ascontiguousarray(scaling.coef(Theta[:, off:]))  # back to raw units
         self.intercept_ = scaling.intercept(Theta[:, 0], self.coef_) if off \
@@ -340,9 +342,8 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, encode_frame(self, X, True), y, dtype=np.float64,
                              ensure_all_finite=False)
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
-        self.classes_, t = encode_classes(y, owner=type(self).__name__)
-        if self.classes_.size == 2:
-            t = 2.0 * t - 1.0  # classes_[1] is t = +1
+        self.classes_, codes = encode_classes(y, owner=type(self).__name__)
+        t = class_layout(self.classes_.size).targets(codes)
         scaling = column_scaling(resolvable(self, column_stats(X)), centre=self.fit_intercept)
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
@@ -372,7 +373,7 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         scaling = column_scaling(resolvable(self, reduce_chunks(column_stats_chunk, X)),
                                  centre=self.fit_intercept)
         prepare = functools.partial(_dask_rows, classes=self.classes_,
-                                    binary=self.classes_.size == 2, scaling=scaling)
+                                    layout=class_layout(self.classes_.size), scaling=scaling)
         step = functools.partial(_rows_step, eta=float(self.eta0),
                                  fit_intercept=self.fit_intercept)
 
@@ -380,21 +381,24 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
             return sequential_epoch(step, (Theta, 0, 0.0), prepare, X, y, order=order)
         return epoch, X.shape[0], scaling
 
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size)
+    @lazy_on_dask(columns=lambda self: class_layout(self.classes_.size).score_columns)
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """``w^T phi(x)``: shape (n,) for two classes (positive: ``classes_[1]``), else (n, K)."""
         check_is_fitted(self)
         X = validate_data(self, encode_frame(self, X, False), dtype=np.float64, reset=False)
         scores = linear_scores(X, self.coef_, self.intercept_)  # +-inf, never NaN, at 1e308
-        return scores.ravel() if self.classes_.size == 2 else scores
+        return class_layout(self.classes_.size).weight_scores(scores)
 
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype)
     def predict(self, X: MatrixLike) -> np.ndarray:
         """``classes_[1]`` where ``w^T phi > 0`` (two classes), else the argmax class."""
         check_is_fitted(self)
-        if self.classes_.size == 2:
-            return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
-        X = validate_data(self, encode_frame(self, X, False), dtype=np.float64, reset=False)
-        # Shifted per row where they overflow: no ties at +inf (rows at 1e308).
-        scores = linear_scores(X, self.coef_, self.intercept_, relative=True)
-        return self.classes_[np.argmax(scores, axis=1)]
+
+        def relative() -> np.ndarray:  # shifted per row where they overflow (rows at 1e308)
+            Xv = validate_data(self, encode_frame(self, X, False), dtype=np.float64,
+                               reset=False)
+            return linear_scores(Xv, self.coef_, self.intercept_, relative=True)
+
+        index = class_layout(self.classes_.size).weight_prediction(
+            lambda: self.decision_function(X), relative)
+        return self.classes_[index]

@@ -16,20 +16,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.labels import encode_classes
-from .._core.model.design import Design
+from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.sandwich import COV_TYPES
-from .._core.numerics import log_softmax
 from .._core.solvers.ascent import coordinate_descent, gradient_descent
 from .._core.solvers.newton import newton, sketch_rows
 from .._core.solvers.quasi_newton import lbfgs
 from .._core.solvers.steps import SolverResult
-from .._core.validation import check_sample_weight
-from .._dask.chunks import is_dask
-from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
 from .._params import validate_params
+from .._source import ClassifierRows, data_source
 from .._state import AllOrNothingFit
 from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
@@ -48,14 +44,13 @@ from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
 from .marginal import marginal_effects_table
 from .problem import (
-    ClassifierDesign,
-    classifier_design,
-    classifier_objective,
-    parameter_blocks,
+    ClassifierProblem,
+    classifier_family,
+    classifier_problem,
+    parameter_index,
 )
 from .result import GLMFit
 from .robust import check_groups, robust_covariance
-from .statistics import null_model
 
 # (each called as solver(objective, theta0, max_iter=, tol=, **options); their other
 # keywords differ, so the table's type is the common call)
@@ -67,6 +62,7 @@ DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "gradient": 10000, "coordinate
 # factoring the p x p Hessian every iteration costs more than L-BFGS's passes
 # (and at p = 50,000 the Hessian alone would need 20 GB).
 NEWTON_MAX_PARAMS = 1000
+_IN_MEMORY_ONLY = "Dask input supports cov_type='nonrobust' without offset only"
 
 
 class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstimator):
@@ -76,7 +72,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
     the fitted attributes, the predictions and ``summary()`` are read from it.
     """
 
-    _family: Any = None  # the binary family, set by subclasses
+    _family: BinaryFamily  # the binary family, set by subclasses
     _multiclass = False  # whether K > 2 classes fit a softmax model
 
     _parameter_constraints = {
@@ -117,59 +113,60 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         """
         validate_params(self)
         cov_type = getattr(self, "cov_type", "nonrobust")
-        if is_dask(X) and (cov_type != "nonrobust" or offset is not None):
-            raise ValueError("Dask input supports cov_type='nonrobust' without offset only")
-        design, t, sw = classifier_design(self, X, y, sample_weight, self._multiclass,
-                                          self.fit_intercept, standardise=True)
+        source = data_source(X)  # the one choice of where the rows are
+        if cov_type != "nonrobust" or offset is not None:
+            source.require_in_memory(_IN_MEMORY_ONLY)
+        rows = source.classifier_rows(self, y, sample_weight, self._multiclass,
+                                      self.fit_intercept, standardise=True)
+        design = rows.design
         clusters = check_groups(cov_type, groups, design.n_samples)
         offset = check_offset(offset, design.n_samples)
+        family = classifier_family(self._family, self.classes_.size, self.alpha)
         # L-BFGS's memory, checked before the objective allocates parameter-sized
         # vectors (its prior's, the start's).
-        blocks = parameter_blocks(self.classes_.size, self.alpha)
+        blocks = family.n_blocks
         if self.solver == "lbfgs" or (self.solver == "auto" and
                                       blocks * design.n_params > NEWTON_MAX_PARAMS):
-            lbfgs_budget(blocks * design.n_params,
-                         0 if isinstance(design, DaskDesign) else design.n_samples, blocks)
-        objective, theta0 = self._objective(design, t, sw, offset)
-        solver = self._choose_solver(objective)
-        if solver == "lbfgs" and sp.issparse(design.X):
-            # L-BFGS runs in its own standardised coordinates (ascent.Standardiser,
-            # full-data moments) and sparse columns are never centred: the
-            # design's rescaling would only change the rounding of its path.
-            design = Design(design.X, design.intercept)
-            objective, theta0 = self._objective(design, t, sw, offset)
+            lbfgs_budget(blocks * design.n_params, rows.rows_in_memory, blocks)
+        problem = self._problem(rows, family, offset)
+        solver = self._choose_solver(problem)
+        if rows.for_solver(solver) is not rows:  # (sparse rows for L-BFGS: in raw units)
+            rows = rows.for_solver(solver)
+            problem = self._problem(rows, family, offset)
+        objective = problem.objective
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
         options: dict[str, Any] = {}
         if solver == "newton":
-            # On Dask the Hessian is one chunk-parallel pass, where truncated
-            # Newton's Hessian-vector products would each be a pass: always exact.
             options = {"sketch": sketch_rows(design.n_samples, objective.n_params),
-                       "exact_final": isinstance(design, DaskDesign) or
-                       hessian_affordable(design.n_samples, objective.n_params)}
+                       "exact_final": rows.exact_final(
+                           hessian_affordable(design.n_samples, objective.n_params))}
         elif solver == "lbfgs":  # the memory it needs, checked before any is allocated
-            options = {"pairs": lbfgs_pairs(objective)}
+            options = {"pairs": lbfgs_pairs(objective, rows.rows_in_memory)}
         watch_fit(objective)
-        result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
-        found = diagnose(self, objective, result)
+        result = SOLVERS[solver](objective, problem.theta0, max_iter=max_iter, tol=self.tol,
+                                 **options)
+        found = diagnose(self, problem, result)
         if found.theta is not None:  # parameters not identified: held at 0, as R's glm
             result = replace(result, theta=found.theta)
-        null = null_model(objective, self.classes_.size, offset)
+        null = problem.null_log_likelihood()
         statistics = found._asdict()
         del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 null_log_likelihood=null, **statistics)
+                                 null_log_likelihood=null,
+                                 reference_class=family.reference_class, **statistics)
         if cov_type != "nonrobust" and fit.covariance_standard is not None:
             eta = objective.linear_predictor(result.theta)
-            fit = self._robust(fit, objective, eta, clusters)
+            fit = self._robust(fit, problem, eta, clusters)
         self._set_fit(fit)
         return self
 
-    def _robust(self, fit: GLMFit, objective: Any, eta: Any,
+    def _robust(self, fit: GLMFit, problem: ClassifierProblem, eta: NDArray[np.float64],
                 clusters: tuple[NDArray[np.intp], int] | None) -> GLMFit:
         """``fit`` with the sandwich covariance of ``cov_type`` (:mod:`problin.glm.robust`)."""
         assert fit.covariance_standard is not None, "the bread is the model-based covariance"
-        cov, cov_z = robust_covariance(objective, eta, fit.covariance_standard, self.cov_type,
-                                       clusters, fit.n_estimated)
+        cov, cov_z = robust_covariance(problem.in_memory(), problem.row_scores(eta),
+                                       fit.covariance_standard, self.cov_type, clusters,
+                                       fit.n_estimated)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
     def _set_fit(self, fit: GLMFit) -> None:
@@ -179,29 +176,29 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         self._result = fit
 
     # ---------------------------------------------------------- the model
-    def _objective(self, design: ClassifierDesign, t: NDArray[np.intp] | None,
-                   sw: NDArray[np.float64] | None, offset: NDArray[np.float64] | None = None
-                   ) -> tuple[Any, NDArray[np.float64]]:
+    def _problem(self, rows: ClassifierRows, family: ClassFamily,
+                 offset: NDArray[np.float64] | None = None) -> ClassifierProblem:
         """The objective to minimise and its starting point. Newton's curvature
         is ``ProbitRegression``'s ``information`` parameter; for the logit (a
         canonical link) observed and expected information coincide."""
-        return classifier_objective(design, self._family, t, sw, self.classes_.size,
-                                    self.alpha,
-                                    information=getattr(self, "information", "observed"),
-                                    offset=offset)
+        return classifier_problem(rows, family, self.alpha,
+                                  information=getattr(self, "information", "observed"),
+                                  offset=offset)
 
-    def _choose_solver(self, objective: Any) -> str:
+    def _choose_solver(self, problem: ClassifierProblem) -> str:
         solver = self.solver
         if solver == "auto":
-            solver = "newton" if objective.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
-        if isinstance(objective.design, DaskDesign) and solver not in ("newton", "lbfgs"):
-            raise ValueError(f"solver={solver!r} updates an n-vector per coefficient, which "
-                             "Dask input never collects: use solver='newton' or 'lbfgs' (or "
-                             "'auto') for Dask arrays and DataFrames")
+            solver = "newton" if problem.objective.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
+        problem.rows.check_solver(solver)
         return solver
 
+    def _fitted_family(self) -> ClassFamily:
+        """The family of the fitted classes, whose parameter layout answers what the
+        predictions' shapes and classes are (binary: one score per row; softmax: K)."""
+        return class_family(self._family, self.classes_.size, self._result.reference_class)
+
     # ------------------------------------------------------------- predict
-    @lazy_on_dask(columns=lambda self: None if self.classes_.size == 2 else self.classes_.size,
+    @lazy_on_dask(columns=lambda self: self._fitted_family().score_columns,
                   in_memory_only=("offset",))
     def decision_function(self, X: Any, offset: Any = None) -> Any:
         """Linear predictors: the log-odds ``b + x^T w (+ offset)`` (binary, shape
@@ -211,20 +208,17 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         check_is_fitted(self)
         X = validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
-        eta = linear_predictors(self._result, X, self.classes_.size)
+        eta = linear_predictors(self._result, X, self._fitted_family())
         if offset is not None:
-            if self.classes_.size != 2:
-                raise ValueError("offset is supported for binary models only")
-            eta = eta + cast(NDArray[np.float64], check_offset(offset, X.shape[0]))
+            eta = self._fitted_family().add_offset(
+                eta, cast(NDArray[np.float64], check_offset(offset, X.shape[0])))
         return eta
 
     @lazy_on_dask(columns=lambda self: self.classes_.size, in_memory_only=("offset",))
     def predict_log_proba(self, X: Any, offset: Any = None) -> Any:
         """Log class probabilities, computed in log space (no ``log(p)``)."""
-        eta = self.decision_function(X, offset)
-        if self.classes_.size == 2:
-            return self._family.log_proba(eta)
-        return log_softmax(eta, axis=1)
+        scores = self.decision_function(X, offset)  # (checks that the model is fitted)
+        return self._fitted_family().scores_log_proba(scores)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size, in_memory_only=("offset",))
     def predict_proba(self, X: Any, offset: Any = None) -> Any:
@@ -235,10 +229,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
     @lazy_on_dask(dtype=lambda self: self.classes_.dtype, in_memory_only=("offset",))
     def predict(self, X: Any, offset: Any = None) -> Any:
         """The most probable class."""
-        eta = self.decision_function(X, offset)
-        if self.classes_.size == 2:
-            return self.classes_[(eta > 0).astype(int)]
-        return self.classes_[np.argmax(eta, axis=1)]
+        scores = self.decision_function(X, offset)
+        return self.classes_[self._fitted_family().predicted_index(scores)]
 
     def predict_interval(self, X: Any, level: float = 0.95, offset: Any = None) -> pd.DataFrame:
         """The fitted probability of the second class with its confidence interval.
@@ -277,11 +269,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         fit = self._result
         if fit.covariance is None:
             raise ValueError(self._no_covariance_message())
-        names: Any = parameter_names(self, self.n_features_in_)
-        if fit.n_blocks > 1:
-            free = self.classes_[self.classes_.size - fit.n_blocks:]
-            names = pd.MultiIndex.from_product([free.tolist(), names],
-                                               names=["class", "parameter"])
+        names = parameter_index(self._fitted_family(), parameter_names(self, self.n_features_in_),
+                                self.classes_, fit.n_blocks)
         table = wald_table(names, fit.theta, fit.covariance, level, fit.identified)
         table.attrs.update(model=type(self).__name__, n_obs=fit.n_obs,
                            objective=fit.objective, converged=fit.converged,
@@ -384,28 +373,18 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         check_is_fitted(self)
         fit = self._result
         cov_type = getattr(self, "cov_type", "nonrobust")
-        if is_dask(X) and (cov_type != "nonrobust" or offset is not None):
-            raise ValueError("Dask input supports cov_type='nonrobust' without offset only")
-        design: ClassifierDesign
-        t = sw = None
-        if is_dask(X):  # a distributed pass (problin._dask.objective)
-            design = dask_classifier_data(self, X, y, sample_weight, True, self.fit_intercept,
-                                          classes=self.classes_, reset=False, basis=fit.basis)
-        else:
-            X, y = validate_data(self, encode_frame(self, X, False), y,
-                                 accept_sparse=["csr", "csc"],
-                                 dtype=[np.float64, np.float32], reset=False)
-            if sp.issparse(X):
-                X = X.tocsr()
-            _, t = encode_classes(y, self.classes_, owner=type(self).__name__)
-            sw = check_sample_weight(sample_weight, X.shape[0])
-            design = Design(X, self.fit_intercept, basis=fit.basis)
-        clusters = check_groups(cov_type, groups, design.n_samples)
-        objective, _ = self._objective(design, t, sw, check_offset(offset, design.n_samples))
-        check_fits_in_memory(objective.n_params)
-        fit, eta = covariance_on_request(self, objective, fit)
+        source = data_source(X)
+        if cov_type != "nonrobust" or offset is not None:
+            source.require_in_memory(_IN_MEMORY_ONLY)
+        rows = source.fitted_rows(self, y, sample_weight, fit.basis)
+        n = rows.design.n_samples
+        clusters = check_groups(cov_type, groups, n)
+        family = classifier_family(self._family, self.classes_.size, self.alpha)
+        problem = self._problem(rows, family, check_offset(offset, n))
+        check_fits_in_memory(problem.objective.n_params)
+        fit, eta = covariance_on_request(self, problem, fit)
         if cov_type != "nonrobust":
-            fit = self._robust(fit, objective, eta, clusters)
+            fit = self._robust(fit, problem, eta, clusters)
         self._set_fit(fit)
         return self
 

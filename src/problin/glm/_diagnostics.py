@@ -5,6 +5,7 @@ own class; nothing here changes the fitted coefficients.
 """
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,12 +19,13 @@ from .._core.linalg import (
     inverse_from_equilibrated,
     solve_psd,
 )
-from .._core.model.contract import DistributedObjective
+from .._core.model.contract import Objective, RowsAtHand
+from .._core.model.objective import GLMObjective, InMemoryObjective
+from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.solvers.quasi_newton import MAX_PAIRS, MIN_PAIRS, history_size, lbfgs_memory
 from .._core.model.separation import (
     LP_MAX_SIZE,
     certified_separation,
-    newton_certifies_overlap,
     separated_rows,
 )
 from ..exceptions import (
@@ -32,7 +34,9 @@ from ..exceptions import (
     NumericalWarning,
     SeparationWarning,
 )
+from .._core.solvers.steps import SolverResult
 from .inference import parameter_names
+from .problem import ClassifierProblem
 
 __all__ = [
     "Diagnosis",
@@ -122,15 +126,15 @@ def _address_space_left() -> float:
         return np.inf
 
 
-def lbfgs_pairs(objective: Any) -> int:
+def lbfgs_pairs(objective: Objective, rows: int) -> int:
     """How many curvature pairs L-BFGS may store (:func:`~problin._core.solvers.quasi_newton.history_size`
     within half the available memory), checked before anything is allocated.
 
     Raises ``MemoryError`` stating the estimate (:func:`~problin._core.solvers.quasi_newton.lbfgs_memory`)
     where even the fewest pairs do not fit: a 10,000 x 1,000,000 sparse softmax with
     K = 50 has 49 million parameters, 0.4 GB a vector, and failed mid-fit (or crashed
-    inside scipy) after allocating several GB."""
-    rows = 0 if isinstance(objective, DistributedObjective) else objective.design.n_samples
+    inside scipy) after allocating several GB. ``rows``: the rows in memory, which the
+    gradient's working vectors span (0 on Dask, whose rows stay in their chunks)."""
     return lbfgs_budget(objective.n_params, rows, objective.n_blocks)
 
 
@@ -163,7 +167,7 @@ def check_fits_in_memory(n_params: int) -> None:
                           f"{free / 1e9:.1f} GB of memory is available")
 
 
-def covariance(objective: Any, H: NDArray[np.float64]
+def covariance(objective: Objective, H: NDArray[np.float64]
                ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]:
     """``(covariance, identified, covariance_standard)``: the inverse information
     ``H`` on the identified parameters (NaN elsewhere), in raw units, which
@@ -194,7 +198,7 @@ def covariance(objective: Any, H: NDArray[np.float64]
     return to_raw(objective, cov), identified, cov
 
 
-def flat_direction(objective: Any) -> NDArray[np.float64] | None:
+def flat_direction(objective: Objective | InMemoryObjective) -> NDArray[np.float64] | None:
     """The prior's rank-one direction that only pins an invariance (softmax with all
     K blocks free: the common shift of the intercepts), or None."""
     flat = None
@@ -203,36 +207,39 @@ def flat_direction(objective: Any) -> NDArray[np.float64] | None:
     return flat
 
 
-def _rank_one(objective: Any) -> list[tuple[NDArray[np.float64], float]]:
+def _rank_one(objective: Objective | InMemoryObjective) -> list[tuple[NDArray[np.float64], float]]:
     """The rank-one terms of a Gaussian prior's precision (none for other penalties)."""
     gaussian = objective.penalty.gaussian
     return [] if gaussian is None else gaussian.precision.rank_one
 
 
-def to_raw(objective: Any, cov_z: NDArray[np.float64]) -> NDArray[np.float64]:
+def to_raw(objective: Objective | InMemoryObjective, cov_z: NDArray[np.float64]) -> NDArray[np.float64]:
     """A covariance in the solver's coordinates mapped to raw units (NaN rows kept)."""
-    basis = getattr(objective.design, "basis", None)
+    basis = objective.design.basis
     if basis is None:
         return cov_z.copy()
     return basis.covariance_to_raw(cov_z, objective.n_blocks, flat_direction(objective))
 
 
-def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
+def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diagnosis:
     """Covariance, identifiability, separation and convergence checks of ``est``'s fit
     (which reads ``est``'s parameters and names, and warns; it sets nothing)."""
+    objective = problem.objective
     cov = identified = cov_z = None
+    H: NDArray[np.float64] | None = None
     if result.hessian is not None or hessian_affordable(objective.design.n_samples,
                                                         objective.n_params):
         H = result.hessian
         if H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
         cov, identified, cov_z = covariance(objective, H)
-    separated = _check_separation(est, objective, result, cov_z)
+    separated = _check_separation(est, problem, result, cov_z)
     # Under separation the information matrix degenerates for that reason
     # alone: the separation warning says it all.
     theta = None
-    if identified is not None and separated is None:
-        theta = _unidentified_held(est, objective, result.theta, H, identified)
+    if identified is not None and separated is None and H is not None:
+        theta = _unidentified_held(est, lambda: _flat_names(est, problem), result.theta, H,
+                                   identified)
     if not result.converged and separated is None:
         warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
@@ -240,32 +247,35 @@ def diagnose(est: Any, objective: Any, result: Any) -> Diagnosis:
     return Diagnosis(cov, identified, separated, cov_z, theta)
 
 
-def _unidentified_held(est: Any, objective: Any, theta: NDArray[np.float64],
+def _unidentified_held(est: Any, names: Callable[[], list[str]], theta: NDArray[np.float64],
                        H: NDArray[np.float64], identified: NDArray[np.bool_]
                        ) -> NDArray[np.float64] | None:
     """``theta`` with the parameters that are not identified held at 0
-    (:func:`held_at_zero`), saying which (a ``CollinearityWarning``); None where all are."""
+    (:func:`held_at_zero`), saying which (a ``CollinearityWarning``; ``names()``: the
+    parameters' names, formed only then); None where all are."""
     if identified.all():
         return None
-    lost = [n for n, ok in zip(_flat_names(est, objective), identified) if not ok]
+    lost = [n for n, ok in zip(names(), identified) if not ok]
     warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
                   "Predictions are unaffected; drop these columns or set alpha > 0 for "
                   "unique coefficients.", CollinearityWarning, stacklevel=4)
     return held_at_zero(theta, H, identified)
 
 
-def covariance_on_request(est: Any, objective: Any, fit: Any) -> tuple[Any, Any]:
+def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any
+                          ) -> tuple[Any, Any]:
     """``compute_covariance``'s ``(fit, eta)``: the ``GLMFit`` with its covariance at the
     fitted parameters and, as the fit's :func:`diagnose` does, the parameters that are
     not identified held at 0 (not under separation, whose warning says it all)."""
+    objective = problem.objective
     basis = objective.design.basis
     theta = fit.theta_standard if basis is not None else fit.theta
     eta = objective.linear_predictor(theta)
     H = objective.observed_hessian(theta, eta)
     cov, identified, cov_z = covariance(objective, H)
     fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
-    held = None if fit.separated is not None else _unidentified_held(est, objective, theta, H,
-                                                                      identified)
+    held = None if fit.separated is not None else _unidentified_held(
+        est, lambda: _flat_names(est, problem), theta, H, identified)
     if held is not None:
         raw = held if basis is None else basis.to_raw(held)
         fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)
@@ -293,56 +303,53 @@ def held_at_zero(theta: NDArray[np.float64], H: NDArray[np.float64],
     return theta
 
 
-def _flat_names(est: Any, objective: Any) -> list[str]:
+def _flat_names(est: Any, problem: ClassifierProblem) -> list[str]:
+    """The parameters' names, in the order of theta (``class:name`` per class block)."""
+    objective = problem.objective
     names = parameter_names(est, objective.design.n_features)
-    if objective.n_blocks == 1:
-        return names
-    free = est.classes_[est.classes_.size - objective.n_blocks:]
-    return [f"{c}:{n}" for c in free.tolist() for n in names]
+    labels = problem.family.block_labels(est.classes_, objective.n_blocks)
+    return [n if c is None else f"{c}:{n}" for c in labels for n in names]
 
 
-def watch_fit(objective: Any) -> None:
-    """Let a Dask objective count the rows fitted with certainty in its final
-    pass, where it reads every row anyway (saves the diagnostics a pass)."""
-    if isinstance(objective, DistributedObjective):
-        objective.watch_rows(_fitted_with_certainty)
+def watch_fit(objective: Objective) -> None:
+    """Let the objective count the rows fitted with certainty in its final pass, where
+    it reads every row anyway (a Dask objective: saves the diagnostics a pass)."""
+    objective.watch_rows(_certain_rows)
 
 
-def _fitted_with_certainty(objective: Any, eta: Any) -> bool:
-    """Whether some row's observed class is fitted with probability ~1.
+def _fitted_with_certainty(objective: Objective, eta: Any) -> bool:
+    """Whether some row's observed class is fitted with probability ~1 (in memory, one
+    test of the rows; on Dask the same test on every chunk, in one distributed pass)."""
+    return objective.count_rows(_certain_rows, eta) > 0
 
-    Read off the derivatives at the fit (already computed there): for a
-    binary GLM ``|g_i| / s_i`` is ``1 - p_i`` (logit) or the inverse Mills
-    ratio (probit), both ~0 exactly when ``p_i ~ 1``; for softmax the exact
-    complement of the observed class's probability. On Dask, the same test
-    on every chunk, in one distributed pass.
+
+def _certain_rows(objective: RowsAtHand, eta: NDArray[np.float64]) -> bool:
+    """Whether some row of an in-memory objective is fitted with certainty.
+
+    Read off the derivatives at the fit (already computed there) by the family
+    (``row_certainty``): for a binary GLM ``|g_i| / s_i`` is ``1 - p_i`` (logit) or
+    the inverse Mills ratio (probit), both ~0 exactly when ``p_i ~ 1``; for softmax
+    the exact complement of the observed class's probability.
     """
-    if isinstance(objective, DistributedObjective):
-        return objective.count_rows(_fitted_with_certainty, eta) > 0
     sw = objective.sample_weight
-    if objective.n_blocks == 1:
-        _, g, _ = objective.row_derivatives(eta)
-        scale = np.abs(g) if sw is None else np.abs(g) / np.where(sw > 0, sw, np.inf)
-    else:
-        _, state = objective.row_derivatives(eta)
-        scale = state.observed_complements()  # ~ the row's loss -log(1 - q), q small
-    certain = scale < _SUSPICIOUS_LOSS
+    certain = objective.row_certainty(eta) < _SUSPICIOUS_LOSS
     if sw is not None:
         certain &= sw > 0
     return bool(certain.any())
 
 
-def _check_separation(est: Any, objective: Any, result: Any,
+def _check_separation(est: Any, problem: ClassifierProblem, result: SolverResult,
                       cov_z: NDArray[np.float64] | None = None) -> Any:
     """The separated rows (None if none), with a warning, when the classes are
     (quasi-)separable."""
+    objective = problem.objective
     if est.alpha > 0:
         return None
     if result.converged and not _fitted_with_certainty(objective, result.eta):
         return None
-    if result.converged and _overlap_certified(objective, result, cov_z):
+    if result.converged and _overlap_certified(problem, result, cov_z):
         return None
-    if isinstance(objective, DistributedObjective):  # Dask: certificates only (DaskGLMObjective)
+    if not problem.rows.rows_in_memory:  # rows never in one place: the fit's certificates
         certified = objective.separation(result)
         if certified is None:
             return None
@@ -350,14 +357,11 @@ def _check_separation(est: Any, objective: Any, result: Any,
         _warn_separation(est, rows, n_sep, n_used, [None])
         return rows
     sw = objective.sample_weight
-    if objective.n_blocks == 1:
-        targets = {None: objective.y}
-    else:  # each class against the rest: the common cases of softmax separation
-        targets = {c: (objective.t == k).astype(np.float64) for k, c in enumerate(est.classes_)}
+    targets = problem.family.separation_splits(problem.rows.targets(), est.classes_)
     rows = np.zeros(objective.design.n_samples, dtype=bool)
     which: list[Any] = []
     for label, y01 in targets.items():
-        found = _separated(objective, result, y01, label)
+        found = _separated(problem, result, y01)
         if found is not None and found.any():
             rows |= found
             which.append(label)
@@ -369,21 +373,21 @@ def _check_separation(est: Any, objective: Any, result: Any,
     return rows
 
 
-def _overlap_certified(objective: Any, result: Any, cov_z: NDArray[np.float64] | None) -> bool:
+def _overlap_certified(problem: ClassifierProblem, result: SolverResult,
+                       cov_z: NDArray[np.float64] | None) -> bool:
     """Whether one Newton step from a converged binary fit proves the classes overlap
-    (:func:`~problin._core.model.separation.newton_certifies_overlap`): one pass over
-    the rows instead of a linear program of the size of X."""
-    if cov_z is None or objective.n_blocks != 1 or isinstance(objective, DistributedObjective) \
-            or not objective.penalty.flat or not np.all(np.isfinite(cov_z)):
+    (the family's ``newton_overlap``): one pass over the rows instead of a linear
+    program of the size of X."""
+    if cov_z is None or not problem.rows.rows_in_memory or not problem.objective.penalty.flat \
+            or not np.all(np.isfinite(cov_z)):
         return False
+    objective = problem.in_memory()
     if objective.design.n_samples * objective.design.n_params > LP_MAX_SIZE:
         return False  # no LP to spare there: the cheap certificates decide (two passes saved)
-    eta = result.eta if objective.offset is None else result.eta + objective.offset
-    _, g, h = objective.family.derivatives(objective.y, eta, objective.sample_weight,
-                                           "observed")
-    step_eta = objective.linear_predictor(-(cov_z @ objective.design.rmatvec(g)))
-    sw = objective.sample_weight
-    return newton_certifies_overlap(g, h, step_eta, None if sw is None else sw > 0)
+    eta = result.eta if problem.offset is None else result.eta + problem.offset
+    return problem.family.newton_overlap(  # (the step's linear predictor for g)
+        problem.rows.targets(), eta, objective.sample_weight,
+        lambda g: objective.linear_predictor(-(cov_z @ objective.design.rmatvec(g))))
 
 
 def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[Any]) -> None:
@@ -402,19 +406,24 @@ def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[A
                   stacklevel=5)
 
 
-def _separated(objective: Any, result: Any, y01: NDArray[np.float64],
-               label: Any) -> NDArray[np.bool_] | None:
+def _separated(problem: ClassifierProblem, result: SolverResult,
+               y01: NDArray[np.float64]) -> NDArray[np.bool_] | None:
     """Separated rows for one binary split: a certificate first, the exact LP if affordable."""
+    objective = problem.objective
     sw, design = objective.sample_weight, objective.design
-    if objective.n_blocks == 1:
-        candidates = [result.eta]
-        if result.direction is not None:
-            Xd = getattr(result, "direction_eta", None)
-            candidates.append(objective.linear_predictor(result.direction) if Xd is None else Xd)
-        for margins in candidates:
-            found = certified_separation(margins, y01, sw)
-            if found is not None:
-                return found
+    for margins in problem.family.certificate_margins(
+            result.eta, lambda: _direction_eta(objective, result)):
+        found = certified_separation(margins, y01, sw)
+        if found is not None:
+            return found
     if design.n_samples * design.n_params > LP_MAX_SIZE:
         return None
     return separated_rows(design, y01, sw)
+
+
+def _direction_eta(objective: Objective, result: SolverResult) -> NDArray[np.float64] | None:
+    """``X d`` of the solver's last direction ``d`` (None without one)."""
+    if result.direction is None:
+        return None
+    Xd = getattr(result, "direction_eta", None)
+    return objective.linear_predictor(result.direction) if Xd is None else Xd

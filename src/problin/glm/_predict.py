@@ -19,13 +19,15 @@ from numpy.typing import NDArray
 
 from .._core.model.basis import ColumnBasis
 from .._core.model.design import Design
+from .._core.model.layout import Layout
 from .result import GLMFit
 
 __all__ = ["linear_predictors"]
 
 
-def linear_predictors(fit: GLMFit, X: Any, n_classes: int) -> NDArray[np.float64]:
-    """``eta`` (n,) for binary models, else the n x K logits (reference class 0)."""
+def linear_predictors(fit: GLMFit, X: Any, layout: Layout) -> NDArray[np.float64]:
+    """The decision function of the parameter ``layout`` (a family's): ``eta`` (n,) for
+    one linear predictor, else the n x K logits (reference class 0)."""
     basis = fit.basis
     if basis is not None and basis.center is not None and not sp.issparse(X):
         # The intercept at the centre keeps every digit, on standardised blocks.
@@ -39,14 +41,20 @@ def linear_predictors(fit: GLMFit, X: Any, n_classes: int) -> NDArray[np.float64
     bad = ~np.isfinite(eta).all(axis=1)
     if bad.any():
         eta[bad] = _scaled_rows(X, np.flatnonzero(bad), basis if design.basis else None, Theta)
-    if n_classes == 2:
-        return eta[:, 0]
-    if eta.shape[1] < n_classes:
-        eta = np.column_stack([np.zeros(eta.shape[0]), eta])  # the reference class: logit 0
-        if bad.any():  # rows whose logits were shifted: shift the reference's too
-            eta[bad] = _scaled_rows(X, np.flatnonzero(bad), basis if design.basis else None,
-                                    np.vstack([np.zeros(Theta.shape[1]), Theta]))
-    return eta
+
+    # (a lambda: an annotated closure's annotations cost microseconds a call)
+    return layout.decision_scores(
+        eta, lambda: _reference_rows(X, bad, basis if design.basis else None, Theta))
+
+
+def _reference_rows(X: Any, bad: NDArray[np.bool_], basis: ColumnBasis | None,
+                    Theta: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """The rows whose logits were shifted to stay finite, with the reference class's
+    logit (0) shifted too: all K logits of those rows."""
+    rows = np.flatnonzero(bad)
+    if not rows.size:
+        return rows, np.empty((0, Theta.shape[0] + 1))
+    return rows, _scaled_rows(X, rows, basis, np.vstack([np.zeros(Theta.shape[1]), Theta]))
 
 
 def _scaled_rows(X: Any, rows: NDArray[np.intp], basis: ColumnBasis | None,

@@ -22,6 +22,7 @@ from .._core.model.objective import GLMObjective
 from .._core.model.separation import LP_MAX_SIZE
 from ..exceptions import ConvergenceWarning, PerfectFitWarning
 from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_affordable
+from .inference import parameter_names
 
 __all__ = ["boundary_fit", "regression_diagnosis", "converged_within"]
 
@@ -99,7 +100,9 @@ def regression_diagnosis(est: Any, objective: Any, result: Any, hessian: Any = N
             H = objective.value_grad_hess(result.theta, result.eta)[2]
         cov, identified, cov_z = covariance(objective, H)
         if boundary is None:  # (at the boundary the information fades for that reason)
-            theta = _unidentified_held(est, objective, result.theta, H, identified)
+            theta = _unidentified_held(
+                est, lambda: parameter_names(est, objective.design.n_features), result.theta,
+                H, identified)
     if boundary is not None:
         used = boundary.size if objective.sample_weight is None \
             else int(np.count_nonzero(objective.sample_weight))

@@ -19,7 +19,7 @@ def parameter_names(estimator: Any, n_features: int) -> list[str]:
     return (["intercept"] if estimator.fit_intercept else []) + names
 
 
-def wald_table(names: Sequence[str] | pd.MultiIndex, coef: ArrayLike, covariance: ArrayLike,
+def wald_table(names: Sequence[str] | pd.Index, coef: ArrayLike, covariance: ArrayLike,
                level: float = 0.95, identified: ArrayLike | None = None,
                df: float | None = None) -> pd.DataFrame:
     """Coefficient table with Wald standard errors, z, two-sided p-values and intervals.

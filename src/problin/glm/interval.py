@@ -28,7 +28,7 @@ from sklearn.utils.validation import validate_data
 from .._core.blocks import iter_blocks
 from .._core.model.design import Design
 from .._core.extreme import row_quadratic_root
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._frames import encode_frame
 from .result import GLMFit
 
@@ -103,12 +103,12 @@ def probability_interval(family: Any, eta: NDArray[np.float64], se: NDArray[np.f
 
 def interval_table(est: Any, X: Any, level: float, offset: Any) -> pd.DataFrame:
     """``est.predict_interval(X, level, offset)`` of a fitted binary GLM classifier."""
-    if est.classes_.size != 2:
-        raise ValueError("predict_interval is for binary models: softmax probabilities "
-                         "have no single link scale to form an interval on")
-    if is_dask(X):
-        raise TypeError("predict_interval needs in-memory X (a DataFrame of one row per "
-                        "row of X); compute the Dask rows you need first")
+    est._fitted_family().require_one_predictor(
+        "predict_interval is for binary models: softmax probabilities have no single link "
+        "scale to form an interval on")
+    data_source(X).require_in_memory("predict_interval needs in-memory X (a DataFrame of one "
+                                     "row per row of X); compute the Dask rows you need first",
+                                     TypeError)
     index = X.index if isinstance(X, pd.DataFrame) else None
     eta = est.decision_function(X, offset)
     X = validate_data(est, encode_frame(est, X, False), accept_sparse=["csr", "csc"],

@@ -52,9 +52,10 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.blocks import block_rows, iter_blocks, reduce_row_ranges
+from .._core.model.families import ClassFamily
 from .._core.numerics import log_normal_pdf, log_sigmoid, log_softmax
 from .._core.validation import check_sample_weight
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._frames import encode_frame
 from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
@@ -154,14 +155,15 @@ def _column(v: NDArray[Any], x: NDArray[Any]) -> NDArray[Any]:
     return v.reshape(v.shape + (1,) * (np.ndim(x) - 1))
 
 
-def _binary_sums(fit: GLMFit, link: str, Xb: Any, sb: NDArray[np.float64] | None,
+def _binary_sums(fit: GLMFit, family: ClassFamily, link: str, Xb: Any,
+                 sb: NDArray[np.float64] | None,
                  ob: NDArray[np.float64] | None = None
                  ) -> tuple[float, list[tuple[NDArray[np.float64], tuple[Any, ...]]]]:
     """``(sum s, [(c, (sum s f(eta), sum s f'(eta) x~) / exp(c))])`` over one block
     of rows, ``c`` its log scale (shape (1,)): ``f`` from its logarithm and
     ``f' = f r`` with ``r = f' / f`` (``-tanh(eta / 2)`` logit, ``-eta`` probit);
     ``ob``: the rows' offsets (a known term of eta), or None."""
-    eta = linear_predictors(fit, Xb, 2)
+    eta = linear_predictors(fit, Xb, family)
     if ob is not None:
         eta = eta + ob
     if link == "probit":
@@ -182,7 +184,8 @@ def _binary_sums(fit: GLMFit, link: str, Xb: Any, sb: NDArray[np.float64] | None
     return float(s.sum()), [(c, (np.array([s @ f]), back[None, :]))]
 
 
-def _softmax_sums(fit: GLMFit, W: NDArray[np.float64], Xb: Any, sb: NDArray[np.float64] | None
+def _softmax_sums(fit: GLMFit, family: ClassFamily, W: NDArray[np.float64], Xb: Any,
+                  sb: NDArray[np.float64] | None
                   ) -> tuple[float, list[tuple[NDArray[np.float64], tuple[Any, ...]]]]:
     """``(sum s, [(c, (sum s ME, sum s G, sum s C x~) / exp(c))])`` over one block
     of rows, with a log scale ``c_k`` per class ``k`` (the rows of each sum).
@@ -198,7 +201,7 @@ def _softmax_sums(fit: GLMFit, W: NDArray[np.float64], Xb: Any, sb: NDArray[np.f
     K, d = W.shape
     L = fit.n_blocks
     free = np.arange(K - L, K)
-    log_p = log_softmax(linear_predictors(fit, Xb, K), axis=1)
+    log_p = log_softmax(linear_predictors(fit, Xb, family), axis=1)
     n = log_p.shape[0]
     pairs = log_p[:, :, None] + log_p[:, None, :]  # log p_k p_m
     pairs[:, np.arange(K), np.arange(K)] = -np.inf  # (m != k only)
@@ -232,23 +235,38 @@ def _softmax_sums(fit: GLMFit, W: NDArray[np.float64], Xb: Any, sb: NDArray[np.f
     return float(s.sum()), [(c, sums)]
 
 
-def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
+def average_effects(fit: GLMFit, family: ClassFamily, link: str, X: Any,
                     sample_weight: NDArray[np.float64] | None = None,
                     offset: NDArray[np.float64] | None = None) -> Effects:
     """The (weighted) average over the rows of ``X`` of the marginal effects and
     of their Jacobian, summed in row blocks (``link``: "logit", "probit";
-    softmax where ``n_classes > 2``; ``offset``: the rows' known terms of a binary
-    model's linear predictor). One row gives the effects at that row."""
-    n, d = X.shape
-    off = int(fit.fit_intercept)
-    p = d + off
-    Theta = fit.raw_blocks()[:, 1:]  # (L, d) weights of the free blocks
-    if n_classes == 2:
+    softmax where ``family`` has class blocks; ``offset``: the rows' known terms of a
+    binary model's linear predictor). One row gives the effects at that row."""
+    return family.on_layout(_AverageEffects(fit, family, link, X, sample_weight, offset))
+
+
+class _AverageEffects:
+    """:func:`average_effects` of each parameter layout (``family.on_layout``)."""
+
+    def __init__(self, fit: GLMFit, family: ClassFamily, link: str, X: Any,
+                 sample_weight: NDArray[np.float64] | None,
+                 offset: NDArray[np.float64] | None) -> None:
+        self.fit, self.family, self.link, self.X = fit, family, link, X
+        self.sample_weight, self.offset = sample_weight, offset
+
+    def one_predictor(self) -> Effects:
+        """Binary: the effects on the probability of the second class."""
+        fit, link, X, sample_weight, offset = (self.fit, self.link, self.X,
+                                               self.sample_weight, self.offset)
+        n, d = X.shape
+        off = int(fit.fit_intercept)
+        Theta = fit.raw_blocks()[:, 1:]  # (1, d) weights
+
         def work(lo: int, hi: int) -> tuple[Any, ...]:
             out: tuple[Any, ...] = (0.0, [])
             for _, _, Xb, sb, ob in iter_blocks(X, sample_weight, offset, rows=rows,
                                                 start=lo, stop=hi):
-                out = _plus(out, _binary_sums(fit, link, Xb, sb, ob))
+                out = _plus(out, _binary_sums(fit, self.family, link, Xb, sb, ob))
             return out
 
         rows = block_rows(2 * d + 2)
@@ -258,23 +276,48 @@ def average_effects(fit: GLMFit, link: str, n_classes: int, X: Any,
         J = np.outer(w, back[0]) / total
         J[np.arange(d), off + np.arange(d)] += f_sum[0] / total
         return Effects((f_sum[0] / total * w)[None, :], J, np.full(d, c[0]))
-    K, L = n_classes, fit.n_blocks
-    W = np.vstack([np.zeros((K - L, d)), Theta])
 
-    def work_softmax(lo: int, hi: int) -> tuple[Any, ...]:
-        out: tuple[Any, ...] = (0.0, [])
-        for _, _, Xb, sb in iter_blocks(X, sample_weight, rows=rows, start=lo, stop=hi):
-            out = _plus(out, _softmax_sums(fit, W, Xb, sb))
-        return out
+    def class_blocks(self) -> Effects:
+        """Softmax: the effects on every class's probability, the reference included."""
+        fit, X, sample_weight = self.fit, self.X, self.sample_weight
+        n, d = X.shape
+        off = int(fit.fit_intercept)
+        p = d + off
+        Theta = fit.raw_blocks()[:, 1:]  # (L, d) weights of the free blocks
+        L = fit.n_blocks
+        K = L + int(fit.reference_class)  # (the reference class's block is fixed at 0)
+        W = np.vstack([np.zeros((K - L, d)), Theta])
 
-    rows = max(1, min(65536, _BLOCK_FLOATS // max(K * K, K * d, K * L, L * d, d)))
-    total, parts = reduce_row_ranges(work_softmax, n, rows)
-    c, (me_sum, g_sum, back) = _merge(parts)
-    J = back / total  # (K, L, d, p): J[k, l, j, :] = d ME_kj / d theta_l
-    j = np.arange(d)
-    J[:, :, j, off + j] += (g_sum / total)[:, :, None]
-    return Effects(me_sum / total, J.transpose(0, 2, 1, 3).reshape(K * d, L * p),
-                   np.repeat(c, d))
+        def work_softmax(lo: int, hi: int) -> tuple[Any, ...]:
+            out: tuple[Any, ...] = (0.0, [])
+            for _, _, Xb, sb in iter_blocks(X, sample_weight, rows=rows, start=lo, stop=hi):
+                out = _plus(out, _softmax_sums(fit, self.family, W, Xb, sb))
+            return out
+
+        rows = max(1, min(65536, _BLOCK_FLOATS // max(K * K, K * d, K * L, L * d, d)))
+        total, parts = reduce_row_ranges(work_softmax, n, rows)
+        c, (me_sum, g_sum, back) = _merge(parts)
+        J = back / total  # (K, L, d, p): J[k, l, j, :] = d ME_kj / d theta_l
+        j = np.arange(d)
+        J[:, :, j, off + j] += (g_sum / total)[:, :, None]
+        return Effects(me_sum / total, J.transpose(0, 2, 1, 3).reshape(K * d, L * p),
+                       np.repeat(c, d))
+
+
+class _EffectNames:
+    """The index of the effects' table for each parameter layout (``family.on_layout``)."""
+
+    def __init__(self, features: list[str], classes: NDArray[Any]) -> None:
+        self.features, self.classes = features, classes
+
+    def one_predictor(self) -> pd.Index:
+        """Binary: one effect per feature (on the second class's probability)."""
+        return pd.Index(self.features, name="feature")
+
+    def class_blocks(self) -> pd.Index:
+        """Softmax: one effect per class (all K) and feature."""
+        return pd.MultiIndex.from_product([self.classes.tolist(), self.features],
+                                          names=["class", "feature"])
 
 
 def _column_means(X: Any, sample_weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -305,9 +348,9 @@ def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any =
         raise ValueError("marginal_effects needs X: the estimator keeps no copy of its "
                          "training data. Pass the training X (and its sample_weight) for "
                          "the effects statsmodels' get_margeff() reports, or any other rows")
-    if is_dask(X):
-        raise TypeError("marginal_effects reads X in memory: pass a numpy array, DataFrame "
-                        "or sparse matrix (e.g. X.compute() or a sample of the rows)")
+    data_source(X).require_in_memory("marginal_effects reads X in memory: pass a numpy array, "
+                                     "DataFrame or sparse matrix (e.g. X.compute() or a sample "
+                                     "of the rows)", TypeError)
     X = validate_data(estimator, encode_frame(estimator, X, False), accept_sparse=["csr", "csc"],
                       dtype=[np.float64, np.float32], reset=False)
     if sp.issparse(X):
@@ -315,16 +358,17 @@ def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any =
     if X.shape[0] == 0:
         raise ValueError("marginal_effects needs at least one row of X")
     sw = check_sample_weight(sample_weight, X.shape[0])  # (rejects a zero sum)
-    K = estimator.classes_.size
+    family = estimator._fitted_family()
     o = check_offset(offset, X.shape[0])
-    if o is not None and K != 2:
-        raise ValueError("offset is supported for binary models only")
+    if o is not None:
+        family.require_one_predictor("offset is supported for binary models only")
     link = estimator._family.name
     if at == "mean":
         o_mean = None if o is None else _column_means(o[:, None], sw)
-        found = average_effects(fit, link, K, _column_means(X, sw)[None, :], offset=o_mean)
+        found = average_effects(fit, family, link, _column_means(X, sw)[None, :],
+                                offset=o_mean)
     else:
-        found = average_effects(fit, link, K, X, sw, o)
+        found = average_effects(fit, family, link, X, sw, o)
     # Parameters that are not identified (NaN rows of covariance_) are held fixed:
     # they add no variance (as in predict_interval), and the other effects keep
     # theirs; the effects of a feature whose weight is not identified get none.
@@ -334,16 +378,12 @@ def marginal_effects_table(estimator: Any, X: Any, at: str, sample_weight: Any =
     unidentified = held.reshape(-1, p)[:, int(fit.fit_intercept):].any(axis=0)
     identified = None
     if unidentified.any():
-        identified = np.tile(~unidentified, 1 if K == 2 else K)
+        identified = np.tile(~unidentified, found.effects.shape[0])  # (per output)
     features = parameter_names(estimator, X.shape[1])[int(fit.fit_intercept):]
-    names: Any = features
-    if K > 2:
-        names = pd.MultiIndex.from_product([estimator.classes_.tolist(), features],
-                                           names=["class", "feature"])
+    names = family.on_layout(_EffectNames(features, estimator.classes_))
     table = found.table(names, cov_theta, level, identified)
     table = table.rename(columns={"coef": "dy/dx"})
-    if K == 2:
-        table.index.name = "feature"
+    table.index = names  # (as named by the layout)
     table.attrs.update(model=type(estimator).__name__, at=at, level=float(level),
                        n_rows=int(X.shape[0]))
     return table

@@ -1,124 +1,89 @@
-"""The fitting problem of a GLM classifier: validated data, design, prior and objective.
+"""The fitting problem of a GLM classifier: rows, family, prior, objective and start.
 
 Shared by :mod:`problin.glm` and :mod:`problin.bayesian` (whose MAP is the same
-penalised GLM fit with a proper prior on the intercepts). The backend is a
-type: in-memory data give a :class:`~problin._core.model.design.Design` plus
-class indices and weights; Dask input a :class:`~problin._dask.design.DaskDesign`,
-which carries its own labels and weights and whose objectives run by
-distributed passes.
+penalised GLM fit with a proper prior on the intercepts). The rows come from the
+data source (:mod:`problin._source`: in memory, or Dask chunks read by distributed
+passes), the parameter layout from the family (:mod:`problin._core.model.layout`:
+one linear predictor, or softmax's class blocks); this module composes the two
+once per fit, into a :class:`ClassifierProblem`.
 """
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from numpy.typing import NDArray
-from sklearn.utils.validation import validate_data
+import pandas as pd
 
-from .._core.labels import encode_classes
-from .._core.model.design import Design
-from .._core.model.design_small import SmallDenseDesign, is_small_dense
-from .._core.model.family_softmax import CategoricalSoftmax
-from .._core.model.objective import GLMObjective, PriorPrecision
-from .._core.model.objective_softmax import SoftmaxObjective
-from .._core.validation import (
-    check_class_weights,
-    check_finite_magnitude,
-    check_sample_weight,
-    label_values,
-)
-from .._dask.chunks import is_dask
-from .._dask.design import DaskDesign, dask_classifier_data
-from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
-from .._frames import encode_frame
+from .._core.model.contract import Objective
+from .._core.model.families import BinaryFamily, ClassFamily, class_family
+from .._core.model.objective import InMemoryObjective, PriorPrecision
+from .._core.types import FloatArray
+from .._source import ClassifierDesign, ClassifierRows
+from .._source.classifier_data import _plain_arrays, check_classifier_data  # noqa: F401
+from .statistics import null_log_likelihood, offset_null_log_likelihood
 
 __all__ = [
     "ClassifierDesign",
-    "parameter_blocks",
+    "ClassifierProblem",
     "check_classifier_data",
-    "classifier_design",
-    "classifier_objective",
+    "classifier_family",
+    "classifier_problem",
+    "parameter_index",
     "prior_precision",
 ]
 
-#: The design of a classifier's training data, in memory or on Dask.
-ClassifierDesign = Design | DaskDesign
+
+@dataclass(frozen=True, eq=False)
+class ClassifierProblem:
+    """What one fit minimises (``objective``, from ``theta0``), of which family and on
+    which rows, with the rows' known offset (binary models in memory, or None)."""
+
+    rows: ClassifierRows
+    family: ClassFamily
+    objective: Objective
+    theta0: FloatArray
+    offset: FloatArray | None = None
+
+    def row_scores(self, eta: FloatArray) -> tuple[FloatArray, FloatArray | None]:
+        """Each row's scores at the objective's linear predictor ``eta`` (the offset
+        added here), as the family's layout forms them (``robust.RowScores``)."""
+        eta_full = eta if self.offset is None else eta + self.offset
+        return self.family.score_weights(self.rows.targets(), eta_full, self.rows.sample_weight)
+
+    def in_memory(self) -> InMemoryObjective:
+        """The objective, whose rows are held here: what robust covariances and the
+        overlap certificate read row by row (refused on Dask before they are asked)."""
+        objective = self.objective
+        assert isinstance(objective, InMemoryObjective), "asked of rows in memory only"
+        return objective
+
+    def null_log_likelihood(self) -> float:
+        """The intercept-only model's log-likelihood on these rows: closed form from
+        the class totals without an offset, else fitted (binary models in memory)."""
+        if self.offset is None:
+            return null_log_likelihood(self.family.class_totals(self.rows))
+        return offset_null_log_likelihood(self.family, self.rows.targets().astype(np.float64),
+                                          self.offset, self.rows.sample_weight)
 
 
-def classifier_design(est: Any, X: Any, y: Any, sample_weight: Any, multiclass: bool,
-                      intercept: bool, standardise: bool | str = False
-                      ) -> tuple[ClassifierDesign, NDArray[np.intp] | None,
-                                 NDArray[np.float64] | None]:
-    """``(design, t, sw)`` of validated training data; sets ``est.classes_``.
-
-    ``standardise``: the design works in the equilibrated, centred coordinates
-    of :class:`~problin._core.model.basis.ColumnBasis` (results map back exactly);
-    ``"centred"``: centred whenever dense (a prior on the intercept at the centre).
-
-    Dask input gives a :class:`~problin._dask.design.DaskDesign`, which carries
-    its labels and weights (``t`` and ``sw`` are None): the rows stay in their
-    chunks, and the objectives of :func:`classifier_objective` on it read them
-    by distributed passes.
-    """
-    if is_dask(X):
-        design = dask_classifier_data(est, X, y, sample_weight, multiclass, intercept,
-                                      classes=getattr(est, "classes", None),
-                                      standardise=standardise)
-        est.classes_ = design.classes
-        return design, None, None
-    X, t, sw = check_classifier_data(est, X, y, sample_weight, multiclass)
-    if standardise:
-        centre = "always" if standardise == "centred" else "auto"
-        kind = SmallDenseDesign if is_small_dense(X, intercept) else Design
-        return kind.standardised(X, intercept, sample_weight=sw, centre=centre), t, sw
-    return Design(X, intercept), t, sw
+def parameter_index(family: ClassFamily, names: list[str], classes: np.ndarray,
+                    n_blocks: int) -> pd.Index:
+    """The index of a table of the parameters: by name, or for class blocks by
+    ``(class, parameter)``, one block per free class (the last ``n_blocks``)."""
+    return family.on_layout(_ParameterIndex(names, classes, n_blocks))
 
 
-def check_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclass: bool
-                          ) -> tuple[Any, NDArray[np.intp], NDArray[np.float64] | None]:
-    """Validate a classifier's training data: returns ``(X, t, sw)`` and sets ``classes_``.
+class _ParameterIndex:
+    """:func:`parameter_index` of each parameter layout (``family.on_layout``)."""
 
-    ``t`` holds class indices ``0..K-1`` (the order of ``est.classes_``, fixed
-    by ``est.classes`` where the estimator has that parameter); ``sw`` the
-    validated sample weights or None. K > 2 is an error unless ``multiclass``.
-    """
-    y = label_values(y)
-    # X's finiteness is checked below, on both cores (scikit-learn's check
-    # reads it on one: ~14 ms per 400 MB); y's by validate_data.
-    X = encode_frame(est, X, True)
-    plain = _plain_arrays(est, X, y)
-    if plain is None:
-        X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], y_numeric=False,
-                             ensure_all_finite=False)
-    else:
-        X, y = plain
-    if sp.issparse(X):
-        X = X.tocsr()
-    check_finite_magnitude(X, est)  # NaN, infinity, or values whose squares overflow
-    name = type(est).__name__
-    est.classes_, t = encode_classes(y, getattr(est, "classes", None), owner=name)
-    if est.classes_.size > 2 and not multiclass:
-        raise ValueError(f"Only binary classification is supported. {name} got y with "
-                         f"{est.classes_.size} classes: {est.classes_[:10].tolist()}")
-    sw = check_sample_weight(sample_weight, X.shape[0])
-    check_class_weights(t, sw, est.classes_, why="their parameters would be minus infinity")
-    return X, t, sw
+    def __init__(self, names: list[str], classes: np.ndarray, n_blocks: int) -> None:
+        self.names, self.classes, self.n_blocks = names, classes, n_blocks
 
+    def one_predictor(self) -> pd.Index:
+        return pd.Index(self.names, name="parameter")
 
-def _plain_arrays(est: Any, X: Any, y: Any) -> tuple[Any, Any] | None:
-    """``validate_data``'s answer where ``X`` and ``y`` already are what it returns (a 2-D
-    float ndarray and a 1-D numeric one, non-empty, of one length, y finite), recording
-    what it records (the width; no feature names); None otherwise, for the full check and
-    its error messages. scikit-learn's check costs ~0.1 ms, a tenth of a small fit."""
-    if not (type(X) is np.ndarray and type(y) is np.ndarray and X.ndim == 2 and y.ndim == 1
-            and X.dtype in (np.float64, np.float32) and y.dtype.kind in "biuf"
-            and X.shape[0] == y.shape[0] >= 1 and X.shape[1] >= 1):
-        return None
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        return None
-    est.__dict__.pop("feature_names_in_", None)
-    est.n_features_in_ = X.shape[1]
-    return X, y
+    def class_blocks(self) -> pd.Index:
+        free = self.classes[self.classes.size - self.n_blocks:]
+        return pd.MultiIndex.from_product([free.tolist(), self.names],
+                                          names=["class", "parameter"])
 
 
 def _contrasts(alpha: float) -> bool:
@@ -127,70 +92,29 @@ def _contrasts(alpha: float) -> bool:
     return alpha == 0
 
 
-def parameter_blocks(n_classes: int, alpha: float) -> int:
-    """The parameter blocks of :func:`classifier_objective`'s objective, each one
-    coefficient per column of ``[1, X]``: one for two classes, else K-1 contrasts
-    without a prior and K with one."""
-    return 1 if n_classes == 2 else n_classes - int(_contrasts(alpha))
+def classifier_family(binary: BinaryFamily, n_classes: int, alpha: float) -> ClassFamily:
+    """The family of a classifier of ``n_classes`` classes whose two-class family is
+    ``binary``: softmax for K > 2, with the K-1 contrasts against the first class when
+    unpenalised (identifiable), all K blocks when ``alpha > 0`` (Bishop 2006, section
+    4.3.4). Its ``n_blocks`` are the parameter blocks, each one coefficient per column
+    of ``[1, X]``."""
+    return class_family(binary, n_classes, contrast=_contrasts(alpha))
 
 
-def classifier_objective(design: ClassifierDesign, family: Any, t: NDArray[np.intp] | None,
-                         sw: NDArray[np.float64] | None, n_classes: int, alpha: float, *,
-                         information: str = "observed", intercept_alpha: float = 0.0,
-                         offset: NDArray[np.float64] | None = None
-                         ) -> tuple[Any, NDArray[np.float64]]:
-    """The negative log-posterior of a GLM classifier and its starting point.
-
-    Binary: ``family`` on 0/1 targets; K > 2: softmax with the K-1 contrasts
-    against the first class when unpenalised (identifiable), all K blocks
-    when ``alpha > 0`` (Bishop 2006, section 4.3.4). The prior is
-    :func:`prior_precision`'s. On a :class:`~problin._dask.design.DaskDesign`
-    the objectives run by distributed passes (``t`` and ``sw`` unused: the
-    design holds them). ``offset``: a known term of the binary linear
-    predictor (in-memory data only).
-    """
-    objective: Any
-    if offset is not None and (n_classes != 2 or isinstance(design, DaskDesign)):
-        raise ValueError("offset is supported for binary models on in-memory data only: "
-                         "softmax probabilities do not change when one offset is added to "
-                         "every logit, and Dask input would need the offset in its chunks")
-    if n_classes == 2:
-        prior = prior_precision(design, 1, alpha, intercept_alpha)
-        if isinstance(design, DaskDesign):
-            objective = DaskGLMObjective(design, family, prior, information=information)
-        else:
-            assert t is not None, "in-memory designs come with their class indices"
-            y01 = t.astype(np.float64)
-            objective = GLMObjective(design, family, y01, sw, prior, information=information,
-                                     offset=offset)
-        theta0 = np.zeros(design.n_params)
-        if design.intercept:  # the intercept of the class frequencies
-            if isinstance(design, DaskDesign):
-                mean = float(design.class_weights[1] / design.total_weight)
-            else:  # (np.average and np.clip cost ~10 us of a 0.6 ms fit)
-                mean = float(y01.sum() / y01.size if sw is None else (sw @ y01) / sw.sum())
-            theta0[0] = float(family.link(np.float64(min(max(mean, 1e-10), 1.0 - 1e-10))))
-            if offset is not None:
-                theta0[0] -= float(np.average(offset, weights=sw))
-        return objective, theta0
-    softmax = CategoricalSoftmax(n_classes, contrast=_contrasts(alpha))
-    M, p = softmax.n_free, design.n_params
-    prior = prior_precision(design, M, alpha, intercept_alpha)
-    counts: Any  # the weight of each class (only needed with an intercept)
-    if isinstance(design, DaskDesign):
-        objective = DaskSoftmaxObjective(design, softmax, prior)
-        counts = design.class_weights
-    else:
-        assert t is not None, "in-memory designs come with their class indices"
-        objective = SoftmaxObjective(design, softmax, t, sw, prior)
-        counts = np.bincount(t, weights=sw, minlength=n_classes) if design.intercept \
-            else None
-    start = np.zeros((M, p))
-    if design.intercept:
-        log_freq = np.log(counts)
-        start[:, 0] = (log_freq[1:] - log_freq[0]) if softmax.contrast \
-            else log_freq - log_freq.mean()
-    return objective, start.ravel()
+def classifier_problem(rows: ClassifierRows, family: ClassFamily, alpha: float, *,
+                       information: str = "observed", intercept_alpha: float = 0.0,
+                       offset: FloatArray | None = None) -> ClassifierProblem:
+    """The negative log-posterior of a GLM classifier on ``rows`` and its starting point
+    (zero weights, the intercepts of the class frequencies). The prior is
+    :func:`prior_precision`'s. ``offset``: a known term of the binary linear predictor
+    (in-memory data only)."""
+    design = rows.design
+    prior = prior_precision(design, family.n_blocks, alpha, intercept_alpha)
+    objective = rows.objective(family, prior, information, offset)
+    theta0 = family.start(rows, design.n_params, design.intercept)
+    if offset is not None and design.intercept:
+        theta0[0] -= float(np.average(offset, weights=rows.sample_weight))
+    return ClassifierProblem(rows, family, objective, theta0, offset)
 
 
 def prior_precision(design: ClassifierDesign, n_blocks: int, alpha: float,

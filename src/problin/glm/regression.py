@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
 from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.layout import ONE_PREDICTOR
 from .._core.model.objective import GLMObjective
 from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.newton import newton, sketch_rows
@@ -49,7 +50,7 @@ from .inference import parameter_names, wald_table
 from .interval import check_offset
 from .problem import _plain_arrays, prior_precision
 from .result import GLMFit
-from .robust import check_groups, robust_covariance
+from .robust import check_groups, one_predictor_scores, robust_covariance
 from .statistics import regression_statistics
 
 __all__ = ["GLMRegressor"]
@@ -152,8 +153,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         copies = data.frequency
         if data.variance is not None and copies is None:
             copies = np.ones(data.y.size)
-        cov, cov_z = robust_covariance(objective, eta, bread, self.cov_type, clusters,
-                                       fit.n_estimated, copies)
+        cov, cov_z = robust_covariance(objective, one_predictor_scores(objective, eta), bread,
+                                       self.cov_type, clusters, fit.n_estimated, copies)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
     def _objective(self, design: Design, family: Any, data: RegressionData,
@@ -195,7 +196,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
             options = {"sketch": sketch_rows(design.n_samples, design.n_params),
                        "exact_final": hessian_affordable(design.n_samples, design.n_params)}
         elif solver == "lbfgs":
-            options = {"pairs": lbfgs_pairs(objective)}
+            options = {"pairs": lbfgs_pairs(objective, design.n_samples)}
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
         result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
         if solver == "newton" and not family.fixed_dispersion and result.converged:
@@ -245,7 +246,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         check_is_fitted(self)
         X = validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
-        eta = linear_predictors(self._result, X, 2)
+        eta = linear_predictors(self._result, X, ONE_PREDICTOR)
         off = check_offset(offset, X.shape[0])
         if off is not None:
             eta = eta + off

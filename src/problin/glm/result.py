@@ -135,10 +135,12 @@ class GLMFit:
                     covariance: NDArray[np.float64] | None = None,
                     identified: NDArray[np.bool_] | None = None,
                     separated: Any = None, null_log_likelihood: float | None = None,
-                    covariance_standard: NDArray[np.float64] | None = None) -> "GLMFit":
+                    covariance_standard: NDArray[np.float64] | None = None,
+                    reference_class: bool = False) -> "GLMFit":
         """The fit from a solver's result on ``objective`` (in its design's basis), with
         the diagnostics' covariance, identified parameters and separated rows, and the
-        intercept-only model's log-likelihood (:mod:`problin.glm.statistics`)."""
+        intercept-only model's log-likelihood (:mod:`problin.glm.statistics`);
+        ``reference_class``: the family's layout fixes the first class's block at 0."""
         design = objective.design
         basis = design.basis
         theta = result.theta if basis is None else basis.to_raw(result.theta)
@@ -148,7 +150,7 @@ class GLMFit:
                    center=None if basis is None or basis.center is None
                    else basis.center.copy(),
                    fit_intercept=bool(design.intercept), n_blocks=int(objective.n_blocks),
-                   reference_class=objective.n_blocks > 1 and bool(objective.family.contrast),
+                   reference_class=reference_class,
                    objective=float(result.value), alpha=alpha, n_obs=int(design.n_samples),
                    solver=solver, n_iter=int(result.n_iter), converged=bool(result.converged),
                    message=result.message, history=np.asarray(result.history, dtype=np.float64),
@@ -185,20 +187,22 @@ class GLMFit:
     def n_null_params(self) -> int:
         """Parameters of the intercept-only (null) model: 1 (binary), K - 1 (softmax),
         also for models fitted without an intercept (statsmodels' convention)."""
-        return self.n_blocks if self.n_blocks == 1 or self.reference_class \
-            else self.n_blocks - 1
+        return self.n_blocks - int(self.common_shift)
 
     @property
     def n_estimated(self) -> int:
         """Estimated parameters ``k`` of the likelihood: identified columns per block
         times the free contrasts (``(K - 1) r`` for softmax, as statsmodels ``MNLogit``)."""
         p = self.theta.size // self.n_blocks
-        per_block = p if self.identified is None else int(self.identified.sum()) \
-            if self.n_blocks == 1 else int(self.identified.reshape(self.n_blocks, p)
-                                           .sum(axis=1).max())
-        contrasts = self.n_blocks if self.n_blocks == 1 or self.reference_class \
-            else self.n_blocks - 1
-        return contrasts * per_block
+        per_block = p if self.identified is None else \
+            int(self.identified.reshape(self.n_blocks, p).sum(axis=1).max())
+        return (self.n_blocks - int(self.common_shift)) * per_block
+
+    @property
+    def common_shift(self) -> bool:
+        """Whether the blocks share a direction no likelihood sees: softmax with all K
+        blocks free (one shift of every logit), not binary models or contrasts."""
+        return self.n_blocks > 1 and not self.reference_class
 
     def statistics(self) -> dict[str, Any]:
         """``log_likelihood_``, ``aic_``, ``bic_``, ... (:mod:`problin.glm.statistics`);

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._core.model.contract import Objective
+from .._core.model.objective import GLMObjective, InMemoryObjective
 from .._core.model.sandwich import (
     group_codes,
     leverage_scale,
@@ -42,7 +44,7 @@ from .._core.model.sandwich import (
 )
 from ._diagnostics import to_raw
 
-__all__ = ["check_groups", "robust_covariance"]
+__all__ = ["RowScores", "check_groups", "one_predictor_scores", "robust_covariance"]
 
 
 def check_groups(cov_type: str, groups: Any, n_rows: int) -> tuple[NDArray[np.intp], int] | None:
@@ -59,39 +61,48 @@ def check_groups(cov_type: str, groups: Any, n_rows: int) -> tuple[NDArray[np.in
     return group_codes(groups, n_rows)
 
 
-def robust_covariance(objective: Any, eta: Any, bread: NDArray[np.float64], cov_type: str,
-                      clusters: tuple[NDArray[np.intp], int] | None, n_estimated: int,
-                      copies: NDArray[np.float64] | None = None
+#: Each row's scores: its gradient weights, one column per linear predictor, and its
+#: curvature (for a row's leverage; None where that is a matrix: softmax).
+RowScores = tuple[NDArray[np.float64], NDArray[np.float64] | None]
+
+
+def one_predictor_scores(objective: GLMObjective, eta: NDArray[np.float64]) -> RowScores:
+    """The :data:`RowScores` of an in-memory GLM (one linear predictor) at its linear
+    predictor ``eta`` (the objective's offset added here)."""
+    eta_full = eta if objective.offset is None else eta + objective.offset
+    _, g, h = objective.family.derivatives(objective.y, eta_full, objective.sample_weight,
+                                           "observed")
+    return g[:, None], h
+
+
+def robust_covariance(objective: InMemoryObjective, scores: RowScores, bread: NDArray[np.float64],
+                      cov_type: str, clusters: tuple[NDArray[np.intp], int] | None,
+                      n_estimated: int, copies: NDArray[np.float64] | None = None
                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The sandwich covariance (module docstring) in raw units and in the solver's
-    coordinates, from the in-memory ``objective`` at its linear predictor ``eta``
-    (without the offset, which the objective adds) and the bread in the solver's
-    coordinates (the model-based covariance, NaN where not identified). ``copies``:
-    the rows' frequency weights where the objective's sample weights also carry
-    variance weights (a GLM regressor's ``var_weights`` or binomial trials, which scale
-    a row's score instead of repeating it; statsmodels ``GLM``'s convention); None:
-    the sample weights are frequency weights."""
+    coordinates, from the rows' ``scores`` at the estimate (the family's, as its
+    parameter layout forms them: ``one_predictor_scores``, or a classifier problem's
+    ``row_scores``) on the in-memory ``objective``'s rows, and the bread in the
+    solver's coordinates (the model-based covariance, NaN where not identified).
+    ``copies``: the rows' frequency weights where the objective's sample weights also
+    carry variance weights (a GLM regressor's ``var_weights`` or binomial trials, which
+    scale a row's score instead of repeating it; statsmodels ``GLM``'s convention);
+    None: the sample weights are frequency weights."""
     design = objective.design
     n, sw = design.n_samples, objective.sample_weight
     freq = sw if copies is None else copies
     lost = np.isnan(np.diag(bread))
     B = np.where(np.isnan(bread), 0.0, bread)
-    offset = getattr(objective, "offset", None)
-    eta_full = eta if offset is None else eta + offset
-    if hasattr(objective, "t"):  # softmax: one score block per free class
-        if cov_type in ("HC2", "HC3"):
-            raise ValueError(f"cov_type={cov_type!r} needs each row's leverage, which for "
-                             "softmax regression is a matrix: use 'HC0', 'HC1' or 'cluster'")
-        G = objective.family.derivatives(objective.t, eta_full, sw)[1].gradient_weights()
-    else:
-        _, g, h = objective.family.derivatives(objective.y, eta_full, sw, "observed")
-        G = g[:, None]
+    G, h = scores
+    if h is None and cov_type in ("HC2", "HC3"):
+        raise ValueError(f"cov_type={cov_type!r} needs each row's leverage, which for "
+                         "softmax regression is a matrix: use 'HC0', 'HC1' or 'cluster'")
     # frequency weights: a weight-w row's score is w times one row's; HC sums w s s^T
     scale = np.ones(n)
     if clusters is None and freq is not None:
         scale = np.where(freq > 0, 1.0 / np.sqrt(np.where(freq > 0, freq, 1.0)), 0.0)
     rows = max(64, (1 << 17) // max(1, B.shape[0]))  # score blocks of ~1 MB
-    if cov_type in ("HC2", "HC3"):
+    if h is not None and cov_type in ("HC2", "HC3"):
         # The leverage of one copy of a row (h carries the weight: a weight-w row is
         # w copies, each with c_i x~^T H^-1 x~), as the fit on the repeated rows has.
         c = h if freq is None else np.where(freq > 0, h / np.where(freq > 0, freq, 1.0), 0.0)

@@ -29,25 +29,11 @@ from scipy import special
 
 from .._core.model.exponential_family import ExponentialFamily
 
-__all__ = ["class_totals", "likelihood_statistics", "null_log_likelihood", "null_model",
-           "offset_null_log_likelihood", "regression_statistics"]
+__all__ = ["likelihood_statistics", "null_log_likelihood", "offset_null_log_likelihood",
+           "regression_statistics"]
 
 #: The statistics that assume maximum likelihood (NaN for penalised fits).
 ML_ONLY = ("aic_", "bic_", "lr_statistic_", "lr_pvalue_")
-
-
-def class_totals(objective: Any, n_classes: int) -> NDArray[np.float64]:
-    """The total sample weight of each class in the objective's training data."""
-    design = objective.design
-    totals = getattr(design, "class_weights", None)  # a Dask design carries them
-    if totals is not None:
-        return np.asarray(totals, dtype=np.float64)
-    sw = objective.sample_weight
-    if n_classes == 2:
-        y = objective.y
-        ones = float(np.sum(y if sw is None else y * sw))
-        return np.array([float(objective.total_weight) - ones, ones])
-    return np.bincount(objective.t, weights=sw, minlength=n_classes).astype(np.float64)
 
 
 def null_log_likelihood(totals: NDArray[np.float64]) -> float:
@@ -87,17 +73,6 @@ def offset_null_log_likelihood(family: Any, y: NDArray[np.float64], offset: NDAr
         if done or abs(step) <= 1e-14 * max(abs(b), 1.0):
             break
     return -float(loss)
-
-
-def null_model(objective: Any, n_classes: int,
-               offset: NDArray[np.float64] | None = None) -> float:
-    """The intercept-only model's log-likelihood for the data of ``objective``:
-    closed form (:func:`null_log_likelihood`) without an offset, else fitted
-    (:func:`offset_null_log_likelihood`, binary models in memory)."""
-    if offset is None:
-        return null_log_likelihood(class_totals(objective, n_classes))
-    return offset_null_log_likelihood(objective.family, objective.y, offset,
-                                      objective.sample_weight)
 
 
 def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_obs: float,

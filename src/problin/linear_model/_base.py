@@ -20,7 +20,7 @@ from .._core.validation import (
     check_total_weight,
     check_sample_weight,
 )
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import dask_moments
 from .._frames import encode_frame
@@ -114,18 +114,23 @@ class LinearRegressorBase(AllOrNothingFit, LikelihoodModel, RegressorMixin, Base
     def _from_statistics(self, stats: Moments) -> Self:
         raise NotImplementedError
 
+    def _moments(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None,
+                 reset: bool) -> Moments:
+        """The sufficient statistics of rows in memory."""
+        X, T, sw = self._check_data(X, y, sample_weight, reset=reset, check_values=False)
+        stats = moments(X, T, sw)
+        if not _statistics_bounded(stats, sw):  # (rare: only then a pass of its own)
+            check_finite_magnitude(X, self)  # names the columns and rows
+            check_finite_magnitude(T, name="y")  # the targets are squared too
+        return stats
+
     def _statistics(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None,
                     merge: bool) -> Moments:
         """Sufficient statistics of this data, merged with those seen before if ``merge``."""
-        if is_dask(X):  # one pass chunk by chunk on Dask (problin._dask.chunks)
-            stats = dask_moments(self, X, y, sample_weight, reset=not merge)
-        else:
-            X, T, sw = self._check_data(X, y, sample_weight, reset=not merge,
-                                        check_values=False)
-            stats = moments(X, T, sw)
-            if not _statistics_bounded(stats, sw):  # (rare: only then a pass of its own)
-                check_finite_magnitude(X, self)  # names the columns and rows
-                check_finite_magnitude(T, name="y")  # the targets are squared too
+        # one pass: chunk by chunk on Dask (problin._dask.chunks), else in memory
+        stats = data_source(X).reduce(
+            lambda X: dask_moments(self, X, y, sample_weight, reset=not merge),
+            lambda X: self._moments(X, y, sample_weight, reset=not merge))
         if not (np.all(np.isfinite(stats.factor)) and np.all(np.isfinite(stats.mean))):
             raise ValueError("Input X contains NaN or infinity (or values so large that "
                              "their squares overflow).")

@@ -30,15 +30,17 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import column_scaling, column_stats
 from .._core.numerics import sigmoid
 from .._core.types import MatrixLike
 from .._core.validation import check_finite_magnitude
-from .._dask.chunks import _check_chunk, column_stats_chunk, dask_features, is_dask, reduce_chunks
+from .._dask.chunks import _check_chunk, column_stats_chunk, dask_features, reduce_chunks
 from .._dask.lazy import lazy_on_dask
 from .._dask.quantile import dask_quantiles
 from .._frames import numeric_input
 from .._params import validate_params
+from .._source import data_source
 from .._state import AllOrNothingFit
 
 __all__ = ["PolynomialBasis", "GaussianBasis", "SigmoidalBasis"]
@@ -116,14 +118,18 @@ class PolynomialBasis(_Basis):
         validate_params(self)
         for stale in ("mean_", "scale_"):
             self.__dict__.pop(stale, None)
-        if is_dask(X):
-            X = dask_features(self, X, reset=True)
-            stats = reduce_chunks(column_stats_chunk, X) if self.standardize else None
-        else:
+        def on_chunks(X: Any) -> ClassStats | None:
+            X = dask_features(self, X, reset=True)  # (the chunks checked in the pass)
+            return reduce_chunks(column_stats_chunk, X) if self.standardize else None
+
+        def in_memory(X: Any) -> ClassStats | None:
             X = validate_data(self, numeric_input(X), dtype=np.float64)
-            if self.standardize:  # the moments sum squares (Dask: the chunk checks)
-                check_finite_magnitude(X, self)
-            stats = column_stats(X) if self.standardize else None
+            if not self.standardize:
+                return None
+            check_finite_magnitude(X, self)  # the moments sum squares
+            return column_stats(X)
+
+        stats = data_source(X).reduce(on_chunks, in_memory)
         if stats is not None:
             scaling = column_scaling(stats)
             self.mean_, self.scale_ = scaling.origin + scaling.offset, scaling.scale
@@ -203,11 +209,12 @@ def _spacing_width(centers: np.ndarray) -> np.ndarray:
 def _data_width(X: Any) -> np.ndarray:
     """The width of a single centre: each feature's range in the data (1 where it is
     zero), in the feature's units (a width of 1 made every value 0 on X * 1e6)."""
-    if is_dask(X):
+    def on_chunks(X: Any) -> np.ndarray:
         span = reduce_chunks(_range_chunk, X)
-        width = span.hi - span.lo
-    else:
-        width = np.max(X, axis=0) - np.min(X, axis=0)
+        return np.asarray(span.hi - span.lo)
+
+    width = data_source(X).reduce(on_chunks,
+                                  lambda X: np.max(X, axis=0) - np.min(X, axis=0))
     return np.where(np.isfinite(width) & (width > 0), width, 1.0)
 
 
@@ -222,16 +229,14 @@ class _CenteredBasis(_Basis):
     _suffix = "b"
 
     def _fit_centers(self, X: MatrixLike, width: ArrayLike | float | None) -> Self:
-        if is_dask(X):
-            X = dask_features(self, X, reset=True)
-        else:
-            X = validate_data(self, numeric_input(X), dtype=np.float64)
+        X = data_source(X).reduce(
+            lambda X: dask_features(self, X, reset=True),
+            lambda X: validate_data(self, numeric_input(X), dtype=np.float64))
         D = X.shape[1]
-        if self.centers is None and is_dask(X):
-            C = _dask_centers(X, self.n_centers, self.spacing)
-        elif self.centers is None:  # from the data: the grid's span must stay finite
-            check_finite_magnitude(X, self)
-            C = _place_centers(X, self.n_centers, self.spacing)
+        if self.centers is None:  # from the data (on Dask: counting passes)
+            C = data_source(X).reduce(
+                lambda X: _dask_centers(X, self.n_centers, self.spacing),
+                lambda X: self._place_centers(X))
         else:
             C = np.asarray(self.centers, dtype=np.float64)
             if C.ndim == 1:
@@ -251,6 +256,11 @@ class _CenteredBasis(_Basis):
             if not np.all(self.width_ > 0) or not np.all(np.isfinite(self.width_)):
                 raise ValueError("the width/scale of the basis functions must be positive")
         return self
+
+    def _place_centers(self, X: np.ndarray) -> np.ndarray:
+        """Centres from rows in memory: the grid's span must stay finite."""
+        check_finite_magnitude(X, self)
+        return _place_centers(X, self.n_centers, self.spacing)
 
     def _scaled(self, X: np.ndarray) -> np.ndarray:
         """``(x_j - mu_ij) / s_j`` as an (n, D, n_centers) array."""

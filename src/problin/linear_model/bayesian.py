@@ -16,8 +16,7 @@ from .._core.blocks import iter_blocks
 from .._core.extreme import row_scale
 from .._core.moments.least_squares import Moments
 from .._core.types import MatrixLike
-from .._dask.chunks import is_dask
-from .._dask.lazy import lazy_rows
+from .._source import data_source
 from .._frames import encode_frame
 from ..exceptions import ConvergenceWarning
 from ..inference.summaries import SummaryText, posterior_summary_text
@@ -224,15 +223,18 @@ class BayesianLinearRegression(LinearRegressorBase):
         mean : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         std : ndarray of the same shape, only with ``return_std``
         """
-        if is_dask(X):  # lazy, chunk by chunk
-            check_is_fitted(self)
-            cols = None if self._single_output else self.coef_.shape[0]
-            mean = lazy_rows(self, "predict", X, cols)
-            std = lazy_rows(self, "predict", X, cols, index=1, kwargs={"return_std": True})
-            return (mean, std) if return_std else mean
-        mean = super().predict(X)
+        check_is_fitted(self)
+        source = data_source(X)  # (Dask: lazy, chunk by chunk)
+        cols = None if self._single_output else self.coef_.shape[0]
         if not return_std:
-            return mean
+            return source.map_rows(self, "predict", cols,
+                                   super(BayesianLinearRegression, self).predict)
+        return source.map_rows(self, "predict", cols, self._mean_std, outputs=2,
+                               kwargs={"return_std": True})
+
+    def _mean_std(self, X: MatrixLike) -> tuple[Any, Any]:
+        """The predictive mean and standard deviation of rows in memory."""
+        mean = super().predict(X)
         X = validate_data(self, encode_frame(self, X, False), reset=False,
                           dtype=[np.float64, np.float32])
         std = np.empty(X.shape[0])

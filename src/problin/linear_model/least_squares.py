@@ -14,7 +14,7 @@ from .._core.moments.least_squares import Moments
 from .._core.moments.lstsq import solve_factors
 from .._core.solvers.penalized import lasso_gram, lq_gram
 from .._core.types import MatrixLike
-from .._dask.chunks import is_dask
+from .._source import data_source
 from .._frames import encode_frame
 from .._params import validate_params
 from ..exceptions import ConvergenceWarning
@@ -183,10 +183,10 @@ class LinearRegression(LinearRegressorBase):
                              "fit(X, y, groups=...)")
         if self.cov_type not in ("nonrobust", "cluster") or groups is None:
             groups = None
-        if self.cov_type != "nonrobust" and is_dask(X):
-            raise ValueError(f"cov_type={self.cov_type!r} needs a second pass over the rows, "
-                             "which is not implemented for Dask input; use "
-                             'cov_type="nonrobust" or fit in memory')
+        if self.cov_type != "nonrobust":
+            data_source(X).require_in_memory(
+                f"cov_type={self.cov_type!r} needs a second pass over the rows, which is not "
+                'implemented for Dask input; use cov_type="nonrobust" or fit in memory')
         n_rows = None if groups is None else np.shape(X)[0]
         if groups is not None and np.shape(groups) != (n_rows,):
             raise ValueError(f"groups must hold one label per row: got shape "

@@ -10,14 +10,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.moments.class_stats import ClassStats
-from .._core.moments.standardize import ColumnScaling, column_scaling, column_stats
+from .._core.moments.standardize import ColumnScaling, column_scaling
 from .._core.sequential import compiled
 from .._core.types import MatrixLike
 from .._core.validation import resolvable
-from .._dask.chunks import _check_chunk, column_stats_chunk, is_dask, reduce_chunks
+from .._dask.chunks import _check_chunk, column_stats_chunk, reduce_chunks
 from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_regression_data
 from .._params import validate_params
+from .._source import data_source
 from ..exceptions import ConvergenceWarning
 from ._base import LinearRegressorBase
 
@@ -203,11 +204,8 @@ class LMSRegressor(LinearRegressorBase):
 
     def _data(self, X: MatrixLike, y: Any, reset: bool) -> tuple[Any, Any]:
         """``(X, T)``: validated rows and 2-D targets, numpy or (for Dask ``X``) Dask."""
-        if not is_dask(X):
-            X, T, _ = self._check_data(X, y, None, reset=reset)
-            return X, T
-        X, y = dask_regression_data(self, X, y, reset)
-        return X, (y[:, None] if y.ndim == 1 else y)
+        return data_source(X).reduce(lambda X: _dask_data(self, X, y, reset),
+                                     lambda X: self._check_data(X, y, None, reset=reset)[:2])
 
     def _start(self, X: Any, T: Any) -> None:
         """Zero weights, a fresh clock and generator, and the columns' statistics of ``X``."""
@@ -225,7 +223,7 @@ class LMSRegressor(LinearRegressorBase):
     def _column_stats(self, X: Any, seen: ClassStats | None = None) -> ClassStats:
         """The columns' statistics of ``X`` (merged with ``seen``), once every column is
         resolvable in float64 (below 1e-144 it would be scaled as constant: dropped)."""
-        stats = reduce_chunks(column_stats_chunk, X) if is_dask(X) else column_stats(X)
+        stats = data_source(X).column_stats()
         if seen is not None:
             stats = seen.merge(stats)
         return resolvable(self, stats)
@@ -276,15 +274,20 @@ class LMSRegressor(LinearRegressorBase):
         step = functools.partial(_rows_step, eta=eta, off=off)
         scaling = self._scaling()
         before = self._W  # standardised weights [b_z, v]
+        def on_chunks(X: Any) -> np.ndarray:  # a chain of chunk tasks
+            prepare = functools.partial(_dask_rows, scaling=scaling)
+            W: np.ndarray = sequential_epoch(step, before, prepare, X, T, order=order)
+            return W
+
+        def in_memory(X: Any) -> np.ndarray:
+            W = before
+            for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
+                idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
+                W = step(W, lo, scaling.transform(X[idx]), T[idx])
+            return W
+
         with np.errstate(over="ignore", invalid="ignore"):  # (divergence: checked below)
-            if is_dask(X):
-                prepare = functools.partial(_dask_rows, scaling=scaling)
-                W = sequential_epoch(step, before, prepare, X, T, order=order)
-            else:
-                W = before
-                for lo in range(0, X.shape[0], 4096):  # visit rows in block-sized copies
-                    idx = slice(lo, lo + 4096) if order is None else order[lo:lo + 4096]
-                    W = step(W, lo, scaling.transform(X[idx]), T[idx])
+            W = data_source(X).reduce(on_chunks, in_memory)
         if not np.all(np.isfinite(W)):
             # A row's update scales its error by 1 - eta |phi|^2: rows where that
             # exceeds 1 in size make the weights grow without bound.
@@ -338,11 +341,18 @@ def _lms_pass(w: np.ndarray, X: np.ndarray, t: np.ndarray, eta: float, off: int)
     return np.concatenate(([b], v)) if off else v
 
 
+def _dask_data(est: "LMSRegressor", X: Any, y: Any, reset: bool) -> tuple[Any, Any]:
+    """Validated Dask rows and their 2-D targets."""
+    X, y = dask_regression_data(est, X, y, reset)
+    return X, (y[:, None] if y.ndim == 1 else y)
+
+
 def _target_spread(T: Any) -> float:
     """The targets' largest standard deviation over the outputs (1 where they are
     constant): the weights' natural size, in the targets' units."""
-    if is_dask(T):  # (dask's own std is NaN where a chunk is empty: a filtered array)
-        spread = float(np.sqrt(np.max(reduce_chunks(column_stats_chunk, T).var())))
-    else:
-        spread = float(np.max(np.std(np.asarray(T, dtype=np.float64), axis=0)))
+    # (on Dask from the chunks' statistics: dask's own std is NaN where a chunk is
+    # empty, a filtered array)
+    spread = data_source(T).reduce(
+        lambda T: float(np.sqrt(np.max(reduce_chunks(column_stats_chunk, T).var()))),
+        lambda T: float(np.max(np.std(np.asarray(T, dtype=np.float64), axis=0))))
     return spread if np.isfinite(spread) and spread > 0 else 1.0

@@ -46,7 +46,7 @@ from .design import Gram
 from .penalty import Penalty
 
 __all__ = ["Objective", "ObjectiveBase", "DistributedObjective", "Trial", "Gram", "Eta",
-           "LinearPredictor", "DesignShape", "FitPoint", "RowMask", "RowCount"]
+           "LinearPredictor", "DesignShape", "FitPoint", "RowMask", "RowCount", "RowsAtHand"]
 
 
 class LinearPredictor(Protocol):
@@ -111,7 +111,17 @@ class RowMask(Protocol):
 
 #: A question to the rows: ``func(in-memory objective, its eta)`` -> a count (a flag
 #: counts as 0 or 1); a distributed objective sums it over its chunks' objectives.
-RowCount: TypeAlias = Callable[["ObjectiveBase[np.ndarray]", np.ndarray], int]
+class RowsAtHand(Protocol):
+    """What a question to the rows reads of an objective whose rows are in memory."""
+
+    sample_weight: np.ndarray | None
+
+    def row_certainty(self, eta: np.ndarray) -> np.ndarray:
+        """``1 - p`` of each row's observed class (~0: fitted with certainty)."""
+        ...
+
+
+RowCount: TypeAlias = Callable[[RowsAtHand, np.ndarray], int]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ A family turns targets ``y`` and linear predictors ``eta`` into
 design operator combine these n-vectors with the data by row blocks.
 """
 import math
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -34,9 +34,11 @@ from ..numerics import (
 from .distributions import Bernoulli
 from .exponential_family import ExponentialFamily
 from .family_softmax import CategoricalSoftmax, SoftmaxState
+from .layout import OnePredictor
 from .links import BinaryLink, Logit, Probit
 
 __all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
+           "BinaryFamily", "ClassFamily", "class_family",
            "largest_change", "uniform_curvature_change"]
 
 
@@ -81,13 +83,14 @@ def _sign(y: np.ndarray) -> np.ndarray:
     return 2.0 * y - 1.0
 
 
-class _Bernoulli(ExponentialFamily):
+class _Bernoulli(ExponentialFamily, OnePredictor):
     """Binary targets ``y in {0, 1}`` with ``p(y=1 | eta) = F(eta)``: the Bernoulli
     distribution with a binary link, whose derivatives have their own tuned kernels
     (the binary classifiers' hot path; ``ExponentialFamily``'s statistics are
     inherited, and a Bernoulli-cloglog family is ``make_family("bernoulli", "cloglog")``).
     The class attributes ``name``, ``canonical`` and ``curvature_lipschitz`` stand
-    for the ones ``ExponentialFamily.__init__`` would compute."""
+    for the ones ``ExponentialFamily.__init__`` would compute. Its parameter layout is
+    one linear predictor (:class:`~problin._core.model.layout.OnePredictor`)."""
 
     _link_type: type[BinaryLink]
 
@@ -224,3 +227,16 @@ class BernoulliProbit(_Bernoulli):
 
 
 FAMILIES = {"logit": BernoulliLogit, "probit": BernoulliProbit}
+
+
+#: A binary family (one linear predictor).
+BinaryFamily: TypeAlias = _Bernoulli
+#: A classifier's family: binary (one linear predictor) or softmax (class blocks).
+ClassFamily: TypeAlias = _Bernoulli | CategoricalSoftmax
+
+
+def class_family(binary: BinaryFamily, n_classes: int, contrast: bool) -> ClassFamily:
+    """The family of a classifier of ``n_classes`` classes whose two-class family is
+    ``binary``: itself for two, else softmax (``contrast``: the K-1 contrasts against
+    the first class; the multiclass estimators are logits)."""
+    return binary if n_classes == 2 else CategoricalSoftmax(n_classes, contrast=contrast)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..numerics import log_softmax
+from .layout import ClassBlocks
 
 __all__ = ["CategoricalSoftmax", "SoftmaxState"]
 
@@ -46,7 +47,7 @@ def _contiguous(eta: Any, n_free: int) -> np.ndarray:
     return eta
 
 
-class CategoricalSoftmax:
+class CategoricalSoftmax(ClassBlocks):
     """Softmax (multinomial logit): ``p(y = k | x) = exp(a_k) / sum_j exp(a_j)``.
 
     The linear predictor ``eta`` has one column per *free* class. With

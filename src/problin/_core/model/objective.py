@@ -20,6 +20,7 @@ from scipy.linalg import lapack
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
 from .contract import ObjectiveBase, RowCount, Trial
+from .layout import gradient_certainty
 from .design import Design, Gram
 from .exponential_family import Family
 from .families import largest_change, uniform_curvature_change
@@ -65,6 +66,12 @@ class InMemoryObjective(ObjectiveBase[np.ndarray]):
     def count_rows(self, func: RowCount, eta: np.ndarray) -> int:
         """``func(self, eta)``: the rows are at hand."""
         return int(func(self, eta))
+
+    def row_certainty(self, eta: np.ndarray) -> np.ndarray:
+        """``1 - p`` of each row's observed class at ``eta`` (~0 where it is fitted with
+        certainty), as the family reads it off the row derivatives (the separation
+        diagnostics' trigger)."""
+        raise NotImplementedError  # pragma: no cover - the GLM and softmax objectives'
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> float:
@@ -293,6 +300,9 @@ class GLMObjective(InMemoryObjective, Generic[F]):
     def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
         """The change of ``eta`` when one coefficient moves along column ``c``."""
         return c
+
+    def row_certainty(self, eta: np.ndarray) -> np.ndarray:
+        return gradient_certainty(self.row_derivatives(eta)[1], self.sample_weight)
 
     def recentre(self, theta: np.ndarray) -> np.ndarray:
         """No invariant directions in a single-block model."""

@@ -180,6 +180,9 @@ class SoftmaxObjective(SharedStartCurvature, InMemoryObjective):
             return np.asarray(self.sample_weight @ curv, dtype=np.float64)
         return np.asarray(curv.sum(axis=0), dtype=np.float64)
 
+    def row_certainty(self, eta: np.ndarray) -> np.ndarray:
+        return self.family.row_certainty(self.row_derivatives(eta), self.sample_weight)
+
     def recentre(self, theta: np.ndarray) -> np.ndarray:
         """Exact minimiser along the directions the likelihood cannot see.
 
