@@ -286,3 +286,21 @@ def test_lbfgs_takes_the_in_memory_path_on_poorly_scaled_columns(offset):
     assert b.n_iter_ == a.n_iter_ <= 15
     se = np.sqrt(np.diag(LogisticRegression().fit(X, y).covariance_))[1:]
     assert np.max(np.abs(b.coef_ - a.coef_) / se) < 1e-6
+
+
+def test_glm_regressor_on_the_cluster(client):
+    """A GLM regressor's chunk tasks (its family, its validation, the offsets and weights
+    in the chunks) travel to the module's LocalCluster: the numpy fit to 1e-10 (every
+    regressor on the threaded scheduler: ``test_dask_glm_regression.py``)."""
+    from problin import PoissonRegression
+    rng = np.random.default_rng(2)
+    X, exposure = rng.normal(size=(200, 3)), rng.uniform(0.5, 2.0, 200)
+    y = rng.poisson(exposure * np.exp(0.3 + X @ [0.2, -0.1, 0.3])).astype(float)
+    w = rng.integers(0, 3, 200).astype(float)
+    want = PoissonRegression().fit(X, y, exposure=exposure, sample_weight=w)
+    got = PoissonRegression().fit(dask_rows(X, 70), dask_rows(y, 70),
+                                  exposure=dask_rows(exposure, 70), sample_weight=w)
+    for name in ("coef_", "intercept_", "covariance_", "deviance_", "log_likelihood_",
+                 "null_log_likelihood_"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=1e-10,
+                                   err_msg=name)

@@ -170,12 +170,7 @@ class _ChunkReader:
 
     def __call__(self, k: int, lo: int, Xb: Any, yb: Any, wb: Any,
                  check: bool) -> tuple[Design, np.ndarray, np.ndarray | None]:
-        if sp.issparse(Xb):
-            Xb = _sparse_chunk(k, lo, Xb)
-        else:
-            Xb = _float_rows(Xb)
-            if check:
-                _check_chunk(k, lo, "X", Xb)
+        design = self.design(k, lo, Xb, check)
         yb = _aligned(np.asarray(yb))
         if self.identity and yb.dtype == np.float64:
             t = yb  # labels 0.0..K-1 are their own codes (checked by the labels' pass)
@@ -184,12 +179,22 @@ class _ChunkReader:
         else:
             t = self.order[np.searchsorted(self.sorted, yb)].astype(np.intp)
         w = None if wb is None else _aligned(np.asarray(wb, dtype=np.float64))
+        return design, t, w
+
+    def design(self, k: int, lo: int, Xb: Any, check: bool) -> Design:
+        """Chunk ``k``'s in-memory design (``check``: X's values, named by chunk and row)."""
+        if sp.issparse(Xb):
+            Xb = _sparse_chunk(k, lo, Xb)
+        else:
+            Xb = _float_rows(Xb)
+            if check:
+                _check_chunk(k, lo, "X", Xb)
         basis = self.basis
         if basis is not None and basis.center is not None and sp.issparse(Xb):
             basis = None  # (never: sparse Dask designs get uncentred bases)
         # Blocks of at most _BLOCK_ROWS rows (narrow X): see _BLOCK_ROWS
         rows = None if sp.issparse(Xb) else min(block_rows(Xb.shape[1]), _BLOCK_ROWS)
-        return Design(Xb, self.intercept, rows, basis), t, w
+        return Design(Xb, self.intercept, rows, basis)
 
 
 def _chunk_task(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *, reader: _ChunkReader,
@@ -245,7 +250,7 @@ class DaskDesign:
         self.total_weight = float(self.class_weights.sum())
         self._checked = False  # X's chunks are checked for NaN by the first pass
         self.basis = None
-        self._reader = _ChunkReader(classes, self.intercept)
+        self._reader = self._make_reader(None)
         if basis_rule is not None:  # the in-memory rule, on the same evenly spaced rows
             sums = None
             if sample is None:
@@ -258,7 +263,11 @@ class DaskDesign:
             if sums is not None and basis.center is not None:
                 basis.centre_at(sums, self.total_weight)
         self.basis = basis
-        self._reader = _ChunkReader(classes, self.intercept, basis)
+        self._reader = self._make_reader(basis)
+
+    def _make_reader(self, basis: ColumnBasis | None) -> "_ChunkReader":
+        """What turns a chunk into in-memory rows (a subclass's own targets: its reader)."""
+        return _ChunkReader(self.classes, self.intercept, basis)
 
     def reduce(self, op: Callable[..., Any], model: Callable[..., Any] | None = None,
                rows: int | None = None) -> tuple[Any, ...]:
@@ -281,8 +290,12 @@ class DaskDesign:
             self.reduce(_nothing)  # names the chunk that holds the bad value
         design, t, _ = self._reader(0, 0, Xs, ys, None, False)
         design = Design(design.X, self.intercept, basis=design.basis)  # in-memory blocks
-        return (design, t.astype(np.intp, copy=False),
+        return (design, self._gathered(t),
                 None if ws is None else np.asarray(ws, dtype=np.float64))
+
+    def _gathered(self, t: np.ndarray) -> np.ndarray:
+        """Gathered rows' targets as the in-memory objectives take them (class indices)."""
+        return t.astype(np.intp, copy=False)
 
     def column_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and standard deviation in this design's coordinates, as

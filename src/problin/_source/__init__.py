@@ -12,10 +12,11 @@ nothing above it tests for Dask or for a kind of design.
 from .._core.types import MatrixLike
 from .._dask.chunks import is_dask
 from .base import ClassifierDesign, ClassifierRows, DataSource
-from .distributed import OnDask
+from .distributed import OnDask, regression_chunks
 from .memory import InMemory
 
-__all__ = ["ClassifierDesign", "ClassifierRows", "DataSource", "data_source"]
+__all__ = ["ClassifierDesign", "ClassifierRows", "DataSource", "data_source",
+           "regression_chunks"]
 
 
 def data_source(X: MatrixLike) -> DataSource:

@@ -19,9 +19,14 @@ from .._dask.chunks import column_stats_chunk, reduce_chunks
 from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_rows
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
+from .._dask.regression import dask_regression_rows
 from .classifier_data import OFFSET_SUPPORT
 
-__all__ = ["DaskRows", "OnDask"]
+__all__ = ["DaskRows", "OnDask", "regression_chunks"]
+
+#: A GLM regressor's rows in Dask chunks (validated chunk by chunk by its own check;
+#: its objective, start and statistics each a distributed pass).
+regression_chunks = dask_regression_rows
 
 _T = TypeVar("_T")
 

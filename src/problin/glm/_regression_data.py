@@ -14,16 +14,22 @@ row of ``n`` trials is its proportion of successes with variance weight ``n``.
 The per-row weight of the likelihood is their product.
 """
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._core.model.distributions import offending_rows
+from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.objective import GLMObjective
+from .._core.model.prior import PriorPrecision
 from .._core.validation import check_sample_weight
+from .._core.model.contract import Objective
+from ._regression_fit import boundary_fit
 from .interval import check_offset
 
-__all__ = ["RegressionData", "check_positive", "log_exposure", "regression_data"]
+__all__ = ["RegressionData", "RegressionObjective", "RegressionRows", "check_positive",
+           "log_exposure", "regression_data"]
 
 _SHOWN = 5  # rows named in an error message
 
@@ -78,6 +84,49 @@ def log_exposure(family: Any, exposure: Any, n_rows: int) -> NDArray[np.float64]
     return np.log(values)
 
 
+class RegressionObjective(Objective[Any], Protocol):
+    """A regressor's objective, in memory or by passes over Dask chunks."""
+
+    @property
+    def information(self) -> str: ...
+
+
+Obj_co = TypeVar("Obj_co", bound=RegressionObjective, covariant=True)
+
+
+class RegressionRows(Protocol[Obj_co]):
+    """A regressor's validated rows, wherever they are: in memory (:class:`RegressionData`)
+    or in Dask chunks (:class:`~problin._dask.regression.DaskRegressionRows`, each answer
+    a distributed pass). The fit asks them, never which they are."""
+
+    @property
+    def n_obs(self) -> float: ...
+
+    def in_memory(self, message: str) -> "RegressionData":
+        """The rows in memory; a ValueError(message) where they are not."""
+        ...
+
+    def objective(self, design: Any, family: ExponentialFamily, prior: PriorPrecision | None,
+                  information: str) -> Obj_co:
+        """The negative log-likelihood of ``family`` on ``design`` (the rows' own)."""
+        ...
+
+    def start_intercept(self, family: ExponentialFamily) -> float: ...
+
+    def check_solver(self, solver: str) -> None: ...
+
+    def exact_final(self, affordable: bool) -> bool: ...
+
+    def fitted_sums(self, family: ExponentialFamily, eta: Any) -> tuple[float, float]: ...
+
+    def null_model(self, family: ExponentialFamily) -> Any: ...
+
+    def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
+                    phi: float) -> tuple[float, float, float]: ...
+
+    def boundary(self, est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None: ...
+
+
 @dataclass(frozen=True)
 class RegressionData:
     """A regressor's validated targets and weights.
@@ -107,6 +156,50 @@ class RegressionData:
     def n_obs(self) -> float:
         """The number of observations: the sum of the frequency weights."""
         return float(self.y.size if self.frequency is None else self.frequency.sum())
+
+    # -- the rows' questions (the same on Dask: ``problin._dask.regression``) ---------
+    def in_memory(self, message: str) -> "RegressionData":
+        return self
+
+    def objective(self, design: Any, family: ExponentialFamily,
+                  prior: PriorPrecision | None, information: str
+                  ) -> GLMObjective[ExponentialFamily]:
+        """The negative log-likelihood of ``family`` on ``design`` and these targets."""
+        return GLMObjective(design, family, self.y, self.weights, prior,
+                            information=information, offset=self.offset)
+
+    def start_intercept(self, family: ExponentialFamily) -> float:
+        return family.start_intercept(self.y, self.weights, self.offset)
+
+    def check_solver(self, solver: str) -> None:
+        return None  # every solver reads rows in memory
+
+    def exact_final(self, affordable: bool) -> bool:
+        """Whether Newton's final Hessian is exact (``affordable``: a full one in memory)."""
+        return affordable
+
+    def boundary(self, est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None:
+        """The rows fitted at an end of the mean's range (:func:`~problin.glm.
+        _regression_fit.boundary_fit`)."""
+        return boundary_fit(est, objective, result)
+
+    def fitted_sums(self, family: ExponentialFamily, eta: Any) -> tuple[float, float]:
+        """``(deviance, Pearson's chi²)`` at the linear predictors ``eta`` (no offset)."""
+        mu = family.mean(eta if self.offset is None else eta + self.offset)
+        return (family.deviance(self.y, mu, self.weights),
+                family.pearson_chi2(self.y, mu, self.weights))
+
+    def null_model(self, family: ExponentialFamily) -> Any:
+        return family.null_model(self.y, self.weights, self.offset)
+
+    def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
+                    phi: float
+                    ) -> tuple[float, float, float]:
+        """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``."""
+        mu = family.mean(eta if self.offset is None else eta + self.offset)
+        return (family.log_likelihood(self.y, mu, self.variance, self.frequency, ll_scale),
+                family.log_likelihood(self.y, null.mean, self.variance, self.frequency, phi),
+                family.deviance(self.y, null.mean, self.weights))
 
 
 def _product(*factors: NDArray[np.float64] | None) -> NDArray[np.float64] | None:

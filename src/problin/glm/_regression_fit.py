@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from .._core.linalg import solve_psd
 from .._core.solvers.steps import SolverResult
 from .._core.model.boundary import boundary_rows
+from .._core.model.contract import Objective
 from .._core.model.objective import GLMObjective
 from .._core.model.separation import LP_MAX_SIZE
 from ..exceptions import ConvergenceWarning, PerfectFitWarning
@@ -32,7 +33,7 @@ __all__ = ["boundary_fit", "regression_diagnosis", "converged_within"]
 _AT_END = 2e-7
 
 
-def converged_within(objective: GLMObjective, result: SolverResult, unit: float, tol: float
+def converged_within(objective: Objective[Any], result: SolverResult, unit: float, tol: float
                      ) -> bool:
     """Whether Newton's decrement at the answer, ``g^T H^-1 g / 2`` in ``unit``, is at most
     ``tol²``: a further Newton step would move the answer by ~``tol`` standard errors or

@@ -14,7 +14,7 @@ the coefficients' covariance at fixed ``alpha`` updated by the rank-one term of
 """
 import warnings
 from numbers import Real
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -27,7 +27,8 @@ from .._core.model.objective import GLMObjective
 from .._core.solvers.newton import newton
 from ..exceptions import ConvergenceWarning
 from ._diagnostics import to_raw
-from ._regression_data import RegressionData
+from ._regression_data import RegressionData, RegressionRows
+from .regression import Obj
 from .regressors import _doc, _OneFamily
 from .result import GLMFit
 
@@ -86,11 +87,15 @@ class NegativeBinomialRegression(_OneFamily):
         check_is_fitted(self)
         return self._make_family(self.alpha_)
 
-    def _fit_model(self, design: Design, family: Any, data: RegressionData
-                   ) -> tuple[GLMObjective, GLMFit]:
+    def _fit_model(self, design: Any, family: Any, rows: RegressionRows[Obj]
+                   ) -> tuple[Obj, GLMFit]:
         if self.nb_alpha is not None:
-            objective, fit = super()._fit_model(design, family, data)
-            return objective, _with_alpha(fit, self.nb_alpha, np.nan)
+            fixed, fit = super()._fit_model(design, family, rows)
+            return fixed, _with_alpha(fit, self.nb_alpha, np.nan)
+        data = rows.in_memory(
+            "NegativeBinomialRegression estimates alpha (nb_alpha=None) from the fitted "
+            "means of rows in memory; for Dask input fix it (nb_alpha=..., e.g. an estimate "
+            "from a sample: the fit then runs by distributed passes) or fit in memory")
         poisson = make_family("poisson", self.link)
         theta = np.zeros(design.n_params)
         if design.intercept:
@@ -115,7 +120,8 @@ class NegativeBinomialRegression(_OneFamily):
         family = self._make_family(value)
         objective = self._objective(design, family, data)
         fit = self._solve(objective, family, data, theta0=theta, extra_params=1)
-        return objective, _joint(fit, objective, data, value)
+        # (the rows are in memory: their objective is the in-memory one)
+        return cast(Obj, objective), _joint(fit, objective, data, value)
 
 
 def _eta(objective: GLMObjective, theta: Any) -> Any:

@@ -14,9 +14,10 @@ binomial, negative binomial) the Wald statistics are z; where it is estimated
 estimate ``phi`` and the statistics are referred to t on ``df_resid_`` (R's
 ``summary.glm``), likelihood-ratio tests to F (R's ``anova(test="F")``).
 """
+import functools
 from dataclasses import replace
 from numbers import Integral, Real
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,8 +35,10 @@ from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.newton import newton, sketch_rows
 from .._core.solvers.steps import weight_unit
 from .._core.validation import check_finite_magnitude
+from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
 from .._params import validate_params
+from .._source import data_source, regression_chunks
 from .._state import AllOrNothingFit
 from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_regression_summary_text
@@ -43,8 +46,14 @@ from ..inference.text import SummaryText
 from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
 from ._predict import linear_predictors
-from ._regression_data import RegressionData, log_exposure, regression_data
-from ._regression_fit import boundary_fit, converged_within, regression_diagnosis
+from ._regression_data import (
+    RegressionData,
+    RegressionObjective,
+    RegressionRows,
+    log_exposure,
+    regression_data,
+)
+from ._regression_fit import converged_within, regression_diagnosis
 from ._regression_inference import mean_effects_table, mean_interval_table
 from .inference import parameter_names, wald_table
 from .interval import check_offset
@@ -54,6 +63,8 @@ from .robust import check_groups, one_predictor_scores, robust_covariance
 from .statistics import regression_statistics
 
 __all__ = ["GLMRegressor"]
+
+Obj = TypeVar("Obj", bound=RegressionObjective)
 
 
 class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimator):
@@ -117,6 +128,25 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         """
         validate_params(self)
         family = self._make_family()
+        arguments = {"sample_weight": sample_weight, "offset": offset, "exposure": exposure,
+                     "var_weights": var_weights, "trials": trials}
+        # (the data source: rows at hand, or a Dask collection's chunks fitted by passes)
+        fit = data_source(X).reduce(
+            functools.partial(self._fit_chunks, y=y, family=family, groups=groups,
+                              arguments=arguments),
+            functools.partial(self._fit_rows, y=y, family=family, groups=groups,
+                              arguments=arguments))
+        attributes = fit.attributes()  # (one output: a vector and a number)
+        attributes.update(coef_=attributes["coef_"][0],
+                          intercept_=float(attributes["intercept_"][0]))
+        self.__dict__.pop("separated_", None)  # a refit inside the range has none
+        self.__dict__.update(attributes)
+        self._result = fit
+        return self
+
+    def _fit_rows(self, X: Any, y: Any, family: ExponentialFamily, groups: Any,
+                  arguments: dict[str, Any]) -> GLMFit:
+        """The fit on rows in memory (dense or sparse)."""
         # (X's finiteness: check_finite_magnitude, on both cores; y's: the family's check_y)
         X = encode_frame(self, X, True)
         plain = _plain_arrays(self, X, y)  # (validate_data: ~0.15 ms, a sixth of a small fit)
@@ -126,21 +156,27 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         if sp.issparse(X):
             X = X.tocsr()
         check_finite_magnitude(X, self)
-        data = regression_data(family, y, X.shape[0], sample_weight, offset, exposure,
-                               var_weights, trials)
+        data = regression_data(family, y, X.shape[0], **arguments)
         clusters = check_groups(self.cov_type, groups, X.shape[0])
         kind = SmallDenseDesign if is_small_dense(X, self.fit_intercept) else Design
         design = kind.standardised(X, self.fit_intercept, sample_weight=data.weights)
         objective, fit = self._fit_model(design, family, data)
         if self.cov_type != "nonrobust" and fit.covariance_standard is not None:
             fit = self._robust(fit, objective, data, clusters)
-        attributes = fit.attributes()  # (one output: a vector and a number)
-        attributes.update(coef_=attributes["coef_"][0],
-                          intercept_=float(attributes["intercept_"][0]))
-        self.__dict__.pop("separated_", None)  # a refit inside the range has none
-        self.__dict__.update(attributes)
-        self._result = fit
-        return self
+        return fit
+
+    def _fit_chunks(self, X: Any, y: Any, family: ExponentialFamily, groups: Any,
+                    arguments: dict[str, Any]) -> GLMFit:
+        """The fit on a Dask collection's chunks, a distributed pass per Newton step; the
+        robust covariances need each row's score (HC0, HC1), leverage (HC2, HC3) or
+        cluster in one place: refused."""
+        if self.cov_type != "nonrobust" or groups is not None:
+            raise ValueError(f"cov_type={self.cov_type!r} (and groups) needs the rows in "
+                             "memory: use cov_type='nonrobust' for Dask arrays and "
+                             "DataFrames, or fit in memory")
+        rows = regression_chunks(self, X, y, family, functools.partial(regression_data, family),
+                                 self.fit_intercept, **arguments)
+        return self._fit_model(rows.design, family, rows)[1]
 
     def _robust(self, fit: GLMFit, objective: GLMObjective, data: RegressionData,
                 clusters: Any) -> GLMFit:
@@ -157,8 +193,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
                                        self.cov_type, clusters, fit.n_estimated, copies)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
-    def _objective(self, design: Design, family: Any, data: RegressionData,
-                   information: str | None = None) -> GLMObjective:
+    def _objective(self, design: Any, family: Any, data: RegressionRows[Obj],
+                   information: str | None = None) -> Obj:
         """The penalised negative log-likelihood at unit dispersion. Newton's curvature
         (``information`` None): the observed information where the family's is never
         negative (``observed_convex``: Newton converges quadratically there, Fisher
@@ -166,19 +202,18 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         the covariance is ``information``'s whichever it is (:meth:`_solve`)."""
         if information is None:
             information = "observed" if family.observed_convex else self.information
-        return GLMObjective(design, family, data.y, data.weights,
-                            prior_precision(design, 1, self.alpha),
-                            information=information, offset=data.offset)
+        return data.objective(design, family, prior_precision(design, 1, self.alpha),
+                              information)
 
-    def _fit_model(self, design: Design, family: Any, data: RegressionData
-                   ) -> tuple[GLMObjective, GLMFit]:
+    def _fit_model(self, design: Any, family: Any, data: RegressionRows[Obj]
+                   ) -> tuple[Obj, GLMFit]:
         """The objective of ``family`` on ``design`` and the fit that minimises it (a
         subclass with parameters of its own, such as the negative binomial's alpha,
         fits them here)."""
         objective = self._objective(design, family, data)
         return objective, self._solve(objective, family, data)
 
-    def _solve(self, objective: GLMObjective, family: Any, data: RegressionData,
+    def _solve(self, objective: RegressionObjective, family: Any, data: RegressionRows[Obj],
                theta0: Any = None, extra_params: int = 0) -> GLMFit:
         """Minimise ``objective`` from ``theta0`` (None: the family's start) and make the
         fit's record; ``extra_params``: the family's estimated parameters outside the
@@ -187,14 +222,16 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         if theta0 is None:
             theta0 = np.zeros(design.n_params)
             if design.intercept:  # the intercept-only model's mean (statsmodels' start too)
-                theta0[0] = family.start_intercept(data.y, data.weights, data.offset)
+                theta0[0] = data.start_intercept(family)
         solver = self.solver
         if solver == "auto":
             solver = "newton" if design.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
+        data.check_solver(solver)
         options: dict[str, Any] = {}
         if solver == "newton":
             options = {"sketch": sketch_rows(design.n_samples, design.n_params),
-                       "exact_final": hessian_affordable(design.n_samples, design.n_params)}
+                       "exact_final": data.exact_final(
+                           hessian_affordable(design.n_samples, design.n_params))}
         elif solver == "lbfgs":
             options = {"pairs": lbfgs_pairs(objective, design.n_samples)}
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
@@ -204,8 +241,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
             # over phi, and so are its Newton decrements. Where phi is small (a Gamma's
             # 0.004) the test in unit-dispersion terms stopped 1/phi too early; Newton
             # continues from there in the likelihood's units (a step or two).
-            mu = family.mean(result.eta if data.offset is None else result.eta + data.offset)
-            phi = family.pearson_chi2(data.y, mu, data.weights) / data.n_obs
+            phi = data.fitted_sums(family, result.eta)[1] / data.n_obs
             unit = weight_unit(objective) * phi
             if 0 < phi < 1 and not converged_within(objective, result, unit, self.tol):
                 again = newton(objective, result.theta, max_iter=max_iter, tol=self.tol,
@@ -219,7 +255,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
             hessian = self._objective(design, family, data, self.information).value_grad_hess(
                 result.theta, result.eta)[2]
         found = regression_diagnosis(self, objective, result, hessian,
-                                     boundary_fit(self, objective, result))
+                                     data.boundary(self, objective, result))
         if found.theta is not None:
             result = replace(result, theta=found.theta)
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
@@ -244,6 +280,10 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
     def _eta(self, X: Any, offset: Any, exposure: Any) -> Any:
         """The linear predictor of new rows (their offset and exposure added)."""
         check_is_fitted(self)
+        data_source(X).require_in_memory(
+            "this method needs the rows in memory (a table or an interval per row, a "
+            "score over all rows); for Dask X, predict(X) is lazy: compute from it, or "
+            "pass the rows in memory")
         X = validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
         eta = linear_predictors(self._result, X, ONE_PREDICTOR)
@@ -254,11 +294,13 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
             eta = eta + log_exposure(self._make_family(), exposure, X.shape[0])
         return X, eta
 
+    @lazy_on_dask(in_memory_only=("offset", "exposure"))
     def predict(self, X: Any, offset: Any = None, exposure: Any = None,
                 linear: bool = False) -> Any:
         """The fitted mean ``g^-1(b + x^T w + o)`` (``linear=True``: the linear
         predictor ``b + x^T w + o``). ``offset``, ``exposure``: the new rows' (None: 0
-        and 1, also for a model fitted with them)."""
+        and 1, also for a model fitted with them). For a Dask ``X``, a lazy Dask array
+        mapped over its chunks (without ``offset`` or ``exposure``)."""
         _, eta = self._eta(X, offset, exposure)
         return eta if linear else self._make_family().mean(eta)
 

@@ -105,29 +105,33 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
 
 
 class RegressionTargets(Protocol):
-    """What the statistics read of a regressor's data
-    (:class:`~problin.glm._regression_data.RegressionData`)."""
+    """What the statistics ask of a regressor's rows, in memory
+    (:class:`~problin.glm._regression_data.RegressionData`) or in Dask chunks
+    (:class:`~problin._dask.regression.DaskRegressionRows`: each answer a pass)."""
 
-    @property
-    def y(self) -> NDArray[np.float64]: ...
-    @property
-    def weights(self) -> NDArray[np.float64] | None: ...
-    @property
-    def frequency(self) -> NDArray[np.float64] | None: ...
-    @property
-    def variance(self) -> NDArray[np.float64] | None: ...
-    @property
-    def offset(self) -> NDArray[np.float64] | None: ...
     @property
     def n_obs(self) -> float: ...
 
+    def fitted_sums(self, family: Any, eta: Any) -> tuple[float, float]:
+        """``(deviance, Pearson's chi²)`` at the linear predictors ``eta`` (no offset)."""
+        ...
+
+    def null_model(self, family: Any) -> Any:
+        """The intercept-only model (with the offset)."""
+        ...
+
+    def likelihoods(self, family: Any, eta: Any, null: Any, ll_scale: float, phi: float
+                    ) -> tuple[float, float, float]:
+        """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``."""
+        ...
+
 
 def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
-                          eta: NDArray[np.float64], n_estimated: int,
+                          eta: Any, n_estimated: int,
                           scale: float | str | None, penalised: bool,
                           extra_params: int = 0) -> dict[str, Any]:
     """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the
-    offset; ``data``: :class:`~problin.glm._regression_data.RegressionData`).
+    offset; ``data``: the rows, :class:`RegressionTargets`).
 
     With ``k`` estimated parameters and ``n`` observations (the sum of the frequency
     weights): the deviance ``D`` and Pearson's ``X²`` (McCullagh & Nelder 1989, §2.4),
@@ -143,27 +147,22 @@ def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
     ``df_model = k - 1``, ``df_resid = n - k``. AIC and BIC are NaN for penalised fits
     (not maximum likelihood).
     """
-    offset, w = data.offset, data.weights
-    y = data.y
-    mu = family.mean(eta if offset is None else eta + offset)
     n_obs = data.n_obs
     df_resid = float(n_obs - n_estimated)
-    deviance = family.deviance(y, mu, w)
-    pearson = family.pearson_chi2(y, mu, w)
+    deviance, pearson = data.fitted_sums(family, eta)
     if isinstance(scale, (int, float)):
         phi = float(scale)
     elif scale is None and family.fixed_dispersion:
         phi = 1.0
     else:
         phi = (deviance if scale == "dev" else pearson) / df_resid if df_resid > 0 else np.nan
-    null = family.null_model(y, w, offset)
+    null = data.null_model(family)
     # (the family's reporting convention: statsmodels' Gaussian identity-link model at the
     # maximum-likelihood dispersion RSS / n, the concentrated likelihood of least squares)
     ll_scale = family.log_likelihood_scale(phi, deviance, n_obs) if scale is None else phi
-    ll = family.log_likelihood(y, mu, data.variance, data.frequency, ll_scale)
-    ll0 = family.log_likelihood(y, null.mean, data.variance, data.frequency, phi)
+    ll, ll0, null_deviance = data.likelihoods(family, eta, null, ll_scale, phi)
     return {
-        "deviance_": float(deviance), "null_deviance_": family.deviance(y, null.mean, w),
+        "deviance_": float(deviance), "null_deviance_": null_deviance,
         "pearson_chi2_": float(pearson), "scale_": phi,
         "log_likelihood_": float(ll), "null_log_likelihood_": float(ll0),
         "aic_": np.nan if penalised else -2.0 * ll + 2.0 * (n_estimated + extra_params),
