@@ -21,6 +21,7 @@ from problin import (  # noqa: E402
     GLM,
     BinomialRegression,
     GammaRegression,
+    InverseGaussianRegression,
     NegativeBinomialRegression,
     PoissonRegression,
     TweedieRegression,
@@ -70,6 +71,8 @@ CASES = {
     "binomial-trials-offset": (BinomialRegression(), "successes", ("trials", "offset")),
     "nb-fixed-alpha": (NegativeBinomialRegression(nb_alpha=0.4), "counts", ("exposure",)),
     "glm-gaussian-ridge": (GLM(family="gaussian", alpha=0.5), "sizes", ("freq", "var")),
+    "inverse-gaussian-log": (InverseGaussianRegression(link="log"), "sizes", ("freq",)),
+    "binomial-cloglog": (BinomialRegression(link="cloglog"), "successes", ("trials",)),
 }
 _NAMES = {"freq": "sample_weight", "var": "var_weights"}
 
@@ -118,6 +121,16 @@ def test_dask_dataframe_input():
     assert list(got.feature_names_in_) == ["a", "b", "c"]
     _assert_same_fit(got, want)
     np.testing.assert_allclose(got.predict(ddf).compute(), want.predict(frame), rtol=1e-10)
+
+
+def test_sparse_chunks():
+    """Chunks of scipy.sparse rows: the sparse in-memory fit's numbers."""
+    sp = pytest.importorskip("scipy.sparse")
+    X = DATA["X"] * (np.abs(DATA["X"]) > 0.5)
+    want = PoissonRegression().fit(sp.csr_matrix(X), DATA["counts"], exposure=DATA["exposure"])
+    Xd = rows(X, 50).map_blocks(sp.csr_matrix, dtype=np.float64, meta=sp.csr_matrix((0, 3)))
+    got = PoissonRegression().fit(Xd, rows(DATA["counts"], 50), exposure=DATA["exposure"])
+    _assert_same_fit(got, want)
 
 
 def test_what_dask_cannot_do_is_refused():

@@ -107,7 +107,9 @@ def lazy_on_dask(columns: Callable[[Any], int | None] | None = None,
             if given:
                 raise ValueError(f"{', '.join(given)} is not supported with Dask X (one value "
                                  f"per row): call {method.__name__} on in-memory rows, or "
-                                 "add the offset to decision_function(X) yourself")
+                                 "add it to the linear predictor yourself "
+                                 "(decision_function(X); a regressor's "
+                                 "predict(X, linear=True))")
             return lazy_rows(self, method.__name__, X,
                              None if columns is None else columns(self),
                              np.float64 if dtype is None else dtype(self), kwargs=kwargs)

@@ -13,6 +13,15 @@ binomial, negative binomial) the Wald statistics are z; where it is estimated
 (Gaussian, Gamma, inverse Gaussian, Tweedie) the covariance is multiplied by the
 estimate ``phi`` and the statistics are referred to t on ``df_resid_`` (R's
 ``summary.glm``), likelihood-ratio tests to F (R's ``anova(test="F")``).
+
+Where the rows are is the data source's (:func:`problin._source.data_source`): a Dask
+array or DataFrame is fitted by distributed passes (one per Newton step; the targets,
+weights, offsets, exposures and trials travel in its chunks,
+:mod:`problin._dask.regression`), and ``predict`` is lazy on it. What needs all the
+rows in one place is refused for Dask input by name: robust and cluster covariances,
+the negative binomial's alpha estimate (a fixed ``nb_alpha`` fits), ``score``,
+``predict_interval`` and ``marginal_effects``; the boundary's linear program (rows
+fitted at an end of the mean's range) is not run there.
 """
 import functools
 from dataclasses import replace
