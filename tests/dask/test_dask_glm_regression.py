@@ -129,7 +129,8 @@ def test_sparse_chunks():
     X = DATA["X"] * (np.abs(DATA["X"]) > 0.5)
     want = PoissonRegression().fit(sp.csr_matrix(X), DATA["counts"], exposure=DATA["exposure"])
     Xd = rows(X, 50).map_blocks(sp.csr_matrix, dtype=np.float64, meta=sp.csr_matrix((0, 3)))
-    got = PoissonRegression().fit(Xd, rows(DATA["counts"], 50), exposure=DATA["exposure"])
+    got = PoissonRegression().fit(Xd, rows(DATA["counts"], 50), exposure=DATA["exposure"],
+                                  sample_weight=1.0)  # (a number: every row's, as in memory)
     _assert_same_fit(got, want)
 
 

@@ -310,6 +310,13 @@ class DaskRegressionRows:
         return None
 
 
+def _per_row(value: Any, n: int) -> Any:
+    """One value for every row (a number, as in memory), else ``value`` as given."""
+    if not hasattr(value, "__dask_graph__") and np.ndim(value) == 0:
+        return np.full(n, value)
+    return value
+
+
 def dask_regression_rows(est: Any, X: Any, y: Any, family: ExponentialFamily,
                          validate: Validate, intercept: bool, **arguments: Any
                          ) -> DaskRegressionRows:
@@ -321,8 +328,8 @@ def dask_regression_rows(est: Any, X: Any, y: Any, family: ExponentialFamily,
     yd = align_rows(y, X, "y")
     if yd.ndim != 1:
         raise ValueError(f"y must be 1D (one target per sample), got shape {yd.shape}")
-    given = {name: align_rows(arguments.get(name), X, name) for name in _ARGUMENTS
-             if arguments.get(name) is not None}
+    given = {name: align_rows(_per_row(arguments[name], X.shape[0]), X, name)
+             for name in _ARGUMENTS if arguments.get(name) is not None}
     for name, a in given.items():
         if a.ndim != 1:
             raise ValueError(f"{name} must be a 1-D array with one value per row: got "
