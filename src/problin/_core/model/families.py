@@ -12,7 +12,7 @@ A family turns targets ``y`` and linear predictors ``eta`` into
 design operator combine these n-vectors with the data by row blocks.
 """
 import math
-from typing import Any, TypeAlias
+from typing import Protocol, TypeAlias
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from .family_softmax import CategoricalSoftmax, SoftmaxState
 from .layout import OnePredictor
 from .links import BinaryLink, Logit, Probit
 
-__all__ = ["BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
+__all__ = ["CurvatureBound", "BernoulliLogit", "BernoulliProbit", "CategoricalSoftmax", "SoftmaxState", "FAMILIES",
            "BinaryFamily", "ClassFamily", "class_family",
            "largest_change", "uniform_curvature_change"]
 
@@ -59,7 +59,15 @@ def largest_change(eta_old: np.ndarray, eta_new: np.ndarray) -> float:
     return float(np.max(reduce_row_ranges(range_max, n, step)))  # (NaN wins over numbers)
 
 
-def uniform_curvature_change(family: Any, moved: float) -> float:
+class CurvatureBound(Protocol):
+    """A family's ``L`` with ``|d log h / d eta| <= L`` for every row's curvature ``h``
+    (None: no such bound), for :func:`~.families.uniform_curvature_change`."""
+
+    @property
+    def curvature_lipschitz(self) -> float | None: ...
+
+
+def uniform_curvature_change(family: CurvatureBound, moved: float) -> float:
     """A bound on how far a Hessian moves, in its own metric (``max_v |v^T (H_new - H) v| /
     v^T H v``), when no row's linear predictor moves by more than ``moved``: where
     ``|d log h / d eta| <= L`` for every row's curvature ``h`` (the family's
@@ -68,7 +76,7 @@ def uniform_curvature_change(family: Any, moved: float) -> float:
     moving by a factor within ``exp(+-2 moved)``), every row's term, and so the sum,
     moves by at most ``expm1(L moved)`` relatively (a prior's constant precision only
     shrinks that). ``inf`` for a family without such a bound (the probit's)."""
-    rate = getattr(family, "curvature_lipschitz", None)
+    rate = family.curvature_lipschitz
     if rate is None or not rate * moved < _EXPM1_MAX:  # (also a NaN change)
         return np.inf
     return math.expm1(rate * moved)

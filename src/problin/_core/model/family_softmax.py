@@ -8,7 +8,7 @@ n rows of length M). Entries are addressed by their position in memory
 (:func:`_positions`), so that each gather is one flat index, in either order.
 """
 import math
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
 
@@ -39,7 +39,7 @@ def _positions(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, ...],
     return cols * shape[0] + rows if class_major else rows * shape[1] + cols
 
 
-def _contiguous(eta: Any, n_free: int) -> np.ndarray:
+def _contiguous(eta: np.ndarray, n_free: int) -> np.ndarray:
     """``eta`` as a float64 n x M array, contiguous in either order (copied only if neither)."""
     eta = np.asarray(eta, dtype=np.float64).reshape(-1, n_free)
     if not (eta.flags.c_contiguous or eta.flags.f_contiguous):
@@ -183,6 +183,10 @@ class CategoricalSoftmax(ClassBlocks):
         return loss, SoftmaxState(E, p0, free_t, sample_weight, observed=flat)
 
 
+#: ``(rows, cols, 1 - p)``: the entries with ``p > 1/2`` and their exact complements.
+Complements: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
 class SoftmaxState:
     """Softmax probabilities at one ``eta``, with exact complements where needed.
 
@@ -194,7 +198,7 @@ class SoftmaxState:
     """
 
     def __init__(self, P: np.ndarray, p0: np.ndarray | None, free_t: np.ndarray,
-                 sample_weight: np.ndarray | None, fix: Any = None,
+                 sample_weight: np.ndarray | None, fix: "Complements | None" = None,
                  observed: np.ndarray | None = None) -> None:
         self.P, self.free_t, self.sample_weight = P, free_t, sample_weight
         self.class_major = _class_major(P)
@@ -210,7 +214,7 @@ class SoftmaxState:
         self._fix = fix
 
     @property
-    def fix(self) -> Any:
+    def fix(self) -> "Complements":
         """``(rows, cols, q)``: every entry with ``p > 1/2`` and its exact complement."""
         if self._fix is None:
             # At most one entry per row exceeds 1/2: found by one test over the
@@ -241,14 +245,15 @@ class SoftmaxState:
         ``parts`` is ``[(first row, state of the chunk), ...]`` in row order;
         ``observed``: the positions of all rows' observed classes, where the
         caller keeps them (else joined from the parts')."""
-        fix = tuple(np.concatenate([st.fix[0] + lo for lo, st in parts]) if i == 0 else
-                    np.concatenate([st.fix[i] for _, st in parts]) for i in range(3))
+        fix = (np.concatenate([st.fix[0] + lo for lo, st in parts]),
+               np.concatenate([st.fix[1] for _, st in parts]),
+               np.concatenate([st.fix[2] for _, st in parts]))
         if observed is None:
             M = P.shape[1]
             observed = np.concatenate([st.observed + lo * M for lo, st in parts])
         return cls(P, None, free_t, sample_weight, fix, observed)
 
-    def _fixed_in(self, lo: int, hi: int) -> Any:
+    def _fixed_in(self, lo: int, hi: int) -> slice | np.ndarray:
         """Which entries of ``fix`` lie in rows ``lo:hi`` (a slice where row-major)."""
         rows = self.fix[0]
         if lo <= 0 and hi >= self.P.shape[0]:

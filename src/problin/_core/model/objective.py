@@ -23,7 +23,7 @@ from .contract import ObjectiveBase, RowCount, Trial
 from .layout import gradient_certainty
 from .design import Design, Gram
 from .exponential_family import Family
-from .families import largest_change, uniform_curvature_change
+from .families import CurvatureBound, largest_change, uniform_curvature_change
 from .penalty import Penalty, add_penalty, objective_penalty
 from .prior import PriorPrecision
 
@@ -35,14 +35,6 @@ __all__ = ["GLMObjective", "InMemoryObjective", "CurvatureBound", "PriorPrecisio
 _Cached: TypeAlias = (tuple[np.ndarray, tuple[float, np.ndarray, np.ndarray]]
                       | tuple[np.ndarray, tuple[float, np.ndarray, np.ndarray], str])
 
-
-
-class CurvatureBound(Protocol):
-    """A family's ``L`` with ``|d log h / d eta| <= L`` for every row's curvature ``h``
-    (None: no such bound), for :func:`~.families.uniform_curvature_change`."""
-
-    @property
-    def curvature_lipschitz(self) -> float | None: ...
 
 
 class InMemoryObjective(ObjectiveBase[np.ndarray]):
