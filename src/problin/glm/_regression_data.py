@@ -13,7 +13,7 @@ row of weight 2 is two rows: they count in ``n_obs_`` and ``df_resid_``);
 row of ``n`` trials is its proportion of successes with variance weight ``n``.
 The per-row weight of the likelihood is their product.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -151,6 +151,9 @@ class RegressionData:
     frequency: NDArray[np.float64] | None
     variance: NDArray[np.float64] | None
     offset: NDArray[np.float64] | None
+    # (the last fitted_sums: its eta and deviance, which likelihoods reuses at that eta)
+    _fitted: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                    compare=False)
 
     @property
     def n_obs(self) -> float:
@@ -186,8 +189,9 @@ class RegressionData:
     def fitted_sums(self, family: ExponentialFamily, eta: Any) -> tuple[float, float]:
         """``(deviance, Pearson's chi²)`` at the linear predictors ``eta`` (no offset)."""
         mu = family.mean(eta if self.offset is None else eta + self.offset)
-        return (family.deviance(self.y, mu, self.weights),
-                family.pearson_chi2(self.y, mu, self.weights))
+        deviance = family.deviance(self.y, mu, self.weights)
+        self._fitted.update(eta=eta, deviance=deviance)
+        return deviance, family.pearson_chi2(self.y, mu, self.weights)
 
     def null_model(self, family: ExponentialFamily) -> Any:
         return family.null_model(self.y, self.weights, self.offset)
@@ -195,11 +199,32 @@ class RegressionData:
     def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
                     phi: float
                     ) -> tuple[float, float, float]:
-        """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``."""
-        mu = family.mean(eta if self.offset is None else eta + self.offset)
-        return (family.log_likelihood(self.y, mu, self.variance, self.frequency, ll_scale),
-                family.log_likelihood(self.y, null.mean, self.variance, self.frequency, phi),
-                family.deviance(self.y, null.mean, self.weights))
+        """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``.
+
+        A family's log-likelihood is the saturated model's less the deviance over twice
+        the scale, ``sum f l(y, mu) = sum f l(y, y) - D / (2 s)`` (the deviance's
+        definition; ``D = sum f v d``): the saturated sum, the rows' only term without
+        ``mu`` (a Poisson's ``log y!``), is computed once for both models and the
+        deviances are the ones at hand, instead of a log-likelihood pass each. Fixed-
+        dispersion families at a scale other than 1 (the binomial's log-likelihood ignores
+        the scale, the Poisson's does not), and scales that are not positive numbers
+        (an exact fit's 0, no residual degrees of freedom), are summed directly."""
+        null_deviance = family.deviance(self.y, null.mean, self.weights)
+        if (family.fixed_dispersion and not ll_scale == phi == 1.0) \
+                or not (0.0 < ll_scale < np.inf and 0.0 < phi < np.inf):
+            mu = family.mean(eta if self.offset is None else eta + self.offset)
+            return (family.log_likelihood(self.y, mu, self.variance, self.frequency,
+                                          ll_scale),
+                    family.log_likelihood(self.y, null.mean, self.variance, self.frequency,
+                                          phi), null_deviance)
+        deviance = self._fitted["deviance"] if self._fitted.get("eta") is eta \
+            else self.fitted_sums(family, eta)[0]
+        saturated = family.log_likelihood(self.y, self.y, self.variance, self.frequency,
+                                          ll_scale)
+        saturated0 = saturated if phi == ll_scale else family.log_likelihood(
+            self.y, self.y, self.variance, self.frequency, phi)
+        return (saturated - deviance / (2.0 * ll_scale),
+                saturated0 - null_deviance / (2.0 * phi), null_deviance)
 
 
 def _product(*factors: NDArray[np.float64] | None) -> NDArray[np.float64] | None:

@@ -245,17 +245,20 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
             options = {"pairs": lbfgs_pairs(objective, design.n_samples)}
         max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
         result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
+        sums = None  # (deviance, Pearson's chi²) at the solver's eta, where computed
         if solver == "newton" and not family.fixed_dispersion and result.converged:
             # The loss is the deviance / 2 at unit dispersion: the log-likelihood is it
             # over phi, and so are its Newton decrements. Where phi is small (a Gamma's
             # 0.004) the test in unit-dispersion terms stopped 1/phi too early; Newton
             # continues from there in the likelihood's units (a step or two).
-            phi = data.fitted_sums(family, result.eta)[1] / data.n_obs
+            sums = data.fitted_sums(family, result.eta)
+            phi = sums[1] / data.n_obs
             unit = weight_unit(objective) * phi
             if 0 < phi < 1 and not converged_within(objective, result, unit, self.tol):
                 again = newton(objective, result.theta, max_iter=max_iter, tol=self.tol,
                                unit=unit)
                 result = replace(again, n_iter=result.n_iter + again.n_iter)
+                sums = None  # (a new answer: its own sums)
         hessian = result.hessian
         if objective.information != self.information and not family.canonical and (
                 hessian is not None or hessian_affordable(design.n_samples, design.n_params)):
@@ -272,10 +275,13 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
                                  covariance_standard=found.covariance_standard,
                                  separated=found.separated)
         # (the solver's eta where the answer is its theta: a pass over X saved)
-        eta = result.eta if found.theta is None and result.eta is not None \
-            else objective.linear_predictor(result.theta)
+        if found.theta is None and result.eta is not None:
+            eta = result.eta
+        else:
+            eta, sums = objective.linear_predictor(result.theta), None
+        # (the sums of the dispersion's check above where eta is the same: a pass saved)
         stats = regression_statistics(family, data, eta, fit.n_estimated, self.scale,
-                                      self.alpha > 0, extra_params)
+                                      self.alpha > 0, extra_params, sums)
         phi = float(stats["scale_"])
         return fit.replace(
             dispersion=phi, t_df=stats["df_resid_"] if stats["scale_estimated_"] else None,

@@ -129,7 +129,8 @@ class RegressionTargets(Protocol):
 def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
                           eta: Any, n_estimated: int,
                           scale: float | str | None, penalised: bool,
-                          extra_params: int = 0) -> dict[str, Any]:
+                          extra_params: int = 0,
+                          sums: tuple[float, float] | None = None) -> dict[str, Any]:
     """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the
     offset; ``data``: the rows, :class:`RegressionTargets`).
 
@@ -145,11 +146,12 @@ def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
     counted as a parameter; ``extra_params`` estimated ones outside the coefficients, the
     negative binomial's alpha, are: statsmodels ``NegativeBinomial``'s ``aic``),
     ``df_model = k - 1``, ``df_resid = n - k``. AIC and BIC are NaN for penalised fits
-    (not maximum likelihood).
+    (not maximum likelihood). ``sums``: ``data.fitted_sums(family, eta)`` where the
+    caller has them already (a pass over the rows saved).
     """
     n_obs = data.n_obs
     df_resid = float(n_obs - n_estimated)
-    deviance, pearson = data.fitted_sums(family, eta)
+    deviance, pearson = data.fitted_sums(family, eta) if sums is None else sums
     if isinstance(scale, (int, float)):
         phi = float(scale)
     elif scale is None and family.fixed_dispersion:
