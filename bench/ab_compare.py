@@ -128,6 +128,9 @@ def main(argv=None):
     p.add_argument("--pairs", type=int, default=3, help="B,A pairs per workload")
     p.add_argument("--workloads", default=",".join(WORKLOADS),
                    help=f"comma list of {list(WORKLOADS)}")
+    p.add_argument("--extra", default="", metavar="ARGS",
+                   help="arguments appended to each workload's (the last --n wins): "
+                        "'--n 400000'")
     p.add_argument("--one-core", type=int, default=None, metavar="CPU",
                    help="pin both sides to this CPU with one BLAS/OpenMP thread")
     p.add_argument("--cpu-clock", action="store_true",
@@ -145,6 +148,7 @@ def main(argv=None):
     rows = []
     for name in names:
         script, wargv, parser = WORKLOADS[name]
+        wargv = wargv + args.extra.split()
         print(f"\n== {name}: {script} {' '.join(wargv)}", flush=True)
         per_case = {}
         for i in range(args.pairs):
@@ -169,7 +173,7 @@ def main(argv=None):
           "(each the script's own median of its repeats)"
           + (f"; pinned to CPU {args.one_core}, 1 thread" if args.one_core is not None
              else "") + ("; CPU seconds (process_time)" if args.cpu_clock else "; wall seconds"))
-    head = f"{'workload':<11} {'case':<42} {'B med':>8} {'A med':>8} {'A/B':>6} " \
+    head = f"{'workload':<11} {'case':<42} {'B med':>8} {'A med':>8} {'A/B':>6} {'best':>6} " \
            f"{'pair min-max':>13}  flag  load1 B/A per pair"
     print(head)
     for name, case, bm, am, r, best, lo, hi, loads in rows:
