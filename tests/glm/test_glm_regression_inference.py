@@ -87,6 +87,20 @@ def test_summary_text_header_and_overdispersion_note():
     assert "t statistics" in str(quasi.summary_text())
 
 
+def test_negative_binomial_summary_text_states_alpha():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 2))
+    mu = np.exp(0.5 + X @ [0.3, -0.2])
+    y = rng.negative_binomial(2, 2 / (2 + mu)).astype(float)
+    nb = NegativeBinomialRegression().fit(X, y)
+    ref = sm.NegativeBinomial(y, sm.add_constant(X)).fit(method="newton", disp=0, maxiter=200)
+    text = str(nb.summary_text())
+    assert f"alpha = {ref.params[-1]:.5f} (std err {ref.bse[-1]:.5f})." in text
+    fixed = str(NegativeBinomialRegression(nb_alpha=0.5).fit(X, y).summary_text())
+    assert "alpha (fixed) = 0.50000." in fixed
+    assert "alpha" not in str(PoissonRegression().fit(X, y).summary_text())
+
+
 def test_formula_with_exposure_column():
     X, y = _cpunish()
     df = X.assign(executions=y, years=np.linspace(1.0, 3.0, y.size))

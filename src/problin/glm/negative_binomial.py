@@ -87,6 +87,11 @@ class NegativeBinomialRegression(_OneFamily):
         check_is_fitted(self)
         return self._make_family(self.alpha_)
 
+    def extra_parameters(self) -> list[tuple[str, float, float]]:
+        check_is_fitted(self)
+        name = "alpha" if self.nb_alpha is None else "alpha (fixed)"
+        return [(name, float(self.alpha_), float(self.alpha_se_))]
+
     def _fit_model(self, design: Any, family: Any, rows: RegressionRows[Obj]
                    ) -> tuple[Obj, GLMFit]:
         if self.nb_alpha is not None:

@@ -103,6 +103,12 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         check_is_fitted(self)
         return self._make_family()
 
+    def extra_parameters(self) -> list[tuple[str, float, float]]:
+        """``(name, estimate, std_err)`` of the fitted parameters outside the linear
+        predictor's coefficients (the summary's header lists them): none here; the
+        negative binomial's ``alpha``."""
+        return []
+
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, offset: Any = None,
             exposure: Any = None, var_weights: Any = None, groups: Any = None,

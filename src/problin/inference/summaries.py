@@ -104,6 +104,10 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
                    ("Deviance", model.deviance_, ""), ("Pearson chi2", model.pearson_chi2_, ""),
                    ("AIC", model.aic_, ""), ("BIC", model.bic_, "")])
     notes = [_COV_NOTES.get(cov_type, f"Covariance type {cov_type}.")]
+    for pname, value, se in model.extra_parameters():  # (the negative binomial's alpha)
+        notes.append(f"{family} {pname} = {format_value(value)}"
+                     + ("" if not math.isfinite(se) else f" (std err {format_value(se)})")
+                     + ".")
     if table.attrs.get("statistic") == "t":
         notes.append(f"The dispersion is estimated (scale {format_value(model.scale_)}): "
                      f"t statistics on {format_value(model.df_resid_)} degrees of freedom.")
