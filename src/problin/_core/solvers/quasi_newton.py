@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..blocks import one_blas_thread
 from ..model.contract import Eta, Objective
 from .ascent import Standardiser, _gradient_small
 from .steps import SolverResult, _rounding_level, backtrack, gradient_unit, require_smooth
@@ -220,16 +221,21 @@ class _Pairs:
         q = g.copy()
         order = [(self.head - 1 - i) % self.m for i in range(self.count)]  # newest first
         a = np.empty(self.count)
-        for i, j in enumerate(order):
-            a[i] = self.rho[j] * float(self.S[j] @ q)
-            q -= a[i] * self.Y[j]
+        # The recursion's products are level-1 BLAS (a dot product a pair), on one
+        # thread: threaded dot products of p ~ 20,000 waited on thread barriers, ~0.1 s a
+        # direction on a busy two-core machine against 0.6 ms on one thread.
+        with one_blas_thread():
+            for i, j in enumerate(order):
+                a[i] = self.rho[j] * float(self.S[j] @ q)
+                q -= a[i] * self.Y[j]
         if self.H0 is None:
             q *= gamma
         else:
-            q = self.H0(q)
-        for i in range(self.count - 1, -1, -1):
-            j = order[i]
-            b = self.rho[j] * float(self.Y[j] @ q)
-            q += (a[i] - b) * self.S[j]
+            q = self.H0(q)  # (its batched solves keep BLAS's threads)
+        with one_blas_thread():
+            for i in range(self.count - 1, -1, -1):
+                j = order[i]
+                b = self.rho[j] * float(self.Y[j] @ q)
+                q += (a[i] - b) * self.S[j]
         q *= -1.0
         return q
