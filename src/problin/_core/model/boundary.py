@@ -23,6 +23,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.optimize import linprog
 
+from .separation import moved_rows
+
 __all__ = ["boundary_rows"]
 
 
@@ -65,16 +67,6 @@ def boundary_rows(X: Any, signs: NDArray[np.int8], max_rounds: int = 20) -> NDAr
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
         if np.linalg.matrix_rank(G, hermitian=True) == E.shape[1]:
             return found
-    hit = np.zeros(at_end.size, dtype=bool)
-    for _ in range(max_rounds):
-        rest = np.flatnonzero(~hit)
-        b = _direction(A, E, rest) if rest.size else None
-        if b is None:
-            break
-        margins = np.asarray(A @ b).ravel()
-        new = margins > 1e-7 * max(float(np.max(np.abs(margins))), 1e-300)
-        if not np.any(new & ~hit):
-            break
-        hit |= new
+    hit = moved_rows(A, lambda rest: _direction(A, E, rest), max_rounds)
     found[at_end[hit]] = True
     return found

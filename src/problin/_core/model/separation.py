@@ -20,6 +20,7 @@ design), or a direction separates (``A b >= 0``, ``A b != 0``), never both.
 The fit's own residuals nearly give such an ``r`` (see
 :func:`newton_certifies_overlap`).
 """
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,26 @@ def _max_margin(A: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
     return res.x
 
 
+def moved_rows(A: Any, direction: Callable[[np.ndarray], np.ndarray | None],
+               max_rounds: int) -> np.ndarray:
+    """The rows of ``A`` that some direction moves strictly (``A b > 0``), grown round by
+    round: ``direction(rest)`` solves the linear program for a ``b`` with ``A b >= 0``
+    that moves the rows ``rest`` not found yet (None: none does), until no round adds
+    a row (Konis 2007: the quasi-separated rows are those every such LP can reach)."""
+    found = np.zeros(A.shape[0], dtype=bool)
+    for _ in range(max_rounds):
+        rest = np.flatnonzero(~found)
+        b = direction(rest) if rest.size else None
+        if b is None:
+            break
+        margins = np.asarray(A @ b).ravel()
+        new = margins > 1e-7 * max(float(np.max(np.abs(margins))), 1e-300)
+        if not np.any(new & ~found):
+            break
+        found |= new
+    return found
+
+
 def separated_rows(design: Any, y: np.ndarray, sample_weight: np.ndarray | None = None,
                    max_rounds: int = 20) -> np.ndarray:
     """Boolean mask of the rows a separating hyperplane isolates (all False if none).
@@ -107,17 +128,7 @@ def separated_rows(design: Any, y: np.ndarray, sample_weight: np.ndarray | None 
     else:  # the design's own (standardised) rows: the LP's tolerances are unit-free
         X = design.dense_rows(np.flatnonzero(keep))
     A = sp.csr_matrix(sp.diags(s) @ X) if sp.issparse(X) else X * s[:, None]
-    found = np.zeros(A.shape[0], dtype=bool)
-    for _ in range(max_rounds):
-        rest = np.flatnonzero(~found)
-        b = _max_margin(A, rest) if rest.size else None
-        if b is None:
-            break
-        margins = np.asarray(A @ b).ravel()
-        new = margins > 1e-7 * max(float(np.max(np.abs(margins))), 1e-300)
-        if not np.any(new & ~found):
-            break
-        found |= new
+    found = moved_rows(A, lambda rest: _max_margin(A, rest), max_rounds)
     mask = np.zeros(design.n_samples, dtype=bool)
     mask[np.flatnonzero(keep)[found]] = True
     return mask
