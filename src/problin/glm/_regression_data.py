@@ -133,7 +133,8 @@ class RegressionRows(Protocol[Obj]):
                  op: RowSum) -> tuple[float | NDArray[np.float64], ...]:
         """``op`` summed over the rows at the linear predictor ``eta`` (no offset) of
         ``design``: a parameter of the family outside the linear predictor (the negative
-        binomial's alpha) is fitted from such sums."""
+        binomial's alpha) and the maximum-likelihood dispersion (no design) are fitted
+        from such sums."""
         ...
 
 

@@ -32,8 +32,9 @@ __all__ = ["ScaleDerivatives", "gamma_scale_derivatives", "ml_scale_search",
 # direct differences lose log(k) / (1 / 2k) of their digits (2e-11 relative at k = 1e4),
 # the series' first omitted term is below 1e-17 of the sum here.
 _SERIES_FROM = 30.0
-# The search's end: a Newton step below this (relative) leaves an error of its square.
-_NEWTON_DONE = 1e-9
+# The search's end: after a Newton step below this (in log scale) the error is of the
+# order of its square, ~1e-12 (one pass fewer than stepping on to rounding).
+_NEWTON_DONE = 1e-6
 _MAX_STEPS = 200
 
 
@@ -115,14 +116,14 @@ def gamma_scale_derivatives(d: FloatArray, var_weights: FloatArray | float, scal
     with the shape ``k = v / scale``, ``l = k log(k y / mu) - k y / mu - log Gamma(k) -
     log y``, ``dl / dk = log k - psi(k) - d / 2``, ``dk / dt = -k``. Rows of variance
     weight 0 add nothing."""
-    k = np.broadcast_to(np.asarray(var_weights, dtype=np.float64) / scale, np.shape(d))
-    excess, curve = _log_minus_digamma(k)
+    k = np.asarray(var_weights, dtype=np.float64) / scale  # (one value without weights:
+    excess, curve = _log_minus_digamma(k)                     # psi once, not per row)
     s = k * (0.5 * np.asarray(d) - excess)
     ds = -s - k * curve
     zero = k == 0
     if zero.any():
         s, ds = np.where(zero, 0.0, s), np.where(zero, 0.0, ds)
-    return s, ds
+    return s, np.broadcast_to(ds, s.shape)
 
 
 def tweedie_scale_derivatives(power: float, y: FloatArray, mu: FloatArray,
