@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from .._core.model.distributions import offending_rows
 from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.family_statistics import NullModel
 from .._core.model.fitted_rows import FittedRows, RowProducts, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.prior import PriorPrecision
@@ -198,25 +199,27 @@ class RegressionData:
         _regression_fit.boundary_fit`)."""
         return boundary_fit(est, objective, result)
 
-    def fitted_sums(self, family: ExponentialFamily, eta: Any) -> tuple[float, float]:
+    def fitted_sums(self, family: ExponentialFamily, eta: NDArray[np.float64]
+                    ) -> tuple[float, float]:
         """``(deviance, Pearson's chi²)`` at the linear predictors ``eta`` (no offset)."""
         mu = family.mean(eta if self.offset is None else eta + self.offset)
         deviance = family.deviance(self.y, mu, self.weights)
         self._fitted.update(eta=eta, deviance=deviance)
         return deviance, family.pearson_chi2(self.y, mu, self.weights)
 
-    def null_model(self, family: ExponentialFamily) -> Any:
+    def null_model(self, family: ExponentialFamily) -> NullModel:
         return family.null_model(self.y, self.weights, self.offset)
 
-    def row_sums(self, design: RowProducts | None, family: ExponentialFamily, eta: Any,
-                 op: RowSum) -> tuple[float | NDArray[np.float64], ...]:
+    def row_sums(self, design: RowProducts | None, family: ExponentialFamily,
+                 eta: NDArray[np.float64], op: RowSum
+                 ) -> tuple[float | NDArray[np.float64], ...]:
         """``op`` of all the rows at once, at the linear predictor ``eta`` (no offset)."""
         eta = eta if self.offset is None else eta + self.offset
         return op(FittedRows.at(design, family.link_function, self.y, self.weights, eta,
                                 self.frequency, self.variance))
 
-    def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
-                    phi: float
+    def likelihoods(self, family: ExponentialFamily, eta: NDArray[np.float64],
+                    null: NullModel, ll_scale: float, phi: float
                     ) -> tuple[float, float, float]:
         """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``.
 
