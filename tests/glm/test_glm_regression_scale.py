@@ -25,6 +25,7 @@ from problin import (
     NegativeBinomialRegression,
     TweedieRegression,
 )
+from problin._core.model.dispersion import ml_scale_search
 from problin._core.model.distributions import Gaussian
 
 F, L = sm.families, sm.families.links
@@ -170,3 +171,21 @@ def test_ml_scale_where_it_is_not_defined_is_refused(est, match):
     with pytest.raises(ValueError, match=match):
         est.fit(X, y / y.max() if est.get_params().get("family") == "binomial"
                 else np.round(y))
+
+
+def test_the_search_steps_back_from_overflow_and_says_when_there_is_no_maximum():
+    # a Gaussian-type score in t = log scale, 0.5 (D e^-t - n), whose root is log(D / n)
+    def gaussian(t, D=3.0, n=40.0):
+        return 0.5 * (D * np.exp(-t) - n), -0.5 * D * np.exp(-t)
+
+    assert ml_scale_search(gaussian, 2.0) == pytest.approx(3.0 / 40.0, rel=1e-12)
+    assert ml_scale_search(gaussian, 1e-6) == pytest.approx(3.0 / 40.0, rel=1e-12)
+
+    def arctan(t):  # (root 0; Newton from 1.5 overshoots to -0.5, where it overflows)
+        return (-np.arctan(t), -1.0 / (1.0 + t * t)) if t > -0.3 else (np.nan, np.nan)
+
+    assert ml_scale_search(arctan, np.exp(1.5)) == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(ValueError, match="not finite at the start"):
+        ml_scale_search(arctan, np.exp(-1.0))
+    with pytest.raises(ValueError, match="grows without bound as the scale grows"):
+        ml_scale_search(lambda t: (1.0, -1e-3), 1.0)  # (all-zero Tweedie targets)

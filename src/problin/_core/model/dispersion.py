@@ -67,15 +67,22 @@ def ml_scale_search(derivatives: Callable[[float], tuple[float, float]], start: 
     e² in the scale). A ValueError where the score keeps its sign to ``scale = e^±700``:
     the likelihood grows without bound (all-zero Tweedie targets, no maximum)."""
     t, lo, hi = float(np.log(start)), -np.inf, np.inf
+    last = None  # (the last point whose score was finite)
     for _ in range(_MAX_STEPS):
         s, ds = derivatives(t)
+        if not np.isfinite(s):  # (beyond the floating-point range of a term: step back)
+            if last is None:
+                raise ValueError("the log-likelihood's derivative in the dispersion is not "
+                                 f"finite at the start, scale {np.exp(t):g}")
+            t = 0.5 * (t + last)
+            continue
         if s == 0.0:
             return float(np.exp(t))
         if s > 0:
             lo = t
         else:
             hi = t
-        newton = ds < 0 and np.isfinite(ds) and np.isfinite(s)
+        newton = ds < 0 and np.isfinite(ds)
         step = -s / ds if newton else (2.0 if s > 0 else -2.0)
         if not np.isfinite(lo) or not np.isfinite(hi):
             step = float(np.clip(step, -2.0, 2.0))
@@ -86,12 +93,12 @@ def ml_scale_search(derivatives: Callable[[float], tuple[float, float]], start: 
             return float(np.exp(new))  # (Newton's error after this step: its square)
         if hi - lo <= 4.0 * np.finfo(float).eps * max(1.0, abs(t)) or abs(new) > 700.0:
             break
-        t = new
+        last, t = t, new
     if np.isfinite(lo) and np.isfinite(hi):
         return float(np.exp(0.5 * (lo + hi)))
     raise ValueError("the maximum-likelihood dispersion does not exist: the log-likelihood "
-                     f"{'grows' if hi == np.inf else 'falls'} without bound as the scale "
-                     f"{'grows' if hi == np.inf else 'falls'} (the score keeps its sign)")
+                     f"grows without bound as the scale {'grows' if hi == np.inf else 'falls'}"
+                     " (its derivative keeps its sign)")
 
 
 def _log_minus_digamma(k: FloatArray) -> tuple[FloatArray, FloatArray]:
