@@ -191,8 +191,9 @@ def table_wald_test(table: pd.DataFrame, cov: ArrayLike, R: Restrictions,
 
 class NestedFit(Protocol):
     """What :func:`lr_test` reads of a fitted model: its likelihood statistics, its
-    parameters (a penalty ``alpha`` is refused) and the reference distribution of its
-    tests (:class:`LikelihoodModel` gives the default)."""
+    parameters (a penalty ``alpha`` is refused), the reference distribution of its
+    tests and the fit whose likelihood it compares (:class:`LikelihoodModel` gives the
+    defaults; a :class:`~problin.Formula` answers for the estimator it fitted)."""
 
     n_obs_: float
     df_resid_: float
@@ -204,10 +205,18 @@ class NestedFit(Protocol):
 
     def lr_reference(self) -> Literal["chi2", "F"]: ...
 
+    def likelihood_fit(self) -> "NestedFit": ...
+
 
 class LikelihoodModel:
     """The base of the estimators whose nested fits :func:`lr_test` compares: the
     defaults of :class:`NestedFit`."""
+
+    def likelihood_fit(self) -> NestedFit:
+        """The fitted model whose likelihood :func:`lr_test` compares: the estimator
+        itself (a wrapper such as :class:`~problin.Formula` gives the estimator it
+        fitted, so that the class and penalty checks see that estimator)."""
+        return cast(NestedFit, self)
 
     def lr_reference(self) -> Literal["chi2", "F"]:
         """The reference distribution of likelihood-ratio tests of this fit against a
@@ -289,6 +298,7 @@ def lr_test(restricted: NestedFit, full: NestedFit) -> TestResult:
     """
     for model in (restricted, full):
         check_is_fitted(model)
+    restricted, full = restricted.likelihood_fit(), full.likelihood_fit()
     if type(restricted) is not type(full):
         raise ValueError("lr_test compares fits of one model class, got "
                          f"{type(restricted).__name__} and {type(full).__name__}")
