@@ -19,9 +19,9 @@ array or DataFrame is fitted by distributed passes (one per Newton step; the tar
 weights, offsets, exposures and trials travel in its chunks,
 :mod:`problin._dask.regression`), and ``predict`` is lazy on it. What needs all the
 rows in one place is refused for Dask input by name: robust and cluster covariances,
-the negative binomial's alpha estimate (a fixed ``nb_alpha`` fits), ``score``,
-``predict_interval`` and ``marginal_effects``; the boundary's linear program (rows
-fitted at an end of the mean's range) is not run there.
+``score``, ``predict_interval`` and ``marginal_effects``; the boundary's linear program
+(rows fitted at an end of the mean's range) is not run there. The negative binomial's
+alpha is estimated from sums over the chunks (``RegressionRows.row_sums``).
 """
 import functools
 from numbers import Integral, Real
