@@ -142,3 +142,42 @@ def test_command_line_fit_and_summary_print_the_summary_text(tmp_path, monkeypat
     ridge = invoke("fit", "fair.csv", "-m", "linear", "--alpha", "1", "-f",
                    "affairs ~ age + C(rate_marriage)", "-o", "r.problin")
     assert ridge.exit_code == 0 and "C(rate_marriage)[T.2.0]" in ridge.output  # its table
+
+
+def _estimators():
+    """Every problin estimator that fits with its defaults (BayesDecision wraps one)."""
+    return [getattr(problin, name) for name in problin.__all__
+            if isinstance(getattr(problin, name), type) and hasattr(getattr(problin, name), "fit")
+            and name not in ("Formula", "BayesDecision")]
+
+
+def test_every_fitted_attribute_and_method_of_every_estimator_is_on_the_formula():
+    """The declared delegation is complete: each public fitted attribute and method an
+    estimator has after a fit is the formula's (its own n_features_in_ and
+    feature_names_in_ aside), the very object, and nothing more (``hasattr``)."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame(rng.uniform(0.5, 2.0, size=(80, 2)), columns=["a", "b"])
+    data["label"] = (data.a + rng.normal(scale=0.3, size=80) > 1.25).astype(int)
+    data["amount"] = np.exp(0.3 * data.a + rng.normal(scale=0.2, size=80))
+    data["count"] = rng.poisson(np.exp(0.3 * data.a))
+    own = {"n_features_in_", "feature_names_in_"}
+    skipped = {"fit", "partial_fit", "get_params", "set_params", "get_metadata_routing",
+               "fit_transform", "set_output", "get_feature_names_out", "transform"}
+    targets = {"MultinomialNB": "count", "BinomialRegression": "label",
+               "PoissonRegression": "count", "NegativeBinomialRegression": "count"}
+    for cls in _estimators():
+        target = targets.get(cls.__name__, "label" if getattr(
+            cls().__sklearn_tags__(), "estimator_type", None) == "classifier" else "amount")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = Formula(f"{target} ~ a + b", cls()).fit(data)
+        est = model.estimator_
+        names = {k for k in dir(est) if k.endswith("_") and not k.startswith("_")
+                 and hasattr(est, k)} - own
+        for name in names:
+            assert getattr(model, name) is getattr(est, name) or np.array_equal(
+                getattr(model, name), getattr(est, name)), (cls.__name__, name)
+        methods = {k for k in dir(type(est)) if not k.startswith(("_", "set_"))
+                   and callable(getattr(type(est), k)) and hasattr(est, k)} - skipped
+        assert methods <= {k for k in methods if hasattr(model, k)}, cls.__name__
+        assert not hasattr(model, "summary") or hasattr(est, "summary")

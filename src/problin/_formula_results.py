@@ -100,13 +100,13 @@ class warnings_at_caller:  # (lower case: a context manager, as contextlib.suppr
         while frame.f_back is not None and \
                 os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
             frame = frame.f_back
-        module_globals = frame.f_globals
-        registry = module_globals.setdefault("__warningregistry__", {})
+        # (as warnings.warn does: the caller's module and registry, no module_globals,
+        # whose loader may not give source, e.g. a script read from stdin)
+        registry = frame.f_globals.setdefault("__warningregistry__", {})
         for w in self._caught:
             warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename,
-                                   frame.f_lineno, module=module_globals.get("__name__"),
-                                   registry=registry, module_globals=module_globals,
-                                   source=w.source)
+                                   frame.f_lineno, module=frame.f_globals.get("__name__"),
+                                   registry=registry, source=w.source)
 
 
 class FormulaResults:
