@@ -109,10 +109,12 @@ class LogisticRegression(GLMClassifier):
     _family = BernoulliLogit()
     _multiclass = True
 
-    def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
+    def __init__(self, alpha: float = 0.0, *, penalty: str = "l2", fit_intercept: bool = True,
+                 solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
                  classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
         self.alpha = alpha
+        self.penalty = penalty
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter

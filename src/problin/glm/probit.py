@@ -66,10 +66,12 @@ n_obs_, pseudo_r2_, lr_statistic_, lr_pvalue_ :
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
+    def __init__(self, alpha: float = 0.0, *, penalty: str = "l2", fit_intercept: bool = True,
+                 solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8, information: str = "observed",
                  classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
         self.alpha = alpha
+        self.penalty = penalty
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter
