@@ -81,8 +81,9 @@ def _score(Z, y, beta, family):
 
 
 def firth_fit(X, y, link="logit"):
-    """``(beta, I(beta)^-1)`` maximising :func:`penalised_loglik`, as mpf lists/matrix:
-    Fisher scoring on the adjusted score to a step below 1e-22."""
+    """``(beta, covariance)`` maximising :func:`penalised_loglik`, as mpf lists/matrix:
+    Fisher scoring on the adjusted score to a step below 1e-22; the covariance is
+    logistf's, the inverse of :func:`_augmented_information`."""
     Z, family = _rows(X), FAMILIES[link]
     p = len(Z[0])
     beta = mp.matrix([0] * p)
@@ -92,8 +93,24 @@ def firth_fit(X, y, link="logit"):
         beta += step
         if mp.norm(step, mp.inf) < mp.mpf(10) ** -22:
             break
-    info, _ = _information(Z, beta, family)
-    return [beta[j] for j in range(p)], info ** -1
+    return [beta[j] for j in range(p)], _augmented_information(Z, beta, family) ** -1
+
+
+def _augmented_information(Z, beta, family):
+    """``I + 1/2 sum_i h_i (-d^2 log w_i / d eta_i^2) z_i z_i^T``: the Hessian of the
+    penalised log-likelihood with the leverages held fixed (logistf's augmented data,
+    rows weighted ``1 + h_i`` for the logit), whose inverse logistf reports."""
+    p = len(beta)
+    info, parts = _information(Z, beta, family)
+    inv = info ** -1
+    out = info.copy()
+    for z, part in zip(Z, parts):
+        zt = mp.matrix(z)
+        h = part[5] * (zt.T * inv * zt)[0]
+        eta = mp.fsum(a * b for a, b in zip(z, beta))
+        curve = mp.diff(lambda e: family(e)[3], eta)
+        out += (-h * curve / 2) * (zt * zt.T)
+    return out
 
 
 def numeric_gradient(X, y, beta, link="logit"):

@@ -13,17 +13,18 @@ is the adjusted score of Kosmidis & Firth (2009) for a fixed dispersion; for the
 ``w' / w = 1 - 2 mu`` and it is Heinze & Schemper's (2002) ``sum (y - mu + h (1/2 - mu))
 x``, for the Poisson-log ``w' / w = 1``.
 
-What the penalty reads of the rows is two row-block sums at ``theta``
+What the penalty reads of the rows is row-block sums at ``theta``
 (:class:`FisherRows`): the information ``I`` (a Gram pass), then with its factor
-``I = R^T R`` the leverages ``h_i = w_i |R^-T x_i|^2`` and the sum
-``sum_i c_i x_i`` of the per-row adjustments, block by block (no n x p temporary).
+``I = R^T R`` the leverages ``h_i = w_i |R^-T x_i|^2`` (block by block, no n x p
+temporary), the sum ``sum_i c_i x_i`` of the per-row adjustments and a Gram of them.
 Both are sums over rows, so the same penalty runs on any rows that can form them;
 :class:`MemoryFisherRows` forms them in memory (dense or sparse, by blocks).
 
-The Hessian is approximated by the data term's Fisher information alone (``add_hessian``
-adds nothing, ``exact_hessian`` False): logistf's iteration (Heinze & Schemper 2002),
-whose inverse is also the covariance logistf reports. The engine's stopping test then
-reads the Newton decrement, ``lambda^2 / 2 <= tol^2``, of the penalised gradient.
+The Hessian is approximated (``exact_hessian`` False): the data term's Fisher
+information plus the penalty's curvature with the leverages held fixed, the information
+of logistf's augmented data (Heinze & Schemper 2002), whose inverse is the covariance
+logistf reports. The engine's stopping test then reads the Newton decrement,
+``lambda^2 / 2 <= tol^2``, of the penalised gradient.
 """
 from typing import Protocol
 
@@ -55,24 +56,34 @@ def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(slope), slope, 0.0)
 
 
+def _slope_derivative(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
+    """``d^2 log w / d eta^2`` by central differences (relative step 1e-4: ~1e-8 of a
+    term that only shapes the covariance and the step, never the estimate)."""
+    step = 1e-4 * (1.0 + np.abs(eta))
+    return (information_slope(family, eta + step)
+            - information_slope(family, eta - step)) / (2.0 * step)
+
+
 class FisherRows(Protocol):
-    """The two row sums Firth's penalty needs at ``theta``, in the solving basis."""
+    """The row sums Firth's penalty needs at ``theta``, in the solving basis."""
 
     n_params: int
 
-    def weights(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(w, d log w / d eta)`` of every row at ``theta`` (``w`` with the sample
-        weights)."""
+    def weights(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(w, d log w / d eta, d^2 log w / d eta^2)`` of every row at ``theta``
+        (``w`` with the sample weights)."""
         ...
 
-    def information(self, w: np.ndarray) -> np.ndarray:
-        """``I = [1, X]^T diag(w) [1, X]``."""
+    def gram(self, w: np.ndarray) -> np.ndarray:
+        """``[1, X]^T diag(w) [1, X]`` (the information, for the Fisher weights)."""
         ...
 
-    def adjustment(self, w: np.ndarray, slope: np.ndarray, r_inv: np.ndarray,
-                   tau: float) -> np.ndarray:
-        """``-tau sum_i h_i slope_i x_i`` with ``h_i = w_i |x_i^T r_inv|^2``
-        (``r_inv = R^-1``, ``I = R^T R``): the penalty's gradient."""
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
+        """``[1, X]^T v``."""
+        ...
+
+    def leverages(self, w: np.ndarray, r_inv: np.ndarray) -> np.ndarray:
+        """``h_i = w_i |x_i^T r_inv|^2`` (``r_inv = R^-1``, ``I = R^T R``), by row blocks."""
         ...
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "FisherRows":
@@ -89,18 +100,20 @@ class MemoryFisherRows:
         self.sample_weight, self.offset = sample_weight, offset
         self.n_params = design.n_params
 
-    def weights(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def weights(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         eta = self.design.matvec(theta)
         if self.offset is not None:
             eta = eta + self.offset
         _, _, w = self.family.derivatives(self.y, eta, self.sample_weight, "expected")
-        return w, information_slope(self.family, eta)
+        return w, information_slope(self.family, eta), _slope_derivative(self.family, eta)
 
-    def information(self, w: np.ndarray) -> np.ndarray:
+    def gram(self, w: np.ndarray) -> np.ndarray:
         return self.design.gram(w)
 
-    def adjustment(self, w: np.ndarray, slope: np.ndarray, r_inv: np.ndarray,
-                   tau: float) -> np.ndarray:
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
+        return self.design.rmatvec(v)
+
+    def leverages(self, w: np.ndarray, r_inv: np.ndarray) -> np.ndarray:
         design = self.design
         n = design.n_samples
         step = max(256, _BLOCK_ELEMENTS // max(1, design.n_params))
@@ -115,7 +128,7 @@ class MemoryFisherRows:
 
         q = np.concatenate(reduce_row_ranges(lambda lo, hi: [rows(lo, hi)], n, step)) \
             if n > step else rows(0, n)
-        return design.rmatvec(-tau * w * q * slope)
+        return w * q
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "MemoryFisherRows":
         return MemoryFisherRows(self.design.subsample(rows), self.family, self.y[rows],
@@ -126,49 +139,59 @@ class MemoryFisherRows:
 class JeffreysPenalty(PenaltyBase):
     """``r(theta) = -tau log |I(theta)|`` on :class:`FisherRows` (``tau = 1/2``: Firth).
 
-    The value needs the information's factor at ``theta``, the gradient one more pass;
-    both are kept for the last ``theta`` asked (a line search asks the value, then the
-    gradient at the accepted point)."""
+    The value needs the information's factor at ``theta``; the gradient and the
+    Hessian's term the leverages, one more pass. Both are kept for the last ``theta``
+    asked (a line search asks the value, then the derivatives at the accepted point).
+    The Hessian added is ``r``'s with the leverages held fixed, ``-tau sum_i h_i
+    (d^2 log w_i / d eta_i^2) x_i x_i^T`` (for the logit ``sum_i h_i w_i x_i x_i^T``):
+    with the data term's Fisher information it is the information of logistf's
+    augmented data (rows weighted ``1 + h_i``), whose inverse logistf reports."""
 
     exact_hessian = False
 
     def __init__(self, rows: FisherRows, tau: float = 0.5) -> None:
         self.rows, self.tau = rows, float(tau)
         self._at: bytes | None = None
-        self._state: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._state: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._h: np.ndarray | None = None
         self._grad: np.ndarray | None = None
 
-    def _evaluate(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    def _evaluate(self, theta: np.ndarray
+                  ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         key = np.asarray(theta, dtype=np.float64).tobytes()
         if key != self._at or self._state is None:
-            w, slope = self.rows.weights(theta)
-            chol = cholesky(self.rows.information(w))
+            w, slope, curve = self.rows.weights(theta)
+            chol = cholesky(self.rows.gram(w))
             logdet = chol.logdet() if chol.jitter == 0.0 else -np.inf
-            self._at, self._grad = key, None
-            self._state = (-self.tau * logdet, w, slope, chol.factor[0])
+            self._at, self._h, self._grad = key, None, None
+            self._state = (-self.tau * logdet, w, slope, curve, chol.factor[0])
         return self._state
+
+    def _leverages(self, theta: np.ndarray) -> np.ndarray:
+        _, w, _, _, R = self._evaluate(theta)
+        if self._h is None:
+            with small_blas(R.shape[0]):
+                r_inv, info = lapack.dtrtri(R, lower=0)
+            if info != 0:  # pragma: no cover - a factor is non-singular
+                raise np.linalg.LinAlgError("inverting the information's factor failed")
+            self._h = self.rows.leverages(w, np.triu(r_inv))
+        return self._h
 
     def value(self, theta: np.ndarray) -> float:
         return self._evaluate(theta)[0]
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
-        _, w, slope, R = self._evaluate(theta)
+        h = self._leverages(theta)
         if self._grad is None:
-            with small_blas(R.shape[0]):
-                r_inv, info = lapack.dtrtri(R, lower=0)
-            if info != 0:  # pragma: no cover - a factor is non-singular
-                raise np.linalg.LinAlgError("inverting the information's factor failed")
-            self._grad = self.rows.adjustment(w, slope, np.triu(r_inv), self.tau)
+            self._grad = self.rows.rmatvec(-self.tau * h * self._evaluate(theta)[2])
         return self._grad
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return np.zeros_like(v, dtype=np.float64)  # (the Fisher-scoring approximation)
+        return self.add_hessian(theta, np.zeros((v.size, v.size))) @ v
 
     def add_hessian(self, theta: np.ndarray, H: np.ndarray) -> np.ndarray:
-        return H
-
-    def add_hessp(self, theta: np.ndarray, v: np.ndarray, Hv: np.ndarray) -> np.ndarray:
-        return Hv
+        h = self._leverages(theta)
+        return H + self.rows.gram(-self.tau * h * self._evaluate(theta)[3])
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> Penalty:
         return JeffreysPenalty(self.rows.subsample(rows, sample_weight), self.tau)
