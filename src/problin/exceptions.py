@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 __all__ = [
     "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
-    "MissingDependencyError",
+    "PerformanceWarning", "MissingDependencyError",
 ]
 
 
@@ -43,6 +43,11 @@ class NumericalWarning(ProblinWarning):
 
 class SingularCovarianceWarning(NumericalWarning):
     """A class covariance (or the shared one) is singular: it was regularised with jitter."""
+
+
+class PerformanceWarning(ProblinWarning):
+    """An input makes a fit much slower than it need be; the message says the faster way
+    (e.g. a Dask array that reads its files again on every pass of a Newton fit)."""
 
 
 class MissingDependencyError(ImportError):

@@ -38,6 +38,7 @@ __all__ = [
     "as_dask_rows",
     "column_stats_chunk",
     "dask_features",
+    "in_task",
     "is_dask",
     "reduce_chunks",
     "take_rows",
@@ -132,10 +133,19 @@ def _merge_parts(*parts: Any) -> Any:
 
 
 def _chunk_call(func: Callable[..., Any], *args: Any) -> Any:
-    """One chunk's reduction, its block passes on this task's thread only: the
-    scheduler runs the other chunks on the other cores."""
+    """One chunk's task: its block passes and its BLAS on this task's thread only
+    (:func:`~problin._core.blocks.serial_blocks`): the scheduler runs the other
+    chunks on the other cores, one task per worker thread (threads, processes or a
+    ``dask.distributed`` worker's ``nthreads``), so one BLAS thread a task fits
+    every worker's threads."""
     with serial_blocks():
         return func(*args)
+
+
+def in_task(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` as problin's Dask tasks run it (see :func:`_chunk_call`): for the
+    graphs built outside :func:`reduce_chunks` (a ``blockwise``, a chain of tasks)."""
+    return functools.partial(_chunk_call, func)
 
 
 def _task_names(prefix: str) -> Callable[[int], str]:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.blocks import serial_blocks
 from .chunks import _string_columns, as_dask_rows, is_dask
 
 __all__ = [
@@ -33,7 +34,10 @@ def _apply_rows(estimator: Any, method: str, tail: tuple[int, ...], dtype: Any, 
     if names is not None:  # the chunk of a DataFrame the estimator was fitted on
         block = pd.DataFrame(block, columns=names)
     try:
-        out = getattr(estimator, method)(block, **kwargs)
+        # (one thread, as every problin task: chunks.in_task, which would hide
+        # block_info from map_blocks)
+        with serial_blocks():
+            out = getattr(estimator, method)(block, **kwargs)
     except ValueError:
         missing = np.isnan(rows).any(axis=1) if rows.dtype.kind == "f" else None
         if missing is None or not missing.any() or not block_info:

@@ -33,7 +33,7 @@ from .._core.model.exponential_family import ExponentialFamily, make_family
 from .._core.model.fitted_rows import RowProducts, SumRows
 from .._core.solvers.newton import newton
 from ..exceptions import ConvergenceWarning
-from ._diagnostics import to_raw
+from ._covariance import to_raw
 from ._regression_data import RegressionObjective, RegressionRows
 from .regression import Obj
 from .regressors import _doc, _OneFamily

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._core.model.contract import Objective
+from .._core.model.contract import DesignShape, Objective
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.objective import InMemoryObjective, PriorPrecision
 from .._core.model.penalty_firth import Jeffreys
@@ -136,7 +136,7 @@ def classifier_problem(rows: ClassifierRows, family: ClassFamily, alpha: float, 
     return ClassifierProblem(rows, family, objective, theta0, offset)
 
 
-def prior_precision(design: ClassifierDesign, n_blocks: int, alpha: float,
+def prior_precision(design: DesignShape, n_blocks: int, alpha: float,
                     intercept_alpha: float = 0.0) -> PriorPrecision | None:
     """``alpha I`` on the weights of each block, ``intercept_alpha`` on the intercepts.
 

@@ -8,16 +8,32 @@ Every fit of :class:`~problin.LogisticRegression` (binary or softmax),
 """
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._core.model.basis import ColumnBasis
+from .._core.model.contract import DesignShape
+from .._core.model.penalty import Penalty
 from .._core.solvers.steps import SolverResult
 from .statistics import likelihood_statistics
 
 __all__ = ["GLMFit"]
+
+
+class SolvedObjective(Protocol):
+    """What a fit record reads of the objective it was solved on (any
+    :class:`~problin._core.model.contract.Objective`, in memory or on Dask)."""
+
+    @property
+    def design(self) -> DesignShape: ...
+    @property
+    def n_blocks(self) -> int: ...
+    @property
+    def penalty(self) -> Penalty: ...
+    @property
+    def total_weight(self) -> float: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,7 +148,8 @@ class GLMFit:
     penalty_name: str = "l2"
 
     @classmethod
-    def from_solver(cls, objective: Any, result: SolverResult, *, solver: str, alpha: float,
+    def from_solver(cls, objective: SolvedObjective, result: SolverResult, *, solver: str,
+                    alpha: float,
                     covariance: NDArray[np.float64] | None = None,
                     identified: NDArray[np.bool_] | None = None,
                     separated: Any = None, null_log_likelihood: float | None = None,
