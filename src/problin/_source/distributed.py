@@ -12,6 +12,7 @@ from .._core.model.contract import Objective
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.families import ClassFamily
 from .._core.model.family_softmax import CategoricalSoftmax
+from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
@@ -22,7 +23,7 @@ from .._dask.lazy import lazy_rows
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
 from .._dask.regression import DaskRegressionRows, Validate, dask_regression_rows
 from .._dask.rereads import warn_if_rereads
-from .classifier_data import OFFSET_SUPPORT
+from .classifier_data import FIRTH_DASK, OFFSET_SUPPORT
 
 __all__ = ["DaskRows", "OnDask", "regression_chunks"]
 
@@ -69,9 +70,11 @@ class DaskRows:
         return True
 
     def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
-                  offset: FloatArray | None) -> Objective:
+                  offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         if offset is not None:
             raise ValueError(OFFSET_SUPPORT)
+        if penalty is not None:
+            raise ValueError(FIRTH_DASK)
         return family.on_layout(_Objectives(self.design, family, prior, information))
 
     def positive_fraction(self) -> float:

@@ -163,7 +163,9 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     if result.hessian is not None or hessian_affordable(objective.design.n_samples,
                                                         objective.n_params):
         H = result.hessian
-        if H is None or not objective.exact_hessian:
+        if not objective.penalty.exact_hessian:  # (Firth: the Fisher information at the
+            H = objective.value_grad_hess(result.theta, result.eta)[2]  # answer, logistf's)
+        elif H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
         cov, identified, cov_z = covariance(objective, H)
     separated = _check_separation(est, problem, result, cov_z)
@@ -241,7 +243,7 @@ def _check_separation(est: Any, problem: ClassifierProblem, result: SolverResult
     """The separated rows (None if none), with a warning, when the classes are
     (quasi-)separable."""
     objective = problem.objective
-    if est.alpha > 0:
+    if est.alpha > 0 or not objective.penalty.exact_hessian:  # (Firth's estimates are finite)
         return None
     if result.converged and not _fitted_with_certainty(objective, result.eta):
         return None

@@ -145,6 +145,7 @@ class GLMFit:
     dispersion: float = 1.0
     t_df: float | None = None
     regression_statistics: dict[str, float] | None = None
+    penalty_name: str = "l2"
 
     @classmethod
     def from_solver(cls, objective: SolvedObjective, result: SolverResult, *, solver: str,
@@ -153,7 +154,7 @@ class GLMFit:
                     identified: NDArray[np.bool_] | None = None,
                     separated: Any = None, null_log_likelihood: float | None = None,
                     covariance_standard: NDArray[np.float64] | None = None,
-                    reference_class: bool = False) -> "GLMFit":
+                    reference_class: bool = False, penalty_name: str = "l2") -> "GLMFit":
         """The fit from a solver's result on ``objective`` (in its design's basis), with
         the diagnostics' covariance, identified parameters and separated rows, and the
         intercept-only model's log-likelihood (:mod:`problin.glm.statistics`);
@@ -175,7 +176,7 @@ class GLMFit:
                    covariance_standard=covariance_standard,
                    penalty=float(objective.penalty.value(result.theta)),
                    null_log_likelihood=null_log_likelihood,
-                   weight_total=float(objective.total_weight))
+                   weight_total=float(objective.total_weight), penalty_name=penalty_name)
 
     def replace(self, **changes: Any) -> "GLMFit":
         """A copy with ``changes`` (e.g. a covariance computed after the fit)."""
@@ -230,7 +231,13 @@ class GLMFit:
             return {}
         n_obs = float(self.n_obs if self.weight_total is None else self.weight_total)
         return likelihood_statistics(self.log_likelihood, self.null_log_likelihood, n_obs,
-                                     self.n_estimated, self.n_null_params, self.alpha > 0)
+                                     self.n_estimated, self.n_null_params, self.penalised)
+
+    @property
+    def penalised(self) -> bool:
+        """Whether the estimate maximises a penalised likelihood (an L2 ``alpha``, or
+        Firth's Jeffreys prior): AIC, BIC and the ML likelihood-ratio test do not apply."""
+        return self.alpha > 0 or self.penalty_name != "l2"
 
     def raw_blocks(self) -> NDArray[np.float64]:
         """``[b_k, w_k]`` per free block, in raw units (``b_k = 0`` without an intercept)."""
