@@ -20,11 +20,10 @@ as an argument). What is not recognised (a future Dask's layout) gives no warnin
 warning missed costs time, never an error.
 """
 import functools
-import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from ..exceptions import PerformanceWarning
+from ..exceptions import PerformanceWarning, warn_at_caller
 
 __all__ = ["file_reader", "warn_if_rereads"]
 
@@ -115,8 +114,8 @@ def warn_if_rereads(estimator: str, *arrays: Any) -> None:
     faster = (", or read the file with problin.io.read_dask(path, target), which reads "
               "Parquet row groups directly (3-5x faster a pass, measured) with memory "
               "bounded by a partition") if reader == "read_parquet" else ""
-    warnings.warn(
+    warn_at_caller(
         f"{estimator} makes a pass over the data an iteration, and its Dask arrays read "
         f"their files again with dask.dataframe.{reader} on every pass: persist them first "
         f"(X, y = dask.persist(X, y): one read, if they fit in memory){faster}",
-        PerformanceWarning, stacklevel=3)
+        PerformanceWarning)
