@@ -10,6 +10,7 @@ from problin._core.model import negative_binomial as nb
 from problin._core.model.design import Design
 from problin._core.model.distributions import NegativeBinomial
 from problin._core.model.exponential_family import make_family
+from problin._core.model.fitted_rows import in_hand
 from problin._core.model.objective import GLMObjective
 from problin._core.solvers.newton import newton
 
@@ -49,14 +50,14 @@ def test_alternating_fit_and_joint_covariance_match_statsmodels(randhie):
     theta = np.zeros(X.shape[1] + 1)
     theta[0] = np.log(y.mean())
 
-    def fit_mean(alpha: float) -> np.ndarray:
+    def fit_means(alpha: float):
         nonlocal theta
         objective = GLMObjective(design, make_family(NegativeBinomial(alpha)), y)
         theta = newton(objective, theta, tol=1e-14).theta
-        return np.exp(design.matvec(theta))
+        return in_hand(y, np.exp(design.matvec(theta)))
 
     poisson_mu = np.exp(np.log(y.mean()) * np.ones_like(y))
-    found = nb.fit_alpha(fit_mean, y, nb.moment_alpha(y, poisson_mu))
+    found = nb.fit_alpha(fit_means, nb.moment_alpha(in_hand(y, poisson_mu)))
     assert found.converged and found.n_iter < 25
     assert found.alpha == pytest.approx(ref.params[-1], rel=1e-8)
     np.testing.assert_allclose(theta, ref.params[:-1], rtol=1e-8)
@@ -82,16 +83,16 @@ def test_frequency_weights_are_repeated_rows_and_no_overdispersion_is_reported()
     y = rng.poisson(rng.gamma(2.0, mu / 2.0)).astype(float)
     w = rng.integers(1, 4, 60).astype(float)
     rep = np.repeat(np.arange(60), w.astype(int))
-    a = nb.update_alpha(y, mu, 0.3, w)
-    b = nb.update_alpha(y[rep], mu[rep], 0.3)
+    a = nb.update_alpha(in_hand(y, mu, w), 0.3)
+    b = nb.update_alpha(in_hand(y[rep], mu[rep]), 0.3)
     assert a.converged and a.alpha == pytest.approx(b.alpha, rel=1e-10)
     assert abs(a.score) < 1e-6
     # underdispersed counts (binomial): the likelihood rises to the Poisson limit
     under = rng.binomial(6, 0.5, 200).astype(float)
-    flat = nb.update_alpha(under, np.full(200, under.mean()), 0.5)
+    flat = nb.update_alpha(in_hand(under, np.full(200, under.mean())), 0.5)
     assert not flat.converged and flat.alpha == 0.0 and flat.n_iter == 0
     assert "no overdispersion" in flat.message
-    whole = nb.fit_alpha(lambda alpha: np.full(200, under.mean()), under, 0.5)
+    whole = nb.fit_alpha(lambda alpha: in_hand(under, np.full(200, under.mean())), 0.5)
     assert not whole.converged and whole.alpha == 0.0 and whole.n_iter == 1
     with pytest.raises(ValueError, match="start value of alpha must be positive"):
-        nb.update_alpha(y, mu, 0.0)
+        nb.update_alpha(in_hand(y, mu), 0.0)

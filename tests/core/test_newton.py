@@ -373,7 +373,7 @@ def test_hessian_change_bound_holds(family, scale):
     H_new = obj.value_grad_hess(theta + step, eta_new)[2]
     exact = np.max(np.abs(eigh(H_new - H, H, eigvals_only=True)))
     obj.row_derivatives(eta_old)  # the engine calls it with eta_old's derivatives cached
-    bound = _hessian_change(obj, eta_old, eta_new, H)
+    bound = _hessian_change(obj, eta_old, eta_new, H).bound
     assert bound >= exact
     if scale == 1e-8:
         assert bound <= 1e-6  # small steps pass the engine's 1e-6 test
@@ -390,13 +390,13 @@ def test_small_data_bound_the_hessians_change_uniformly_or_rebuild_it(data):
     obj = _objective(X, y)
     result = newton(obj, np.zeros(5))
     eta = obj.linear_predictor(result.theta)
-    assert _hessian_change(obj, eta, eta, result.hessian) == 0.0
-    assert _hessian_change(obj, eta, eta + 1e-7, result.hessian) == pytest.approx(1e-7)
-    assert _hessian_change(obj, eta, eta + 1e-5, result.hessian) == pytest.approx(1e-5,
+    assert _hessian_change(obj, eta, eta, result.hessian).bound == 0.0
+    assert _hessian_change(obj, eta, eta + 1e-7, result.hessian).bound == pytest.approx(1e-7)
+    assert _hessian_change(obj, eta, eta + 1e-5, result.hessian).bound == pytest.approx(1e-5,
                                                                                  rel=1e-4)
-    assert _hessian_change(obj, eta, eta + 1e6, result.hessian) == np.inf  # no overflow
+    assert _hessian_change(obj, eta, eta + 1e6, result.hessian).bound == np.inf  # no overflow
     assert _hessian_change(_objective(X, y, BernoulliProbit()), eta, eta + 1e-9,
-                           result.hessian) == np.inf  # no uniform bound for the probit
+                           result.hessian).bound == np.inf  # no uniform bound for the probit
     H = obj.value_grad_hess(result.theta, eta)[2]
     assert np.max(np.abs(eigh(result.hessian - H, H, eigvals_only=True))) <= 1e-6
 
@@ -429,3 +429,31 @@ def test_uniform_hessian_change_bound_holds(K, scale):
         exact = np.max(np.abs(eigh(H_new - H, H, eigvals_only=True)))
         L = obj.family.curvature_lipschitz
         assert np.expm1(L * np.max(np.abs(eta_new - eta_old))) >= exact * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("family, link", [("gamma", "log"), ("poisson", "log"),
+                                          ("inverse_gaussian", "log")])
+def test_last_steps_decrement_bound_holds(family, link):
+    """After the last Newton step (no pass at its end) the gradient is bounded by the
+    Hessian's uniform change along the step times the decrement before it: the bound the
+    engine reports is never below the decrement measured at the answer, and it is far
+    below tol^2 there (which the GLM regressors' test in likelihood units reads instead of
+    a gradient pass)."""
+    from problin._core.model.exponential_family import make_family
+    from problin._core.model.design_small import SMALL_ELEMENTS
+    rng = np.random.default_rng(7)
+    n = SMALL_ELEMENTS // 4 + 500
+    X = rng.normal(size=(n, 3))
+    mu = np.exp(0.5 + X @ np.array([0.3, -0.2, 0.1]))
+    y = rng.poisson(mu).astype(float) if family == "poisson" else rng.gamma(2.0, mu / 2.0)
+    obj = GLMObjective(Design(X, True), make_family(family, link), y)
+    result = newton(obj, np.zeros(4), tol=1e-8)
+    assert result.converged
+    if family == "inverse_gaussian":  # (its observed curvature has no uniform bound)
+        assert result.decrement_bound is None
+        return
+    assert result.decrement_bound is not None
+    g = obj.value_grad(result.theta, obj.linear_predictor(result.theta))[1]
+    measured = float(g @ np.linalg.solve(result.hessian, g)) / 2
+    assert measured <= result.decrement_bound + 1e-300
+    assert result.decrement_bound <= 1e-16 * n

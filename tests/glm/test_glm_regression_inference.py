@@ -1,4 +1,5 @@
 """GLM regressors: intervals, marginal effects, tests, formulas, model files, bad input."""
+import re
 import warnings
 
 import numpy as np
@@ -99,6 +100,34 @@ def test_negative_binomial_summary_text_states_alpha():
     fixed = str(NegativeBinomialRegression(nb_alpha=0.5).fit(X, y).summary_text())
     assert "alpha (fixed) = 0.50000." in fixed
     assert "alpha" not in str(PoissonRegression().fit(X, y).summary_text())
+
+
+def test_negative_binomial_n_iter_counts_the_whole_fit(monkeypatch):
+    """With alpha estimated, n_iter_ (the summary's Iterations) is every Newton iteration
+    of the coefficients: the Poisson start's, each solve of the alternation with alpha
+    and the final one's (it was the final solve's alone: 1)."""
+    from problin._core.solvers.newton import newton
+    from problin.glm import _base, negative_binomial
+
+    counted = []
+
+    def counting(solver):
+        def solve(*args, **kwargs):
+            result = solver(*args, **kwargs)
+            counted.append(result.n_iter)
+            return result
+        return solve
+
+    monkeypatch.setattr(negative_binomial, "newton", counting(newton))
+    monkeypatch.setitem(_base.SOLVERS, "newton", counting(_base.SOLVERS["newton"]))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 2))
+    y = rng.negative_binomial(2, 2 / (2 + np.exp(0.5 + X @ [0.3, -0.2]))).astype(float)
+    model = NegativeBinomialRegression().fit(X, y)
+    assert len(counted) >= 4  # the Poisson start, two alternations or more, the last solve
+    assert model.n_iter_ == sum(counted) > counted[-1]
+    text = str(model.summary_text())
+    assert re.search(rf"Iterations: +{model.n_iter_} ", text), text
 
 
 def test_formula_with_exposure_column():

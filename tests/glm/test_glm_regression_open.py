@@ -27,6 +27,7 @@ from problin import (
 )
 from problin._core.model import negative_binomial as nb
 from problin._core.model.distributions import Binomial, Distribution, Gaussian
+from problin._core.model.fitted_rows import in_hand
 from problin.inference.hypothesis import LikelihoodModel
 
 F, L = sm.families, sm.families.links
@@ -135,7 +136,7 @@ def test_nb_alpha_converges_where_the_likelihood_is_flat_at_its_rounding():
         ref = sm.NegativeBinomial(y, sm.add_constant(X), loglike_method="nb2").fit(
             method="newton", maxiter=100, tol=1e-14, disp=0)
     means = np.exp(sm.add_constant(X) @ ref.params[:-1])
-    found = nb.update_alpha(y, means, 2.0 * ref.params[-1])
+    found = nb.update_alpha(in_hand(y, means), 2.0 * ref.params[-1])
     assert found.converged and found.n_iter < 10
     assert_allclose(found.alpha, ref.params[-1], rtol=1e-8)
 

@@ -31,7 +31,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.linalg import cho_factor, solve_triangular
 
-from .._core.model.contract import DistributedObjective, FitPoint, Gram, RowCount, RowMask, Trial
+from .._core.model.contract import (CurvatureChange, DistributedObjective, FitPoint, Gram, RowCount,
+                                   RowMask, Trial)
 from .._core.model.design import Design
 from .._core.model.families import largest_change, uniform_curvature_change
 from .._core.model.family_softmax import CategoricalSoftmax
@@ -211,10 +212,11 @@ class _DaskObjective(DistributedObjective[LazyEta]):
         return uniform_curvature_change(self.family, moved), int(count), float(total)
 
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
-                       cut: float, rowwise: bool = True) -> float:
+                       cut: float, rowwise: bool = True) -> CurvatureChange:
         """The family's uniform bound (``GLMObjective.hessian_change``) in one pass,
         which also finds the loss at ``eta_new``, the engine's next question."""
-        return self._change_pass(eta_old, eta_new, cut=cut, factor=None, limit=None)[0]
+        uniform = self._change_pass(eta_old, eta_new, cut=cut, factor=None, limit=None)[0]
+        return CurvatureChange(uniform, uniform)
 
     def linear_predictor(self, theta: np.ndarray) -> LazyEta:
         """``[1, X] theta`` as a :class:`LazyEta` (no pass)."""
@@ -308,7 +310,7 @@ class DaskGLMObjective(_DaskObjective):
                             information=self.information, penalty=penalty)
 
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
-                       cut: float, rowwise: bool = True) -> float:
+                       cut: float, rowwise: bool = True) -> CurvatureChange:
         """``GLMObjective.hessian_change``'s bounds in one pass (which also finds the
         loss at ``eta_new``, the engine's next question)."""
         factor = None
@@ -320,13 +322,9 @@ class DaskGLMObjective(_DaskObjective):
         limit = bound_row_limit(self.design.n_samples) if rowwise else None
         uniform, count, total = self._change_pass(eta_old, eta_new, cut=cut, factor=factor,
                                                   limit=limit)
-        if uniform <= cut or limit is None:
-            return uniform
-        if count == 0:
-            return min(uniform, cut)
-        if count > limit or factor is None:
-            return uniform
-        return min(uniform, cut + total)
+        if uniform <= cut or limit is None or count > limit or factor is None:
+            return CurvatureChange(uniform, uniform)
+        return CurvatureChange(uniform, min(uniform, cut + (total if count else 0.0)))
 
     def separation(self, result: FitPoint[LazyEta], rtol: float = 1e-6
                    ) -> tuple[RowMask, int, int] | None:

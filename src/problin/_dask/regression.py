@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from .._core.model.design import Design
 from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.fitted_rows import FittedRows, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.penalty import Penalty
 from .._core.model.prior import PriorPrecision
@@ -221,6 +222,14 @@ def _likelihood_op(c: _Chunk, family: ExponentialFamily, *, v: np.ndarray, null:
                 family.deviance(c.y, mu0, c.w))
 
 
+def _row_sum_op(c: _Chunk, family: ExponentialFamily, *, v: np.ndarray,
+                row_sum: RowSum) -> Sums:
+    eta = c.obj.linear_predictor(v)
+    eta = eta if c.offset is None else eta + c.offset
+    return Sums(*row_sum(FittedRows.at(c.obj.design, family.link_function, c.y, c.w, eta,
+                                       c.frequency, c.variance)))
+
+
 class DaskRegressionRows:
     """A regressor's validated rows in Dask chunks: the distributed design, the objective
     on it, and the statistics as sums over the chunks (the in-memory
@@ -234,8 +243,12 @@ class DaskRegressionRows:
         if not self.weight_total > 0:
             raise ValueError("the weights sum to zero: there is nothing to fit")
 
-    def _pass(self, op: Callable[..., Sums], **kwargs: Any) -> tuple[Any, ...]:
-        task = functools.partial(_statistics_task, model=self._model, family=self.family,
+    def _pass(self, op: Callable[..., Sums], family: ExponentialFamily | None = None,
+              **kwargs: Any) -> tuple[Any, ...]:
+        """``op`` over the chunks, with ``family`` (the rows' own where None: the
+        negative binomial's statistics are at its fitted alpha, not the rows')."""
+        task = functools.partial(_statistics_task, model=self._model,
+                                 family=self.family if family is None else family,
                                  columns=self.design.columns, op=op, **kwargs)
         return self.design.reduce(task, rows=4096)
 
@@ -265,7 +278,7 @@ class DaskRegressionRows:
 
     def fitted_sums(self, family: ExponentialFamily, eta: LazyEta) -> tuple[float, float]:
         """``(deviance, Pearson's chi²)`` at ``eta``: one pass."""
-        deviance, pearson = self._pass(_fitted_op, v=eta.v)
+        deviance, pearson = self._pass(_fitted_op, family, v=eta.v)
         return float(deviance), float(pearson)
 
     def null_model(self, family: ExponentialFamily, max_iter: int = 100) -> NullAt:
@@ -278,7 +291,7 @@ class DaskRegressionRows:
                 return NullAt(float(family.link_function(np.array(mean))), mean)
         b = float(family.link_function(family.distribution.clip_mean(mean))) \
             - self._wo / self.weight_total
-        loss, g, h = self._pass(_null_op, b=b)
+        loss, g, h = self._pass(_null_op, family, b=b)
         for _ in range(max_iter):
             if not (h > 0 and np.isfinite(h)):
                 break
@@ -286,7 +299,7 @@ class DaskRegressionRows:
             if abs(step) <= 1e-15 * max(1.0, abs(b)):
                 break
             for _ in range(60):
-                new, g_new, h_new = self._pass(_null_op, b=b + step)
+                new, g_new, h_new = self._pass(_null_op, family, b=b + step)
                 if new <= loss:
                     break
                 step *= 0.5
@@ -301,13 +314,19 @@ class DaskRegressionRows:
                     ll_scale: float, phi: float) -> tuple[float, float, float]:
         """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``:
         one pass."""
-        ll, ll0, null_deviance = self._pass(_likelihood_op, v=eta.v, null=null,
+        ll, ll0, null_deviance = self._pass(_likelihood_op, family, v=eta.v, null=null,
                                             ll_scale=ll_scale, phi=phi)
         return float(ll), float(ll0), float(null_deviance)
 
     def boundary(self, est: Any, objective: Any, result: Any) -> None:
         """None: the boundary's linear program needs all rows in one place (not on Dask)."""
         return None
+
+    def row_sums(self, design: object, family: ExponentialFamily, eta: LazyEta, op: RowSum
+                 ) -> tuple[Any, ...]:
+        """``op`` summed over the chunks at ``eta``, each chunk's rows by its own design
+        (``design``, the distributed one, is not read): one pass."""
+        return self._pass(_row_sum_op, family, v=eta.v, row_sum=op)
 
 
 def _per_row(value: Any, n: int) -> Any:

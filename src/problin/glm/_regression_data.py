@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from .._core.model.distributions import offending_rows
 from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.fitted_rows import FittedRows, RowProducts, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.prior import PriorPrecision
 from .._core.validation import check_sample_weight
@@ -126,6 +127,13 @@ class RegressionRows(Protocol[Obj_co]):
 
     def boundary(self, est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None: ...
 
+    def row_sums(self, design: RowProducts | None, family: ExponentialFamily, eta: Any,
+                 op: RowSum) -> tuple[float | NDArray[np.float64], ...]:
+        """``op`` summed over the rows at the linear predictor ``eta`` (no offset) of
+        ``design``: a parameter of the family outside the linear predictor (the negative
+        binomial's alpha) is fitted from such sums."""
+        ...
+
 
 @dataclass(frozen=True)
 class RegressionData:
@@ -195,6 +203,13 @@ class RegressionData:
 
     def null_model(self, family: ExponentialFamily) -> Any:
         return family.null_model(self.y, self.weights, self.offset)
+
+    def row_sums(self, design: RowProducts | None, family: ExponentialFamily, eta: Any,
+                 op: RowSum) -> tuple[float | NDArray[np.float64], ...]:
+        """``op`` of all the rows at once, at the linear predictor ``eta`` (no offset)."""
+        eta = eta if self.offset is None else eta + self.offset
+        return op(FittedRows.at(design, family.link_function, self.y, self.weights, eta,
+                                self.frequency, self.variance))
 
     def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
                     phi: float

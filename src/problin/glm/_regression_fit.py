@@ -37,11 +37,14 @@ def converged_within(objective: Objective[Any], result: SolverResult, unit: floa
                      ) -> bool:
     """Whether Newton's decrement at the answer, ``g^T H^-1 g / 2`` in ``unit``, is at most
     ``tol²``: a further Newton step would move the answer by ~``tol`` standard errors or
-    less. One gradient pass (the row derivatives at the answer are cached) instead of
-    another Newton run (a pass with a Hessian, then the last step's pass)."""
+    less. The solver's bound on it where that suffices; else one gradient pass (the row
+    derivatives at the answer are cached) instead of another Newton run (a pass with a
+    Hessian, then the last step's pass)."""
     H = result.hessian
     if H is None or result.eta is None:
         return False
+    if result.decrement_bound is not None and result.decrement_bound / unit <= tol * tol:
+        return True  # (bounded by the solver's last step: no pass)
     _, g = objective.value_grad(result.theta, result.eta)
     step, rank = solve_psd(H, g)
     return rank == H.shape[0] and float(g @ step) / (2.0 * unit) <= tol * tol

@@ -11,23 +11,30 @@ converges in a few rounds). The standard errors are the joint observed informati
 the coefficients' covariance at fixed ``alpha`` updated by the rank-one term of
 ``alpha`` (:func:`~problin._core.model.negative_binomial.joint_covariance`), and
 ``alpha_se_`` that of ``alpha``.
+
+What ``alpha`` needs of the rows (its score and curvature at fixed means, the moment
+start, the joint information's cross term) is a sum over rows of per-row terms in
+``y``, the means and the weights, which the rows reduce (``RegressionRows.row_sums``):
+at once in memory, dense or sparse, and one distributed pass over Dask chunks, so Dask
+input is fitted by the same code (a pass per Newton step of the coefficients and per
+evaluation in ``alpha``).
 """
+import functools
 import warnings
 from numbers import Real
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.model import negative_binomial as nb
-from .._core.model.design import Design
 from .._core.model.exponential_family import ExponentialFamily, make_family
-from .._core.model.objective import GLMObjective
+from .._core.model.fitted_rows import RowProducts, SumRows
 from .._core.solvers.newton import newton
 from ..exceptions import ConvergenceWarning
 from ._diagnostics import to_raw
-from ._regression_data import RegressionData, RegressionRows
+from ._regression_data import RegressionObjective, RegressionRows
 from .regression import Obj
 from .regressors import _doc, _OneFamily
 from .result import GLMFit
@@ -53,6 +60,12 @@ class NegativeBinomialRegression(_OneFamily):
         The overdispersion used (``nb_alpha``, or its estimate).
     alpha_se_ : float
         Its standard error from the joint observed information (NaN when fixed).
+    n_iter_ : int
+        With ``alpha`` estimated, the Newton iterations of the coefficients over the
+        whole fit: the Poisson start's, each solve at a fixed ``alpha`` of the
+        alternation, and the final one (statsmodels' ``NegativeBinomial`` reports its
+        joint optimiser's iterations; the updates of ``alpha`` between the solves, at
+        fixed means, are not counted).
 
     Notes
     -----
@@ -97,41 +110,38 @@ class NegativeBinomialRegression(_OneFamily):
         if self.nb_alpha is not None:
             fixed, fit = super()._fit_model(design, family, rows)
             return fixed, _with_alpha(fit, self.nb_alpha, np.nan)
-        data = rows.in_memory(
-            "NegativeBinomialRegression estimates alpha (nb_alpha=None) from the fitted "
-            "means of rows in memory; for Dask input fix it (nb_alpha=..., e.g. an estimate "
-            "from a sample: the fit then runs by distributed passes) or fit in memory")
+        # Every question about alpha is a sum over the rows at fitted means, reduced by
+        # the rows (all at once in memory, a pass over Dask chunks): one code path.
         poisson = make_family("poisson", self.link)
         theta = np.zeros(design.n_params)
         if design.intercept:
-            theta[0] = poisson.start_intercept(data.y, data.weights, data.offset)
-        start = newton(self._objective(design, poisson, data), theta, tol=self.tol)
-        theta = start.theta
+            theta[0] = rows.start_intercept(poisson)
+        iterations = 0
 
-        def fit_mean(value: float) -> Any:
-            nonlocal theta
-            objective = self._objective(design, self._make_family(value), data)
-            theta = newton(objective, theta, tol=self.tol).theta
-            return objective.family.mean(_eta(objective, theta))
+        def fit_means(family: ExponentialFamily) -> SumRows:
+            """The coefficients at ``family``'s alpha (Newton, warm-started), and the
+            reduction over the rows at their means."""
+            nonlocal theta, iterations
+            objective = self._objective(design, family, rows)
+            result = newton(objective, theta, tol=self.tol)
+            theta, iterations = result.theta, iterations + result.n_iter
+            eta = result.eta if result.eta is not None else objective.linear_predictor(theta)
+            return functools.partial(rows.row_sums, design, family, eta)
 
-        mu0 = poisson.mean(_eta(self._objective(design, poisson, data), theta))
-        found = nb.fit_alpha(fit_mean, data.y,
-                             nb.moment_alpha(data.y, mu0, data.weights), data.weights)
+        start = nb.moment_alpha(fit_means(poisson))
+        found = nb.fit_alpha(lambda value: fit_means(self._make_family(value)), start)
         value = max(found.alpha, nb.ALPHA_FLOOR)
         if not found.converged:
             warnings.warn(f"{type(self).__name__}: alpha did not converge (alpha = "
                           f"{found.alpha:.4g}: {found.message}); the coefficients are those "
                           "at that alpha", ConvergenceWarning, stacklevel=4)
         family = self._make_family(value)
-        objective = self._objective(design, family, data)
-        fit = self._solve(objective, family, data, theta0=theta, extra_params=1)
-        # (the rows are in memory: their objective is the in-memory one)
-        return cast(Obj, objective), _joint(fit, objective, data, value)
-
-
-def _eta(objective: GLMObjective, theta: Any) -> Any:
-    eta = objective.linear_predictor(theta)
-    return eta if objective.offset is None else eta + objective.offset
+        objective = self._objective(design, family, rows)
+        fit = self._solve(objective, family, rows, theta0=theta, extra_params=1)
+        # (n_iter_: every Newton iteration of the coefficients, the Poisson start's and
+        # each of the alternation's solves included, not only the last solve's)
+        fit = fit.replace(n_iter=iterations + fit.n_iter)
+        return objective, _joint(fit, objective, rows, design, family, value)
 
 
 def _with_alpha(fit: GLMFit, value: float, se: float) -> GLMFit:
@@ -140,18 +150,17 @@ def _with_alpha(fit: GLMFit, value: float, se: float) -> GLMFit:
     return fit.replace(regression_statistics=stats)
 
 
-def _joint(fit: GLMFit, objective: GLMObjective, data: RegressionData, value: float) -> GLMFit:
+def _joint(fit: GLMFit, objective: RegressionObjective, rows: RegressionRows[Obj],
+           design: RowProducts, family: ExponentialFamily, value: float) -> GLMFit:
     """``fit`` with the joint covariance of ``(beta, alpha)``'s beta block (module
-    docstring), in the solver's coordinates and in raw units, and ``alpha_se_``."""
+    docstring), in the solver's coordinates and in raw units, and ``alpha_se_``: the
+    joint information's cross term and alpha's curvature in one reduction over the rows."""
     cov_z = fit.covariance_standard
     if cov_z is None or not np.all(np.isfinite(cov_z)):
         return _with_alpha(fit, value, np.nan)
-    eta = _eta(objective, fit.theta_standard)
-    mu, slope, _ = objective.family.link_function.inverse_derivatives(eta)
-    w = np.ones_like(mu) if data.weights is None else data.weights
-    cross = -objective.design.rmatvec(w * nb.cross_derivative(data.y, mu, slope, value))
-    second = -nb.alpha_derivatives(data.y, mu, value, data.weights)[2]
-    cov_z, _, var_alpha = nb.joint_covariance(cov_z, cross, second)
+    eta = objective.linear_predictor(fit.theta_standard)
+    cross, second = rows.row_sums(design, family, eta,
+                                  functools.partial(nb.joint_sums, alpha=value))
+    cov_z, _, var_alpha = nb.joint_covariance(cov_z, np.asarray(cross), float(second))
     fit = fit.replace(covariance_standard=cov_z, covariance=to_raw(objective, cov_z))
     return _with_alpha(fit, value, float(np.sqrt(var_alpha)))
-

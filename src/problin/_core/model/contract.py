@@ -125,6 +125,26 @@ RowCount: TypeAlias = Callable[[RowsAtHand, np.ndarray], int]
 
 
 @dataclass(frozen=True)
+class CurvatureChange:
+    """How far a Hessian ``H`` built at one point is from the one at another, in ``H``'s
+    own metric (``max_v |v^T (H_new - H) v| / v^T H v``; ``inf``: no bound).
+
+    ``uniform`` is the family's bound from the largest move of a linear predictor
+    (:func:`~problin._core.model.families.uniform_curvature_change`): it holds at every
+    point between the two as well, which the last Newton step's bound on the gradient
+    after it needs; ``bound`` is the tightest bound at the new point (a row-wise one
+    where that is smaller), which decides whether ``H`` is the Hessian at the answer.
+    """
+
+    uniform: float
+    bound: float
+
+    @classmethod
+    def unknown(cls) -> "CurvatureChange":
+        return cls(float("inf"), float("inf"))
+
+
+@dataclass(frozen=True)
 class Trial(Generic[Eta]):
     """The point ``theta + d`` as one evaluation found it (see :meth:`Objective.advance`)."""
 
@@ -169,7 +189,7 @@ class Objective(Protocol[Eta]):
                            ) -> tuple[float, np.ndarray, np.ndarray | None]: ...
 
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
-                       rowwise: bool = True) -> float: ...
+                       rowwise: bool = True) -> CurvatureChange: ...
 
     def subsample(self, rows: np.ndarray) -> "Objective[np.ndarray]": ...
 
@@ -322,13 +342,13 @@ class ObjectiveBase(Generic[Eta]):
         return None
 
     def hessian_change(self, eta_old: Eta, eta_new: Eta, H: np.ndarray, cut: float,
-                       rowwise: bool = True) -> float:
-        """A bound on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``
-        built at ``eta_old`` and the one at ``eta_new``; ``inf`` here (no bound).
+                       rowwise: bool = True) -> CurvatureChange:
+        """Bounds on ``max_v |v^T (H_new - H) v| / v^T H v`` for the Hessian ``H``
+        built at ``eta_old`` and the one at ``eta_new``; none here (``inf``).
         The in-memory objectives bound it by the family's uniform bound
         (:func:`~problin._core.model.families.uniform_curvature_change`) of the
         largest change of a linear predictor, ``GLMObjective`` by a row-wise one too."""
-        return np.inf
+        return CurvatureChange.unknown()
 
     def count_rows(self, func: RowCount, eta: Eta) -> int:
         """``func(objective, eta)`` wherever the rows are (in memory: one call on them

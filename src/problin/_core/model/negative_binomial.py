@@ -23,18 +23,26 @@ moves by less than its tolerance (:func:`fit_alpha`). The standard errors are th
 the joint observed information of ``(beta, alpha)``, as statsmodels'
 ``NegativeBinomial``: from the covariance of ``beta`` at fixed ``alpha`` by a rank-one
 update (:func:`joint_covariance`), no inverse formed.
+
+Everything ``alpha`` needs of the rows is a sum over them of per-row terms in ``y``,
+``mu`` and the weights (:func:`alpha_sums`, :func:`overdispersion_sums`,
+:func:`joint_sums`: row sums of :mod:`~problin._core.model.fitted_rows`), which the
+caller's data source reduces: all rows at once in memory, dense or sparse, one pass
+over the chunks of a Dask array, by the same functions.
 """
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import special
 
 from ..types import FloatArray
+from .fitted_rows import FittedRows, SumRows
 
 __all__ = ["AlphaFit", "nb2_log_likelihood", "alpha_derivatives", "cross_derivative",
-           "moment_alpha", "update_alpha", "fit_alpha", "joint_covariance", "ALPHA_FLOOR",
-           "ALPHA_CEILING"]
+           "alpha_sums", "overdispersion_sums", "joint_sums", "moment_alpha", "update_alpha",
+           "fit_alpha", "joint_covariance", "ALPHA_FLOOR", "ALPHA_CEILING"]
 
 #: Below this ``alpha`` the data show no overdispersion to estimate: the likelihood
 #: rises towards the Poisson limit ``alpha -> 0`` and the fit reports that it did not
@@ -101,43 +109,73 @@ def cross_derivative(y: FloatArray, mu: FloatArray, dmu_deta: FloatArray,
     return -(np.asarray(y, dtype=np.float64) - mu) * dmu_deta * q * q
 
 
-def moment_alpha(y: FloatArray, mu: FloatArray, weights: FloatArray | None = None,
-                 df_resid: float | None = None) -> float:
+def alpha_sums(rows: FittedRows, alpha: float) -> tuple[float, float, float]:
+    """A :data:`~problin._core.model.fitted_rows.RowSum`: ``(l, dl/dalpha,
+    d²l/dalpha²)`` of these rows (:func:`alpha_derivatives`)."""
+    return alpha_derivatives(rows.y, rows.mu, alpha, rows.weights)
+
+
+def overdispersion_sums(rows: FittedRows) -> tuple[float, float]:
+    """A row sum: ``(sum w ((y - mu)² - y) / mu², sum w)``, twice the score of
+    ``alpha`` at ``alpha -> 0`` and the weights' total (:func:`moment_alpha`)."""
+    w = _w(rows.weights, rows.y.size)
+    excess = (np.square(rows.y - rows.mu) - rows.y) / np.square(rows.mu)
+    return float(np.sum(w * excess)), float(np.sum(w))
+
+
+def _opening_sums(rows: FittedRows, alpha: float) -> tuple[float, float, float, float]:
+    """Where :func:`update_alpha` starts, in one reduction: the score at ``alpha -> 0``
+    (twice it) and the derivatives at ``alpha``."""
+    return (overdispersion_sums(rows)[0],) + alpha_sums(rows, alpha)
+
+
+def joint_sums(rows: FittedRows, alpha: float) -> tuple[FloatArray, float]:
+    """A row sum: the joint information's ``(c, d)`` of :func:`joint_covariance`,
+    ``c = -[1, X]^T (w d²l/deta dalpha)`` and ``d = -d²l/dalpha²``."""
+    w = _w(rows.weights, rows.y.size)
+    cross = rows.rmatvec(w * cross_derivative(rows.y, rows.mu, rows.slope, alpha))
+    return -cross, -alpha_derivatives(rows.y, rows.mu, alpha, rows.weights)[2]
+
+
+def _floats(parts: tuple[float | FloatArray, ...]) -> tuple[float, ...]:
+    return tuple(float(p) for p in parts)
+
+
+def moment_alpha(sums: SumRows, df_resid: float | None = None) -> float:
     """A start value: the moment estimate ``sum w ((y - mu)² - y) / mu² / df`` (Cameron &
-    Trivedi 2013, §3.2), at least 0.01 (a Poisson fit's means ``mu``)."""
-    y, mu = np.asarray(y, dtype=np.float64), np.asarray(mu, dtype=np.float64)
-    w = _w(weights, y.size)
-    df = float(np.sum(w)) if df_resid is None else df_resid
-    est = float(np.sum(w * (np.square(y - mu) - y) / np.square(mu)) / max(df, 1.0))
+    Trivedi 2013, §3.2), at least 0.01, from the rows at a Poisson fit's means (``sums``
+    reduces :func:`overdispersion_sums` over them)."""
+    excess, total = _floats(sums(overdispersion_sums))
+    df = total if df_resid is None else df_resid
+    est = excess / max(df, 1.0)
     return est if est > 0.01 and np.isfinite(est) else 0.01
 
 
-def update_alpha(y: FloatArray, mu: FloatArray, alpha0: float,
-                 weights: FloatArray | None = None, max_iter: int = 100,
+def update_alpha(sums: SumRows, alpha0: float, max_iter: int = 100,
                  tol: float = 1e-10) -> AlphaFit:
     """The ``alpha`` maximising the NB2 likelihood at fixed means: Newton's method in
     ``t = log alpha`` (``dl/dt = alpha l'``, ``d²l/dt² = alpha l' + alpha² l''``), a
     step of at most 2 in ``t``, an ascent step of that size where the curvature is not
-    negative, halved until the likelihood does not fall. Converged when a Newton step
-    moves ``t`` by less than ``tol``; not converged (``alpha`` reported as found) where
-    the score at ``alpha -> 0`` is not positive (``alpha = 0`` reported: no
-    overdispersion, the Poisson limit), where ``alpha`` falls below ``ALPHA_FLOOR``, or
-    where the iterations run out."""
-    y, mu = np.asarray(y, dtype=np.float64), np.asarray(mu, dtype=np.float64)
-    w = _w(weights, y.size)
+    negative, halved until the likelihood does not fall. Every evaluation is one
+    reduction over the rows (``sums``: in memory, or a pass over Dask chunks) of a row
+    sum of this module. Converged when a Newton step moves ``t`` by less than ``tol``;
+    not converged (``alpha`` reported as found) where the score at ``alpha -> 0`` is not
+    positive (``alpha = 0`` reported: no overdispersion, the Poisson limit), where
+    ``alpha`` falls below ``ALPHA_FLOOR``, or where the iterations run out."""
     if not (alpha0 > 0 and np.isfinite(alpha0)):
         raise ValueError(f"the start value of alpha must be positive and finite, got {alpha0!r}")
     # dl/dalpha at alpha -> 0 is sum w ((y - mu)² - y) / (2 mu²) (the score test of
     # overdispersion, Cameron & Trivedi 2013, §5.2): not positive, the likelihood is
     # highest at the Poisson limit (and the derivatives in alpha lose ~eps/alpha² of
     # their digits on the way there).
-    boundary = float(np.sum(w * (np.square(y - mu) - y) / (2.0 * np.square(mu))))
+    excess, ll, s, s2 = _floats(sums(functools.partial(_opening_sums, alpha=alpha0)))
+    boundary = excess / 2.0
     if not boundary > 0:
-        return AlphaFit(0.0, False, 0, nb2_log_likelihood(y, mu, ALPHA_FLOOR, w), boundary,
+        at_floor = _floats(sums(functools.partial(alpha_sums, alpha=ALPHA_FLOOR)))[0]
+        return AlphaFit(0.0, False, 0, at_floor, boundary,
                         "alpha tends to 0: no overdispersion (the Poisson limit; the "
                         f"score at alpha = 0 is {boundary:.4g})")
     t = float(np.log(alpha0))
-    ll, s, s2 = alpha_derivatives(y, mu, alpha0, w)
     for it in range(1, max_iter + 1):
         alpha = float(np.exp(t))
         grad, curv = alpha * s, alpha * s + alpha * alpha * s2
@@ -149,7 +187,7 @@ def update_alpha(y: FloatArray, mu: FloatArray, alpha0: float,
         full = step
         for _ in range(60):
             trial = float(np.exp(t + step))
-            new = alpha_derivatives(y, mu, trial, w)
+            new = _floats(sums(functools.partial(alpha_sums, alpha=trial)))
             # A step is taken where the likelihood rises or, for a Newton step, where the
             # score falls in size: near the maximum the rise (~ step² |curv| / 2) is
             # below the likelihood's rounding, which decides nothing there (a tie taken
@@ -175,17 +213,16 @@ def update_alpha(y: FloatArray, mu: FloatArray, alpha0: float,
                     f"not converged in {max_iter} iterations")
 
 
-def fit_alpha(fit_mean: Callable[[float], FloatArray], y: FloatArray, alpha0: float,
-              weights: FloatArray | None = None, max_iter: int = 100,
+def fit_alpha(fit_means: Callable[[float], SumRows], alpha0: float, max_iter: int = 100,
               tol: float = 1e-10) -> AlphaFit:
-    """NB2's joint maximum likelihood by alternation: ``fit_mean(alpha)`` fits the means
+    """NB2's joint maximum likelihood by alternation: ``fit_means(alpha)`` fits the means
     with ``alpha`` fixed (the estimator's Newton solve, warm-started from its previous
-    solution) and returns them; then :func:`update_alpha` at those means; until
-    ``log alpha`` moves by less than ``tol``. ``n_iter`` counts the alternations."""
+    solution) and returns the reduction over the rows at those means; then
+    :func:`update_alpha` there; until ``log alpha`` moves by less than ``tol``.
+    ``n_iter`` counts the alternations."""
     alpha = alpha0
     for it in range(1, max_iter + 1):
-        mu = fit_mean(alpha)
-        found = update_alpha(y, mu, alpha, weights, tol=tol)
+        found = update_alpha(fit_means(alpha), alpha, tol=tol)
         if not found.converged:  # (alpha = 0 at the Poisson limit: no log of it)
             return AlphaFit(found.alpha, False, it, found.log_likelihood, found.score,
                             found.message)

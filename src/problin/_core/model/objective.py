@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from ..blocks import ELEMENTWISE_ROWS, map_rows, one_blas_thread, reduce_row_ranges, small_blas
-from .contract import ObjectiveBase, RowCount, Trial
+from .contract import CurvatureChange, ObjectiveBase, RowCount, Trial
 from .layout import gradient_certainty
 from .design import Design, Gram
 from .exponential_family import Family
@@ -66,10 +66,11 @@ class InMemoryObjective(ObjectiveBase[np.ndarray]):
         raise NotImplementedError  # pragma: no cover - the GLM and softmax objectives'
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
-                       cut: float, rowwise: bool = True) -> float:
+                       cut: float, rowwise: bool = True) -> CurvatureChange:
         """The family's uniform bound (:func:`~.families.uniform_curvature_change`) of
         the largest change of a linear predictor (``inf`` where it has none)."""
-        return uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
+        uniform = uniform_curvature_change(self.family, largest_change(eta_old, eta_new))
+        return CurvatureChange(uniform, uniform)
 
 
 def bound_row_limit(n_samples: int) -> int:
@@ -239,7 +240,7 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         return self.penalty.add_hessp(theta, v, Hv)
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
-                       cut: float, rowwise: bool = True) -> float:
+                       cut: float, rowwise: bool = True) -> CurvatureChange:
         """A bound on ``max_v |v^T (H_new - H) v| / v^T H v``: how far the Hessian
         ``H`` in hand (built at ``eta_old``) is from the one at ``eta_new``, in
         its own metric (a generalised eigenvalue, Golub & Van Loan 2013 §8.7):
@@ -254,10 +255,11 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         the plain ``max_i r_i`` would condemn a Hessian these rows barely shape.
         (The row derivatives at ``eta_new`` stay cached for the next ``value``.)
         """
-        uniform = super().hessian_change(eta_old, eta_new, H, cut)
-        if uniform <= cut or not rowwise:
-            return uniform
-        return min(uniform, self._rowwise_change(eta_old, eta_new, H, cut))
+        change = super().hessian_change(eta_old, eta_new, H, cut)
+        if change.uniform <= cut or not rowwise:
+            return change
+        return CurvatureChange(change.uniform, min(change.uniform,
+                                                   self._rowwise_change(eta_old, eta_new, H, cut)))
 
     def _rowwise_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,
                         cut: float) -> float:

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..blocks import OneThreadBLAS
 from ..linalg import solve_psd
-from ..model.contract import Eta, Gram, Objective
+from ..model.contract import CurvatureChange, Eta, Gram, Objective
 from ..model.design_small import SMALL_ELEMENTS
 from .secant import secant_opening, secant_solve
 from .steps import (SolverResult, _rounding_level, backtrack, evaluate, require_smooth,
@@ -112,9 +112,11 @@ class _State(Generic[Eta]):
     Xd: Eta | None = None  # its X d, where a pass formed it
     converged: bool = False
     message: str = "maximum number of iterations reached"
+    decrement_bound: float | None = None  # see SolverResult (set by the last step)
 
 
-def _hessian_change(objective: Objective[Eta], eta_old: Eta, eta_new: Eta, H: np.ndarray) -> float:
+def _hessian_change(objective: Objective[Eta], eta_old: Eta, eta_new: Eta, H: np.ndarray,
+                    rowwise: bool = True) -> CurvatureChange:
     """How far ``H`` (built at ``eta_old``) is from the Hessian at ``eta_new``, in
     its own metric: the objective's bound (``GLMObjective.hessian_change``: the
     family's uniform bound from the largest change of a linear predictor, and the
@@ -122,7 +124,7 @@ def _hessian_change(objective: Objective[Eta], eta_old: Eta, eta_new: Eta, H: np
     Small data take the uniform bound only: a new Hessian costs less than the
     row-wise bound's leverage solve."""
     return objective.hessian_change(eta_old, eta_new, H, _HESSIAN_RTOL / 4,
-                                    rowwise=not _is_small(objective))
+                                    rowwise=rowwise and not _is_small(objective))
 
 
 def _is_small(objective: Objective[Eta]) -> bool:
@@ -411,9 +413,18 @@ def _last_step(objective: Objective[Eta], s: _State[Eta], policy: _Policy, decre
     # eta_old are still cached.)
     eta_old, s.Xd = s.eta, objective.linear_predictor(s.d)
     s.theta, s.eta = s.theta + s.d, s.eta + s.Xd
-    s.fresh = not s.h_single and (
-        decrement2 / 2 <= policy.tol * policy.tol or
-        _hessian_change(objective, eta_old, s.eta, s.H) <= _HESSIAN_RTOL)
+    # The step solved H d = -g, so the gradient after it is the integral of
+    # (H(t) - H) d along it: in H's metric at most delta * lambda, for a delta that
+    # bounds the Hessian's change at every point of the step (the family's uniform
+    # bound does: it holds for any smaller move of every linear predictor); in the
+    # metric of the Hessian at the answer (H_new >= (1 - delta) H), 1 / (1 - delta)
+    # times that.
+    tiny = decrement2 / 2 <= policy.tol * policy.tol  # (H is the answer's: no row-wise bound)
+    change = _hessian_change(objective, eta_old, s.eta, s.H, rowwise=not tiny)
+    if change.uniform < 1.0:
+        s.decrement_bound = (change.uniform**2 / (1.0 - change.uniform)
+                             * decrement2 * policy.unit / 2)
+    s.fresh = not s.h_single and (tiny or change.bound <= _HESSIAN_RTOL)
     s.f = objective.value(s.theta, s.eta)
     s.history.append(s.f)
     s.converged, s.message = True, "converged"
@@ -470,6 +481,7 @@ def _finish(objective: Objective[Eta], s: _State[Eta], n_iter: int, final_hessia
     (built now unless the one in hand is that one; dropped without ``final_hessian``)."""
     f, g, H = s.f, s.g, s.H
     hessian: np.ndarray | None = H
+    bound = s.decrement_bound  # (in the metric of either Hessian: see _last_step)
     if not (s.fresh and not s.h_single):
         if final_hessian:
             f, g, hessian = objective.value_grad_hess(s.theta, s.eta)
@@ -478,4 +490,4 @@ def _finish(objective: Objective[Eta], s: _State[Eta], n_iter: int, final_hessia
     return SolverResult(theta=s.theta, eta=s.eta, value=f, n_iter=n_iter,
                         converged=s.converged, history=s.history, message=s.message, grad=g,
                         hessian=hessian, rank_deficient=s.rank_deficient, direction=s.d,
-                        direction_eta=s.Xd, last_hessian=H)
+                        direction_eta=s.Xd, last_hessian=H, decrement_bound=bound)

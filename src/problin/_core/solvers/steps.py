@@ -43,6 +43,11 @@ class SolverResult(Generic[Eta]):
     direction: np.ndarray | None = None  # the last Newton step (divergence diagnostics)
     direction_eta: Eta | None = None  # its change of eta, X direction
     last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
+    # A bound on half the Newton decrement at ``theta``, ``g^T H^-1 g / 2`` in ``hessian``'s
+    # metric (None: unknown), from the last step without a pass at its end (see
+    # newton._last_step): a caller that tests convergence more strictly can read it
+    # instead of forming the gradient there.
+    decrement_bound: float | None = None
 
 
 @dataclass(frozen=True)
