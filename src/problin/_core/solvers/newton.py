@@ -45,7 +45,7 @@ from typing import Generic
 
 import numpy as np
 
-from ..blocks import OneThreadBLAS
+from ..blocks import OneThreadBLAS, one_blas_thread
 from ..linalg import solve_psd
 from ..model.contract import CurvatureChange, Eta, Gram, Objective
 from ..model.design_small import SMALL_ELEMENTS
@@ -54,7 +54,7 @@ from .steps import (SolverResult, _rounding_level, backtrack, evaluate, require_
                     take_step, weight_unit)
 from .truncated_newton import truncated_newton
 
-__all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
+__all__ = ["SolverResult", "newton", "backtrack", "sketch_rows", "sketch_size", "SECANT_MIN_PARAMS"]
 
 # The warm start's error is statistical: at the sketch's optimum the full
 # data's lambda^2 / 2 is about (n/m - 1) p / 2 (measured: 7752 predicted
@@ -146,11 +146,17 @@ def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndar
     Dask 1e7 x 20 unchanged). Sketching pays only when n is well above m
     (Pilanci & Wainwright 2017, Newton sketch).
     """
-    m = int(min(max(5e7 / n_params**2, 20 * n_params, 10_000), 32_768, n_samples))
-    if n_samples < 8 * m:
+    m = sketch_size(n_samples, n_params)
+    if m is None:
         return None
     rng = np.random.default_rng(random_state)
     return np.sort(rng.choice(n_samples, size=m, replace=False))
+
+
+def sketch_size(n_samples: int, n_params: int) -> int | None:
+    """How many rows :func:`sketch_rows` draws (None: no sketch), without drawing them."""
+    m = int(min(max(5e7 / n_params**2, 20 * n_params, 10_000), 32_768, n_samples))
+    return None if n_samples < 8 * m else m
 
 
 def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
@@ -203,7 +209,11 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
             rows, within = larger
             large = OneThreadBLAS(objective.subsample(rows))
             sub = OneThreadBLAS(large.subsample(within))
-        warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
+        if wide:  # (its factorisations too: see _warm_start)
+            with one_blas_thread():
+                warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
+        else:
+            warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
         if wide and warm.last_hessian is not None:
             start = warm.last_hessian if larger is None else large.value_grad_hess(
                 warm.theta, large.linear_predictor(warm.theta), single=True)[2]
@@ -249,7 +259,10 @@ def _start(objective: Objective[Eta], theta: np.ndarray, single: bool) -> _State
 def _warm_start(objective: Objective[Eta], sub: Objective[np.ndarray], theta: np.ndarray, m: int,
                 max_iter: int, unit: float) -> SolverResult[np.ndarray]:
     """A rough fit to the sketch rows alone (~m/n of a pass per iteration); its
-    error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance."""
+    error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance. (Where
+    the fit is wide, the engine's own Cholesky solves of it run on one BLAS thread, as
+    the sketch's products do: threaded, a solve at p = 1001 took 1.3 s on a busy
+    two-core machine, beyond small_blas's order 1000.)"""
     n = objective.design.n_samples
     warm_tol = max(_WARM_TOL, _WARM_FRACTION * (n / m - 1) * objective.n_params / 2)
     return newton(sub, theta, max_iter=max_iter, tol=warm_tol, final_hessian=False, single=True,
@@ -282,16 +295,18 @@ def _secant_phase(objective: Objective[Eta], theta: np.ndarray, start: np.ndarra
     """BFGS from the warm start ``theta``, a sketch's Hessian ``start`` there the first
     inverse estimate (:func:`~.secant.secant_solve`); None where it is singular.
 
-    BFGS stops by its own decrement, ``g^T B g / 2 <= tol`` (``tol^2`` where the
-    objective's Hessian is not exact), and takes the last step. With ``exact_final``
-    (a covariance is wanted and affordable) the double-precision Hessian is then
-    formed at that point, once, and the exact phase decides convergence by the
-    exact Newton decrement, as everywhere else: its last step, from a point already
-    converged, is tiny, and that Hessian is the answer's.
+    BFGS's metric is not the Hessian's, and its last step shrinks the error by a
+    factor, not to its square: it stops at ``g^T B g / 2 <= tol^2``, the engine's test
+    for a Hessian that is not exact (truncated Newton's final step likewise leaves
+    ``lambda <= sqrt(2) tol``; measured: ``lambda`` of 4e-6 after stopping at ``tol``,
+    ~1e-9 at ``tol^2``, ~4 steps more). With ``exact_final`` (a covariance is wanted
+    and affordable) the double-precision Hessian is then formed there, once, and the
+    exact phase confirms convergence by the exact Newton decrement, as everywhere
+    else: at ``tol^2`` its last step keeps that Hessian as the answer's.
     """
     point = evaluate(objective, theta, None)
     assert point.grad is not None
-    threshold = tol if objective.exact_hessian else tol * tol
+    threshold = tol * tol
     run = secant_solve(objective, theta, point.eta, point.f, point.grad, start, threshold,
                        max_iter, unit)
     if run is None:

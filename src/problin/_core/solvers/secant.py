@@ -23,7 +23,7 @@ from typing import Generic
 import numpy as np
 from scipy.linalg import blas
 
-from ..blocks import small_blas
+from ..blocks import one_blas_thread, small_blas
 from ..linalg import equilibrated_cholesky, inverse_from_equilibrated
 from ..model.contract import Eta, Objective
 from .steps import _ARMIJO, _rounding_level, backtrack, evaluate, take_step
@@ -144,7 +144,10 @@ def secant_solve(objective: Objective[Eta], theta: np.ndarray, eta: Eta, f: floa
     measured at 200,000 x 400, 9 steps instead of 13 from a 32,768-row sketch. Elsewhere
     (Dask) the fused step with Armijo backtracking, one pass.
     """
-    with small_blas(start.shape[0]):  # (threaded, ~1.6 s at p = 401 on a busy machine)
+    # Its linear algebra (the inverse, BLAS level 2 in the loop) on one BLAS thread:
+    # threaded, the inverse took 1.6 s at p = 401 on a busy two-core machine, and
+    # an update 40 ms at p = 1001 (small_blas keeps threads from p = 1000).
+    with one_blas_thread():
         B = _inverse(start)
     if B is None:
         return None
@@ -154,15 +157,21 @@ def secant_solve(objective: Objective[Eta], theta: np.ndarray, eta: Eta, f: floa
     converged, message = False, "maximum number of iterations reached"
     d: np.ndarray | None = None
     Xd: Eta | None = None
-    n_steps = 0
+    n_steps, previous = 0, 0.0  # (the decrement before: none yet)
     for n_steps in range(1, max_steps + 1):
-        d = blas.dsymv(-1.0, B, g)
+        with one_blas_thread():
+            d = blas.dsymv(-1.0, B, g)
         decrement2 = float(-g @ d) / unit
         if not (np.isfinite(decrement2) and decrement2 > 0.0):
             message = "non-finite BFGS step"
             break
         below_rounding = decrement2 / 2 <= _rounding_level(f, unit) / unit
-        if decrement2 / 2 <= threshold:
+        # The last step: within the tolerance, or where the contraction of the step
+        # before (BFGS's is linear where the updates have not yet learnt the whole
+        # metric) promises the next step lands there (one step fewer).
+        contraction = min(1.0, decrement2 / previous) if previous > 0.0 else 1.0
+        previous = decrement2
+        if decrement2 / 2 <= threshold or contraction * decrement2 / 2 <= threshold:
             # Converged: the last, full step (no search: f would change below its rounding).
             trial = objective.advance(theta, eta, d, None)
             assert trial.grad is not None
@@ -192,7 +201,8 @@ def secant_solve(objective: Objective[Eta], theta: np.ndarray, eta: Eta, f: floa
             s, theta, eta, f, Xd = step.theta - theta, step.theta, step.eta, step.f, step.Xd
             g_new = step.grad if step.grad is not None else objective.value_grad(theta, eta)[1]
         history.append(f)
-        B = _bfgs_update(B, s, g_new - g)
+        with one_blas_thread():
+            B = _bfgs_update(B, s, g_new - g)
         g = g_new
     return Secant(theta, eta, f, g, B, history, n_steps, converged, message, d, Xd)
 
