@@ -71,12 +71,15 @@ _LAST_STEP_DECREMENT = 0.5
 # The Hessian returned (for the covariance) is the one at the answer to this
 # relative accuracy in its own metric (standard errors to half of it).
 _HESSIAN_RTOL = 1e-6
-# After a sketch's warm start, BFGS steps from the sketch's Hessian (one gradient pass
-# each) replace the sketched steps and the float32 Hessians of the exact phase where
-# a Hessian of the data costs more than a few gradients: from this many parameters
-# (a float32 Hessian pass costs ~p/32 gradient passes, measured on dense 200,000 x
-# 400: 1.6 s against 0.25 s for X w and X^T v; BFGS takes ~4-8 passes more than the
-# ~2-3 Hessians of the sketched path).
+# After a sketch's warm start, BFGS steps from a sketch's Hessian (two gradient passes
+# each) replace the sketched steps and the float32 Hessians of the exact phase where a
+# Hessian of the data costs more than a few gradients: from this many columns of [1, X]
+# (a float32 Hessian pass costs ~p/32 gradient passes, measured on dense 200,000 x 400:
+# 1.6 s against 0.25 s for X w and X^T v; BFGS takes several steps more than the ~2-3
+# Hessians of the sketched path). Counted per parameter block, the columns X is read
+# with: a softmax's gradients do M classes' row work besides, and its Hessian is
+# cheaper than the extra steps where the blocks are narrow (measured at 300,000 x 50
+# with 10 classes, 459 parameters: 4.1 s by the sketched path, 5.9 s by BFGS).
 SECANT_MIN_PARAMS = 128
 _PRECONDITIONER_ROWS = 32_768
 
@@ -201,7 +204,7 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
     elif sketch is None:
         state, n_sketched = _start(objective, theta, single), 0
     else:
-        wide = objective.n_params >= SECANT_MIN_PARAMS
+        wide = objective.design.n_params >= SECANT_MIN_PARAMS  # (columns a block reads)
         larger = _larger_sketch(objective, sketch) if wide else None
         if larger is None:
             sub = OneThreadBLAS(objective.subsample(sketch))
