@@ -30,6 +30,13 @@ is already converged, to confirm convergence and for the covariance; where
 even one full Hessian is too costly (``exact_final=False``) the engine stops
 there.
 
+**Wide rows.** From ``SECANT_MIN_PARAMS`` columns a Hessian of all rows costs many
+gradients (~p/32), so after the sketch's warm start the engine forms none: BFGS steps
+(:func:`~.secant.secant_solve`) from the Hessian of a larger sketch at the warm start,
+each an ``X d`` pass, an exact line search on the rows' derivatives and an ``X^T g``
+pass, to ``lambda^2 / 2 <= tol^2`` in BFGS's metric; the double-precision Hessian is
+then formed once at the answer where the covariance is wanted and affordable.
+
 **Phases.** :func:`newton` runs named phases over one iterate, ``_State``
 (the point, its derivatives, and what the Hessian in hand is: built here or
 carried over by a chord step, float32 or double): ``_start`` or, with a

@@ -16,6 +16,10 @@ fit: convergence is still judged by the exact Hessian's decrement, and the
 covariance comes from the exact Hessian at the answer. Measured at
 5,000 x 10 x 10: 8 BFGS steps and 3 Hessians instead of 6 (21.5 -> 15.4 ms
 with the faster derivatives); 20,000 x 30 x 10: 336 -> 251 ms.
+
+:func:`secant_solve` is the same BFGS run to the end, from a row sketch's Hessian,
+where no Hessian of all rows is worth its cost (wide rows: the Newton engine's
+``_secant_phase``).
 """
 from dataclasses import dataclass
 from typing import Generic
