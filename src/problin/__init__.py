@@ -29,6 +29,7 @@ from .exceptions import (
                          MissingDependencyError,
                          NumericalWarning,
                          PerfectFitWarning,
+                         PerformanceWarning,
                          ProblinWarning,
                          SeparationWarning,
                          SingularCovarianceWarning,
@@ -67,7 +68,8 @@ __all__ = [
     "GaussianNB", "BernoulliNB", "MultinomialNB",
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
     "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
-    "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning", "save", "load",
+    "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
+    "PerformanceWarning", "save", "load",
     "ModelFileError", "MissingDependencyError", "lr_test",
     "__version__",
 ]

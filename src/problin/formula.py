@@ -38,17 +38,17 @@ import difflib
 import functools
 import types
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Self, TypeVar, cast
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Self, cast
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._formula_columns import categorical_columns, formula_columns
 from ._formula_design import design_matrix, parse_formula
+from ._formula_results import FormulaResults, if_has, warnings_at_caller
 from ._frames import numeric_columns
 from ._optional import import_optional
 from ._state import AllOrNothingFit
@@ -56,7 +56,6 @@ from ._state import AllOrNothingFit
 __all__ = ["Formula"]
 
 INTERCEPT = "Intercept"  # formulaic's name of the column of ones
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @functools.cache
@@ -73,14 +72,6 @@ def formulaic_api() -> Any:
         Parsed=formulaic.Formula, ModelSpec=formulaic.ModelSpec,
         model_matrix=formulaic.model_matrix, FormulaicError=errors.FormulaicError,
         DataMismatchWarning=errors.DataMismatchWarning, Factor=parser_types.Factor)
-
-
-def _if_has(method: str) -> Callable[[_F], _F]:
-    """A method that exists (``hasattr``) only where the fitted, else the given,
-    estimator has ``method`` (scikit-learn's ``available_if``)."""
-    def check(self: Any) -> bool:
-        return hasattr(getattr(self, "estimator_", self.estimator), method)
-    return cast(Callable[[_F], _F], available_if(check))
 
 
 def _missing_message(missing: Iterable[str], columns: Iterable[Any], what: str) -> str:
@@ -116,7 +107,7 @@ def _frame(data: Any, parsed: Any) -> pd.DataFrame:
     return frame
 
 
-class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
+class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator):
     """A problin estimator fitted to the design that a model formula builds from a DataFrame.
 
     Parameters
@@ -145,6 +136,16 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         The data columns the right-hand side reads.
     n_features_in_ : int
+
+    Notes
+    -----
+    A formula model answers as the estimator it fitted (:mod:`problin._formula_results`):
+    the estimator's fitted attributes (``coef_``, ``covariance_``, ``aic_``, ...), its
+    methods that take no data (``summary``, ``summary_text`` naming the dependent
+    variable, ``wald_test``) and those that take rows, given as raw ``data``
+    (``predict_interval``, ``marginal_effects``, ``score``), each only where the estimator
+    has it; :func:`problin.lr_test` compares two formula fits as their estimators.
+    Warnings raised while the estimator fits point at the line that called :meth:`fit`.
 
     Examples
     --------
@@ -229,7 +230,8 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
                             "fit parameters")
         params = {k: frame[v].to_numpy() if isinstance(v, str) else v
                   for k, v in fit_params.items()}
-        est.fit(self._features(matrix, columns, frame.index), target, **params)
+        with warnings_at_caller():  # (a warning of the fit names the user's line)
+            est.fit(self._features(matrix, columns, frame.index), target, **params)
         self.estimator_ = est
         self.model_spec_ = matrix.model_spec
         self.design_columns_ = columns
@@ -364,50 +366,36 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
                                                     for k, v in named.items()}}
 
     # ------------------------------------------------------------- delegates
-    @_if_has("predict")
+    @if_has("predict")
     def predict(self, data: Any, **kwargs: Any) -> Any:
         """The estimator's ``predict`` on the design of ``data`` (``offset=``,
         ``exposure=``: arrays, or the names of columns of ``data``)."""
         design, kwargs = self._design_and_rows(data, kwargs)
         return self.estimator_.predict(design, **kwargs)
 
-    @_if_has("predict_proba")
+    @if_has("predict_proba")
     def predict_proba(self, data: Any) -> Any:
         """The estimator's class probabilities on the design of ``data``."""
         return self.estimator_.predict_proba(self.transform(data))
 
-    @_if_has("predict_log_proba")
+    @if_has("predict_log_proba")
     def predict_log_proba(self, data: Any) -> Any:
         """The estimator's log class probabilities on the design of ``data``."""
         return self.estimator_.predict_log_proba(self.transform(data))
 
-    @_if_has("decision_function")
+    @if_has("decision_function")
     def decision_function(self, data: Any) -> Any:
         """The estimator's linear predictors on the design of ``data``."""
         return self.estimator_.decision_function(self.transform(data))
 
-    @_if_has("predict_interval")
+    @if_has("predict_interval")
     def predict_interval(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         """The estimator's prediction intervals on the design of ``data`` (``offset=``,
         ``exposure=``: arrays, or the names of columns of ``data``)."""
         design, kwargs = self._design_and_rows(data, kwargs)
         return self.estimator_.predict_interval(design, *args, **kwargs)
 
-    @_if_has("summary")
-    def summary(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        """The estimator's coefficient table; rows are named by the formula's columns."""
-        check_is_fitted(self)
-        table = self.estimator_.summary(*args, **kwargs)
-        table.attrs["formula"] = self.formula
-        return table
-
-    @_if_has("wald_test")
-    def wald_test(self, *args: Any, **kwargs: Any) -> Any:
-        """The estimator's Wald test; hypotheses name the formula's columns."""
-        check_is_fitted(self)
-        return self.estimator_.wald_test(*args, **kwargs)
-
-    @_if_has("marginal_effects")
+    @if_has("marginal_effects")
     def marginal_effects(self, data: Any = None, *args: Any, **kwargs: Any) -> Any:
         """The estimator's marginal effects of the formula's columns (at the design of
         ``data`` where given); rows are named by the formula's columns."""
@@ -417,18 +405,57 @@ class Formula(AllOrNothingFit, MetaEstimatorMixin, BaseEstimator):
         design, kwargs = self._design_and_rows(data, kwargs)
         return self.estimator_.marginal_effects(design, *args, **kwargs)
 
-    @_if_has("score")
+    @if_has("score")
     def score(self, data: Any, y: Any = None, **kwargs: Any) -> float:
         """The estimator's score on ``data`` (the response read from it unless ``y``)."""
         check_is_fitted(self)
-        parsed = self._parse()
-        frame = _frame(data, parsed)
-        if y is None:
-            if not hasattr(parsed, "lhs"):
-                raise ValueError("a one-sided formula needs y to score")
-            y = self._response(frame, parsed.lhs)
+        frame = _frame(data, self._parse())
+        y = self._response_or(frame, y, "score")
         design, kwargs = self._design_and_rows(frame, kwargs)
         return float(self.estimator_.score(design, y, **kwargs))
+
+    @if_has("compute_covariance")
+    def compute_covariance(self, data: Any, y: Any = None, **kwargs: Any) -> Self:
+        """The estimator's ``compute_covariance`` on the design and response of the
+        training ``data`` (``offset=``, ``sample_weight=``: arrays or column names)."""
+        check_is_fitted(self)
+        frame = _frame(data, self._parse())
+        y = self._response_or(frame, y, "compute the covariance")
+        design, kwargs = self._design_and_rows(frame, kwargs)
+        self.estimator_.compute_covariance(design, y, **kwargs)
+        return self
+
+    @if_has("predict_activation")
+    def predict_activation(self, data: Any) -> Any:
+        """The estimator's activation mean and variance on the design of ``data``."""
+        return self.estimator_.predict_activation(self.transform(data))
+
+    @if_has("score_samples")
+    def score_samples(self, data: Any) -> Any:
+        """The estimator's log density of the design rows of ``data``."""
+        return self.estimator_.score_samples(self.transform(data))
+
+    def response(self, data: Any) -> np.ndarray:
+        """The response the formula's left-hand side reads from ``data`` (a column as it
+        is, or a transform of one).
+
+        Raises
+        ------
+        ValueError
+            For a one-sided formula, or data without the columns the response reads.
+        """
+        check_is_fitted(self)
+        return cast(np.ndarray, self._response_or(_frame(data, self._parse()), None,
+                                                  "read its response"))
+
+    def _response_or(self, frame: pd.DataFrame, y: Any, what: str) -> Any:
+        """``y``, or where it is None the response the formula reads from ``frame``."""
+        if y is not None:
+            return y
+        parsed = self._parse()
+        if not hasattr(parsed, "lhs"):
+            raise ValueError(f"a one-sided formula needs y to {what}")
+        return self._response(frame, parsed.lhs)
 
     @property
     def classes_(self) -> np.ndarray:

@@ -157,6 +157,74 @@ def test_each_bad_input_is_one_clean_message(case, tmp_path):
     assert "Traceback" not in result.output and result.output.count("Error:") == 1
 
 
+@pytest.mark.parametrize("case", ["zero exposure", "successes above trials",
+                                  "missing offset cell", "text offset"])
+def test_bad_columns_with_the_dask_engine_are_one_clean_message(case, tmp_path):
+    pytest.importorskip("dask.dataframe")
+    text, args, code, said = _BAD.get(case) or (
+        "x,y,o\n0,1,a\n1,2,b\n", ["-m", "poisson", "--offset", "o"], 1,
+        "the offset column 'o' is not numeric")
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    result = invoke("fit", path, "-t", "y", *args, "--engine", "dask", "-o",
+                    tmp_path / "m.problin")
+    assert result.exit_code == code, result.output
+    assert said in result.output
+    assert "Traceback" not in result.output and result.output.count("Error:") == 1
+
+
+@pytest.fixture(scope="module")
+def columns_files(tmp_path_factory):
+    """Counts with exposures, successes out of trials, an offset, a text feature, and
+    one missing exposure; as CSV and as Parquet of four row groups."""
+    rng = np.random.default_rng(4)
+    n = 80
+    x1, e, off = rng.normal(size=n), rng.uniform(0.5, 2.0, n), rng.normal(0.0, 0.2, n)
+    g, trials = rng.choice(["a", "b"], n), rng.integers(1, 9, n)
+    mu = e * np.exp(0.3 + 0.5 * x1 + 0.4 * (g == "b") + off)
+    frame = pd.DataFrame({"x1": x1, "g": g, "years": e, "shift": off, "n": trials,
+                          "s": rng.binomial(trials, 1 / (1 + np.exp(-0.5 * x1 - off))),
+                          "y": rng.poisson(mu)})
+    frame.loc[7, "years"] = np.nan
+    d = tmp_path_factory.mktemp("glm-dask")
+    frame.to_csv(d / "c.csv", index=False)
+    frame.to_parquet(d / "c.parquet", row_group_size=20)
+    return d
+
+
+@pytest.mark.parametrize("data, args", [
+    # (each pass reads the partitions again: a few cheap passes, the negative binomial's
+    # alpha on Dask is tests/dask/test_dask_glm_regression.py's)
+    ("c.parquet", ["-t", "y", "-m", "poisson", "--exposure", "years", "--offset", "shift"]),
+    ("c.csv", ["-t", "s", "-m", "binomial", "--trials", "n", "--offset", "shift"])])
+def test_dask_engine_reads_offset_exposure_and_trials_columns(columns_files, data, args,
+                                                              tmp_path):
+    """--engine dask: the columns come out of the features' partitions (CSV byte ranges,
+    Parquet row groups), rows with a missing value in any of them dropped as in memory
+    (--drop-missing); the fit and the model file equal the in-memory engine's."""
+    pytest.importorskip("dask.dataframe")
+    fitted = {}
+    for engine, more in (("memory", []), ("dask", ["--blocksize", "2KiB"])):
+        out = tmp_path / f"{engine}.problin"
+        result = invoke("fit", columns_files / data, *args, "--drop-missing", "--engine",
+                        engine, *more, "-o", out)
+        assert result.exit_code == 0, result.output
+        fitted[engine] = problin.load(out)
+    lazy, whole = fitted["dask"], fitted["memory"]
+    assert lazy.feature_names_in_.tolist() == whole.feature_names_in_.tolist()
+    named = {args[i + 1] for i, a in enumerate(args) if a in ("--exposure", "--offset",
+                                                                "--trials")}
+    assert not named & set(whole.feature_names_in_)
+    assert lazy.n_obs_ == whole.n_obs_ == 79  # (years is missing in one row)
+    for name in ("coef_", "intercept_", "covariance_", "deviance_", "log_likelihood_",
+                 "null_log_likelihood_"):
+        assert_allclose(getattr(lazy, name), getattr(whole, name), rtol=1e-10, atol=1e-14,
+                        err_msg=name)
+    shown = invoke("summary", tmp_path / "dask.problin").output  # (the columns recorded)
+    assert next(line for line in shown.splitlines()
+                if line.startswith("offset column:")).split()[-1] == "shift", shown
+
+
 def test_negative_binomial_without_overdispersion_warns_with_the_value(tmp_path):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"x": rng.normal(size=40), "y": rng.binomial(4, 0.5, size=40)})

@@ -103,6 +103,29 @@ Promise.all([...document.images].map(img => img.decode().then(
 """
 
 
+def open_page(browser, url):
+    """A new tab of ``browser`` (1200 x 900) that has loaded ``url``: its session id."""
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    for domain in ("Page", "Runtime", "Log"):
+        browser.send(f"{domain}.enable", session)
+    browser.send("Emulation.setDeviceMetricsOverride", session, width=1200, height=900,
+                 deviceScaleFactor=1, mobile=False)
+    browser.send("Page.navigate", session, url=url)
+    browser.wait_for("Page.loadEventFired")
+    return session
+
+
+def page_errors(events):
+    """The exceptions, console errors and failed assertions among the page's events."""
+    return [e for e in events
+            if e.get("method") == "Runtime.exceptionThrown"
+            or (e.get("method") == "Runtime.consoleAPICalled"
+                and e["params"]["type"] in ("error", "assert"))
+            or (e.get("method") == "Log.entryAdded"
+                and e["params"]["entry"]["level"] == "error")]
+
+
 def _make_report(tmp_path):
     """The report of a softmax regression on iris, as ``problin report`` writes it."""
     from sklearn.datasets import load_iris
@@ -121,15 +144,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert "http://" not in html and "https://" not in html  # self-contained
     browser = DevTools(tmp_path / "profile")
     try:
-        target = browser.send("Target.createTarget", url="about:blank")["targetId"]
-        session = browser.send("Target.attachToTarget", targetId=target,
-                               flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            browser.send(f"{domain}.enable", session)
-        browser.send("Emulation.setDeviceMetricsOverride", session, width=1200, height=900,
-                     deviceScaleFactor=1, mobile=False)
-        browser.send("Page.navigate", session, url=page.as_uri())
-        browser.wait_for("Page.loadEventFired")
+        session = open_page(browser, page.as_uri())
         images = browser.send("Runtime.evaluate", session, expression=_IMAGES_JS,
                               awaitPromise=True, returnByValue=True)["result"]["value"]
         headings, width = (browser.send("Runtime.evaluate", session, expression=js,
@@ -142,13 +157,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
                                   "height": size["height"], "scale": 1})
     finally:
         browser.close()
-    errors = [e for e in browser.events
-              if e.get("method") == "Runtime.exceptionThrown"
-              or (e.get("method") == "Runtime.consoleAPICalled"
-                  and e["params"]["type"] in ("error", "assert"))
-              or (e.get("method") == "Log.entryAdded"
-                  and e["params"]["entry"]["level"] == "error")]
-    assert errors == []
+    assert page_errors(browser.events) == []
     names = [alt for alt, *_ in images]
     assert {"Confusion matrix", "ROC", "Calibration", "Decision regions", "Coefficients",
             "Optimiser trace"} <= set(names)

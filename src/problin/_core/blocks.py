@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -125,23 +125,120 @@ def _controller() -> ThreadpoolController:
     return _CONTROLLER
 
 
+# BLAS's thread count is one setting of the whole process (OpenBLAS's pthreads build, MKL,
+# BLIS), while one_blas_thread is entered by many threads at once (the threaded Dask
+# scheduler's tasks, the block threads' passes, fits in user threads). A save-and-restore
+# per entry breaks there: A saves 2 and sets 1, B saves 1, A restores 2 while B runs (B's
+# BLAS oversubscribes), B restores 1 (the process stays on one thread for good). So the
+# threads inside are counted: the first to enter saves the setting and sets one thread,
+# the last to leave restores it. A thread's nested entries are counted in that thread
+# only (no lock). OpenBLAS built on OpenMP keeps the setting per thread (OpenMP's): each
+# thread sets and restores its own.
+class _Library(Protocol):
+    """What one_blas_thread asks of a threadpoolctl library controller."""
+    user_api: str
+    internal_api: str
+
+    def get_num_threads(self) -> int | None: ...
+
+    def set_num_threads(self, num_threads: int) -> Any: ...
+
+
+_BLAS_LOCK = threading.Lock()
+_BLAS_THREADS_INSIDE = 0
+_BLAS_SAVED: list[tuple[_Library, int]] = []  # (library, its threads) to restore
+_BLAS_LIBRARIES: tuple[list[_Library], list[_Library]] | None = None
+
+
+def _per_thread(lib: _Library) -> bool:
+    return getattr(lib, "threading_layer", None) == "openmp" and lib.internal_api == "openblas"
+
+
+def _set_threads(lib: _Library, threads: int) -> None:
+    """The library's own set call. threadpoolctl >= 3.8 lets one Python thread (the
+    first to set, while it lives) set OpenBLAS's threads and silently ignores the
+    others: after a Dask task had set them, the main thread's one_blas_thread was a
+    no-op (and a task's, after the main thread's). The count above orders the calls."""
+    getattr(lib, "_real_set_num_threads", lib.set_num_threads)(threads)
+
+
+def _limit(libraries: list[_Library]) -> list[tuple[_Library, int]]:
+    """Set ``libraries`` to one thread; ``(library, threads before)`` of those changed."""
+    saved = []
+    for lib in libraries:
+        threads = lib.get_num_threads()
+        if threads is not None and threads != 1:
+            _set_threads(lib, 1)
+            saved.append((lib, threads))
+    return saved
+
+
+def _restore(saved: list[tuple[_Library, int]]) -> None:
+    for lib, threads in saved:
+        _set_threads(lib, threads)
+
+
+def _blas_libraries() -> tuple[list[_Library], list[_Library]]:
+    """The loaded BLAS libraries whose setting is ``(the process's, per thread)``."""
+    global _BLAS_LIBRARIES
+    if _BLAS_LIBRARIES is None:
+        blas = [lib for lib in _controller().lib_controllers if lib.user_api == "blas"]
+        _BLAS_LIBRARIES = ([lib for lib in blas if not _per_thread(lib)],
+                           [lib for lib in blas if _per_thread(lib)])
+    return _BLAS_LIBRARIES
+
+
+def _enter_one_blas_thread() -> None:
+    global _BLAS_THREADS_INSIDE, _BLAS_SAVED
+    shared, own = _blas_libraries()
+    _LOCAL.blas_saved = _limit(own)
+    with _BLAS_LOCK:
+        if _BLAS_THREADS_INSIDE == 0:
+            _BLAS_SAVED = _limit(shared)
+        _BLAS_THREADS_INSIDE += 1
+
+
+def _leave_one_blas_thread() -> None:
+    global _BLAS_THREADS_INSIDE, _BLAS_SAVED
+    _restore(_LOCAL.blas_saved)
+    with _BLAS_LOCK:
+        _BLAS_THREADS_INSIDE -= 1
+        if _BLAS_THREADS_INSIDE == 0:
+            _restore(_BLAS_SAVED)
+            _BLAS_SAVED = []
+
+
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """BLAS (and the LAPACK it carries) on one thread inside the block, as
     threadpoolctl's ``limit(limits=1, user_api="blas")``, by each library's own
     get and set calls (~1 us each): ``limit`` re-reads every loaded library's whole
-    state first, 10-100 us a time, called several times per small fit."""
-    libraries = [lib for lib in _controller().lib_controllers if lib.user_api == "blas"]
-    before = [lib.get_num_threads() for lib in libraries]
-    for lib, threads in zip(libraries, before):
-        if threads is not None:
-            lib.set_num_threads(1)
+    state first, 10-100 us a time, called several times per small fit. Safe to enter
+    from many threads at once: the setting is restored when the last one leaves (other
+    threads' BLAS calls meanwhile also run on one thread: the setting is the process's)."""
+    depth = getattr(_LOCAL, "blas_depth", 0)
+    if depth == 0:
+        _enter_one_blas_thread()
+    _LOCAL.blas_depth = depth + 1
     try:
         yield
     finally:
-        for lib, threads in zip(libraries, before):
-            if threads is not None:
-                lib.set_num_threads(threads)
+        _LOCAL.blas_depth = depth
+        if depth == 0:
+            _leave_one_blas_thread()
+
+
+def _forget_blas_threads() -> None:
+    """In a forked child only the forking thread exists: the threads that were inside
+    one_blas_thread will never leave, so the count is this thread's alone (and the
+    lock, perhaps held by another thread at the fork, is new)."""
+    global _BLAS_LOCK, _BLAS_THREADS_INSIDE, _BLAS_SAVED
+    _BLAS_LOCK = threading.Lock()
+    inside = 1 if getattr(_LOCAL, "blas_depth", 0) else 0
+    if _BLAS_THREADS_INSIDE and not inside:
+        _restore(_BLAS_SAVED)
+        _BLAS_SAVED = []
+    _BLAS_THREADS_INSIDE = inside
 
 
 # Matrices up to this order are factored with single-threaded BLAS.
@@ -192,6 +289,7 @@ def _forget_pool() -> None:
 
 if hasattr(os, "register_at_fork"):  # (POSIX)
     os.register_at_fork(after_in_child=_forget_pool)
+    os.register_at_fork(after_in_child=_forget_blas_threads)
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
@@ -209,16 +307,21 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 @contextmanager
 def serial_blocks() -> Iterator[None]:
-    """Block passes in this thread run on one thread (no worker threads).
+    """Block passes in this thread run on one thread (no worker threads), and BLAS
+    on one thread (:func:`one_blas_thread`).
 
-    For the tasks of a parallel engine (a Dask chunk task): the engine
-    already keeps every core busy with other chunks, and two levels of
-    threads would only compete for them (measured: 4 threads on 2 cores).
+    For the tasks of a parallel engine (a Dask chunk task): the engine already
+    keeps every core busy with other chunks (one task per worker thread), and two
+    levels of threads would only compete for them (measured: 4 threads on 2
+    cores). BLAS's own threads were such a second level: an LDA on an in-memory
+    Dask array of 4e6 x 30 took 7 s on the threaded scheduler with OpenBLAS's
+    default threads, 0.7 s with one.
     """
     before = getattr(_LOCAL, "serial", False)
     _LOCAL.serial = True
     try:
-        yield
+        with one_blas_thread():
+            yield
     finally:
         _LOCAL.serial = before
 

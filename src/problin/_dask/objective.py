@@ -42,6 +42,7 @@ from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.penalty import Penalty, add_penalty, objective_penalty
 from .._core.model.prior import PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
+from .chunks import in_task
 from .design import DaskDesign, Sums
 
 # A chunk's question: (in-memory chunk objective, its eta) -> a count or a flag.
@@ -350,7 +351,7 @@ class DaskGLMObjective(_DaskObjective):
             args = [design.X, "ij", design.y, "i"]
             if design.sample_weight is not None:
                 args += [design.sample_weight, "i"]
-            rows = da.blockwise(fn, "i", *args, dtype=bool, concatenate=True)
+            rows = da.blockwise(in_task(fn), "i", *args, dtype=bool, concatenate=True)
             return rows, int(n_sep), int(n_used)
         return None
 

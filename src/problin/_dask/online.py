@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .chunks import in_task
+
 __all__ = ["chunk_starts", "sequential_epoch"]
 
 
@@ -74,8 +76,9 @@ def sequential_epoch(step: Callable[..., Any], state: Any, prepare: Callable[...
     starts = chunk_starts(X)
     if order is None:
         for k in range(len(xs)):
-            state = dask.delayed(_chunk_step)(step, prepare, state, k, int(starts[k]), xs[k],
-                                              *(p[k] for p in parts))
+            state = dask.delayed(in_task(_chunk_step))(step, prepare, state, k,
+                                                       int(starts[k]), xs[k],
+                                                       *(p[k] for p in parts))
         return dask.compute(state)[0]
     segments = _plan_segments(order, starts)
     wanted: list[list[Any]] = [[] for _ in xs]  # per chunk: (segment, local row indices)
@@ -86,13 +89,13 @@ def sequential_epoch(step: Callable[..., Any], state: Any, prepare: Callable[...
     for k, want in enumerate(wanted):
         if not want:
             continue
-        split = dask.delayed(_split_chunk, nout=len(want))(
+        split = dask.delayed(in_task(_split_chunk), nout=len(want))(
             prepare, k, int(starts[k]), [idx for _, idx in want], xs[k], *(p[k] for p in parts))
         for (j, _), piece in zip(want, split):
             delivered[j, k] = piece
     for j, (first, inverse, pieces) in enumerate(segments):
-        state = dask.delayed(_segment_step)(step, first, inverse, state,
-                                            *(delivered[j, k] for k, _ in pieces))
+        state = dask.delayed(in_task(_segment_step))(step, first, inverse, state,
+                                                     *(delivered[j, k] for k, _ in pieces))
     return dask.compute(state)[0]
 
 

@@ -24,6 +24,7 @@ from .._core.model.basis import ColumnBasis
 from .._core.model.contract import Objective
 from .._core.model.design import Design
 from .._core.model.families import ClassFamily
+from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
@@ -69,8 +70,9 @@ class ClassifierRows(Protocol):
         ...
 
     def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
-                  offset: FloatArray | None) -> Objective:
-        """The negative log-posterior of ``family`` on these rows."""
+                  offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
+        """The negative log-posterior of ``family`` on these rows (``penalty``: Firth's,
+        bound to these rows, instead of ``prior``)."""
         ...
 
     def positive_fraction(self) -> float: ...

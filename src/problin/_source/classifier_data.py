@@ -21,6 +21,9 @@ __all__ = ["OFFSET_SUPPORT", "check_classifier_data"]
 OFFSET_SUPPORT = ("offset is supported for binary models on in-memory data only: softmax "
                   "probabilities do not change when one offset is added to every logit, and "
                   "Dask input would need the offset in its chunks")
+FIRTH_CLASSES = ("penalty='firth' is built for binary models (logit, probit) on in-memory "
+                 "data: the softmax's adjusted score needs each row's leverage matrix")
+FIRTH_DASK = "penalty='firth' is not yet available for Dask input: fit rows in memory"
 
 
 def check_classifier_data(est: BaseEstimator, X: MatrixLike, y: MatrixLike,

@@ -1,7 +1,7 @@
 """Rows in the chunks of a Dask collection: every pass is a distributed reduction
 (:mod:`problin._dask`), and the rows never travel."""
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -9,8 +9,10 @@ from sklearn.base import BaseEstimator
 
 from .._core.model.basis import ColumnBasis
 from .._core.model.contract import Objective
+from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.families import ClassFamily
 from .._core.model.family_softmax import CategoricalSoftmax
+from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
@@ -19,14 +21,23 @@ from .._dask.chunks import column_stats_chunk, reduce_chunks
 from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_rows
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
-from .._dask.regression import dask_regression_rows
-from .classifier_data import OFFSET_SUPPORT
+from .._dask.regression import DaskRegressionRows, Validate, dask_regression_rows
+from .._dask.rereads import warn_if_rereads
+from .classifier_data import FIRTH_DASK, OFFSET_SUPPORT
 
 __all__ = ["DaskRows", "OnDask", "regression_chunks"]
 
-#: A GLM regressor's rows in Dask chunks (validated chunk by chunk by its own check;
-#: its objective, start and statistics each a distributed pass).
-regression_chunks = dask_regression_rows
+
+def regression_chunks(est: BaseEstimator, X: MatrixLike, y: MatrixLike,
+                      family: ExponentialFamily, validate: Validate, intercept: bool,
+                      **arguments: Any) -> DaskRegressionRows:
+    """A GLM regressor's rows in Dask chunks (validated chunk by chunk by its own check;
+    its objective, start and statistics each a distributed pass), as
+    :func:`~problin._dask.regression.dask_regression_rows` makes them."""
+    rows = dask_regression_rows(est, X, y, family, validate, intercept, **arguments)
+    warn_if_rereads(type(est).__name__, rows.design.X, rows.design.y)
+    return rows
+
 
 _T = TypeVar("_T")
 
@@ -59,9 +70,11 @@ class DaskRows:
         return True
 
     def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
-                  offset: FloatArray | None) -> Objective:
+                  offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         if offset is not None:
             raise ValueError(OFFSET_SUPPORT)
+        if penalty is not None:
+            raise ValueError(FIRTH_DASK)
         return family.on_layout(_Objectives(self.design, family, prior, information))
 
     def positive_fraction(self) -> float:
@@ -115,6 +128,7 @@ class OnDask:
         design = dask_classifier_data(est, self.X, y, sample_weight, multiclass, intercept,
                                       classes=getattr(est, "classes", None),
                                       standardise=standardise)
+        warn_if_rereads(type(est).__name__, design.X, design.y)
         est.classes_ = design.classes
         return DaskRows(design)
 

@@ -20,13 +20,14 @@ from .._core.model.families import ClassFamily
 from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.objective import GLMObjective
 from .._core.model.objective_softmax import SoftmaxObjective
+from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
 from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import column_stats
 from .._core.types import FloatArray, MatrixLike
 from .._core.validation import check_sample_weight
 from .._frames import encode_frame
-from .classifier_data import OFFSET_SUPPORT, check_classifier_data
+from .classifier_data import FIRTH_CLASSES, OFFSET_SUPPORT, check_classifier_data
 
 __all__ = ["InMemory", "MemoryRows", "SparseRows"]
 
@@ -66,8 +67,8 @@ class MemoryRows:
         return affordable
 
     def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
-                  offset: FloatArray | None) -> Objective:
-        return family.on_layout(_Objectives(self, family, prior, information, offset))
+                  offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
+        return family.on_layout(_Objectives(self, family, prior, information, offset, penalty))
 
     def positive_fraction(self) -> float:
         y01, sw = self.y01, self.sample_weight  # (np.average costs ~10 us of a 0.6 ms fit)
@@ -107,14 +108,20 @@ class _Objectives:
     """The in-memory objective of each family layout (``family.on_layout``)."""
 
     def __init__(self, rows: MemoryRows, family: ClassFamily, prior: PriorPrecision | None,
-                 information: str, offset: FloatArray | None) -> None:
+                 information: str, offset: FloatArray | None, penalty: Jeffreys | None
+                 ) -> None:
         self.rows, self.family, self.prior = rows, family, prior
-        self.information, self.offset = information, offset
+        self.information, self.offset, self.penalty = information, offset, penalty
 
     def one_predictor(self) -> Objective:
         family = self.family  # (the family called this case: it is a binary one)
         assert not isinstance(family, CategoricalSoftmax)
         rows = self.rows
+        if self.penalty is not None:
+            return GLMObjective(rows.design, family, rows.y01, rows.sample_weight,
+                                information=self.information, offset=self.offset,
+                                penalty=self.penalty.bind(rows.design, family, rows.y01,
+                                                          rows.sample_weight, self.offset))
         return GLMObjective(rows.design, family, rows.y01, rows.sample_weight, self.prior,
                             information=self.information, offset=self.offset)
 
@@ -123,6 +130,8 @@ class _Objectives:
         assert isinstance(family, CategoricalSoftmax)
         if self.offset is not None:
             raise ValueError(OFFSET_SUPPORT)
+        if self.penalty is not None:
+            raise ValueError(FIRTH_CLASSES)
         rows = self.rows
         return SoftmaxObjective(rows.design, family, rows.t, rows.sample_weight,
                                 self.prior)

@@ -2,7 +2,7 @@
 import contextlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import click
@@ -26,9 +26,11 @@ from . import _formula
 from ._common import echo, echo_warnings, require_dask, spinner
 from ._glm_columns import (
     EXTRA_KEY,
+    check_apart_from_target,
     check_model_takes,
     chosen_columns,
     fit_column_options,
+    lazy_columns,
     read_with_columns,
 )
 from ._options import MODELS, data_command, engine_options, model_listing, model_path
@@ -142,9 +144,11 @@ def _dask_scheduler(address: str | None) -> Iterator[None]:
 
 def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: bool,
                  header: bool | None, blocksize: Any, categorical: Sequence[str],
-                 n_features: int | None) -> tuple[Any, np.ndarray]:
+                 n_features: int | None, columns: Mapping[str, str]
+                 ) -> tuple[Any, np.ndarray]:
     """The Dask engine's reader, and what ``check_target`` needs of the lazy target: its
-    distinct values (one pass over that column) for float labels, else only its dtype."""
+    distinct values (one pass over that column) for float labels, else only its dtype.
+    ``columns``: the fit arguments' columns, read beside the features (not as ones)."""
     from dask.utils import parse_bytes
     if n_features is not None:
         raise click.UsageError("--n-features applies to LibSVM data, which --engine dask "
@@ -156,8 +160,10 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
                                  param_hint="--blocksize") from None
     if data_format not in (None, "csv", "parquet"):
         raise click.UsageError(f"--engine dask reads CSV and Parquet, not {data_format}")
+    check_apart_from_target(target, columns)
     ds = read_dask(data, target, format=data_format, blocksize=size,
-                   drop_missing=drop_missing, header=header, categorical=list(categorical))
+                   drop_missing=drop_missing, header=header, categorical=list(categorical),
+                   fit_columns=list(columns.values()))
     if ds.y.dtype.kind == "f":
         import dask.array as da
         return ds, da.unique(ds.y).compute()
@@ -224,9 +230,6 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
                                     drop_missing, header, check_target, columns)
     est = configure(model_name, alpha, settings)  # before reading: a typo fails at once
     check_model_takes(model_name, est, columns)
-    if columns and engine != "memory":
-        raise click.UsageError("--offset, --exposure and --trials need the data in memory: "
-                               "drop --engine dask")
     if engine == "memory":
         if blocksize is not None or scheduler is not None:
             raise click.UsageError("--blocksize and --scheduler apply to --engine dask")
@@ -242,7 +245,7 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
     require_dask()
     with _dask_scheduler(scheduler):
         _fit(data, target, model_name, est, False, out, data_format, drop_missing, header,
-             categorical, n_features, blocksize=blocksize, lazy=True)
+             categorical, n_features, blocksize=blocksize, lazy=True, columns=columns)
 
 
 def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, out: str,
@@ -253,7 +256,11 @@ def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, o
     ``columns``: the fit arguments read from columns, see :mod:`._glm_columns`)."""
     values: dict[str, Any] = {}
     ds: Any  # (a Dataset, or the Dask engine's lazy one)
-    if columns:
+    if lazy:  # (the fit arguments' columns lazy too, from the features' partitions)
+        ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize,
+                                  categorical, n_features, columns or {})
+        values = lazy_columns(ds.fit_columns, data, columns or {})
+    elif columns:
         if n_features is not None:
             raise click.UsageError("--n-features applies to LibSVM data, which --offset, "
                                    "--exposure and --trials do not read")
@@ -261,9 +268,6 @@ def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, o
                                           data_format=data_format, drop_missing=drop_missing,
                                           header=header, categorical=categorical)
         labels = ds.y
-    elif lazy:
-        ds, labels = _read_lazily(data, target, data_format, drop_missing, header, blocksize,
-                                  categorical, n_features)
     else:
         ds = read_data(data, target, format=data_format, drop_missing=drop_missing,
                        header=header, require_target=True, categorical=list(categorical),

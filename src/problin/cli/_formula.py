@@ -23,8 +23,8 @@ from ._common import echo, echo_warnings, spinner
 from ._rows import kept_formula_rows
 from ._suggest import one_line
 
-__all__ = ["FORMULA_FORMAT", "check_formula_options", "check_reportable", "fit_formula",
-           "formula_rows", "is_formula_model", "parameters_of", "read_frame"]
+__all__ = ["FORMULA_FORMAT", "check_formula_options", "fit_formula", "formula_rows",
+           "is_formula_model", "parameters_of", "printed_summary", "read_frame"]
 
 FORMULA_FORMAT = "formula"
 
@@ -34,13 +34,6 @@ def is_formula_model(encoding: dict[str, Any] | None, model: Any = None) -> bool
     --formula``), or its model is a :class:`~problin.Formula` (saved from Python, with no
     encoding), which reads raw columns too."""
     return (encoding or {}).get("format") == FORMULA_FORMAT or isinstance(model, Formula)
-
-
-def check_reportable(encoding: dict[str, Any] | None, model: Any = None) -> None:
-    """``problin report`` plots in the space of the model's features: not yet for formulas."""
-    if is_formula_model(encoding, model):
-        raise click.UsageError("problin report does not read formula models yet: use "
-                               "problin summary and problin predict")
 
 
 def read_frame(path: str, data_format: str | None, header: bool | None,
@@ -125,15 +118,29 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
     more = f", {dropped} rows with missing values dropped" if dropped else ""
     echo(f"{model_name}: {type(model.estimator_).__name__} fitted on {n} rows by the "
          f"formula {formula!r}, {len(names)} column{'s' * (len(names) != 1)}{more}")
-    echo(format_table(parameter_table(model.estimator_, names)))
+    echo(printed_summary(model, names))
     echo(f"\nmodel saved to {out}")
 
 
+def printed_summary(model: Formula, names: Sequence[str] | None) -> str:
+    """What ``problin fit --formula`` and ``problin summary`` print of a formula model: its
+    ``summary_text()`` (the header naming the dependent variable above the full term
+    names) where the estimator has one and it exists for this fit, else the estimator's
+    parameter table."""
+    if hasattr(model, "summary_text"):  # (scikit-learn's available_if: the estimator's)
+        try:
+            return str(model.summary_text())
+        except ValueError:  # (no summary for this fit: a ridge LinearRegression)
+            pass
+    return format_table(parameter_table(model.estimator_, names))
+
+
 def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool | None,
-                 drop_missing: bool, also: Sequence[str] = ()
+                 drop_missing: bool, also: Sequence[str] = (), response: bool = False
                  ) -> tuple[pd.DataFrame, int, np.ndarray]:
     """The rows of ``data`` that a saved formula model predicts (its raw columns and the
-    columns ``also``: an offset, an exposure), how many were dropped, and the 1-based
+    columns ``also``: an offset, an exposure; with ``response``, the columns its
+    response reads where the file has them all), how many were dropped, and the 1-based
     data rows kept."""
     # Categories fitted as text are read as text (a file of "1" and "2" only reads them
     # as integers, which are no fitted level).
@@ -143,6 +150,11 @@ def formula_rows(bundle: Any, data: str, data_format: str | None, header: bool |
     variables = list((bundle.encoding or {}).get("variables") or [])
     if not variables and isinstance(bundle.model, Formula):
         variables = [str(v) for v in bundle.model.feature_names_in_]
+    if response and isinstance(bundle.model, Formula):
+        parsed = bundle.model._parse()
+        read = formula_columns(parsed.lhs) if hasattr(parsed, "lhs") else set()
+        if read and all(c in frame.columns for c in read):
+            also = [*also, *sorted(str(c) for c in read)]
     variables += [c for c in also if c not in variables]
     absent = [v for v in variables if v not in frame.columns]
     try:

@@ -3,7 +3,9 @@ a GLM regressor's per-row fit arguments, not features.
 
 They are read with the features (a missing value in them counts as one in a feature:
 the row is refused, or dropped with ``--drop-missing``), left out of the encoding, and
-passed to ``fit(X, y, offset=, exposure=, trials=)``. The model file records which
+passed to ``fit(X, y, offset=, exposure=, trials=)``; with ``--engine dask`` they are
+lazy columns of the same partitions as the features (:func:`lazy_columns`). The model
+file records which
 columns they were (``extra["fit_columns"]``), so that ``problin predict`` and
 ``problin report`` read the new file's offset and exposure from the columns of the same
 names; ``trials`` is the binomial's fit argument only (predictions are probabilities).
@@ -25,7 +27,8 @@ from ..report.tables import final_estimator
 from ._rows import kept_formula_rows
 
 __all__ = ["FIT_COLUMNS", "EXTRA_KEY", "fit_column_options", "chosen_columns",
-           "check_model_takes", "read_with_columns", "saved_columns"]
+           "check_model_takes", "check_apart_from_target", "lazy_columns",
+           "read_with_columns", "saved_columns"]
 
 FIT_COLUMNS = ("offset", "exposure", "trials")
 PREDICT_COLUMNS = ("offset", "exposure")  # what predictions take (trials only fit)
@@ -94,14 +97,35 @@ def _check_present(frame: pd.DataFrame, path: str, columns: Sequence[str]) -> No
                                   f"{list(map(str, frame.columns))}")
 
 
+def _check_numeric(path: str, argument: str, column: str, dtype: Any) -> None:
+    if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        raise DataFileError(f"{path}: the {argument} column {column!r} is not numeric")
+
+
 def _numeric(frame: pd.DataFrame, path: str, columns: Mapping[str, str]
              ) -> dict[str, np.ndarray]:
     out = {}
     for argument, column in columns.items():
-        values = frame[column]
-        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
-            raise DataFileError(f"{path}: the {argument} column {column!r} is not numeric")
-        out[argument] = values.to_numpy(dtype=np.float64)
+        _check_numeric(path, argument, column, frame[column].dtype)
+        out[argument] = frame[column].to_numpy(dtype=np.float64)
+    return out
+
+
+def check_apart_from_target(target: str | None, columns: Mapping[str, str]) -> None:
+    """A usage error where the target is also one of the ``columns``."""
+    if target is not None and target in columns.values():
+        raise click.UsageError(f"the target {target!r} cannot also be the "
+                               f"{next(k for k, v in columns.items() if v == target)} column")
+
+
+def lazy_columns(fit_columns: Mapping[str, Any], path: str, columns: Mapping[str, str]
+                 ) -> dict[str, Any]:
+    """``{argument: lazy column}`` from the Dask reader's ``fit_columns`` (chunked as the
+    features' rows), each checked numeric by its type, as in memory."""
+    out = {}
+    for argument, column in columns.items():
+        _check_numeric(path, argument, column, fit_columns[column].dtype)
+        out[argument] = fit_columns[column]
     return out
 
 
@@ -125,9 +149,7 @@ def read_with_columns(path: str, columns: Mapping[str, str], *, target: str | No
         raise DataFileError(f"{path}: no data rows")
     named = list(columns.values())
     _check_present(frame, path, named)
-    if target is not None and target in named:
-        raise click.UsageError(f"the target {target!r} cannot also be the "
-                               f"{next(k for k, v in columns.items() if v == target)} column")
+    check_apart_from_target(target, columns)
     if encoding is None:
         used = [c for c in frame.columns if c not in named]
     else:  # the model's columns only (and its target, where it is read)

@@ -13,6 +13,7 @@ from sklearn.base import is_classifier
 from .._optional import import_optional
 from ..exceptions import MissingDependencyError
 from ..glm import NegativeBinomialRegression
+from ..formula import Formula
 from ..glm.regression import GLMRegressor
 from ..io import ModelFileError, read_model_file
 from ..io.readers import read_data
@@ -161,7 +162,9 @@ def summary(model_file: str, debug: bool) -> None:
             se = f" (std. error {est.alpha_se_:.4g})" if np.isfinite(est.alpha_se_) else \
                 " (fixed)"
             lines.append(f"NB alpha:   {est.alpha_:.6g}{se}")
-        if isinstance(est, GLMRegressor):  # statsmodels' GLM header above the table
+        if isinstance(bundle.model, Formula):  # its summary_text, naming the response
+            table = _formula.printed_summary(bundle.model, bundle.feature_names)
+        elif isinstance(est, GLMRegressor):  # statsmodels' GLM header above the table
             table = str(est.summary_text())
         else:
             table = format_table(parameter_table(model, bundle.feature_names))
@@ -224,23 +227,30 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     from ..report import build_report  # on first use: loads matplotlib (0.5 s a command)
     evaluation = _cv_option(cv)
     bundle = read_model_file(model_file)
-    _formula.check_reportable(bundle.encoding, bundle.model)
     columns = dict((bundle.extra or {}).get(EXTRA_KEY) or {})  # offset, exposure, trials
     values: dict[str, np.ndarray] = {}
-    if columns:
+    if _formula.is_formula_model(bundle.encoding, bundle.model):  # raw columns: the formula
+        # encodes them, and the report reads the response from them (build_report)
+        X, _, _ = _formula.formula_rows(bundle, data, data_format, header, drop_missing,
+                                        also=list(columns.values()), response=True)
+        values = {k: X[v].to_numpy() for k, v in columns.items()}
+        y, names = None, [str(f) for f in bundle.feature_names or []]
+    elif columns:
         ds, values, _ = read_with_columns(data, columns, data_format=data_format,
                                           encoding=bundle.encoding, drop_missing=drop_missing,
                                           header=header, categorical=categorical)
+        X, y, names = ds.X, ds.y, [str(f) for f in ds.feature_names]
     else:
         ds = read_data(data, format=data_format, encoding=bundle.encoding,
                        drop_missing=drop_missing, header=header, categorical=list(categorical),
                        n_features=n_features)
-    chosen = _plot_features(features, [str(f) for f in ds.feature_names])
+        X, y, names = ds.X, ds.y, [str(f) for f in ds.feature_names]
+    chosen = _plot_features(features, names)
     with echo_warnings(), progress("report", build_report.n_steps) as step, \
             _using(model_file):
-        page = build_report(bundle.model, ds.X, ds.y, feature_names=ds.feature_names,
-                            bundle=bundle, features=chosen, title=title, source=data,
-                            progress=step, cv=evaluation, fit_arguments=values)
+        page = build_report(bundle.model, X, y, feature_names=names, bundle=bundle,
+                            features=chosen, title=title, source=data, progress=step,
+                            cv=evaluation, fit_arguments=values)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page)
     echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")

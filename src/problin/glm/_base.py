@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
+from .._core.model.penalty_firth import JEFFREYS
 from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.ascent import coordinate_descent, gradient_descent
 from .._core.solvers.newton import newton, sketch_rows, sketch_size
@@ -45,6 +46,7 @@ from .interval import check_offset, interval_table
 from .marginal import marginal_effects_table
 from .problem import (
     ClassifierProblem,
+    check_penalty,
     classifier_family,
     classifier_problem,
     parameter_index,
@@ -82,6 +84,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
 
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "penalty": [StrOptions({"l2", "firth"})],
         "fit_intercept": ["boolean"],
         "solver": [StrOptions({"auto", "newton", "lbfgs", "gradient", "coordinate"})],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
@@ -117,6 +120,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         self
         """
         validate_params(self)
+        check_penalty(self)
         cov_type = getattr(self, "cov_type", "nonrobust")
         source = data_source(X)  # the one choice of where the rows are
         if cov_type != "nonrobust" or offset is not None:
@@ -157,7 +161,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
         statistics = found._asdict()
         del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 null_log_likelihood=null,
+                                 penalty_name=self.penalty, null_log_likelihood=null,
                                  reference_class=family.reference_class, **statistics)
         if cov_type != "nonrobust" and fit.covariance_standard is not None:
             eta = objective.linear_predictor(result.theta)
@@ -185,10 +189,12 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
                  offset: NDArray[np.float64] | None = None) -> ClassifierProblem:
         """The objective to minimise and its starting point. Newton's curvature
         is ``ProbitRegression``'s ``information`` parameter; for the logit (a
-        canonical link) observed and expected information coincide."""
-        return classifier_problem(rows, family, self.alpha,
-                                  information=getattr(self, "information", "observed"),
-                                  offset=offset)
+        canonical link) observed and expected information coincide. Firth's penalty
+        scores with the expected information, whose inverse it reports (logistf)."""
+        firth = self.penalty == "firth"
+        information = "expected" if firth else getattr(self, "information", "observed")
+        return classifier_problem(rows, family, self.alpha, information=information,
+                                  offset=offset, penalty=JEFFREYS if firth else None)
 
     def _choose_solver(self, problem: ClassifierProblem) -> str:
         solver = self.solver

@@ -1,40 +1,27 @@
 """After a GLM fit: covariance, identifiability, separation and convergence.
 
 Each ill-posed case gets a usable model and one clear warning of problin's
-own class; nothing here changes the fitted coefficients.
+own class; nothing here changes the fitted coefficients. The covariance and the
+parameters it cannot identify are :mod:`problin.glm._covariance`'s; here are what the
+fit may afford (the information matrix, L-BFGS's memory) and the classifiers'
+separation check.
 """
 import os
-import warnings
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._core.blocks import small_blas
-from .._core.linalg import (
-    cholesky,
-    equilibrated_cholesky,
-    identified_columns,
-    inverse_from_equilibrated,
-    solve_psd,
-)
 from .._core.model.contract import Objective, RowsAtHand
-from .._core.model.objective import GLMObjective, InMemoryObjective
-from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.solvers.quasi_newton import MAX_PAIRS, MIN_PAIRS, history_size, lbfgs_memory
 from .._core.model.separation import (
     LP_MAX_SIZE,
     certified_separation,
     separated_rows,
 )
-from ..exceptions import (
-    CollinearityWarning,
-    ConvergenceWarning,
-    NumericalWarning,
-    SeparationWarning,
-)
+from ..exceptions import ConvergenceWarning, SeparationWarning, warn_at_caller
 from .._core.solvers.steps import SolverResult
+from ._covariance import covariance, unidentified_held
 from .inference import parameter_names
 from .problem import ClassifierProblem
 
@@ -44,7 +31,6 @@ __all__ = [
     "check_fits_in_memory",
     "lbfgs_budget",
     "lbfgs_pairs",
-    "covariance",
     "diagnose",
     "hessian_affordable",
     "watch_fit",
@@ -167,60 +153,6 @@ def check_fits_in_memory(n_params: int) -> None:
                           f"{free / 1e9:.1f} GB of memory is available")
 
 
-def covariance(objective: Objective, H: NDArray[np.float64]
-               ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]:
-    """``(covariance, identified, covariance_standard)``: the inverse information
-    ``H`` on the identified parameters (NaN elsewhere), in raw units, which
-    parameters are identified, and the same covariance in the solver's coordinates."""
-    # A prior's precision identifies the parameters it covers, however weak against
-    # the data (an L2 penalty in raw units on columns at 1e6 is ~1e-10 of the diagonal).
-    prior_diag = objective.penalty.hessian_diagonal()
-    with small_blas(H.shape[0]):
-        whole = equilibrated_cholesky(H, prior_diag=prior_diag)
-    if whole is not None:  # every parameter identified: one factorisation
-        identified, cov = np.ones(H.shape[0], dtype=bool), inverse_from_equilibrated(*whole)
-    else:
-        identified = identified_columns(H, prior_diag=prior_diag)
-        cov = np.full_like(H, np.nan)
-    idx = np.flatnonzero(identified) if whole is None else None
-    if idx is not None and idx.size:
-        chol = cholesky(H[np.ix_(idx, idx)])
-        cov[np.ix_(idx, idx)] = chol.inverse()
-        if chol.jitter > 0:
-            warnings.warn("the information matrix is numerically singular; standard errors "
-                          f"are regularised by a jitter of {chol.jitter:.2e}", NumericalWarning,
-                          stacklevel=4)
-    # A rank-one prior term c v v^T that only pins an invariance (softmax
-    # intercepts summing to zero, H v = 0) is removed again: (H + c v v^T)^-1
-    # = H^+ + v v^T / (c |v|^4), and H^+ is the covariance on the constraint.
-    for v, c in _rank_one(objective):  # (the GLMs' intercepts are unpenalised: v is flat)
-        cov -= np.outer(v, v) / (c * float(v @ v) ** 2)
-    return to_raw(objective, cov), identified, cov
-
-
-def flat_direction(objective: Objective | InMemoryObjective) -> NDArray[np.float64] | None:
-    """The prior's rank-one direction that only pins an invariance (softmax with all
-    K blocks free: the common shift of the intercepts), or None."""
-    flat = None
-    for v, _ in _rank_one(objective):
-        flat = v
-    return flat
-
-
-def _rank_one(objective: Objective | InMemoryObjective) -> list[tuple[NDArray[np.float64], float]]:
-    """The rank-one terms of a Gaussian prior's precision (none for other penalties)."""
-    gaussian = objective.penalty.gaussian
-    return [] if gaussian is None else gaussian.precision.rank_one
-
-
-def to_raw(objective: Objective | InMemoryObjective, cov_z: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A covariance in the solver's coordinates mapped to raw units (NaN rows kept)."""
-    basis = objective.design.basis
-    if basis is None:
-        return cov_z.copy()
-    return basis.covariance_to_raw(cov_z, objective.n_blocks, flat_direction(objective))
-
-
 def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diagnosis:
     """Covariance, identifiability, separation and convergence checks of ``est``'s fit
     (which reads ``est``'s parameters and names, and warns; it sets nothing)."""
@@ -230,7 +162,9 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     if result.hessian is not None or hessian_affordable(objective.design.n_samples,
                                                         objective.n_params):
         H = result.hessian
-        if H is None or not objective.exact_hessian:
+        if not objective.penalty.exact_hessian:  # (Firth: the Fisher information at the
+            H = objective.value_grad_hess(result.theta, result.eta)[2]  # answer, logistf's)
+        elif H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
         cov, identified, cov_z = covariance(objective, H)
     separated = _check_separation(est, problem, result, cov_z)
@@ -238,28 +172,12 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     # alone: the separation warning says it all.
     theta = None
     if identified is not None and separated is None and H is not None:
-        theta = _unidentified_held(est, lambda: _flat_names(est, problem), result.theta, H,
+        theta = unidentified_held(est, lambda: _flat_names(est, problem), result.theta, H,
                                    identified)
     if not result.converged and separated is None:
-        warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
-                      f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
-                      stacklevel=3)
+        warn_at_caller(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
+                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning)
     return Diagnosis(cov, identified, separated, cov_z, theta)
-
-
-def _unidentified_held(est: Any, names: Callable[[], list[str]], theta: NDArray[np.float64],
-                       H: NDArray[np.float64], identified: NDArray[np.bool_]
-                       ) -> NDArray[np.float64] | None:
-    """``theta`` with the parameters that are not identified held at 0
-    (:func:`held_at_zero`), saying which (a ``CollinearityWarning``; ``names()``: the
-    parameters' names, formed only then); None where all are."""
-    if identified.all():
-        return None
-    lost = [n for n, ok in zip(names(), identified) if not ok]
-    warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
-                  "Predictions are unaffected; drop these columns or set alpha > 0 for "
-                  "unique coefficients.", CollinearityWarning, stacklevel=4)
-    return held_at_zero(theta, H, identified)
 
 
 def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any
@@ -274,33 +192,13 @@ def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any
     H = objective.observed_hessian(theta, eta)
     cov, identified, cov_z = covariance(objective, H)
     fit = fit.replace(covariance=cov, identified=identified, covariance_standard=cov_z)
-    held = None if fit.separated is not None else _unidentified_held(
+    held = None if fit.separated is not None else unidentified_held(
         est, lambda: _flat_names(est, problem), theta, H, identified)
     if held is not None:
         raw = held if basis is None else basis.to_raw(held)
         fit = fit.replace(theta=np.array(raw, dtype=np.float64), theta_standard=held)
         eta = objective.linear_predictor(held)
     return fit, eta
-
-
-def held_at_zero(theta: NDArray[np.float64], H: NDArray[np.float64],
-                 identified: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """The same optimum with the parameters that are not identified at 0, as R's ``glm``
-    reports them (NA) and as the fit without their columns has it.
-
-    A parameter is not identified where its column is (to ``identified_columns``'
-    tolerance) a combination ``Z_U = Z_I A`` of the identified ones, ``A = H_II^-1 H_IU``
-    (weighted least squares: ``H = Z^T W Z``). Moving ``theta_U`` onto them,
-    ``theta_I + A theta_U``, leaves every linear predictor as it was; the solver leaves
-    ``theta_U`` wherever its path ended, and the others' values depend on that.
-    """
-    I, U = np.flatnonzero(identified), np.flatnonzero(~identified)
-    theta = np.array(theta, dtype=np.float64)
-    if I.size:
-        A, _ = solve_psd(H[np.ix_(I, I)], H[np.ix_(I, U)])
-        theta[I] += A @ theta[U]
-    theta[U] = 0.0
-    return theta
 
 
 def _flat_names(est: Any, problem: ClassifierProblem) -> list[str]:
@@ -343,7 +241,7 @@ def _check_separation(est: Any, problem: ClassifierProblem, result: SolverResult
     """The separated rows (None if none), with a warning, when the classes are
     (quasi-)separable."""
     objective = problem.objective
-    if est.alpha > 0:
+    if est.alpha > 0 or not objective.penalty.exact_hessian:  # (Firth's estimates are finite)
         return None
     if result.converged and not _fitted_with_certainty(objective, result.eta):
         return None
@@ -400,10 +298,9 @@ def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[A
         labels = ", ".join(str(np.asarray(c).tolist()) for c in which)
         what = (f"class {labels} is {kind} separated from the other classes (one against "
                 f"the rest): its probability is fitted as 0 or 1 on {n_sep} of {n_used} samples")
-    warnings.warn(f"{what}, and the maximum-likelihood coefficients do "
-                  "not exist (they diverge). The returned coefficients are finite because the "
-                  "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning,
-                  stacklevel=5)
+    warn_at_caller(f"{what}, and the maximum-likelihood coefficients do "
+                   "not exist (they diverge). The returned coefficients are finite because the "
+                   "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning)
 
 
 def _separated(problem: ClassifierProblem, result: SolverResult,

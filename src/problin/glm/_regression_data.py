@@ -21,12 +21,14 @@ from numpy.typing import NDArray
 
 from .._core.model.distributions import offending_rows
 from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.family_statistics import NullModel
 from .._core.model.fitted_rows import FittedRows, RowProducts, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.prior import PriorPrecision
+from .._core.solvers.steps import SolverResult
 from .._core.validation import check_sample_weight
 from .._core.model.contract import Objective
-from ._regression_fit import boundary_fit
+from ._regression_fit import Penalised, boundary_fit
 from .interval import check_offset
 
 __all__ = ["RegressionData", "RegressionObjective", "RegressionRows", "check_positive",
@@ -72,7 +74,7 @@ def check_positive(name: str, values: Any, n_rows: int, allow_zero: bool = False
     return v
 
 
-def log_exposure(family: Any, exposure: Any, n_rows: int) -> NDArray[np.float64]:
+def log_exposure(family: ExponentialFamily, exposure: Any, n_rows: int) -> NDArray[np.float64]:
     """``log(exposure)``, checked positive, for a model of the log link (the mean is then
     proportional to the exposure); a ValueError for any other link."""
     link = family.link_function.name
@@ -92,10 +94,10 @@ class RegressionObjective(Objective[Any], Protocol):
     def information(self) -> str: ...
 
 
-Obj_co = TypeVar("Obj_co", bound=RegressionObjective, covariant=True)
+Obj = TypeVar("Obj", bound=RegressionObjective)
 
 
-class RegressionRows(Protocol[Obj_co]):
+class RegressionRows(Protocol[Obj]):
     """A regressor's validated rows, wherever they are: in memory (:class:`RegressionData`)
     or in Dask chunks (:class:`~problin._dask.regression.DaskRegressionRows`, each answer
     a distributed pass). The fit asks them, never which they are."""
@@ -108,7 +110,7 @@ class RegressionRows(Protocol[Obj_co]):
         ...
 
     def objective(self, design: Any, family: ExponentialFamily, prior: PriorPrecision | None,
-                  information: str) -> Obj_co:
+                  information: str) -> Obj:
         """The negative log-likelihood of ``family`` on ``design`` (the rows' own)."""
         ...
 
@@ -125,13 +127,15 @@ class RegressionRows(Protocol[Obj_co]):
     def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
                     phi: float) -> tuple[float, float, float]: ...
 
-    def boundary(self, est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None: ...
+    def boundary(self, est: Penalised, objective: Obj, result: SolverResult
+                 ) -> NDArray[np.bool_] | None: ...
 
     def row_sums(self, design: RowProducts | None, family: ExponentialFamily, eta: Any,
                  op: RowSum) -> tuple[float | NDArray[np.float64], ...]:
         """``op`` summed over the rows at the linear predictor ``eta`` (no offset) of
         ``design``: a parameter of the family outside the linear predictor (the negative
-        binomial's alpha) is fitted from such sums."""
+        binomial's alpha) and the maximum-likelihood dispersion (no design) are fitted
+        from such sums."""
         ...
 
 
@@ -189,30 +193,33 @@ class RegressionData:
         """Whether Newton's final Hessian is exact (``affordable``: a full one in memory)."""
         return affordable
 
-    def boundary(self, est: Any, objective: Any, result: Any) -> NDArray[np.bool_] | None:
+    def boundary(self, est: Penalised, objective: GLMObjective[ExponentialFamily],
+                 result: SolverResult) -> NDArray[np.bool_] | None:
         """The rows fitted at an end of the mean's range (:func:`~problin.glm.
         _regression_fit.boundary_fit`)."""
         return boundary_fit(est, objective, result)
 
-    def fitted_sums(self, family: ExponentialFamily, eta: Any) -> tuple[float, float]:
+    def fitted_sums(self, family: ExponentialFamily, eta: NDArray[np.float64]
+                    ) -> tuple[float, float]:
         """``(deviance, Pearson's chi²)`` at the linear predictors ``eta`` (no offset)."""
         mu = family.mean(eta if self.offset is None else eta + self.offset)
         deviance = family.deviance(self.y, mu, self.weights)
         self._fitted.update(eta=eta, deviance=deviance)
         return deviance, family.pearson_chi2(self.y, mu, self.weights)
 
-    def null_model(self, family: ExponentialFamily) -> Any:
+    def null_model(self, family: ExponentialFamily) -> NullModel:
         return family.null_model(self.y, self.weights, self.offset)
 
-    def row_sums(self, design: RowProducts | None, family: ExponentialFamily, eta: Any,
-                 op: RowSum) -> tuple[float | NDArray[np.float64], ...]:
+    def row_sums(self, design: RowProducts | None, family: ExponentialFamily,
+                 eta: NDArray[np.float64], op: RowSum
+                 ) -> tuple[float | NDArray[np.float64], ...]:
         """``op`` of all the rows at once, at the linear predictor ``eta`` (no offset)."""
         eta = eta if self.offset is None else eta + self.offset
         return op(FittedRows.at(design, family.link_function, self.y, self.weights, eta,
                                 self.frequency, self.variance))
 
-    def likelihoods(self, family: ExponentialFamily, eta: Any, null: Any, ll_scale: float,
-                    phi: float
+    def likelihoods(self, family: ExponentialFamily, eta: NDArray[np.float64],
+                    null: NullModel, ll_scale: float, phi: float
                     ) -> tuple[float, float, float]:
         """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``.
 
@@ -250,7 +257,7 @@ def _product(*factors: NDArray[np.float64] | None) -> NDArray[np.float64] | None
     return out
 
 
-def regression_data(family: Any, y: Any, n_rows: int, sample_weight: Any = None,
+def regression_data(family: ExponentialFamily, y: Any, n_rows: int, sample_weight: Any = None,
                     offset: Any = None, exposure: Any = None, var_weights: Any = None,
                     trials: Any = None) -> RegressionData:
     """Validate a regressor's ``fit`` arguments against ``family`` (module docstring).

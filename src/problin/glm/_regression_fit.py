@@ -2,39 +2,46 @@
 
 The classifiers' :func:`~problin.glm._diagnostics.diagnose` also looks for separated
 classes, which regression targets do not have; the rest is shared with it
-(:func:`~problin.glm._diagnostics.covariance`, the parameters that are not identified
+(:func:`~problin.glm._covariance.covariance`, the parameters that are not identified
 held at 0). The information is the estimator's ``information``: the expected
 information by default, whose inverse is what statsmodels' ``GLM`` (IRLS) and R's
 ``glm`` report for every link; the observed one with ``information="observed"``
 (the same for canonical links).
 """
-import warnings
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
+from sklearn.base import BaseEstimator
 
 from .._core.linalg import solve_psd
 from .._core.solvers.steps import SolverResult
 from .._core.model.boundary import boundary_rows
-from .._core.model.contract import Objective
+from .._core.model.contract import Eta, Objective
+from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.objective import GLMObjective
 from .._core.model.separation import LP_MAX_SIZE
-from ..exceptions import ConvergenceWarning, PerfectFitWarning
-from ._diagnostics import Diagnosis, _unidentified_held, covariance, hessian_affordable
+from ..exceptions import ConvergenceWarning, PerfectFitWarning, warn_at_caller
+from ._covariance import covariance, unidentified_held
+from ._diagnostics import Diagnosis, hessian_affordable
 from .inference import parameter_names
 
-__all__ = ["boundary_fit", "regression_diagnosis", "converged_within"]
+__all__ = ["Penalised", "boundary_fit", "regression_diagnosis", "converged_within"]
 
 # A row at an end of the mean's range whose unit deviance is below this is fitted at
 # that end (the classifiers' threshold on a row's loss, doubled: the deviance is twice
 # the loss): the sign that some coefficients run off to infinity.
 _AT_END = 2e-7
 
+class Penalised(Protocol):
+    """What the boundary check reads of the estimator: its penalty."""
 
-def converged_within(objective: Objective[Any], result: SolverResult, unit: float, tol: float
-                     ) -> bool:
+    alpha: float
+
+
+def converged_within(objective: Objective[Eta], result: SolverResult[Eta], unit: float,
+                     tol: float) -> bool:
     """Whether Newton's decrement at the answer, ``g^T H^-1 g / 2`` in ``unit``, is at most
     ``tol²``: a further Newton step would move the answer by ~``tol`` standard errors or
     less. The solver's bound on it where that suffices; else one gradient pass (the row
@@ -50,8 +57,8 @@ def converged_within(objective: Objective[Any], result: SolverResult, unit: floa
     return rank == H.shape[0] and float(g @ step) / (2.0 * unit) <= tol * tol
 
 
-def boundary_fit(est: Any, objective: GLMObjective, result: SolverResult
-                 ) -> NDArray[np.bool_] | None:
+def boundary_fit(est: Penalised, objective: GLMObjective[ExponentialFamily],
+                 result: SolverResult) -> NDArray[np.bool_] | None:
     """The rows fitted at an end of the mean's range along a direction of the
     coefficients that moves no other row (:mod:`problin._core.model.boundary`: zero
     counts, proportions of 0 or 1), None where there are none. The linear program runs
@@ -89,7 +96,8 @@ def boundary_fit(est: Any, objective: GLMObjective, result: SolverResult
     return mask
 
 
-def regression_diagnosis(est: Any, objective: Any, result: Any, hessian: Any = None,
+def regression_diagnosis(est: BaseEstimator, objective: Objective[Eta],
+                         result: SolverResult[Eta], hessian: NDArray[np.float64] | None = None,
                          boundary: NDArray[np.bool_] | None = None) -> Diagnosis:
     """The unscaled covariance (the inverse of ``hessian``, the information at the answer,
     or of the objective's own; None where too costly), which parameters are identified,
@@ -104,22 +112,21 @@ def regression_diagnosis(est: Any, objective: Any, result: Any, hessian: Any = N
             H = objective.value_grad_hess(result.theta, result.eta)[2]
         cov, identified, cov_z = covariance(objective, H)
         if boundary is None:  # (at the boundary the information fades for that reason)
-            theta = _unidentified_held(
+            theta = unidentified_held(
                 est, lambda: parameter_names(est, objective.design.n_features), result.theta,
                 H, identified)
     if boundary is not None:
         used = boundary.size if objective.sample_weight is None \
             else int(np.count_nonzero(objective.sample_weight))
-        warnings.warn(f"{type(est).__name__}: {int(boundary.sum())} of {used} rows are "
-                      "fitted at the boundary of the mean's range (zero counts by means "
-                      "tending to 0, proportions of 0 or 1) along a direction that changes "
-                      "no other row: the maximum-likelihood coefficients do not exist (they "
-                      "diverge; separated_ marks the rows). The returned coefficients are "
-                      "finite because the iteration stopped; drop or merge what isolates "
-                      "those rows, or set alpha > 0 (where the intercept alone runs off, "
-                      "every y is at the boundary).", PerfectFitWarning, stacklevel=6)
+        warn_at_caller(f"{type(est).__name__}: {int(boundary.sum())} of {used} rows are "
+                       "fitted at the boundary of the mean's range (zero counts by means "
+                       "tending to 0, proportions of 0 or 1) along a direction that changes "
+                       "no other row: the maximum-likelihood coefficients do not exist (they "
+                       "diverge; separated_ marks the rows). The returned coefficients are "
+                       "finite because the iteration stopped; drop or merge what isolates "
+                       "those rows, or set alpha > 0 (where the intercept alone runs off, "
+                       "every y is at the boundary).", PerfectFitWarning)
     elif not result.converged:
-        warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
-                      f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
-                      stacklevel=6)
+        warn_at_caller(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
+                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning)
     return Diagnosis(cov, identified, boundary, cov_z, theta)

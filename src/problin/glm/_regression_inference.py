@@ -1,4 +1,5 @@
-"""Intervals for the fitted mean and marginal effects of a GLM regressor.
+"""Intervals for the fitted mean and marginal effects of a GLM regressor, and how its
+dispersion was found (the summary says which).
 
 For a row with linear predictor ``eta = x~^T theta + o`` (``x~ = [1, x]``) and Wald
 variance ``v = x~^T Cov x~`` (:func:`~problin.glm.interval.linear_predictor_se`), the
@@ -29,9 +30,20 @@ from .inference import parameter_names, wald_table
 from .interval import linear_predictor_se
 from .result import GLMFit
 
-__all__ = ["mean_effects_table", "mean_interval_table"]
+__all__ = ["dispersion_source", "mean_effects_table", "mean_interval_table"]
 
 AT = ("overall", "mean")
+
+
+def dispersion_source(scale: float | str | None, fixed: bool) -> str:
+    """How a regressor's ``scale_`` was found, in the summary's words: from its ``scale``
+    parameter and whether the family fixes the dispersion at 1."""
+    if scale is None and fixed:
+        return "fixed at 1"
+    if not isinstance(scale, str) and scale is not None:
+        return "the value given"
+    return {"ml": "maximum likelihood",
+            "dev": "the deviance / df_resid"}.get(scale or "X2", "Pearson's chi2 / df_resid")
 
 
 def _quantile(fit: GLMFit, level: float) -> float:

@@ -31,6 +31,13 @@ class LogisticRegression(GLMClassifier):
         Precision of the Gaussian prior on the weights (L2 penalty
         ``alpha/2 |w|^2``); the intercept is not penalised. scikit-learn's
         ``C`` is ``1 / alpha``.
+    penalty : {"l2", "firth"}, default="l2"
+        ``"l2"``: the Gaussian prior of ``alpha``. ``"firth"``: Firth's bias-reduced
+        likelihood, ``l(theta) + 1/2 log |I(theta)|`` (the Jeffreys prior; Firth 1993,
+        Heinze & Schemper 2002, as R's logistf), fitted by Fisher scoring on the
+        modified score ``sum (y - p + h (1/2 - p)) x`` (``h`` the leverages): finite
+        estimates under separation, standard errors from the inverse Fisher
+        information at the estimate. Binary models in memory, Newton, ``alpha = 0``.
     fit_intercept : bool, default=True
     solver : {"auto", "newton", "lbfgs", "gradient", "coordinate"}, default="auto"
         Newton/IRLS; L-BFGS (Hessian-free, for wide or sparse data); gradient
@@ -110,10 +117,12 @@ class LogisticRegression(GLMClassifier):
     _family = BernoulliLogit()
     _multiclass = True
 
-    def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
+    def __init__(self, alpha: float = 0.0, *, penalty: str = "l2", fit_intercept: bool = True,
+                 solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
                  classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
         self.alpha = alpha
+        self.penalty = penalty
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter

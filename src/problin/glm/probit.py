@@ -20,13 +20,16 @@ class ProbitRegression(GLMClassifier):
 
     Parameters
     ----------
-    alpha, fit_intercept, solver, max_iter, tol :
-        As in :class:`problin.LogisticRegression`.
+    alpha, penalty, fit_intercept, solver, max_iter, tol :
+        As in :class:`problin.LogisticRegression` (``penalty="firth"``: the Jeffreys
+        prior of the probit's Fisher information ``phi^2 / (Phi (1 - Phi))``, the
+        adjusted score of Kosmidis & Firth 2009).
     information : {"observed", "expected"}, default="observed"
         Curvature used by Newton's method: the observed information (true
         Newton, as statsmodels ``Probit``) or the expected information
         (Fisher scoring, classic IRLS). Both converge to the same optimum;
-        ``covariance_`` is always the inverse *observed* information.
+        ``covariance_`` is the inverse *observed* information (the expected one
+        for ``penalty="firth"``, which scores with it).
     classes : array-like of two labels or None, default=None
         The class labels in order; the second is the "success" class whose
         probability is ``Phi(b + x^T w)``. Default: the sorted labels of y.
@@ -66,10 +69,12 @@ n_obs_, pseudo_r2_, lr_statistic_, lr_pvalue_ :
         "information": [StrOptions({"observed", "expected"})],
     }
 
-    def __init__(self, alpha: float = 0.0, *, fit_intercept: bool = True, solver: str = "auto",
+    def __init__(self, alpha: float = 0.0, *, penalty: str = "l2", fit_intercept: bool = True,
+                 solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8, information: str = "observed",
                  classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
         self.alpha = alpha
+        self.penalty = penalty
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.max_iter = max_iter

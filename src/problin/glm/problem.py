@@ -8,13 +8,15 @@ one linear predictor, or softmax's class blocks); this module composes the two
 once per fit, into a :class:`ClassifierProblem`.
 """
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._core.model.contract import Objective
+from .._core.model.contract import DesignShape, Objective
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.objective import InMemoryObjective, PriorPrecision
+from .._core.model.penalty_firth import Jeffreys
 from .._core.types import FloatArray
 from .._source import ClassifierDesign, ClassifierRows
 from .._source.classifier_data import _plain_arrays, check_classifier_data  # noqa: F401
@@ -25,6 +27,7 @@ __all__ = [
     "ClassifierProblem",
     "check_classifier_data",
     "classifier_family",
+    "check_penalty",
     "classifier_problem",
     "parameter_index",
     "prior_precision",
@@ -86,6 +89,20 @@ class _ParameterIndex:
                                           names=["class", "parameter"])
 
 
+def check_penalty(est: Any) -> None:
+    """One clear error for what Firth's penalty does not combine with: an L2 ``alpha``
+    (two priors at once; logistf has none either) and solvers other than Newton (its
+    Hessian is the Fisher information, which the first-order solvers never form)."""
+    if est.penalty != "firth":
+        return
+    if est.alpha > 0:
+        raise ValueError(f"penalty='firth' is the Jeffreys prior and takes no L2 alpha; "
+                         f"got alpha={est.alpha!r} (set alpha=0, or penalty='l2')")
+    if est.solver not in ("auto", "newton"):
+        raise ValueError(f"penalty='firth' is fitted by Newton (Fisher scoring on the "
+                         f"modified score); got solver={est.solver!r}")
+
+
 def _contrasts(alpha: float) -> bool:
     """Whether a softmax is parametrised by the K-1 contrasts against the first class
     (without a prior, which alone identifies all K blocks)."""
@@ -103,21 +120,23 @@ def classifier_family(binary: BinaryFamily, n_classes: int, alpha: float) -> Cla
 
 def classifier_problem(rows: ClassifierRows, family: ClassFamily, alpha: float, *,
                        information: str = "observed", intercept_alpha: float = 0.0,
-                       offset: FloatArray | None = None) -> ClassifierProblem:
+                       offset: FloatArray | None = None, penalty: Jeffreys | None = None
+                       ) -> ClassifierProblem:
     """The negative log-posterior of a GLM classifier on ``rows`` and its starting point
     (zero weights, the intercepts of the class frequencies). The prior is
-    :func:`prior_precision`'s. ``offset``: a known term of the binary linear predictor
+    :func:`prior_precision`'s, or Firth's ``penalty`` (the Jeffreys prior, bound to the
+    rows where they are). ``offset``: a known term of the binary linear predictor
     (in-memory data only)."""
     design = rows.design
     prior = prior_precision(design, family.n_blocks, alpha, intercept_alpha)
-    objective = rows.objective(family, prior, information, offset)
+    objective = rows.objective(family, prior, information, offset, penalty)
     theta0 = family.start(rows, design.n_params, design.intercept)
     if offset is not None and design.intercept:
         theta0[0] -= float(np.average(offset, weights=rows.sample_weight))
     return ClassifierProblem(rows, family, objective, theta0, offset)
 
 
-def prior_precision(design: ClassifierDesign, n_blocks: int, alpha: float,
+def prior_precision(design: DesignShape, n_blocks: int, alpha: float,
                     intercept_alpha: float = 0.0) -> PriorPrecision | None:
     """``alpha I`` on the weights of each block, ``intercept_alpha`` on the intercepts.
 

@@ -19,30 +19,29 @@ array or DataFrame is fitted by distributed passes (one per Newton step; the tar
 weights, offsets, exposures and trials travel in its chunks,
 :mod:`problin._dask.regression`), and ``predict`` is lazy on it. What needs all the
 rows in one place is refused for Dask input by name: robust and cluster covariances,
-the negative binomial's alpha estimate (a fixed ``nb_alpha`` fits), ``score``,
-``predict_interval`` and ``marginal_effects``; the boundary's linear program (rows
-fitted at an end of the mean's range) is not run there.
+``score``, ``predict_interval`` and ``marginal_effects``; the boundary's linear program
+(rows fitted at an end of the mean's range) is not run there. The negative binomial's
+alpha is estimated from sums over the chunks (``RegressionRows.row_sums``).
 """
 import functools
-from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._core.model.contract import DesignShape
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.layout import ONE_PREDICTOR
 from .._core.model.objective import GLMObjective
 from .._core.model.sandwich import COV_TYPES
-from .._core.solvers.newton import newton, sketch_rows
-from .._core.solvers.steps import weight_unit
 from .._core.validation import check_finite_magnitude
 from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
@@ -52,8 +51,7 @@ from .._state import AllOrNothingFit
 from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_regression_summary_text
 from ..inference.text import SummaryText
-from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
-from ._diagnostics import covariance, hessian_affordable, lbfgs_pairs
+from ._covariance import covariance
 from ._predict import linear_predictors
 from ._regression_data import (
     RegressionData,
@@ -62,14 +60,13 @@ from ._regression_data import (
     log_exposure,
     regression_data,
 )
-from ._regression_fit import converged_within, regression_diagnosis
-from ._regression_inference import mean_effects_table, mean_interval_table
+from ._regression_inference import dispersion_source, mean_effects_table, mean_interval_table
+from ._regression_solve import solve_regression
 from .inference import parameter_names, wald_table
 from .interval import check_offset
 from .problem import _plain_arrays, prior_precision
 from .result import GLMFit
 from .robust import check_groups, one_predictor_scores, robust_covariance
-from .statistics import regression_statistics
 
 __all__ = ["GLMRegressor"]
 
@@ -88,7 +85,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "cov_type": [StrOptions(set(COV_TYPES))],
-        "scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"X2", "dev"}), None],
+        "scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"X2", "dev", "ml"}),
+                  None],
         "information": [StrOptions({"observed", "expected"})],
     }
 
@@ -143,6 +141,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         """
         validate_params(self)
         family = self._make_family()
+        if self.scale == "ml":  # (before any pass: a ValueError where it is not defined)
+            family.require_ml_dispersion()
         arguments = {"sample_weight": sample_weight, "offset": offset, "exposure": exposure,
                      "var_weights": var_weights, "trials": trials}
         # (the data source: rows at hand, or a Dask collection's chunks fitted by passes)
@@ -208,7 +208,8 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
                                        self.cov_type, clusters, fit.n_estimated, copies)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
-    def _objective(self, design: Any, family: Any, data: RegressionRows[Obj],
+    def _objective(self, design: DesignShape, family: ExponentialFamily,
+                   data: RegressionRows[Obj],
                    information: str | None = None) -> Obj:
         """The penalised negative log-likelihood at unit dispersion. Newton's curvature
         (``information`` None): the observed information where the family's is never
@@ -220,82 +221,20 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         return data.objective(design, family, prior_precision(design, 1, self.alpha),
                               information)
 
-    def _fit_model(self, design: Any, family: Any, data: RegressionRows[Obj]
-                   ) -> tuple[Obj, GLMFit]:
+    def _fit_model(self, design: DesignShape, family: ExponentialFamily,
+                   data: RegressionRows[Obj]) -> tuple[Obj, GLMFit]:
         """The objective of ``family`` on ``design`` and the fit that minimises it (a
         subclass with parameters of its own, such as the negative binomial's alpha,
         fits them here)."""
         objective = self._objective(design, family, data)
         return objective, self._solve(objective, family, data)
 
-    def _solve(self, objective: RegressionObjective, family: Any, data: RegressionRows[Obj],
-               theta0: Any = None, extra_params: int = 0) -> GLMFit:
+    def _solve(self, objective: Obj, family: ExponentialFamily,
+               data: RegressionRows[Obj], theta0: NDArray[np.float64] | None = None,
+               extra_params: int = 0) -> GLMFit:
         """Minimise ``objective`` from ``theta0`` (None: the family's start) and make the
-        fit's record; ``extra_params``: the family's estimated parameters outside the
-        coefficients (counted by AIC and BIC)."""
-        design = objective.design
-        if theta0 is None:
-            theta0 = np.zeros(design.n_params)
-            if design.intercept:  # the intercept-only model's mean (statsmodels' start too)
-                theta0[0] = data.start_intercept(family)
-        solver = self.solver
-        if solver == "auto":
-            solver = "newton" if design.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
-        data.check_solver(solver)
-        options: dict[str, Any] = {}
-        if solver == "newton":
-            options = {"sketch": sketch_rows(design.n_samples, design.n_params),
-                       "exact_final": data.exact_final(
-                           hessian_affordable(design.n_samples, design.n_params))}
-        elif solver == "lbfgs":
-            options = {"pairs": lbfgs_pairs(objective, design.n_samples)}
-        max_iter = self.max_iter if self.max_iter is not None else DEFAULT_MAX_ITER[solver]
-        result = SOLVERS[solver](objective, theta0, max_iter=max_iter, tol=self.tol, **options)
-        sums = None  # (deviance, Pearson's chi²) at the solver's eta, where computed
-        if solver == "newton" and not family.fixed_dispersion and result.converged:
-            # The loss is the deviance / 2 at unit dispersion: the log-likelihood is it
-            # over phi, and so are its Newton decrements. Where phi is small (a Gamma's
-            # 0.004) the test in unit-dispersion terms stopped 1/phi too early; Newton
-            # continues from there in the likelihood's units (a step or two).
-            sums = data.fitted_sums(family, result.eta)
-            phi = sums[1] / data.n_obs
-            unit = weight_unit(objective) * phi
-            if 0 < phi < 1 and not converged_within(objective, result, unit, self.tol):
-                again = newton(objective, result.theta, max_iter=max_iter, tol=self.tol,
-                               unit=unit)
-                result = replace(again, n_iter=result.n_iter + again.n_iter)
-                sums = None  # (a new answer: its own sums)
-        hessian = result.hessian
-        if objective.information != self.information and not family.canonical and (
-                hessian is not None or hessian_affordable(design.n_samples, design.n_params)):
-            # the covariance's own information, at the answer (a canonical link's two
-            # informations are one: no second Hessian pass)
-            hessian = self._objective(design, family, data, self.information).value_grad_hess(
-                result.theta, result.eta)[2]
-        found = regression_diagnosis(self, objective, result, hessian,
-                                     data.boundary(self, objective, result))
-        if found.theta is not None:
-            result = replace(result, theta=found.theta)
-        fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 covariance=found.covariance, identified=found.identified,
-                                 covariance_standard=found.covariance_standard,
-                                 separated=found.separated)
-        # (the solver's eta where the answer is its theta: a pass over X saved)
-        if found.theta is None and result.eta is not None:
-            eta = result.eta
-        else:
-            eta, sums = objective.linear_predictor(result.theta), None
-        # (the sums of the dispersion's check above where eta is the same: a pass saved)
-        stats = regression_statistics(family, data, eta, fit.n_estimated, self.scale,
-                                      self.alpha > 0, extra_params, sums)
-        phi = float(stats["scale_"])
-        return fit.replace(
-            dispersion=phi, t_df=stats["df_resid_"] if stats["scale_estimated_"] else None,
-            regression_statistics=stats,
-            null_log_likelihood=stats["null_log_likelihood_"],
-            covariance=None if fit.covariance is None else fit.covariance * phi,
-            covariance_standard=None if fit.covariance_standard is None
-            else fit.covariance_standard * phi)
+        fit's record (:func:`~problin.glm._regression_solve.solve_regression`)."""
+        return solve_regression(self, objective, family, data, theta0, extra_params)
 
     # ------------------------------------------------------------- predict
     def _eta(self, X: Any, offset: Any, exposure: Any) -> Any:
@@ -382,6 +321,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
         table.attrs.update(model=type(self).__name__, family=family.distribution.name,
                            link=family.link_function.name, n_obs=self.n_obs_, scale=fit.dispersion,
                            statistic="z" if fit.t_df is None else "t",
+                           dispersion=dispersion_source(self.scale, family.fixed_dispersion),
                            df=fit.t_df, objective=fit.objective, converged=fit.converged,
                            n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type,
                            log_likelihood=self.log_likelihood_,

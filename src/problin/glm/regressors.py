@@ -28,11 +28,15 @@ _COMMON = """
         The covariance of ``covariance_`` and ``summary()``: ``scale_`` times the
         inverse information, or a sandwich (:mod:`problin.glm.robust`;
         ``fit(..., groups=...)`` for ``"cluster"``), which does not depend on the scale.
-    scale : float, {"X2", "dev"} or None, default=None
+    scale : float, {"X2", "dev", "ml"} or None, default=None
         The dispersion ``phi``: None is the family's (1 for Poisson, binomial and
         negative binomial, else Pearson's ``X² / df_resid``), ``"X2"`` Pearson's,
-        ``"dev"`` ``deviance / df_resid``, a number that value (statsmodels'
-        ``GLM.fit(scale=...)``). An estimated scale makes the statistics t.
+        ``"dev"`` ``deviance / df_resid``, ``"ml"`` the maximum-likelihood dispersion
+        at the fitted means (Gaussian and inverse Gaussian: ``deviance / n``; Gamma:
+        MASS's ``gamma.shape``; Tweedie: by its series density; a ValueError where
+        the family fixes the dispersion at 1), a number that value (statsmodels'
+        ``GLM.fit(scale=...)``). An estimated scale makes the statistics t; the
+        covariance, log-likelihood, AIC and BIC are at ``scale_``.
     solver : {"auto", "newton", "lbfgs", "gradient", "coordinate"}, default="auto"
         As in :class:`problin.LogisticRegression`.
     max_iter : int or None, default=None

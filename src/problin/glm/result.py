@@ -8,16 +8,32 @@ Every fit of :class:`~problin.LogisticRegression` (binary or softmax),
 """
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._core.model.basis import ColumnBasis
+from .._core.model.contract import DesignShape
+from .._core.model.penalty import Penalty
 from .._core.solvers.steps import SolverResult
 from .statistics import likelihood_statistics
 
 __all__ = ["GLMFit"]
+
+
+class SolvedObjective(Protocol):
+    """What a fit record reads of the objective it was solved on (any
+    :class:`~problin._core.model.contract.Objective`, in memory or on Dask)."""
+
+    @property
+    def design(self) -> DesignShape: ...
+    @property
+    def n_blocks(self) -> int: ...
+    @property
+    def penalty(self) -> Penalty: ...
+    @property
+    def total_weight(self) -> float: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,14 +145,16 @@ class GLMFit:
     dispersion: float = 1.0
     t_df: float | None = None
     regression_statistics: dict[str, float] | None = None
+    penalty_name: str = "l2"
 
     @classmethod
-    def from_solver(cls, objective: Any, result: SolverResult, *, solver: str, alpha: float,
+    def from_solver(cls, objective: SolvedObjective, result: SolverResult, *, solver: str,
+                    alpha: float,
                     covariance: NDArray[np.float64] | None = None,
                     identified: NDArray[np.bool_] | None = None,
                     separated: Any = None, null_log_likelihood: float | None = None,
                     covariance_standard: NDArray[np.float64] | None = None,
-                    reference_class: bool = False) -> "GLMFit":
+                    reference_class: bool = False, penalty_name: str = "l2") -> "GLMFit":
         """The fit from a solver's result on ``objective`` (in its design's basis), with
         the diagnostics' covariance, identified parameters and separated rows, and the
         intercept-only model's log-likelihood (:mod:`problin.glm.statistics`);
@@ -158,7 +176,7 @@ class GLMFit:
                    covariance_standard=covariance_standard,
                    penalty=float(objective.penalty.value(result.theta)),
                    null_log_likelihood=null_log_likelihood,
-                   weight_total=float(objective.total_weight))
+                   weight_total=float(objective.total_weight), penalty_name=penalty_name)
 
     def replace(self, **changes: Any) -> "GLMFit":
         """A copy with ``changes`` (e.g. a covariance computed after the fit)."""
@@ -213,7 +231,13 @@ class GLMFit:
             return {}
         n_obs = float(self.n_obs if self.weight_total is None else self.weight_total)
         return likelihood_statistics(self.log_likelihood, self.null_log_likelihood, n_obs,
-                                     self.n_estimated, self.n_null_params, self.alpha > 0)
+                                     self.n_estimated, self.n_null_params, self.penalised)
+
+    @property
+    def penalised(self) -> bool:
+        """Whether the estimate maximises a penalised likelihood (an L2 ``alpha``, or
+        Firth's Jeffreys prior): AIC, BIC and the ML likelihood-ratio test do not apply."""
+        return self.alpha > 0 or self.penalty_name != "l2"
 
     def raw_blocks(self) -> NDArray[np.float64]:
         """``[b_k, w_k]`` per free block, in raw units (``b_k = 0`` without an intercept)."""

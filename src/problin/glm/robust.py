@@ -42,7 +42,7 @@ from .._core.model.sandwich import (
     small_sample_factor,
     weighted_groups,
 )
-from ._diagnostics import to_raw
+from ._covariance import to_raw
 
 __all__ = ["RowScores", "check_groups", "one_predictor_scores", "robust_covariance"]
 

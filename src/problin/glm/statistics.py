@@ -21,16 +21,23 @@ are frequency weights (weight 2 is a duplicated row): ``n`` is the sum of the
 weights, as statsmodels ``GLM(freq_weights=...)`` uses for ``df_resid`` and BIC
 and as ``Logit`` reports on the duplicated rows.
 """
-from typing import Any, Protocol
+import functools
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
 from .._core.model.exponential_family import ExponentialFamily
+from .._core.model.fitted_rows import RowProducts, RowSum
+from .._core.types import FloatArray
 
 __all__ = ["likelihood_statistics", "null_log_likelihood", "offset_null_log_likelihood",
            "regression_statistics"]
+
+Eta = TypeVar("Eta")
+Eta_contra = TypeVar("Eta_contra", contravariant=True)
+Null = TypeVar("Null")
 
 #: The statistics that assume maximum likelihood (NaN for penalised fits).
 ML_ONLY = ("aic_", "bic_", "lr_statistic_", "lr_pvalue_")
@@ -77,7 +84,7 @@ def offset_null_log_likelihood(family: Any, y: NDArray[np.float64], offset: NDAr
 
 def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_obs: float,
                           n_estimated: int, n_null: int, penalised: bool
-                          ) -> dict[str, Any]:
+                          ) -> dict[str, float]:
     """The fitted attributes ``log_likelihood_`` ... ``lr_pvalue_`` (module docstring).
 
     ``n_estimated``: identified parameters ``k``; ``n_null``: the null model's
@@ -88,7 +95,7 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
     ll, ll0 = float(log_likelihood), float(null_log_likelihood)
     df_model = float(n_estimated - n_null)
     lr = 2.0 * (ll - ll0)
-    out: dict[str, Any] = {
+    out: dict[str, float] = {
         "log_likelihood_": ll, "null_log_likelihood_": ll0,
         "aic_": -2.0 * ll + 2.0 * n_estimated,
         "bic_": -2.0 * ll + np.log(n_obs) * n_estimated if n_obs > 0 else np.nan,
@@ -104,33 +111,40 @@ def likelihood_statistics(log_likelihood: float, null_log_likelihood: float, n_o
     return out
 
 
-class RegressionTargets(Protocol):
-    """What the statistics ask of a regressor's rows, in memory
-    (:class:`~problin.glm._regression_data.RegressionData`) or in Dask chunks
-    (:class:`~problin._dask.regression.DaskRegressionRows`: each answer a pass)."""
+class RegressionTargets(Protocol[Eta_contra, Null]):
+    """What the statistics ask of a regressor's rows at its linear predictors ``Eta``, in
+    memory (:class:`~problin.glm._regression_data.RegressionData`: arrays) or in Dask
+    chunks (:class:`~problin._dask.regression.DaskRegressionRows`: each answer a pass);
+    ``Null``: their intercept-only model."""
 
     @property
     def n_obs(self) -> float: ...
 
-    def fitted_sums(self, family: Any, eta: Any) -> tuple[float, float]:
+    def fitted_sums(self, family: ExponentialFamily, eta: Eta_contra) -> tuple[float, float]:
         """``(deviance, Pearson's chi²)`` at the linear predictors ``eta`` (no offset)."""
         ...
 
-    def null_model(self, family: Any) -> Any:
+    def null_model(self, family: ExponentialFamily) -> Null:
         """The intercept-only model (with the offset)."""
         ...
 
-    def likelihoods(self, family: Any, eta: Any, null: Any, ll_scale: float, phi: float
-                    ) -> tuple[float, float, float]:
+    def likelihoods(self, family: ExponentialFamily, eta: Eta_contra, null: Null,
+                    ll_scale: float, phi: float) -> tuple[float, float, float]:
         """``(log-likelihood at eta and ll_scale, the null model's at phi, its deviance)``."""
         ...
 
+    def row_sums(self, design: RowProducts | None, family: ExponentialFamily,
+                 eta: Eta_contra, op: RowSum) -> tuple[float | FloatArray, ...]:
+        """``op`` summed over the rows at ``eta`` (the maximum-likelihood dispersion's
+        score: no design)."""
+        ...
 
-def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
-                          eta: Any, n_estimated: int,
+
+def regression_statistics(family: ExponentialFamily, data: RegressionTargets[Eta, Null],
+                          eta: Eta, n_estimated: int,
                           scale: float | str | None, penalised: bool,
                           extra_params: int = 0,
-                          sums: tuple[float, float] | None = None) -> dict[str, Any]:
+                          sums: tuple[float, float] | None = None) -> dict[str, float]:
     """A GLM regressor's fitted statistics at its linear predictor ``eta`` (without the
     offset; ``data``: the rows, :class:`RegressionTargets`).
 
@@ -138,7 +152,8 @@ def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
     weights): the deviance ``D`` and Pearson's ``X²`` (McCullagh & Nelder 1989, §2.4),
     the dispersion ``phi`` (the family's where ``scale`` is None: 1 where fixed, else
     Pearson's ``X² / df_resid``; ``"X2"``, ``"dev"``: Pearson's or the deviance's over
-    ``df_resid``; a number: that value), the log-likelihood ``l`` at ``phi``
+    ``df_resid``; ``"ml"``: the maximum-likelihood dispersion at the fitted means, the
+    family's ``ml_dispersion``; a number: that value), the log-likelihood ``l`` at ``phi``
     (the family's; for the Gaussian with the identity link at the maximum-likelihood
     ``phi = RSS / n``, as statsmodels' and ``LinearRegression``'s), the same for the
     intercept-only model (fitted with the offset), ``AIC = -2 l + 2 k`` and
@@ -156,6 +171,9 @@ def regression_statistics(family: ExponentialFamily, data: RegressionTargets,
         phi = float(scale)
     elif scale is None and family.fixed_dispersion:
         phi = 1.0
+    elif scale == "ml":  # (a search whose every step is one sum over the rows)
+        phi = family.ml_dispersion(functools.partial(data.row_sums, None, family, eta),
+                                   deviance, n_obs)
     else:
         phi = (deviance if scale == "dev" else pearson) / df_resid if df_resid > 0 else np.nan
     null = data.null_model(family)

@@ -34,7 +34,12 @@ def _is_word(c: str) -> bool:
 
 
 def _unknown_name(word: str, text: str, names: Sequence[str]) -> ValueError:
-    close = difflib.get_close_matches(word, list(names), n=3, cutoff=0.6)
+    # Compared without case ('gpa' for 'GPA'), the names spelled as they are.
+    by_lower: dict[str, str] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), name)
+    close = [by_lower[c] for c in
+             difflib.get_close_matches(word.lower(), list(by_lower), n=3, cutoff=0.6)]
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return ValueError(f"unknown parameter {word!r} in the restriction {text!r}{hint} "
                       f"The parameters are: {', '.join(names)}.")

@@ -17,8 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .constraints import parse_constraints
 
-__all__ = ["LikelihoodModel", "NestedFit", "TestResult", "lr_test", "restriction_matrix",
-           "table_names", "table_wald_test", "wald_test"]
+__all__ = ["LikelihoodModel", "NestedFit", "TestResult", "likelihood_fit", "lr_test",
+           "restriction_matrix", "table_names", "table_wald_test", "wald_test"]
 
 Restrictions = str | Sequence[str] | ArrayLike
 
@@ -191,8 +191,9 @@ def table_wald_test(table: pd.DataFrame, cov: ArrayLike, R: Restrictions,
 
 class NestedFit(Protocol):
     """What :func:`lr_test` reads of a fitted model: its likelihood statistics, its
-    parameters (a penalty ``alpha`` is refused) and the reference distribution of its
-    tests (:class:`LikelihoodModel` gives the default)."""
+    parameters (a penalty ``alpha`` is refused), the reference distribution of its
+    tests and the fit whose likelihood it compares (:class:`LikelihoodModel` gives the
+    defaults; a :class:`~problin.Formula` answers for the estimator it fitted)."""
 
     n_obs_: float
     df_resid_: float
@@ -204,16 +205,36 @@ class NestedFit(Protocol):
 
     def lr_reference(self) -> Literal["chi2", "F"]: ...
 
+    def likelihood_fit(self) -> "NestedFit": ...
+
 
 class LikelihoodModel:
     """The base of the estimators whose nested fits :func:`lr_test` compares: the
     defaults of :class:`NestedFit`."""
+
+    def likelihood_fit(self) -> NestedFit:
+        """The fitted model whose likelihood :func:`lr_test` compares: the estimator
+        itself (a wrapper such as :class:`~problin.Formula` gives the estimator it
+        fitted, so that the class and penalty checks see that estimator)."""
+        return cast(NestedFit, self)
 
     def lr_reference(self) -> Literal["chi2", "F"]:
         """The reference distribution of likelihood-ratio tests of this fit against a
         nested one: chi² on ``2 (l_full - l_restricted)`` (Wilks 1938). The GLM
         regressors whose dispersion is estimated say F (on the deviances)."""
         return "chi2"
+
+
+def likelihood_fit(model: NestedFit) -> NestedFit:
+    """``model.likelihood_fit()``: the fitted model whose likelihood :func:`lr_test`
+    compares, or a ValueError for a model without one (a discriminant)."""
+    try:
+        return model.likelihood_fit()
+    except AttributeError as exc:
+        if exc.name != "likelihood_fit":
+            raise
+        raise ValueError(f"{type(model).__name__} has no likelihood that lr_test compares "
+                         "(GLMs and linear regression have one)") from None
 
 
 def _penalty(model: NestedFit) -> float:
@@ -289,6 +310,7 @@ def lr_test(restricted: NestedFit, full: NestedFit) -> TestResult:
     """
     for model in (restricted, full):
         check_is_fitted(model)
+    restricted, full = likelihood_fit(restricted), likelihood_fit(full)
     if type(restricted) is not type(full):
         raise ValueError("lr_test compares fits of one model class, got "
                          f"{type(restricted).__name__} and {type(full).__name__}")

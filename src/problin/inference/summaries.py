@@ -108,9 +108,14 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
         notes.append(f"{family} {pname} = {format_value(value)}"
                      + ("" if not math.isfinite(se) else f" (std err {format_value(se)})")
                      + ".")
+    source = table.attrs.get("dispersion")  # (how scale_ was found, where the model says)
     if table.attrs.get("statistic") == "t":
-        notes.append(f"The dispersion is estimated (scale {format_value(model.scale_)}): "
-                     f"t statistics on {format_value(model.df_resid_)} degrees of freedom.")
+        notes.append(f"t statistics on {format_value(model.df_resid_)} degrees of freedom: "
+                     f"the dispersion is estimated{f' by {source}' if source else ''} "
+                     f"(scale {format_value(model.scale_)}).")
+    elif source == "the value given":
+        notes.append(f"The dispersion is given (scale {format_value(model.scale_)}): z "
+                     "statistics.")
     ratio = model.pearson_chi2_ / model.df_resid_ if model.df_resid_ > 0 else math.nan
     if not estimated and ratio > OVERDISPERSION_RATIO:
         notes.append(f"Overdispersion: Pearson chi2 / df = {ratio:.3g} (> "

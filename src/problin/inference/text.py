@@ -11,6 +11,7 @@ import html
 import math
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Self
 
 import numpy as np
@@ -28,6 +29,18 @@ _LABELS = {"coef": "coef", "std_err": "std err", "z": "z", "t": "t", "mean": "me
 _P_COLUMNS = ("p_value", "p_opposite")
 
 
+@dataclass(frozen=True)
+class SummaryParts:
+    """What :func:`format_summary` laid out, kept so that a summary can be laid out again
+    with more header rows (:meth:`SummaryText.with_header`)."""
+
+    title: str
+    left: Pairs
+    right: Pairs
+    table: pd.DataFrame
+    notes: Sequence[str]
+
+
 class SummaryText(str):
     """A model summary: plain text (a ``str``) that renders as HTML in notebooks.
 
@@ -40,11 +53,23 @@ class SummaryText(str):
     """
 
     html: str
+    parts: "SummaryParts | None"
 
-    def __new__(cls, text: str, html_text: str) -> Self:
+    def __new__(cls, text: str, html_text: str, parts: "SummaryParts | None" = None) -> Self:
         obj = super().__new__(cls, text)
         obj.html = html_text
+        obj.parts = parts
         return obj
+
+    def with_header(self, label: str, value: str) -> "SummaryText":
+        """The same summary with ``label: value`` first in its header's left column (a
+        wrapper that knows more than its estimator: a formula's dependent variable);
+        a summary built without its parts is returned as it is."""
+        if self.parts is None:
+            return self
+        parts = self.parts
+        return format_summary(parts.title, [(label, value), *parts.left], parts.right,
+                              parts.table, parts.notes)
 
     def _repr_html_(self) -> str:
         return self.html
@@ -162,7 +187,10 @@ def _table_lines(table: pd.DataFrame, columns: list[tuple[str, str]]) -> list[st
         for name, i in rows:
             cells = "".join(" " + _cell(c, table.iloc[i][c], width).rjust(width)
                             for c, _ in columns)
-            lines.append(_cut(name, name_width).ljust(name_width) + cells)
+            if len(name) > name_width:  # the full name on a line of its own, never cut
+                lines += textwrap.wrap(name, WIDTH, break_on_hyphens=False)
+                name = ""
+            lines.append(name.ljust(name_width) + cells)
     return lines
 
 
@@ -228,5 +256,5 @@ def format_summary(title: str, left: Pairs, right: Pairs, table: pd.DataFrame,
     lines = [title.center(WIDTH).rstrip(), "=" * WIDTH, *_header_lines(left, right),
              "=" * WIDTH, *_table_lines(table, columns), "=" * WIDTH]
     lines += [line for note in all_notes for line in textwrap.wrap(note, WIDTH)]
-    return SummaryText("\n".join(lines),
-                       _html(title, left, right, table, columns, all_notes))
+    return SummaryText("\n".join(lines), _html(title, left, right, table, columns, all_notes),
+                       SummaryParts(title, list(left), list(right), table, list(notes)))

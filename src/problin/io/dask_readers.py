@@ -11,7 +11,13 @@ and a Parquet file's metadata already holds the row count of every row group. A 
 here is a run of whole row groups of one file (up to ``blocksize`` bytes uncompressed), so
 the lengths are free. The features and the target are read by separate tasks, the target
 with only its own column (Parquet reads columns independently): a fit that reduces
-``X`` and ``y`` together never holds a partition twice. CSV is split by bytes with
+``X`` and ``y`` together never holds a partition twice. A Newton fit reads every partition
+once a pass, and here a partition costs pyarrow's decoding and one conversion to float64,
+without ``dask.dataframe``'s per-partition pandas work: the fits on
+``dd.read_parquet(...).to_dask_array(lengths=True)``, which run that work again on every
+pass, are several times slower and warn so (``PerformanceWarning``, naming this reader
+and ``dask.persist``; ``bench/_inputs_parquet.py``). This is the reader of
+``problin fit --engine dask`` too. CSV is split by bytes with
 ``dask.dataframe.read_csv``; its lengths cost one pass, which also checks the data.
 
 The columns are encoded by the in-memory rules (:mod:`problin.io._table`), so a model
@@ -45,7 +51,7 @@ dependencies, imported only when this reader is used; without them it raises
 """
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -84,6 +90,8 @@ class DaskDataset:
         The same ``{"format": "table", ...}`` encoding as the in-memory reader's.
     n_dropped : int
         Rows dropped for missing values (``drop_missing=True``).
+    fit_columns : dict of str to dask.array.Array
+        The ``fit_columns`` asked for, by name, each chunked like the rows of ``X``.
     """
 
     X: Any
@@ -92,12 +100,14 @@ class DaskDataset:
     target: str
     encoding: dict
     n_dropped: int = 0
+    fit_columns: dict = field(default_factory=dict)
 
 
 def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None = None,
               blocksize: Any = DEFAULT_BLOCKSIZE, columns: Sequence[str] | None = None,
               drop_missing: bool = False, header: bool | None = None,
-              categorical: Sequence[str] | None = None) -> DaskDataset:
+              categorical: Sequence[str] | None = None,
+              fit_columns: Sequence[str] = ()) -> DaskDataset:
     """Read a Parquet or CSV file, or a directory of them, lazily for a Dask fit.
 
     Parameters
@@ -121,6 +131,10 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
     categorical : list of str, optional
         Columns to encode as categories even if their values are numbers (read as text
         from CSV), as :func:`~problin.io.readers.read_data`'s ``categorical``.
+    fit_columns : list of str, optional
+        Columns read beside the features, not as features, each as it is stored (a GLM
+        regressor's offset, exposure or trials: ``DaskDataset.fit_columns``); a missing
+        value in one counts as one in a feature.
 
     Returns
     -------
@@ -165,13 +179,18 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
         raise ColumnNotFoundError(f"{path}: categorical columns "
                                   f"{[c for c in forced if c not in names]} are not in the "
                                   f"data; columns are {names}")
-    used = [c for c in names if c != target] if columns is None else list(columns)
-    absent = [c for c in used if c not in names]
+    named = list(fit_columns)
+    used = [c for c in names if c != target and c not in named] if columns is None \
+        else list(columns)
+    absent = [c for c in used + named if c not in names]
     if absent:
         raise ColumnNotFoundError(f"{path}: no columns named {absent}; columns are {names}")
     if not used or target in used:
         raise DataFileError(f"{path}: no feature columns besides the target {target!r}"
                             if not used else f"{path}: the target {target!r} is not a feature")
+    if set(named) & set(used + [target]):
+        raise DataFileError(f"{path}: the columns {sorted(set(named) & set(used + [target]))} "
+                            "cannot be both features (or the target) and read beside them")
     refused = source.refused if isinstance(source, _ParquetSource) else {}
     for c in used:
         if c in refused and c not in forced:  # (as categories each instant is a level)
@@ -182,7 +201,8 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
     categories: dict[str, list[Any]]
     lengths, n_dropped, categories = source.lengths, 0, {}
     if texts or drop_missing or lengths is None:  # always for CSV (lengths None)
-        lengths, n_dropped, categories = _survey(source, used + [target], texts, drop_missing,
+        lengths, n_dropped, categories = _survey(source, used + [target] + named, texts,
+                                                 drop_missing,
                                                  [c for c in used + [target] if c not in forced
                                                   and _is_categorical(meta[c])]
                                                  if fmt == "csv" else [])
@@ -193,14 +213,17 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
         "columns": [{"name": c, "kind": "categorical", "categories": categories[c]}
                     if c in texts else {"name": c, "kind": "numeric"} for c in used]}
     _, feature_names = _apply(meta[used].iloc[:0], encoding["columns"], path)
-    every = used + [target] if drop_missing else None
+    every = used + [target] + named if drop_missing else None
     X = _lazy(source, lengths, every or used,
               _Features(encoding["columns"], every or used, path, drop_missing),
               (len(feature_names),), np.float64)
     y_dtype = meta[target].to_numpy().dtype
     y = _lazy(source, lengths, every or [target],
               _Target(target, every or [target], path, drop_missing, y_dtype), (), y_dtype)
-    return DaskDataset(X, y, feature_names, target, encoding, int(n_dropped))
+    beside = {c: _lazy(source, lengths, every or [c],
+                       _Target(c, every or [c], path, drop_missing, meta[c].to_numpy().dtype),
+                       (), meta[c].to_numpy().dtype) for c in named}
+    return DaskDataset(X, y, feature_names, target, encoding, int(n_dropped), beside)
 
 
 def _list_files(path: str, format: str | None) -> tuple[list[str], str]:

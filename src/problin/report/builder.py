@@ -11,6 +11,7 @@ from sklearn.base import is_classifier
 
 from .._core.validation import MAX_MAGNITUDE, extreme_entries, within_magnitude
 from .._frames import ENCODING_ATTRIBUTE, apply_columns
+from ..formula import Formula
 from ..plot import default_features
 from ..plot._data import Columns  # the report's data, named, checked once for all plots
 from .evaluation import PREDICT_ARGUMENTS, in_sample, out_of_sample
@@ -140,6 +141,24 @@ def _feature_names(model: Any, X: Any, given: Sequence[str] | None) -> list[str]
     return [f"x{j}" for j in range(X.shape[1])]
 
 
+def _formula_design(model: Formula, data: Any, y: Any) -> tuple[Any, pd.DataFrame, Any,
+                                                                  list[str]]:
+    """The estimator a formula fitted, the design of ``data`` that it reads, the response
+    (``y``, else the formula's left-hand side read from ``data``, else None: no scores)
+    and the report's note on them. Refits (cross-validation) refit the estimator on the
+    design's rows: the encoding (levels, a transform's state) is the fitted formula's."""
+    design = model.transform(data)
+    if y is None:
+        try:
+            y = model.response(data)
+        except ValueError:  # (the data hold no response: the report has no scores)
+            y = None
+    return model.estimator_, design, y, [
+        f"Formula {model.formula!r}: the plots, the parameters and the refits of "
+        f"{type(model.estimator_).__name__} are in the formula's columns; the refits "
+        "keep the fitted encoding (levels, transform state)."]
+
+
 def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[str] | None = None,
                  bundle: Any = None, features: Sequence[str] | None = None,
                  title: str | None = None, source: str | None = None,
@@ -149,7 +168,9 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
 
     Parameters
     ----------
-    model : fitted estimator or Pipeline
+    model : fitted estimator, Pipeline or Formula
+        A :class:`~problin.Formula` is reported in its design's columns: its estimator
+        on the design of ``X`` (the raw columns), ``y`` read from ``X`` if not given.
     X : DataFrame, ndarray or scipy.sparse matrix
     y : array-like, optional
         Targets: scores, ROC, calibration and confusion matrix need them.
@@ -179,6 +200,10 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         A self-contained HTML page.
     """
     step = progress or (lambda: None)
+    described, notes = model, list[str]()
+    if isinstance(model, Formula):  # the report works in the formula's design columns
+        model, X, y, notes = _formula_design(model, X, y)
+        feature_names = list(X.columns)
     encoding = getattr(model, ENCODING_ATTRIBUTE, None)
     if encoding is not None and hasattr(X, "columns"):
         # A model fitted on a DataFrame with text or category columns encodes them
@@ -204,12 +229,12 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         _require_finite(est, pred if far is None else pred[~far], "predictions", None)
     step()
     d = X.shape[1]
-    meta = describe_model(model, bundle, [(
+    meta = describe_model(described, bundle, [(
         "data", f"{source or 'given arrays'}: {X.shape[0]} rows, {d} feature{'s' * (d != 1)}"
         + ("" if y is not None else " (no target column: no scores)"))], fit_attributes=False)
     tables: list[tuple[str, pd.DataFrame, str]] = []
     figures: list[FigureEntry] = []
-    notes = [] if far_note is None else [far_note]
+    notes += [] if far_note is None else [far_note]
     classes = list(est.classes_) if classifier else None
     if y is not None:
         y = np.asarray(y)

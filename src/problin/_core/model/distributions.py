@@ -22,6 +22,7 @@ from scipy import special
 
 
 from ..types import FloatArray
+from .dispersion import gamma_scale_derivatives, tweedie_scale_derivatives
 
 __all__ = ["Distribution", "Gaussian", "Poisson", "Gamma", "InverseGaussian", "Tweedie",
            "Binomial", "Bernoulli", "NegativeBinomial", "DISTRIBUTIONS", "make_distribution",
@@ -90,7 +91,9 @@ class Distribution:
     Tweedie and the negative binomial); ``canonical_link`` (None where the canonical
     link is not among ``links``); ``links`` (the link names defined for it);
     ``fixed_dispersion`` (True: the dispersion is 1, else it is estimated);
-    ``mean_low``, ``mean_high`` (the open interval of valid means).
+    ``mean_low``, ``mean_high`` (the open interval of valid means); ``has_ml_scale``
+    (whether the maximum-likelihood dispersion is defined: by ``ml_scale`` in closed
+    form, else by a search on ``scale_score``).
     """
 
     name: ClassVar[str]
@@ -103,6 +106,8 @@ class Distribution:
     y_rule: ClassVar[str] = "finite"  # what check_y demands, for its message
     # whether fit(X, successes, trials=n) is defined (from_trials): the binomial's
     has_trials: ClassVar[bool] = False
+    # whether the dispersion's maximum likelihood is defined (ml_scale or scale_score)
+    has_ml_scale: ClassVar[bool] = False
     # p with V(mu) = mu^p (None: not a power): with the log link, the intercept-only
     # model has a closed form for any offset (exponential_family.null_model)
     variance_power: float | None = None
@@ -173,6 +178,20 @@ class Distribution:
         with the identity link); None: at the estimated dispersion."""
         return None
 
+    def ml_scale(self, deviance: float, n_obs: float) -> float | None:
+        """The maximum-likelihood dispersion in closed form from the deviance ``D`` and
+        the observations ``n`` (the sum of the frequency weights), where it has one;
+        None: found by a search on :meth:`scale_score` (``has_ml_scale``)."""
+        return None
+
+    def scale_score(self, y: FloatArray, mu: FloatArray, var_weights: FloatArray | float,
+                    scale: float) -> tuple[FloatArray, FloatArray]:
+        """Per row the first and second derivatives of :meth:`log_likelihood` in
+        ``log scale`` (:mod:`~problin._core.model.dispersion`), where ``has_ml_scale``
+        and no closed form."""
+        raise NotImplementedError(f"the {self.name} distribution defines no "
+                                  "derivatives in the dispersion")
+
     def from_trials(self, successes: FloatArray, trials: FloatArray
                     ) -> tuple[FloatArray, FloatArray]:
         """``(y, variance weights)`` of successes out of ``trials`` (``fit(X, successes,
@@ -222,6 +241,12 @@ class Gaussian(Distribution):
         # statsmodels' GLM reports least squares' log-likelihood, the scale profiled out
         # at RSS / n (as LinearRegression's), for the identity link only
         return deviance / n_obs if link == "identity" else None
+
+    has_ml_scale = True
+
+    def ml_scale(self, deviance: float, n_obs: float) -> float | None:
+        # l = -(v d / scale + log scale) / 2 + const: the maximum is sum f v d / sum f
+        return deviance / n_obs
 
 
 class Poisson(Distribution):
@@ -279,6 +304,12 @@ class Gamma(Distribution):
         r = y / mu
         return k * np.log(k * r) - k * r - special.gammaln(k) - np.log(y)
 
+    has_ml_scale = True
+
+    def scale_score(self, y: FloatArray, mu: FloatArray, var_weights: FloatArray | float,
+                    scale: float) -> tuple[FloatArray, FloatArray]:
+        return gamma_scale_derivatives(self.unit_deviance(y, mu), var_weights, scale)
+
 
 class InverseGaussian(Distribution):
     name = "inverse_gaussian"
@@ -306,6 +337,12 @@ class InverseGaussian(Distribution):
         y, w = _float(y), _float(var_weights)
         return -0.5 * (w * self.unit_deviance(y, mu) / scale
                        + np.log(scale / w) + 3.0 * np.log(y) + _LOG_2PI)
+
+    has_ml_scale = True
+
+    def ml_scale(self, deviance: float, n_obs: float) -> float | None:
+        # l = -(v d / scale + log scale) / 2 + const, as the Gaussian's
+        return deviance / n_obs
 
 
 class Tweedie(Distribution):
@@ -362,6 +399,12 @@ class Tweedie(Distribution):
             x = ((p - 1.0) * phip / yp) ** a / ((2.0 - p) * phip)
             out[pos] += special.log_wright_bessel(-a, 0.0, x) - np.log(yp)
         return out
+
+    has_ml_scale = True
+
+    def scale_score(self, y: FloatArray, mu: FloatArray, var_weights: FloatArray | float,
+                    scale: float) -> tuple[FloatArray, FloatArray]:
+        return tweedie_scale_derivatives(self.power, y, mu, var_weights, scale)
 
 
 class Binomial(Distribution):

@@ -6,14 +6,17 @@ row's variance (``Var y_i = scale V(mu_i) / var_weights_i``); the deviance and P
 statistics weigh row ``i`` by their product, the log-likelihood is
 ``sum_i freq_i loglike_i(y_i, mu_i, var_i, scale)``.
 """
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
+from scipy import special
 
 from ..types import FloatArray
-from .distributions import Distribution, Gaussian, InverseGaussian
+from .dispersion import ml_scale_search, scale_derivative_sums
+from .fitted_rows import FittedRows, SumRows
+from .distributions import DISTRIBUTIONS, Distribution, Gaussian
 from .links import Link
 
 __all__ = ["FamilyStatistics", "NullModel", "DISPERSION_METHODS"]
@@ -32,6 +35,8 @@ class NullModel:
     mean: FloatArray
     converged: bool = True
     n_iter: int = 0
+
+
 
 
 def _weights(w: FloatArray | float | None, n: int) -> FloatArray:
@@ -147,29 +152,55 @@ class FamilyStatistics:
         y = np.asarray(y, dtype=np.float64)
         v, f = _weights(var_weights, y.size), _weights(freq_weights, y.size)
         if method == "ml":
-            return self._ml_dispersion(y, mu, v, f)
+            rows = FittedRows(y, np.asarray(mu, dtype=np.float64), np.full(y.size, np.nan),
+                              frequency=freq_weights, variance=var_weights)
+            return self.ml_dispersion(lambda op: op(rows), self.deviance(y, mu, v * f),
+                                      float(np.sum(f)))
         if df_resid is None or not df_resid > 0:
             raise ValueError(f"the {method} dispersion needs positive residual degrees of "
                              f"freedom, got {df_resid!r}")
         stat = self.pearson_chi2 if method == "pearson" else self.deviance
         return stat(y, mu, v * f) / df_resid
 
-    def _ml_dispersion(self, y: FloatArray, mu: FloatArray, v: FloatArray,
-                       f: FloatArray) -> float:
+    def require_ml_dispersion(self) -> None:
+        """A ValueError where the maximum-likelihood dispersion is not defined: the
+        dispersion is fixed at 1, or the distribution does not define the likelihood's
+        dependence on it (``has_ml_scale``)."""
         dist = self.distribution
-        if isinstance(dist, (Gaussian, InverseGaussian)):  # scale = sum f v d / sum f
-            return float(np.sum(f * v * dist.unit_deviance(y, mu)) / np.sum(f))
-        start = max(float(np.sum(f * v * dist.pearson_residual_squared(y, mu)) / np.sum(f)),
-                    1e-300)
+        able = ", ".join(name for name, kind in sorted(DISTRIBUTIONS.items())
+                         if kind.has_ml_scale and not kind.fixed_dispersion)
+        if dist.fixed_dispersion:
+            raise ValueError(f"scale='ml': the {dist.name} family's dispersion is fixed at 1, "
+                             "there is none to estimate (scale='X2' or 'dev' estimates a "
+                             f"quasi-likelihood's); the maximum-likelihood dispersion is "
+                             f"defined for the {able} families")
+        if not dist.has_ml_scale:
+            raise ValueError(f"scale='ml': the {dist.name} family defines no maximum-"
+                             f"likelihood dispersion (has_ml_scale); the {able} families "
+                             "do. Use scale=None, 'X2' or 'dev'")
 
-        def negative(log_scale: float) -> float:
-            return -float(np.sum(f * dist.log_likelihood(y, mu, v, float(np.exp(log_scale)))))
+    def ml_dispersion(self, sum_rows: SumRows, deviance: float, n_obs: float) -> float:
+        """The maximum-likelihood dispersion at the fitted means (a ValueError where it
+        is not defined, :meth:`require_ml_dispersion`): the distribution's closed form
+        from the deviance ``D`` and the observations ``n`` (the Gaussian's and inverse
+        Gaussian's ``D / n``), else the root of the score in ``log scale``
+        (:func:`~problin._core.model.dispersion.ml_scale_search`), each evaluation
+        ``sum_rows(op)``: ``op`` summed over all rows by their data source. 0 for an
+        exact fit (``D = 0``: the likelihood grows as the scale falls)."""
+        self.require_ml_dispersion()
+        dist = self.distribution
+        closed = dist.ml_scale(deviance, n_obs)
+        if closed is not None:
+            return float(closed)
+        if not deviance > 0 or not n_obs > 0:
+            return 0.0
 
-        s0 = float(np.log(start))
-        with np.errstate(all="ignore"):
-            found = optimize.minimize_scalar(negative, bracket=(s0 - 1.0, s0 + 1.0),
-                                             method="brent", options={"xtol": 1e-12})
-        return float(np.exp(found.x))
+        def derivatives(log_scale: float) -> tuple[float, float]:
+            s, ds = sum_rows(functools.partial(scale_derivative_sums, distribution=dist,
+                                               log_scale=log_scale))
+            return float(s), float(ds)
+
+        return ml_scale_search(derivatives, deviance / n_obs)
 
     # -- the null model -------------------------------------------------------------
     def null_model(self, y: FloatArray, weights: FloatArray | None = None,
