@@ -58,15 +58,16 @@ def _mp_integral(rho, log_x, j_max):
     def term(j):
         return j * log_x - mpmath.loggamma(j + 1) - mpmath.loggamma(rho * j)
 
-    top = mpmath.findroot(lambda j: log_x - mpmath.digamma(j + 1)
-                          - rho * mpmath.digamma(rho * j), mpmath.mpf(j_max))
-    width = 60 * mpmath.sqrt(top / (1 + rho))
-    peak = term(top)
-    moments = [mpmath.quad(lambda j, k=k: (j - top) ** k * mpmath.exp(term(j) - peak),
-                           [top - width, top, top + width]) for k in range(3)]
-    mean = moments[1] / moments[0]
-    return (float(peak + mpmath.log(moments[0])), float(top + mean),
-            float(moments[2] / moments[0] - mean ** 2))
+    with mpmath.workdps(30):  # (a quadrature at 50 digits costs a second more)
+        top = mpmath.findroot(lambda j: log_x - mpmath.digamma(j + 1)
+                              - rho * mpmath.digamma(rho * j), mpmath.mpf(j_max))
+        width = 40 * mpmath.sqrt(top / (1 + rho))
+        peak = term(top)
+        moments = [mpmath.quad(lambda j, k=k: (j - top) ** k * mpmath.exp(term(j) - peak),
+                               [top - width, top, top + width]) for k in range(3)]
+        mean = moments[1] / moments[0]
+        return (float(peak + mpmath.log(moments[0])), float(top + mean),
+                float(moments[2] / moments[0] - mean ** 2))
 
 
 def _mp_log_density(p, y, mu, phi):
