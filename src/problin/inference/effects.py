@@ -1,0 +1,193 @@
+"""Average predictions over counterfactual copies of the data, and their Jacobians.
+
+Every quantity that :meth:`slopes`, :meth:`comparisons` and :meth:`predictions` report is
+a function of *average predictions*: the (weighted) mean over rows of the model's mean
+``mu(x_i)`` on a copy of the data in which one variable is changed (shifted by a small
+step, shifted by a chosen amount, or set to a level). This module computes those averages
+and their Jacobians with respect to the parameters, in one pass over row blocks, for
+every model that has a linear predictor:
+
+.. math::
+
+    \\bar\\mu_k = \\frac{1}{S}\\sum_i s_i\\, \\mu_k(\\eta_i), \\qquad
+    \\frac{\\partial \\bar\\mu_k}{\\partial \\theta_l}
+        = \\frac{1}{S}\\sum_i s_i\\, \\frac{\\partial \\mu_k}{\\partial \\eta_l}(\\eta_i)\\,
+          \\tilde x_i, \\qquad \\eta_{il} = \\tilde x_i^\\top \\theta_l,
+
+``x~ = [1, x]`` the design row. What differs between models is only the map from the
+linear predictors to the means and its derivative (:class:`MeanMap`): a link's inverse
+(``mu = g^-1(eta)``, ``d mu / d eta = g^-1'(eta)``: logit, probit, the GLM regressors'
+links, the identity of least squares), or the softmax (``p_k(delta_kl - p_l)``). The
+Jacobian is ``X~^T (s * dmu/deta)``, one product per block: no n x p array beyond a block.
+
+Standard errors follow by the delta method with the model's covariance (robust or
+clustered where the model was fitted so): ``Var = J V J^T`` (Greene, *Econometric
+Analysis*, 8th ed., §4.6; Arel-Bundock 2024).
+"""
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy import stats
+
+from .._core.model.links import Link
+from .._core.numerics import log_softmax
+
+__all__ = ["EffectsModel", "IdentityMap", "LinkMap", "MeanMap", "SoftmaxMap", "Variant",
+           "average_predictions", "effects_frame"]
+
+FloatArray = NDArray[np.float64]
+# Rows per block: the block's n x K x L derivative array and its design copy stay small.
+_BLOCK_ROWS = 8192
+
+#: A counterfactual copy of the data: a function of a block of rows.
+Variant = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+class MeanMap(Protocol):
+    """The map from a row's linear predictors to its means, and its derivative."""
+
+    def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``(mu, d mu / d eta)`` at linear predictors ``eta`` (n, L): shapes (n, K)
+        and (n, K, L)."""
+        ...  # pragma: no cover - protocol
+
+
+@dataclass(frozen=True)
+class LinkMap:
+    """One linear predictor and the inverse of its link: ``mu = g^-1(eta)``."""
+
+    link: Link
+
+    def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        mu = self.link.inverse(eta[:, 0])
+        d1 = self.link.inverse_derivative(eta[:, 0])
+        return mu[:, None], d1[:, None, None]
+
+
+@dataclass(frozen=True)
+class IdentityMap:
+    """The linear predictors themselves (the link scale)."""
+
+    def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        n, L = eta.shape
+        return eta, np.broadcast_to(np.eye(L), (n, L, L))
+
+
+@dataclass(frozen=True)
+class SoftmaxMap:
+    """Class probabilities ``p = softmax([0, eta])`` (``reference``: the first class's
+    logit is fixed at 0, the free blocks are the other classes) or ``softmax(eta)``;
+    ``d p_k / d eta_l = p_k (delta_{k c(l)} - p_{c(l)})``, ``c(l)`` the class of block
+    ``l``. Probabilities from log-probabilities (``log_softmax``)."""
+
+    reference: bool
+
+    def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        n, L = eta.shape
+        logits = np.column_stack([np.zeros(n), eta]) if self.reference else eta
+        p = np.exp(log_softmax(logits, axis=1))
+        K = p.shape[1]
+        free = np.arange(K - L, K)
+        d = -p[:, :, None] * p[:, None, free]
+        d[:, free, np.arange(L)] += p[:, free]
+        return p, d
+
+
+@dataclass(frozen=True)
+class EffectsModel:
+    """What the interpretation methods ask of a fitted model (one value per model and
+    scale, built by the estimator).
+
+    Attributes
+    ----------
+    blocks : ndarray of shape (L, 1 + d)
+        ``[b_l, w_l]`` per linear predictor in raw units (``b_l = 0`` without intercept).
+    fit_intercept : bool
+        Whether the parameters (and ``covariance``) hold the intercepts.
+    mean : MeanMap
+        Linear predictors to the reported means (response or link scale).
+    outputs : list or None
+        The label of each mean (class labels), or None for a single mean.
+    covariance : ndarray of shape (P, P)
+        The parameters' covariance, ``[b_l?, w_l]`` block after block; NaN rows (not
+        identified parameters) are held fixed.
+    df : float or None
+        Student t's degrees of freedom of the model's tests, or None for z.
+    """
+
+    blocks: FloatArray
+    fit_intercept: bool
+    mean: MeanMap
+    outputs: list[Any] | None
+    covariance: FloatArray
+    df: float | None = None
+
+
+def average_predictions(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
+                        frame: pd.DataFrame, weights: FloatArray,
+                        variants: dict[Hashable, Variant]
+                        ) -> dict[Hashable, tuple[FloatArray, FloatArray]]:
+    """For each variant: ``(A, J)``, the weighted average prediction (K,) over the rows
+    of ``frame`` changed by the variant and its Jacobian (K, P) in the order of
+    ``model.covariance``; ``design`` encodes a frame into the model's columns. One pass
+    over row blocks, every variant of a block encoded while the block is at hand."""
+    L, p1 = model.blocks.shape
+    total = float(weights.sum())
+    sums: dict[Hashable, tuple[FloatArray, FloatArray]] = {}
+    n = len(frame)
+    for lo in range(0, n, _BLOCK_ROWS):
+        block = frame.iloc[lo:lo + _BLOCK_ROWS]
+        s = weights[lo:lo + _BLOCK_ROWS] / total
+        for key, variant in variants.items():
+            X = np.asarray(design(variant(block)), dtype=np.float64)
+            if X.shape[1] != p1 - 1:
+                raise ValueError(f"the data give {X.shape[1]} design columns, the model "
+                                 f"has {p1 - 1}")
+            eta = X @ model.blocks[:, 1:].T + model.blocks[:, 0]
+            mu, d = model.mean(eta)
+            sd = (s[:, None, None] * d).reshape(len(s), -1)  # (n, K L)
+            back = np.vstack([sd.sum(axis=0)[None, :], X.T @ sd])  # (1 + d, K L)
+            J = back.T.reshape(mu.shape[1], L, p1)
+            A = s @ mu
+            if key in sums:
+                A0, J0 = sums[key]
+                A, J = A0 + A, J0 + J
+            sums[key] = (A, J)
+    start = 0 if model.fit_intercept else 1
+    return {key: (A, J[:, :, start:].reshape(J.shape[0], -1)) for key, (A, J) in sums.items()}
+
+
+def _held_covariance(covariance: FloatArray) -> FloatArray:
+    """Parameters that are not identified (NaN rows) held fixed: they add no variance."""
+    return np.where(np.isnan(covariance), 0.0, np.asarray(covariance, dtype=np.float64))
+
+
+def effects_frame(index: pd.Index, estimate: FloatArray, jacobian: FloatArray,
+                  model: EffectsModel, level: float) -> pd.DataFrame:
+    """``estimate, std_err, z (t), p_value, ci_low, ci_high`` with the delta method's
+    ``J V J^T`` (only its diagonal is formed, ``(J V * J).sum(1)``)."""
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    V = _held_covariance(model.covariance)
+    var = np.einsum("ij,ij->i", jacobian @ V, jacobian)
+    se = np.sqrt(np.clip(var, 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = estimate / se
+    reference: Any = stats.norm if model.df is None else stats.t(float(model.df))
+    q = reference.isf((1.0 - float(level)) / 2.0)
+    statistic = "z" if model.df is None else "t"
+    table = pd.DataFrame({"estimate": estimate, "std_err": se, statistic: z,
+                          "p_value": 2.0 * reference.sf(np.abs(z)),
+                          "ci_low": estimate - q * se, "ci_high": estimate + q * se},
+                         index=index)
+    table.attrs.update(level=float(level), statistic=statistic)
+    return table
+
+
+def output_labels(model: EffectsModel, n_outputs: int) -> Sequence[Any]:
+    """The label of each of the ``n_outputs`` means (None for one mean)."""
+    return model.outputs if model.outputs is not None else [None] * n_outputs
