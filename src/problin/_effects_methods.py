@@ -22,7 +22,6 @@ effects_spec.DataEncoding`): for a formula, the formula's (so that ``age`` in
 ``age*children`` is one variable); for a plain estimator, its columns (each column a
 variable; the categorical columns of a DataFrame it encoded get contrasts).
 """
-from collections.abc import Hashable
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,14 +30,16 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._frames import as_pandas, encode_frame
-from .inference.effects import EffectsModel, average_predictions, effects_frame
+from .inference.effects import EffectsModel, average_rows, effects_frame
 from .inference.effects_spec import (
     OBSERVED,
     DataEncoding,
     Estimate,
+    RowContrast,
     check_variables,
     comparison_estimates,
     groups,
+    hypothesis_matrix,
     needed,
     profile,
     row_weights,
@@ -101,7 +102,8 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
 
 
 def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any, by: Any,
-           type: str, level: float, sample_weight: Any, kind: str) -> pd.DataFrame:
+           type: str, level: float, sample_weight: Any, kind: str,
+           hypothesis: Any = None) -> pd.DataFrame:
     model = source._effects_model(_check_type(type))
     encoding = source._effects_data(data)
     frame = encoding.frame
@@ -120,23 +122,29 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         grouped = ([(tuple(rows.iloc[i][by_names]), np.array([i])) for i in range(len(rows))]
                    if by_names else [((), np.arange(len(rows)))])
     variants = {key: variant(key) for key in needed(estimates)}
+    functions = [part for e in estimates for part in e.parts]
+    first = np.cumsum([0] + [len(e.parts) for e in estimates])
     index: list[tuple[Any, ...]] = []
     values, jacobians = [], []
     for label, idx in grouped:
         w = weights[idx]
         if w.sum() <= 0:
             continue
-        found = average_predictions(model, encoding.design, rows.iloc[idx], w, variants)
-        A: dict[Hashable, Any] = {k: v[0] for k, v in found.items()}
-        J: dict[Hashable, Any] = {k: v[1] for k, v in found.items()}
-        for e in estimates:
-            value, jac = e.value(A, J)
+        A, J = average_rows(model, encoding.design, rows.iloc[idx], w, variants, functions)
+        for i, e in enumerate(estimates):
+            value, jac = e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
             for k in range(value.shape[0]):
                 out = () if model.outputs is None else (model.outputs[k],)
                 terms = (e.term, e.contrast) if kind != "predictions" else ()
                 index.append(out + tuple(label) + terms)
                 values.append(value[k])
                 jacobians.append(jac[k])
+    # (class outermost, as marginal_effects: rows of one class together)
+    order = sorted(range(len(index)), key=lambda i: model.outputs.index(index[i][0])) \
+        if model.outputs is not None else list(range(len(index)))
+    index = [index[i] for i in order]
+    values = [values[i] for i in order]
+    jacobians = [jacobians[i] for i in order]
     names = (([] if model.outputs is None else ["class"]) + by_names +
              (["term", "contrast"] if kind != "predictions" else []))
     if names:
@@ -145,26 +153,32 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
     else:
         idx_out = pd.Index(["average" if at is None else str(at)] * len(index),
                            name="prediction")
-    table = effects_frame(idx_out, np.asarray(values), np.asarray(jacobians), model, level)
+    estimate, jacobian = np.asarray(values), np.asarray(jacobians)
+    if hypothesis is not None:
+        labels = [", ".join(map(str, t)) if isinstance(t, tuple) else str(t) for t in idx_out]
+        R, q, tests = hypothesis_matrix(hypothesis, labels)
+        estimate, jacobian = R @ estimate - q, R @ jacobian
+        idx_out = pd.Index(tests, name="hypothesis")
+    table = effects_frame(idx_out, estimate, jacobian, model, level)
     table.attrs.update(kind=kind, type=type, at="data" if at is None else at,
                        n_rows=len(rows))
     return table
 
 
-def slopes(source: EffectsSource, data: Any, variables: Any = None, *, at: Any = None,
-           by: Any = None, type: str = "response", level: float = 0.95,
-           sample_weight: Any = None) -> pd.DataFrame:
+def slopes(source: EffectsSource, data: Any, variables: Any = None, *, slope: str = "dydx",
+           at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
+           sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.slopes`."""
     encoding = source._effects_data(data)
-    estimates = slope_estimates(encoding, check_variables(encoding, variables))
+    estimates = slope_estimates(encoding, check_variables(encoding, variables), slope)
     return _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
-                  sample_weight, "slopes")
+                  sample_weight, "slopes", hypothesis)
 
 
 def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
                 change: Any = 1, levels: str = "reference", comparison: str = "difference",
                 at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
-                sample_weight: Any = None) -> pd.DataFrame:
+                sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.comparisons`."""
     if comparison not in ("difference", "ratio"):
         raise ValueError(f"comparison must be 'difference' or 'ratio', got {comparison!r}")
@@ -172,17 +186,17 @@ def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
     estimates = comparison_estimates(encoding, check_variables(encoding, variables), change,
                                      levels, comparison == "ratio")
     table = _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
-                   sample_weight, "comparisons")
+                   sample_weight, "comparisons", hypothesis)
     table.attrs["comparison"] = comparison
     return table
 
 
 def predictions(source: EffectsSource, data: Any, *, at: Any = None, by: Any = None,
                 type: str = "response", level: float = 0.95,
-                sample_weight: Any = None) -> pd.DataFrame:
+                sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.predictions`."""
-    return _table(source, data, [Estimate("prediction", "", OBSERVED)], at, by, type, level,
-                  sample_weight, "predictions")
+    return _table(source, data, [Estimate("prediction", "", (RowContrast(OBSERVED),))], at,
+                  by, type, level, sample_weight, "predictions", hypothesis)
 
 
 class _Fixed:
@@ -209,9 +223,9 @@ class EffectsMethods:
         """Each column of ``data`` a variable (:func:`column_data`)."""
         return column_data(self, data)
 
-    def slopes(self, data: Any, variables: Any = None, *, at: Any = None, by: Any = None,
-               type: str = "response", level: float = 0.95,
-               sample_weight: Any = None) -> pd.DataFrame:
+    def slopes(self, data: Any, variables: Any = None, *, slope: str = "dydx",
+               at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
+               sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
         """Average slopes ``d E[y] / d x`` of each variable, with delta-method errors.
 
         A numeric variable's slope is the central difference of the average prediction
@@ -226,6 +240,10 @@ class EffectsMethods:
             The rows to average over (the training data for average marginal effects).
         variables : str or list of str, optional
             The variables (data columns) to report; all by default.
+        slope : {"dydx", "eyex", "dyex", "eydx"}, default="dydx"
+            The derivative, or an elasticity averaged over the rows as Stata's
+            ``margins, eyex()`` and statsmodels' ``get_margeff(method=)``: ``dy/dx * x/y``,
+            ``dy/dx * x``, ``dy/dx / y`` (``y`` the row's prediction on the observed data).
         at : None, "mean", "median" or dict, optional
             None: the observed rows (average effects); ``"mean"``/``"median"``: at the
             variables' means (medians; modes for categorical ones); a dict of values per
@@ -238,6 +256,11 @@ class EffectsMethods:
             Confidence level of ``ci_low, ci_high``.
         sample_weight : array-like or str, optional
             Weights of the rows in the averages (or the name of a column of ``data``).
+        hypothesis : str, optional
+            Instead of the estimates ``b1, b2, ...`` (the table's rows in order), tests
+            of linear combinations of them, as ``marginaleffects``: ``"b2 - b1 = 0"``,
+            ``"pairwise"`` (every difference), ``"reference"`` (each minus the first);
+            rows named by the hypotheses.
 
         Returns
         -------
@@ -246,13 +269,14 @@ class EffectsMethods:
             ci_low, ci_high``, indexed by ``(class,) (by...,) term, contrast``
             (``contrast`` is ``"dY/dX"`` for a slope, ``"b - a"`` for a level contrast).
         """
-        return slopes(self, data, variables, at=at, by=by, type=type, level=level,
-                      sample_weight=sample_weight)
+        return slopes(self, data, variables, slope=slope, at=at, by=by, type=type,
+                      level=level, sample_weight=sample_weight, hypothesis=hypothesis)
 
     def comparisons(self, data: Any, variables: Any = None, *, change: Any = 1,
                     levels: str = "reference", comparison: str = "difference",
                     at: Any = None, by: Any = None, type: str = "response",
-                    level: float = 0.95, sample_weight: Any = None) -> pd.DataFrame:
+                    level: float = 0.95, sample_weight: Any = None,
+                    hypothesis: Any = None) -> pd.DataFrame:
         """Average discrete changes of the prediction, with delta-method errors.
 
         Numeric variables change by ``change`` centred on each row's value
@@ -260,16 +284,17 @@ class EffectsMethods:
         every row at the maximum against the minimum); categorical ones are set to each
         level against the reference (``levels="pairwise"``: every pair).
         ``comparison="ratio"``: the ratio of the average predictions. ``at``, ``by``,
-        ``type``, ``level``, ``sample_weight`` and the table: as :meth:`slopes`.
+        ``type``, ``level``, ``sample_weight``, ``hypothesis`` and the table: as
+        :meth:`slopes`.
         """
         return comparisons(self, data, variables, change=change, levels=levels,
                            comparison=comparison, at=at, by=by, type=type, level=level,
-                           sample_weight=sample_weight)
+                           sample_weight=sample_weight, hypothesis=hypothesis)
 
     def predictions(self, data: Any, *, at: Any = None, by: Any = None,
                     type: str = "response", level: float = 0.95,
-                    sample_weight: Any = None) -> pd.DataFrame:
+                    sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
         """The average prediction (per class, per group, per grid row), with
         delta-method errors. Arguments and table as :meth:`slopes` (without ``term``)."""
         return predictions(self, data, at=at, by=by, type=type, level=level,
-                           sample_weight=sample_weight)
+                           sample_weight=sample_weight, hypothesis=hypothesis)

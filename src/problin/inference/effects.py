@@ -37,7 +37,7 @@ from .._core.model.links import Link
 from .._core.numerics import log_softmax
 
 __all__ = ["EffectsModel", "IdentityMap", "LinkMap", "MeanMap", "SoftmaxMap", "Variant",
-           "average_predictions", "effects_frame"]
+           "RowFunction", "average_rows", "effects_frame"]
 
 FloatArray = NDArray[np.float64]
 # Rows per block: the block's n x K x L derivative array and its design copy stay small.
@@ -127,38 +127,57 @@ class EffectsModel:
     df: float | None = None
 
 
-def average_predictions(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
-                        frame: pd.DataFrame, weights: FloatArray,
-                        variants: dict[Hashable, Variant]
-                        ) -> dict[Hashable, tuple[FloatArray, FloatArray]]:
-    """For each variant: ``(A, J)``, the weighted average prediction (K,) over the rows
-    of ``frame`` changed by the variant and its Jacobian (K, P) in the order of
-    ``model.covariance``; ``design`` encodes a frame into the model's columns. One pass
-    over row blocks, every variant of a block encoded while the block is at hand."""
+class RowFunction(Protocol):
+    """A per-row quantity of the predictions on some variants of the data, averaged."""
+
+    keys: tuple[Hashable, ...]  # the variants it reads
+
+    def __call__(self, mu: dict[Hashable, FloatArray], block: pd.DataFrame
+                 ) -> tuple[FloatArray, dict[Hashable, FloatArray]]:
+        """``(r, c)``: the rows' values (n, K) and, per variant read, the derivative
+        ``d r / d mu_variant`` (n, K; element-wise, each output its own)."""
+        ...  # pragma: no cover - protocol
+
+
+def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
+                 frame: pd.DataFrame, weights: FloatArray,
+                 variants: dict[Hashable, Variant], functions: Sequence[RowFunction]
+                 ) -> tuple[FloatArray, FloatArray]:
+    """The weighted averages over the rows of ``frame`` of each function (F, K) and
+    their Jacobians (F, K, P) in the order of ``model.covariance``: one pass over row
+    blocks, every variant of a block encoded once while the block is at hand, each
+    function's Jacobian ``sum_v X~_v^T (s c_v dmu_v/deta)``, a (1 + d) x KL product."""
     L, p1 = model.blocks.shape
     total = float(weights.sum())
-    sums: dict[Hashable, tuple[FloatArray, FloatArray]] = {}
-    n = len(frame)
-    for lo in range(0, n, _BLOCK_ROWS):
+    values: FloatArray | None = None
+    jacobians: FloatArray | None = None
+    for lo in range(0, len(frame), _BLOCK_ROWS):
         block = frame.iloc[lo:lo + _BLOCK_ROWS]
         s = weights[lo:lo + _BLOCK_ROWS] / total
-        for key, variant in variants.items():
-            X = np.asarray(design(variant(block)), dtype=np.float64)
+        at: dict[Hashable, tuple[FloatArray, FloatArray, FloatArray]] = {}
+        for key, change in variants.items():
+            X = np.asarray(design(change(block)), dtype=np.float64)
             if X.shape[1] != p1 - 1:
                 raise ValueError(f"the data give {X.shape[1]} design columns, the model "
                                  f"has {p1 - 1}")
-            eta = X @ model.blocks[:, 1:].T + model.blocks[:, 0]
-            mu, d = model.mean(eta)
-            sd = (s[:, None, None] * d).reshape(len(s), -1)  # (n, K L)
-            back = np.vstack([sd.sum(axis=0)[None, :], X.T @ sd])  # (1 + d, K L)
-            J = back.T.reshape(mu.shape[1], L, p1)
-            A = s @ mu
-            if key in sums:
-                A0, J0 = sums[key]
-                A, J = A0 + A, J0 + J
-            sums[key] = (A, J)
+            mu, d = model.mean(X @ model.blocks[:, 1:].T + model.blocks[:, 0])
+            at[key] = (X, mu, d)
+        means = {key: mu for key, (_, mu, _) in at.items()}
+        K = next(iter(means.values())).shape[1]
+        if values is None or jacobians is None:
+            values = np.zeros((len(functions), K))
+            jacobians = np.zeros((len(functions), K, L, p1))
+        for f, function in enumerate(functions):
+            r, cotangents = function(means, block)
+            values[f] += s @ r
+            for key, c in cotangents.items():
+                X, _, d = at[key]
+                sd = ((s[:, None] * c)[:, :, None] * d).reshape(len(s), -1)  # (n, K L)
+                back = np.vstack([sd.sum(axis=0)[None, :], X.T @ sd])  # (1 + d, K L)
+                jacobians[f] += back.T.reshape(K, L, p1)
+    assert values is not None and jacobians is not None, "at least one row"
     start = 0 if model.fit_intercept else 1
-    return {key: (A, J[:, :, start:].reshape(J.shape[0], -1)) for key, (A, J) in sums.items()}
+    return values, jacobians[:, :, :, start:].reshape(len(functions), values.shape[1], -1)
 
 
 def _held_covariance(covariance: FloatArray) -> FloatArray:

@@ -24,6 +24,7 @@ most frequent level), or a grid (a dict of values per variable, the others at th
 means or modes), one result per grid row; ``by`` averages within groups.
 """
 import itertools
+import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +35,8 @@ from numpy.typing import NDArray
 
 from .effects import Variant
 
-__all__ = ["DataEncoding", "Estimate", "comparison_estimates", "groups", "profile",
-           "slope_estimates", "variant"]
+__all__ = ["DataEncoding", "Estimate", "RowContrast", "comparison_estimates", "groups",
+           "hypothesis_matrix", "profile", "slope_estimates", "variant"]
 
 FloatArray = NDArray[np.float64]
 STEP = 1e-4  # a slope's step, relative to the variable's range
@@ -52,29 +53,70 @@ class DataEncoding:
     design: Any  # Callable[[pd.DataFrame], FloatArray]
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """One reported row: ``(A[hi] - A[lo]) / divisor``, ``A[hi] / A[lo]`` (``ratio``) or
-    ``A[hi]`` (``lo`` None), ``A`` the average predictions of the variants."""
+SLOPES = {"dydx": "dY/dX", "eyex": "eY/eX", "dyex": "dY/eX", "eydx": "eY/dX"}
 
-    term: str
-    contrast: str
+
+@dataclass(frozen=True)
+class RowContrast:
+    """A row's ``(mu[hi] - mu[lo]) / divisor`` (``mu[hi]`` where ``lo`` is None), as an
+    elasticity where ``slope`` says (Stata's ``margins, eyex()``...; statsmodels'
+    ``get_margeff(method=)``): times the row's ``x`` (``ex``), over its prediction on
+    the observed data (``ey``). A :class:`~problin.inference.effects.RowFunction`."""
+
     hi: Hashable
     lo: Hashable | None = None
     divisor: float = 1.0
+    slope: str = "dydx"
+    variable: str = ""
+
+    @property
+    def keys(self) -> tuple[Hashable, ...]:
+        read = (self.hi,) if self.lo is None else (self.hi, self.lo)
+        return read + ((OBSERVED,) if self.slope.startswith("ey") else ())
+
+    def __call__(self, mu: dict[Hashable, FloatArray], block: pd.DataFrame
+                 ) -> tuple[FloatArray, dict[Hashable, FloatArray]]:
+        if self.lo is None:
+            return mu[self.hi], {self.hi: np.ones_like(mu[self.hi])}
+        r = (mu[self.hi] - mu[self.lo]) / self.divisor
+        scale = np.ones_like(r)
+        if self.slope.endswith("ex"):
+            scale = scale * _numeric(block, self.variable)[:, None]
+        mu0 = mu[OBSERVED] if self.slope.startswith("ey") else None
+        if mu0 is not None:
+            scale = scale / mu0
+        c_hi = scale / self.divisor
+        cotangents: dict[Hashable, FloatArray] = {self.hi: c_hi, self.lo: -c_hi}
+        r = r * scale
+        if mu0 is not None:  # d r / d mu0 = -r / mu0 (the observed prediction may be hi)
+            cotangents[OBSERVED] = cotangents.get(OBSERVED, 0.0) - r / mu0
+        return r, cotangents
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One reported row: its one row function's average, or the ratio of the averages
+    of two (``ratio``: ``mean mu[hi] / mean mu[lo]``)."""
+
+    term: str
+    contrast: str
+    parts: tuple[RowContrast, ...]
     ratio: bool = False
 
-    def value(self, A: dict[Hashable, FloatArray], J: dict[Hashable, FloatArray]
-              ) -> tuple[FloatArray, FloatArray]:
-        """The estimate per output (K,) and its Jacobian (K, P)."""
-        if self.lo is None:
-            return A[self.hi], J[self.hi]
-        if self.ratio:
-            a_lo = A[self.lo][:, None]
-            r = A[self.hi] / A[self.lo]
-            return r, J[self.hi] / a_lo - r[:, None] * J[self.lo] / a_lo
-        return ((A[self.hi] - A[self.lo]) / self.divisor,
-                (J[self.hi] - J[self.lo]) / self.divisor)
+    def value(self, A: FloatArray, J: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The estimate per output (K,) and its Jacobian (K, P), from its parts'
+        averages ``A`` (parts, K) and Jacobians ``J`` (parts, K, P)."""
+        if not self.ratio:
+            return A[0], J[0]
+        r = A[0] / A[1]
+        return r, J[0] / A[1][:, None] - (r / A[1])[:, None] * J[1]
+
+
+def _contrast(term: str, label: str, hi: Hashable, lo: Hashable, ratio: bool,
+              divisor: float = 1.0, slope: str = "dydx") -> Estimate:
+    if ratio:
+        return Estimate(term, label, (RowContrast(hi), RowContrast(lo)), True)
+    return Estimate(term, label, (RowContrast(hi, lo, divisor, slope, term),))
 
 
 def variant(key: Hashable) -> Variant:
@@ -94,8 +136,7 @@ def variant(key: Hashable) -> Variant:
             out[name] = pd.Categorical([amount] * len(block),
                                        categories=column.cat.categories)
         else:
-            out[name] = pd.Series([amount] * len(block), index=block.index,
-                                  dtype=column.dtype if column.dtype != bool else object)
+            out[name] = pd.Series([amount] * len(block), index=block.index)
         return out
     return change
 
@@ -120,8 +161,12 @@ def _numeric(frame: pd.DataFrame, name: str) -> FloatArray:
         raise ValueError(f"variable {name!r} is not numeric") from None
 
 
-def slope_estimates(encoding: DataEncoding, names: Sequence[str]) -> list[Estimate]:
-    """Central differences for numeric variables, reference contrasts for categorical."""
+def slope_estimates(encoding: DataEncoding, names: Sequence[str], slope: str = "dydx"
+                    ) -> list[Estimate]:
+    """Central differences for numeric variables (as elasticities where ``slope`` says),
+    reference contrasts for categorical ones."""
+    if slope not in SLOPES:
+        raise ValueError(f"slope must be one of {list(SLOPES)}, got {slope!r}")
     out: list[Estimate] = []
     for name in names:
         levels = encoding.variables[name]
@@ -131,7 +176,8 @@ def slope_estimates(encoding: DataEncoding, names: Sequence[str]) -> list[Estima
         x = _numeric(encoding.frame, name)
         spread = float(np.max(x) - np.min(x)) if x.size else 0.0
         h = STEP * spread if spread > 0 else STEP
-        out.append(Estimate(name, "dY/dX", ("add", name, h / 2), ("add", name, -h / 2), h))
+        out.append(_contrast(name, SLOPES[slope], ("add", name, h / 2), ("add", name, -h / 2),
+                             False, h, slope))
     return out
 
 
@@ -142,7 +188,7 @@ def _level_contrasts(name: str, levels: list[Any], how: str, ratio: bool
     pairs = ([(levels[0], b) for b in levels[1:]] if how == "reference"
              else list(itertools.combinations(levels, 2)))
     sign = " / " if ratio else " - "
-    return [Estimate(name, f"{b}{sign}{a}", ("set", name, b), ("set", name, a), 1.0, ratio)
+    return [_contrast(name, f"{b}{sign}{a}", ("set", name, b), ("set", name, a), ratio)
             for a, b in pairs]
 
 
@@ -159,8 +205,8 @@ def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: A
         x = _numeric(encoding.frame, name)
         if isinstance(change, str) and change == "minmax":
             lo, hi = float(np.min(x)), float(np.max(x))
-            out.append(Estimate(name, f"max{' / ' if ratio else ' - '}min", ("set", name, hi),
-                                ("set", name, lo), 1.0, ratio))
+            out.append(_contrast(name, f"max{' / ' if ratio else ' - '}min", ("set", name, hi),
+                                 ("set", name, lo), ratio))
             continue
         if isinstance(change, str) and change == "sd":
             delta, label = float(np.std(x, ddof=1)) if x.size > 1 else 0.0, "+sd"
@@ -170,8 +216,8 @@ def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: A
         else:
             raise ValueError(f"change must be a nonzero number, 'sd' or 'minmax', got "
                              f"{change!r}")
-        out.append(Estimate(name, label, ("add", name, delta / 2), ("add", name, -delta / 2),
-                            1.0, ratio))
+        out.append(_contrast(name, label, ("add", name, delta / 2), ("add", name, -delta / 2),
+                             ratio))
     return out
 
 
@@ -247,7 +293,49 @@ def needed(estimates: Iterable[Estimate]) -> list[Hashable]:
     """The variants the estimates read, each once, in order."""
     keys: dict[Hashable, None] = {}
     for e in estimates:
-        keys[e.hi] = None
-        if e.lo is not None:
-            keys[e.lo] = None
+        for part in e.parts:
+            keys.update(dict.fromkeys(part.keys))
     return list(keys)
+
+
+_TERM = re.compile(r"\s*([+-]?)\s*(?:(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*\*?)?\s*b(\d+)\s*")
+
+
+def hypothesis_matrix(hypothesis: Any, labels: Sequence[str]
+                      ) -> tuple[FloatArray, FloatArray, list[str]]:
+    """``(R, q, names)``: the tests of ``R b = q`` on the reported estimates ``b``
+    (``b1`` the first row), as R's ``marginaleffects``: ``"pairwise"`` (each row minus
+    each earlier one), ``"reference"`` (each row minus the first) or a linear equation
+    such as ``"b2 - b1 = 0"`` or ``"b1 + 2 * b3 = 1"``."""
+    n = len(labels)
+    if hypothesis in ("pairwise", "reference"):
+        pairs = ([(0, j) for j in range(1, n)] if hypothesis == "reference"
+                 else list(itertools.combinations(range(n), 2)))
+        R = np.zeros((len(pairs), n))
+        for row, (i, j) in enumerate(pairs):
+            R[row, j], R[row, i] = 1.0, -1.0
+        return R, np.zeros(len(pairs)), [f"({labels[j]}) - ({labels[i]})" for i, j in pairs]
+    if not isinstance(hypothesis, str):
+        raise TypeError(f"hypothesis must be 'pairwise', 'reference' or an equation such "
+                        f"as 'b2 - b1 = 0', got {type(hypothesis).__name__}")
+    lhs, _, rhs = hypothesis.partition("=")
+    try:
+        q = float(rhs) if rhs.strip() else 0.0
+    except ValueError:
+        raise ValueError(f"hypothesis {hypothesis!r}: the right-hand side must be a number"
+                         ) from None
+    R = np.zeros((1, n))
+    pos = 0
+    for match in _TERM.finditer(lhs):
+        if match.start() != pos or (pos > 0 and not match.group(1)):
+            break
+        pos = match.end()
+        index = int(match.group(3)) - 1
+        if not 0 <= index < n:
+            raise ValueError(f"hypothesis {hypothesis!r} names b{index + 1}; the estimates "
+                             f"are b1..b{n}")
+        R[0, index] += (-1.0 if match.group(1) == "-" else 1.0) * float(match.group(2) or 1)
+    if pos != len(lhs) or not R.any():
+        raise ValueError(f"hypothesis {hypothesis!r} is not a linear equation in b1..b{n} "
+                         "such as 'b2 - b1 = 0', nor 'pairwise' or 'reference'")
+    return R, np.array([q]), [hypothesis.strip()]

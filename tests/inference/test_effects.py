@@ -1,0 +1,190 @@
+"""slopes, comparisons and predictions against independent references: closed forms of the
+derivative through a formula's interaction, Richardson-extrapolated differences of the
+model's own predictions, numeric Jacobians of the closed forms for the delta method, and
+statsmodels' get_margeff (Logit, MNLogit, Poisson) on formula-free fits."""
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy.special import expit
+
+from problin import Formula, LinearRegression, LogisticRegression, PoissonRegression
+
+FORMULA = "aff ~ C(rate_marriage) + age*children + yrs_married"
+
+
+@pytest.fixture(scope="module")
+def fair() -> tuple[pd.DataFrame, Formula]:
+    data = sm.datasets.fair.load_pandas().data.iloc[::16].reset_index(drop=True)
+    data["aff"] = (data["affairs"] > 0).astype(float)
+    return data, Formula(FORMULA, LogisticRegression()).fit(data)
+
+
+def _theta(model: Formula) -> np.ndarray:
+    est = model.estimator_
+    return np.concatenate([np.atleast_1d(est.intercept_), est.coef_.ravel()])
+
+
+def _age_slope(theta: np.ndarray, X: pd.DataFrame) -> float:
+    """The average of d p / d age = p (1 - p) (w_age + w_age:children children), closed form."""
+    names = list(X.columns)
+    p = expit(theta[0] + X.to_numpy() @ theta[1:])
+    w = theta[1 + names.index("age")] + theta[1 + names.index("age:children")] * X["children"]
+    return float(np.mean(p * (1 - p) * w))
+
+
+def _delta_se(func, theta: np.ndarray, cov: np.ndarray, h: float = 1e-5) -> float:
+    """The delta method's standard error with a central-difference Jacobian of ``func``."""
+    J = np.array([(func(theta + h * e) - func(theta - h * e)) / (2 * h)
+                  for e in np.eye(theta.size)])
+    return float(np.sqrt(J @ cov @ J))
+
+
+def test_formula_slope_goes_through_the_interaction(fair):
+    data, model = fair
+    table = model.slopes(data, "age")
+    row = table.loc[("age", "dY/dX")]
+    X = model.transform(data)
+    theta = _theta(model)
+    assert row["estimate"] == pytest.approx(_age_slope(theta, X), rel=1e-7)
+    # Richardson extrapolation of the model's own average probability, age shifted
+    def average(t: float) -> float:
+        return float(model.predict_proba(data.assign(age=data["age"] + t))[:, 1].mean())
+    d = [(average(h) - average(-h)) / (2 * h) for h in (0.4, 0.2)]
+    assert row["estimate"] == pytest.approx((4 * d[1] - d[0]) / 3, rel=1e-7)
+    se = _delta_se(lambda th: _age_slope(th, X), theta, model.covariance_)
+    assert row["std_err"] == pytest.approx(se, rel=1e-6)
+    assert row["z"] == pytest.approx(row["estimate"] / se, rel=1e-6)
+    # the per-column effect (statsmodels' get_margeff) misses the interaction's part
+    assert abs(model.marginal_effects(data).loc["age", "dy/dx"] - row["estimate"]) > 1e-3
+
+
+def test_formula_categorical_gets_discrete_changes(fair):
+    data, model = fair
+    table = model.slopes(data, "rate_marriage")
+    theta, cov = _theta(model), model.covariance_
+
+    designs = {level: model.transform(data.assign(rate_marriage=level)).to_numpy()
+               for level in (1.0, 2.0, 3.0, 4.0, 5.0)}
+
+    def average(level: float, th: np.ndarray) -> float:
+        return float(expit(th[0] + designs[level] @ th[1:]).mean())
+
+    for level in (2.0, 3.0, 4.0, 5.0):
+        row = table.loc[("rate_marriage", f"{level} - 1.0")]
+        by_hand = average(level, theta) - average(1.0, theta)
+        assert row["estimate"] == pytest.approx(by_hand, rel=1e-10)
+        se = _delta_se(lambda th: average(level, th) - average(1.0, th), theta, cov)
+        assert row["std_err"] == pytest.approx(se, rel=1e-6)
+    pairwise = model.comparisons(data, "rate_marriage", levels="pairwise")
+    assert len(pairwise) == 10
+    assert pairwise.loc[("rate_marriage", "5.0 - 4.0"), "estimate"] == pytest.approx(
+        average(5.0, theta) - average(4.0, theta), rel=1e-10)
+    # (4 - 1) - (2 - 1) is the pairwise 4 - 2: the same value and standard error
+    test = model.slopes(data, "rate_marriage", hypothesis="b3 - b1 = 0")
+    np.testing.assert_allclose(
+        test.iloc[0][["estimate", "std_err"]].to_numpy(dtype=float),
+        pairwise.loc[("rate_marriage", "4.0 - 2.0"), ["estimate", "std_err"]].to_numpy(
+            dtype=float), rtol=1e-9)
+    assert len(model.slopes(data, "rate_marriage", hypothesis="pairwise")) == 6
+    ratio = model.comparisons(data, "rate_marriage", comparison="ratio")
+    assert ratio.loc[("rate_marriage", "5.0 / 1.0"), "estimate"] == pytest.approx(
+        average(5.0, theta) / average(1.0, theta), rel=1e-10)
+
+
+def test_predictions_by_group_and_at_grid(fair):
+    data, model = fair
+    p = model.predict_proba(data)[:, 1]
+    table = model.predictions(data, by="rate_marriage")
+    by_hand = pd.Series(p).groupby(data["rate_marriage"]).mean()
+    np.testing.assert_allclose(table["estimate"].to_numpy(), by_hand.to_numpy(), rtol=1e-12)
+    # one row per grid point: the prediction and its delta-method error are predict_interval's
+    grid = model.predictions(data, at={"age": [22.0, 37.0], "children": [0.0, 3.0]})
+    rows = pd.DataFrame({"age": [22.0, 22.0, 37.0, 37.0], "children": [0.0, 3.0, 0.0, 3.0],
+                         "rate_marriage": data["rate_marriage"].mode()[0],
+                         "yrs_married": data["yrs_married"].mean()})
+    interval = model.predict_interval(rows)
+    np.testing.assert_allclose(grid["estimate"].to_numpy(), interval["mean"], rtol=1e-12)
+    np.testing.assert_allclose(grid["std_err"].to_numpy(), interval["std_err"], rtol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def spector() -> tuple[np.ndarray, np.ndarray]:
+    data = sm.datasets.spector.load_pandas()
+    return data.exog.to_numpy(), data.endog.to_numpy()
+
+
+@pytest.mark.parametrize("at", [None, "mean"])
+def test_plain_logit_slopes_equal_statsmodels_margeff(spector, at):
+    X, y = spector
+    est = LogisticRegression().fit(X, y)
+    table = est.slopes(X, at=at)
+    margeff = sm.Logit(y, sm.add_constant(X)).fit(disp=0).get_margeff(
+        at="overall" if at is None else at)
+    np.testing.assert_allclose(table["estimate"], margeff.margeff, rtol=1e-6)
+    np.testing.assert_allclose(table["std_err"], margeff.margeff_se, rtol=1e-6)
+    assert list(table.index.get_level_values("term")) == ["x0", "x1", "x2"]
+
+
+@pytest.mark.parametrize("at", [None, "mean"])
+def test_plain_logit_elasticities_equal_statsmodels(spector, at):
+    X, y = spector
+    est = LogisticRegression().fit(X, y)
+    fit = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
+    for method in ("eyex", "dyex", "eydx"):
+        table = est.slopes(X, slope=method, at=at)
+        margeff = fit.get_margeff(at="overall" if at is None else at, method=method)
+        np.testing.assert_allclose(table["estimate"], margeff.margeff, rtol=1e-6)
+        np.testing.assert_allclose(table["std_err"], margeff.margeff_se, rtol=1e-6)
+
+
+def test_softmax_slopes_per_class_equal_mnlogit():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(240, 2))
+    eta = np.column_stack([np.zeros(240), 0.5 + X @ [1.0, -0.5], -0.3 + X @ [-0.7, 0.9]])
+    y = (rng.random(240)[:, None] > np.cumsum(np.exp(eta) / np.exp(eta).sum(1, keepdims=True),
+                                              axis=1)).sum(axis=1)
+    est = LogisticRegression().fit(X, y)
+    table = est.slopes(X)
+    margeff = sm.MNLogit(y, sm.add_constant(X)).fit(disp=0).get_margeff()
+    for k in range(3):
+        np.testing.assert_allclose(table.loc[k, "estimate"], margeff.margeff[:, k], rtol=1e-6)
+        np.testing.assert_allclose(table.loc[k, "std_err"], margeff.margeff_se[:, k],
+                                   rtol=1e-6)
+    preds = est.predictions(X)
+    np.testing.assert_allclose(preds["estimate"], est.predict_proba(X).mean(axis=0),
+                               rtol=1e-12)
+
+
+def test_poisson_slopes_equal_statsmodels_and_ols_slopes_are_coefficients():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 2))
+    y = rng.poisson(np.exp(0.3 + X @ [0.4, -0.2]))
+    table = PoissonRegression().fit(X, y).slopes(X)
+    margeff = sm.Poisson(y, sm.add_constant(X)).fit(disp=0).get_margeff()
+    np.testing.assert_allclose(table["estimate"], margeff.margeff, rtol=1e-6)
+    np.testing.assert_allclose(table["std_err"], margeff.margeff_se, rtol=1e-5)
+    t = y + X @ [1.0, 2.0]
+    ols = LinearRegression(cov_type="HC1").fit(X, t)
+    slopes = ols.slopes(X)
+    summary = ols.summary().iloc[1:]
+    np.testing.assert_allclose(slopes["estimate"], summary["coef"], rtol=1e-8)
+    np.testing.assert_allclose(slopes["std_err"], summary["std_err"], rtol=1e-8)
+    np.testing.assert_allclose(slopes["p_value"], summary["p_value"], rtol=1e-6)
+    assert "t" in slopes.columns
+
+
+def test_bad_arguments_are_clear_errors(fair):
+    data, model = fair
+    with pytest.raises(ValueError, match="not variables of the model"):
+        model.slopes(data, "agee")
+    with pytest.raises(ValueError, match="type must be"):
+        model.predictions(data, type="probability")
+    with pytest.raises(ValueError, match="change must be"):
+        model.comparisons(data, "age", change=0)
+    with pytest.raises(ValueError, match="at must be"):
+        model.slopes(data, at="mode")
+    with pytest.raises(ValueError, match="names b9"):
+        model.slopes(data, hypothesis="b9 - b1")
+    with pytest.raises(ValueError, match="not a linear equation"):
+        model.slopes(data, hypothesis="b1 * b2")
