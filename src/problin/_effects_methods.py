@@ -140,8 +140,9 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
                 values.append(value[k])
                 jacobians.append(jac[k])
     # (class outermost, as marginal_effects: rows of one class together)
-    order = sorted(range(len(index)), key=lambda i: model.outputs.index(index[i][0])) \
-        if model.outputs is not None else list(range(len(index)))
+    outputs = model.outputs
+    order = sorted(range(len(index)), key=lambda i: outputs.index(index[i][0])) \
+        if outputs is not None else list(range(len(index)))
     index = [index[i] for i in order]
     values = [values[i] for i in order]
     jacobians = [jacobians[i] for i in order]

@@ -130,7 +130,10 @@ class EffectsModel:
 class RowFunction(Protocol):
     """A per-row quantity of the predictions on some variants of the data, averaged."""
 
-    keys: tuple[Hashable, ...]  # the variants it reads
+    @property
+    def keys(self) -> tuple[Hashable, ...]:
+        """The variants it reads."""
+        ...  # pragma: no cover - protocol
 
     def __call__(self, mu: dict[Hashable, FloatArray], block: pd.DataFrame
                  ) -> tuple[FloatArray, dict[Hashable, FloatArray]]:
