@@ -29,7 +29,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._frames import as_pandas, encode_frame
+from ._frames import ENCODING_ATTRIBUTE, as_pandas, encode_frame
 from .inference.effects import EffectsModel, average_rows, effects_frame
 from .inference.effects_spec import (
     OBSERVED,
@@ -87,18 +87,27 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
             raise ValueError(f"data have {X.shape[1]} columns, the model "
                              f"{len(labels)}")
         frame = pd.DataFrame(X, columns=labels)
-    encoding = getattr(estimator, "input_encoding_", None)  # (only for encoded frames)
+    encoding = getattr(estimator, ENCODING_ATTRIBUTE, None)  # (only for encoded frames)
+    if encoding is not None:
+        encoding = encoding["columns"]
+    linear: dict[str, int] = {}
     if encoding is not None:
         variables = {c["name"]: list(c["categories"]) if c["kind"] == "categorical" else None
                      for c in encoding}
+        at = 0
+        for c in encoding:  # (the encoded design: a column per numeric, L - 1 per factor)
+            if c["kind"] == "numeric":
+                linear[c["name"]] = at
+            at += 1 if c["kind"] == "numeric" else len(c["categories"]) - 1
     else:
         variables = {str(c): None for c in frame.columns}
+        linear = {name: j for j, name in enumerate(variables)}
     named = names is not None
 
     def design(block: pd.DataFrame) -> np.ndarray:
         X = encode_frame(estimator, block if named else block.to_numpy(), False)
         return np.asarray(validate_data(estimator, X, reset=False, dtype=np.float64))
-    return DataEncoding(frame, variables, design)
+    return DataEncoding(frame, variables, design, linear)
 
 
 def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any, by: Any,
@@ -130,7 +139,8 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         w = weights[idx]
         if w.sum() <= 0:
             continue
-        A, J = average_rows(model, encoding.design, rows.iloc[idx], w, variants, functions)
+        A, J = average_rows(model, encoding.design, rows.iloc[idx], w, variants, functions,
+                            encoding.shifts(variants))
         for i, e in enumerate(estimates):
             value, jac = e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
             for k in range(value.shape[0]):

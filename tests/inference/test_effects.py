@@ -283,3 +283,18 @@ def test_linear_slope_of_a_polynomial_is_exact_with_t(synthetic):
     assert row["std_err"] == pytest.approx(np.sqrt(g @ model.covariance_ @ g), rel=1e-7)
     assert row["p_value"] == pytest.approx(
         2 * stats.t.sf(abs(row["t"]), model.df_resid_), rel=1e-9)
+
+
+def test_plain_estimator_on_a_frame_with_a_text_column(synthetic):
+    frame = synthetic[["x1", "x2", "g"]]
+    est = LogisticRegression().fit(frame, synthetic["yb"])
+    table = est.comparisons(frame, change="sd")
+    for level in ("b", "c"):
+        by_hand = (est.predict_proba(frame.assign(g=level))[:, 1].mean() -
+                   est.predict_proba(frame.assign(g="a"))[:, 1].mean())
+        assert table.loc[("g", f"{level} - a"), "estimate"] == pytest.approx(by_hand,
+                                                                          rel=1e-10)
+    sd = frame["x2"].std()
+    by_hand = (est.predict_proba(frame.assign(x2=frame["x2"] + sd / 2))[:, 1].mean() -
+               est.predict_proba(frame.assign(x2=frame["x2"] - sd / 2))[:, 1].mean())
+    assert table.loc[("x2", "+sd"), "estimate"] == pytest.approx(by_hand, rel=1e-9)

@@ -26,7 +26,7 @@ means or modes), one result per grid row; ``by`` averages within groups.
 import itertools
 import re
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,11 +46,19 @@ OBSERVED: Hashable = ("observed",)
 @dataclass(frozen=True)
 class DataEncoding:
     """The data as the model's variables: the frame, each variable's levels (None for a
-    numeric one) and the encoding of a frame into the model's design columns."""
+    numeric one), the encoding of a frame into the model's design columns, and the
+    numeric variables that are one design column as they are (``linear``: name ->
+    column; their changes are shifts of the linear predictor, no encoding needed)."""
 
     frame: pd.DataFrame
     variables: dict[str, list[Any] | None]
     design: Any  # Callable[[pd.DataFrame], FloatArray]
+    linear: dict[str, int] = field(default_factory=dict)
+
+    def shifts(self, keys: Iterable[Hashable]) -> dict[Hashable, tuple[int, float]]:
+        """The variants among ``keys`` that add to one of the ``linear`` columns."""
+        return {key: (self.linear[key[1]], float(key[2])) for key in keys
+                if isinstance(key, tuple) and key[0] == "add" and key[1] in self.linear}
 
 
 SLOPES = {"dydx": "dY/dX", "eyex": "eY/eX", "dyex": "dY/eX", "eydx": "eY/dX"}
