@@ -56,6 +56,10 @@ class MeanMap(Protocol):
         and (n, K, L)."""
         ...  # pragma: no cover - protocol
 
+    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """``(mu, d, T)`` with ``T = d^2 mu_k / d eta_l d eta_m`` (n, K, L, L)."""
+        ...  # pragma: no cover - protocol
+
 
 @dataclass(frozen=True)
 class LinkMap:
@@ -67,6 +71,10 @@ class LinkMap:
         mu, d1, _ = self.link.inverse_derivatives(eta[:, 0])
         return mu[:, None], d1[:, None, None]
 
+    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        mu, d1, d2 = self.link.inverse_derivatives(eta[:, 0])
+        return mu[:, None], d1[:, None, None], d2[:, None, None, None]
+
 
 @dataclass(frozen=True)
 class IdentityMap:
@@ -75,6 +83,10 @@ class IdentityMap:
     def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
         n, L = eta.shape
         return eta, np.broadcast_to(np.eye(L), (n, L, L))
+
+    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        n, L = eta.shape
+        return eta, np.broadcast_to(np.eye(L), (n, L, L)), np.zeros((n, L, L, L))
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,16 @@ class SoftmaxMap:
         d = -p[:, :, None] * p[:, None, free]
         d[:, free, np.arange(L)] += p[:, free]
         return p, d
+
+    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """``T_klm = D_km (delta_{k c(l)} - p_{c(l)}) - p_k D_{c(l) m}``."""
+        p, d = self(eta)
+        L = eta.shape[1]
+        free = np.arange(p.shape[1] - L, p.shape[1])
+        own = (np.arange(p.shape[1])[:, None] == free[None, :]).astype(np.float64)  # (K, L)
+        T = d[:, :, None, :] * (own[None, :, :, None] - p[:, None, free, None])
+        T -= p[:, :, None, None] * d[:, free, :][:, None, :, :]
+        return p, d, T
 
 
 @dataclass(frozen=True)
@@ -155,7 +177,11 @@ def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArra
     estimator's numeric column): their linear predictors are ``eta + delta w_j`` and
     their design ``X + delta e_j``, so they need no encoding of their own, and all of
     them and the observed rows share one product ``X~^T [G_1 ... G_m]`` per block (one
-    read of the block for every variable's slope)."""
+    read of the block for every variable's slope). Where the shift is a slope's step
+    (``nudge``), its means and derivatives are the expansion ``mu + delta D w_j``,
+    ``D + delta T w_j`` at the observed rows (``T`` the map's curvature): the central
+    difference of two nudges is then the exact derivative ``D w_j`` and its Jacobian
+    ``T w_j x~ + D e_j``, with no evaluation of the map per variable."""
     # (block-sized products on one BLAS thread: a multithreaded BLAS waits on thread
     # barriers, measured 0.33 s instead of 9 ms for a 7,000 x 50 by 100 product on a
     # busy two-core machine; see _core.blocks.small_blas)
@@ -167,7 +193,7 @@ def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArra
 def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
                   frame: pd.DataFrame, weights: FloatArray,
                   variants: dict[Hashable, Variant], functions: Sequence[RowFunction],
-                  shifts: dict[Hashable, tuple[int, float]]
+                  shifts: dict[Hashable, tuple[int, float, bool]]
                   ) -> tuple[FloatArray, FloatArray]:
     L, p1 = model.blocks.shape
     W = model.blocks[:, 1:]
@@ -181,15 +207,22 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
         s = weights[lo:lo + rows] / total
         base: FloatArray | None = None
         eta0: FloatArray | None = None
+        expansion: tuple[FloatArray, FloatArray, FloatArray] | None = None
         at: dict[Hashable, tuple[FloatArray | None, FloatArray, FloatArray]] = {}
         for key, change in variants.items():
             if key in shifts:
                 if base is None or eta0 is None:
                     base = np.asarray(design(block), dtype=np.float64)
                     eta0 = base @ W.T + model.blocks[:, 0]
-                j, delta = shifts[key]
-                eta = eta0 + delta * W[:, j]
+                j, delta, nudge = shifts[key]
                 X: FloatArray | None = None
+                if nudge:
+                    if expansion is None:
+                        expansion = model.mean.curvature(eta0)
+                    mu0, d0, T0 = expansion
+                    at[key] = (X, mu0 + delta * (d0 @ W[:, j]), d0 + delta * (T0 @ W[:, j]))
+                    continue
+                eta = eta0 + delta * W[:, j]
             else:
                 X = np.asarray(design(change(block)), dtype=np.float64)
                 if X.shape[1] != p1 - 1:
@@ -203,7 +236,7 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
         if values is None or jacobians is None:
             values = np.zeros((len(functions), K))
             jacobians = np.zeros((len(functions), K, L, p1))
-        shared: list[tuple[int, FloatArray]] = []  # (function, G) over the block's X
+        shared: dict[int, FloatArray] = {}  # function -> its G over the block's X
         for f, function in enumerate(functions):
             r, cotangents = function(means, block)
             values[f] += s @ r
@@ -213,15 +246,15 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
                 total_G = G.sum(axis=0)
                 jacobians[f, :, :, 0] += total_G.reshape(K, L)
                 if X is None:  # a shift: X + delta e_j
-                    j, delta = shifts[key]
+                    j, delta, _ = shifts[key]
                     jacobians[f, :, :, 1 + j] += delta * total_G.reshape(K, L)
-                    shared.append((f, G))
+                    shared[f] = shared[f] + G if f in shared else G
                 else:
                     jacobians[f, :, :, 1:] += (X.T @ G).T.reshape(K, L, p1 - 1)
         if shared:
             assert base is not None
-            back = base.T @ np.hstack([G for _, G in shared])  # (d, m K L)
-            for i, (f, _) in enumerate(shared):
+            back = base.T @ np.hstack(list(shared.values()))  # (d, m K L)
+            for i, f in enumerate(shared):
                 part = back[:, i * K * L:(i + 1) * K * L]
                 jacobians[f, :, :, 1:] += part.T.reshape(K, L, p1 - 1)
     assert values is not None and jacobians is not None, "at least one row"

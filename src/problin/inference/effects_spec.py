@@ -55,10 +55,12 @@ class DataEncoding:
     design: Any  # Callable[[pd.DataFrame], FloatArray]
     linear: dict[str, int] = field(default_factory=dict)
 
-    def shifts(self, keys: Iterable[Hashable]) -> dict[Hashable, tuple[int, float]]:
-        """The variants among ``keys`` that add to one of the ``linear`` columns."""
-        return {key: (self.linear[key[1]], float(key[2])) for key in keys
-                if isinstance(key, tuple) and key[0] == "add" and key[1] in self.linear}
+    def shifts(self, keys: Iterable[Hashable]) -> dict[Hashable, tuple[int, float, bool]]:
+        """The variants among ``keys`` that add to one of the ``linear`` columns:
+        ``(column, delta, whether it is a slope's step)``."""
+        return {key: (self.linear[key[1]], float(key[2]), key[0] == "nudge") for key in keys
+                if isinstance(key, tuple) and key[0] in ("add", "nudge") and
+                key[1] in self.linear}
 
 
 SLOPES = {"dydx": "dY/dX", "eyex": "eY/eX", "dyex": "dY/eX", "eydx": "eY/dX"}
@@ -129,7 +131,8 @@ def _contrast(term: str, label: str, hi: Hashable, lo: Hashable, ratio: bool,
 
 def variant(key: Hashable) -> Variant:
     """The counterfactual copy of a block a key names: ``("observed",)``,
-    ``("add", variable, delta)`` or ``("set", variable, value)``."""
+    ``("add", variable, delta)`` (``"nudge"``: the same, a slope's small step) or
+    ``("set", variable, value)``."""
     assert isinstance(key, tuple)
     if key[0] == "observed":
         return lambda block: block
@@ -138,7 +141,7 @@ def variant(key: Hashable) -> Variant:
     def change(block: pd.DataFrame) -> pd.DataFrame:
         out = block.copy(deep=False)
         column = block[name]
-        if kind == "add":
+        if kind in ("add", "nudge"):
             out[name] = column.to_numpy(dtype=np.float64) + amount
         elif isinstance(column.dtype, pd.CategoricalDtype):
             out[name] = pd.Categorical([amount] * len(block),
@@ -184,8 +187,8 @@ def slope_estimates(encoding: DataEncoding, names: Sequence[str], slope: str = "
         x = _numeric(encoding.frame, name)
         spread = float(np.max(x) - np.min(x)) if x.size else 0.0
         h = STEP * spread if spread > 0 else STEP
-        out.append(_contrast(name, SLOPES[slope], ("add", name, h / 2), ("add", name, -h / 2),
-                             False, h, slope))
+        out.append(_contrast(name, SLOPES[slope], ("nudge", name, h / 2),
+                             ("nudge", name, -h / 2), False, h, slope))
     return out
 
 
