@@ -167,7 +167,7 @@ class RowFunction(Protocol):
 def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
                  frame: pd.DataFrame, weights: FloatArray,
                  variants: dict[Hashable, Variant], functions: Sequence[RowFunction],
-                 shifts: dict[Hashable, tuple[int, float]] | None = None
+                 shifts: dict[Hashable, tuple[int, float, bool]] | None = None
                  ) -> tuple[FloatArray, FloatArray]:
     """The weighted averages over the rows of ``frame`` of each function (F, K) and
     their Jacobians (F, K, P) in the order of ``model.covariance``, in one pass over row
