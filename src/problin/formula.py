@@ -46,11 +46,14 @@ import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ._effects_methods import comparisons, predictions, slopes
 from ._formula_columns import categorical_columns, formula_columns
 from ._formula_design import design_matrix, parse_formula
 from ._formula_results import FormulaResults, if_has, warnings_at_caller
 from ._frames import numeric_columns
 from ._optional import import_optional
+from .inference.effects import EffectsModel
+from .inference.effects_spec import DataEncoding
 from ._state import AllOrNothingFit
 
 __all__ = ["Formula"]
@@ -404,6 +407,39 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
             return self.estimator_.marginal_effects(*args, **kwargs)
         design, kwargs = self._design_and_rows(data, kwargs)
         return self.estimator_.marginal_effects(design, *args, **kwargs)
+
+    # ----------------------------------------------- slopes, comparisons, predictions
+    def _effects_model(self, type: str) -> EffectsModel:
+        return cast(EffectsModel, self.fitted_estimator()._effects_model(type))
+
+    def _effects_data(self, data: Any) -> DataEncoding:
+        """The data as the formula's variables (the columns it reads, categorical where
+        the fitted encoding holds their levels), encoded by the fitted formula: so ``age``
+        of ``age*children`` is one variable, differentiated through both columns."""
+        check_is_fitted(self)
+        frame = _frame(data, self._parse())
+        self._check_columns(frame, self.feature_names_in_, f"formula {self.formula!r}")
+        levels = {column: list(found) for _, column, found in self._categories()}
+        variables = {str(v): levels.get(str(v)) for v in self.feature_names_in_}
+        return DataEncoding(frame, variables,
+                            lambda block: self.transform(block).to_numpy(dtype=np.float64))
+
+    @if_has("slopes")
+    def slopes(self, data: Any, variables: Any = None, **kwargs: Any) -> pd.DataFrame:
+        """Average slopes of the formula's variables (data columns) through its encoding;
+        see :meth:`problin.LogisticRegression.slopes`."""
+        return slopes(self, data, variables, **kwargs)
+
+    @if_has("comparisons")
+    def comparisons(self, data: Any, variables: Any = None, **kwargs: Any) -> pd.DataFrame:
+        """Average discrete changes of the formula's variables; see
+        :meth:`problin.LogisticRegression.comparisons`."""
+        return comparisons(self, data, variables, **kwargs)
+
+    @if_has("predictions")
+    def predictions(self, data: Any, **kwargs: Any) -> pd.DataFrame:
+        """Average predictions; see :meth:`problin.LogisticRegression.predictions`."""
+        return predictions(self, data, **kwargs)
 
     @if_has("score")
     def score(self, data: Any, y: Any = None, **kwargs: Any) -> float:

@@ -24,13 +24,16 @@ from .._core.solvers.newton import newton, sketch_rows, sketch_size
 from .._core.solvers.quasi_newton import lbfgs
 from .._core.solvers.steps import SolverResult
 from .._dask.lazy import lazy_on_dask
+from .._effects_methods import EffectsMethods
 from .._frames import encode_frame
 from .._params import validate_params
 from .._source import ClassifierRows, data_source
 from .._state import AllOrNothingFit
+from ..inference.effects import EffectsModel
 from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
+from ._effects import classifier_effects_model
 from ._diagnostics import (
     check_fits_in_memory,
     covariance_on_request,
@@ -72,7 +75,8 @@ WIDE_NEWTON_MAX_PARAMS = 2000
 _IN_MEMORY_ONLY = "Dask input supports cov_type='nonrobust' without offset only"
 
 
-class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstimator):
+class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, ClassifierMixin,
+                    BaseEstimator):
     """GLM classifier ``p(y | x) = F(b + x^T w)`` with a Gaussian prior on ``w``.
 
     Each fit produces one :class:`~problin.glm.result.GLMFit` (kept as ``_result``);
@@ -206,6 +210,10 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
             solver = "newton" if p <= NEWTON_MAX_PARAMS or wide_dense else "lbfgs"
         problem.rows.check_solver(solver)
         return solver
+
+    def _effects_model(self, type: str) -> EffectsModel:
+        """What slopes, comparisons and predictions read (:mod:`problin.glm._effects`)."""
+        return classifier_effects_model(self, type)
 
     def _fitted_family(self) -> ClassFamily:
         """The family of the fitted classes, whose parameter layout answers what the

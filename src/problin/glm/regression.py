@@ -44,14 +44,17 @@ from .._core.model.objective import GLMObjective
 from .._core.model.sandwich import COV_TYPES
 from .._core.validation import check_finite_magnitude
 from .._dask.lazy import lazy_on_dask
+from .._effects_methods import EffectsMethods
 from .._frames import encode_frame
 from .._params import validate_params
 from .._source import data_source, regression_chunks
 from .._state import AllOrNothingFit
+from ..inference.effects import EffectsModel
 from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
 from ..inference.summaries import glm_regression_summary_text
 from ..inference.text import SummaryText
 from ._covariance import covariance
+from ._effects import regressor_effects_model
 from ._predict import linear_predictors
 from ._regression_data import (
     RegressionData,
@@ -73,7 +76,8 @@ __all__ = ["GLMRegressor"]
 Obj = TypeVar("Obj", bound=RegressionObjective)
 
 
-class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimator):
+class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMixin,
+                   BaseEstimator):
     """A GLM ``E[y | x] = g^-1(b + x^T w + o)`` of one family, with a Gaussian prior
     (L2 penalty ``alpha/2 |w|^2``) on ``w``; subclasses say which family
     (:meth:`_make_family`). One :class:`~problin.glm.result.GLMFit` per fit (``_result``)."""
@@ -93,6 +97,10 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, RegressorMixin, BaseEstimat
     def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
         raise NotImplementedError
+
+    def _effects_model(self, type: str) -> EffectsModel:
+        """What slopes, comparisons and predictions read (:mod:`problin.glm._effects`)."""
+        return regressor_effects_model(self, type)
 
     def get_family(self) -> ExponentialFamily:
         """The fitted model's family (distribution x link, the negative binomial's at its

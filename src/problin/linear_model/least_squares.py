@@ -14,9 +14,11 @@ from .._core.moments.lstsq import solve_factors
 from .._core.solvers.penalized import lasso_gram, lq_gram
 from .._core.types import MatrixLike
 from .._source import data_source
+from .._effects_methods import EffectsMethods
 from .._frames import encode_frame
 from .._params import validate_params
 from ..exceptions import ConvergenceWarning, warn_at_caller
+from ..inference.effects import EffectsModel, IdentityMap
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import linear_summary_text
 from ..inference.text import SummaryText
@@ -33,7 +35,7 @@ from ._inference import (
 __all__ = ["LinearRegression"]
 
 
-class LinearRegression(LinearRegressorBase):
+class LinearRegression(EffectsMethods, LinearRegressorBase):
     r"""Least squares, plain or with a q-norm penalty, from sufficient statistics.
 
     ``t = W^T phi(x) + b + eps, eps ~ N(0, beta^-1 I)``; the weights minimise::
@@ -287,6 +289,16 @@ class LinearRegression(LinearRegressorBase):
         record = self._ols
         assert record is not None
         return record
+
+    def _effects_model(self, type: str) -> EffectsModel:
+        """What slopes, comparisons and predictions read: the identity on both scales,
+        the fit's covariance (``cov_type``) and t on ``df_inference``."""
+        record = self._inference()
+        theta = np.asarray(record.theta, dtype=np.float64)
+        blocks = theta if self.fit_intercept else np.concatenate([[0.0], theta])
+        return EffectsModel(blocks[None, :], bool(self.fit_intercept), IdentityMap(), None,
+                            np.asarray(record.covariance, dtype=np.float64),
+                            float(record.df_inference))
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """Coefficient table ``coef, std_err, t, p_value, ci_low, ci_high`` (rows

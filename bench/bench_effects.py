@@ -1,0 +1,61 @@
+"""Benchmark: average slopes of every variable against the fit's own time (issue 34).
+
+The target: ``slopes(X)`` for all 50 variables of a 1,000,000 x 50 logistic fit in at
+most 2x the fit's time (one pass over the data for the predictions and the Jacobian). The
+fit and the slopes are timed interleaved in one process (fit, slopes, fit, slopes, ...),
+median of the repeats, and statsmodels' ``get_margeff`` (per design column, analytic)
+beside them for scale. A formula model's slopes re-encode the data per variable and are
+timed on smaller data (``--formula``).
+
+    python bench/bench_effects.py                # N=1e6, D=50, 3 repeats
+    python bench/bench_effects.py --quick        # N=20,000, D=10
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import make_logistic_data
+
+
+def _time(func):
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--d", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--statsmodels", action="store_true",
+                        help="also time statsmodels' Logit(...).get_margeff()")
+    args = parser.parse_args()
+    if args.quick:
+        args.n, args.d = 20_000, 10
+    from problin import LogisticRegression
+    X, y = make_logistic_data(args.n, args.d)[:2]
+    fits, slopes, margeff = [], [], []
+    for _ in range(args.repeats):
+        box = {}
+        fits.append(_time(lambda: box.setdefault("m", LogisticRegression().fit(X, y))))
+        slopes.append(_time(lambda: box["m"].slopes(X)))
+        if args.statsmodels:
+            import statsmodels.api as sm
+            res = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
+            margeff.append(_time(lambda: res.get_margeff().margeff_se))
+    fit, slope = statistics.median(fits), statistics.median(slopes)
+    print(f"N={args.n:,} D={args.d}: fit {fit:.2f} s [{min(fits):.2f}, {max(fits):.2f}], "
+          f"slopes {slope:.2f} s [{min(slopes):.2f}, {max(slopes):.2f}]: "
+          f"{slope / fit:.2f}x the fit (target <= 2)")
+    if margeff:
+        print(f"statsmodels get_margeff (per column, analytic): "
+              f"{statistics.median(margeff):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
