@@ -128,6 +128,8 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         # Expected information is exact only for canonical links.
         self.exact_hessian = (information == "observed" or bool(family.canonical)) \
             and self.penalty.exact_hessian
+        # Whether the Hessian's Gram is the Fisher information (a penalty of it reads it).
+        self._fisher = information == "expected" or bool(family.canonical)
         # The row derivatives at the most recent eta: (eta, (loss, g, h)[, "advance"]).
         self._cached: _Cached | None = None
 
@@ -173,8 +175,10 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         (``single``: Hessian products in float32)."""
         loss, g, h = self.row_derivatives(eta)
         grad, hess = self.design.grad_and_gram(g, h, single)
-        f, grad = self.penalty.add_gradient(theta, loss, grad)
-        return f, grad, self.penalty.add_hessian(theta, hess)
+        f, grad, hess = add_penalty(self.penalty, theta, loss, grad, hess,
+                                    self._information(hess, "single" if single else "double"))
+        assert hess is not None
+        return f, grad, hess
 
     def advance(self, theta: np.ndarray, eta: np.ndarray | None, d: np.ndarray,
                 gram: Gram = None, accept_below: float | None = None) -> Trial:
@@ -204,8 +208,13 @@ class GLMObjective(InMemoryObjective, Generic[F]):
             eta_new, loss, g, h, grad, hess = self.design.advance(
                 eta, d, self._block_derivatives, gram, out=reuse)
             self._cached = (eta_new, (loss, g, h), "advance")
-        f, grad, hess = add_penalty(self.penalty, theta + d, loss, grad, hess)
+        f, grad, hess = add_penalty(self.penalty, theta + d, loss, grad, hess,
+                                    self._information(hess, gram))
         return Trial(eta_new, f, grad, hess)
+
+    def _information(self, hess: np.ndarray | None, gram: Gram) -> np.ndarray | None:
+        """The data term's Hessian where it is the Fisher information in double precision."""
+        return hess if self._fisher and gram == "double" else None
 
     def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
                            ) -> tuple[float, np.ndarray, np.ndarray]:
@@ -224,7 +233,7 @@ class GLMObjective(InMemoryObjective, Generic[F]):
             return super().summed_derivatives(theta, gram)
         _, loss, _, _, grad, hess = self.design.advance(None, theta, self._block_derivatives,
                                                         gram, keep=False)
-        return add_penalty(self.penalty, theta, loss, grad, hess)
+        return add_penalty(self.penalty, theta, loss, grad, hess, self._information(hess, gram))
 
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``theta``: one ``X^T v`` pass."""

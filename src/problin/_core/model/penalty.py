@@ -90,6 +90,15 @@ class Penalty(Protocol):
         """``Hv + Hess r(theta) v``."""
         ...
 
+    def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
+                        hess: np.ndarray | None, information: np.ndarray | None = None
+                        ) -> tuple[float, np.ndarray, np.ndarray | None]:
+        """:meth:`add_gradient` and (``hess`` not None) :meth:`add_hessian` at once.
+        ``information``: the data term's Fisher information at ``theta``, in double
+        precision, where the objective formed it in the same pass (a penalty of the
+        information, Firth's, reads it instead of forming it anew)."""
+        ...
+
     def hessian_diagonal(self) -> np.ndarray | None:
         """The diagonal part of ``r``'s curvature, for a solver's scaling (L-BFGS's);
         None where there is none to scale by."""
@@ -131,6 +140,12 @@ class PenaltyBase:
 
     def add_hessp(self, theta: np.ndarray, v: np.ndarray, Hv: np.ndarray) -> np.ndarray:
         return Hv + self.hessp(theta, v)
+
+    def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
+                        hess: np.ndarray | None, information: np.ndarray | None = None
+                        ) -> tuple[float, np.ndarray, np.ndarray | None]:
+        f, grad = self.add_gradient(theta, f, grad)
+        return f, grad, None if hess is None else self.add_hessian(theta, hess)
 
     def hessian_diagonal(self) -> np.ndarray | None:
         return None
@@ -221,8 +236,9 @@ def objective_penalty(penalty: Penalty | None,
 
 
 def add_penalty(penalty: Penalty, theta: np.ndarray, f: float, grad: np.ndarray,
-                hess: np.ndarray | None) -> tuple[float, np.ndarray, np.ndarray | None]:
+                hess: np.ndarray | None, information: np.ndarray | None = None
+                ) -> tuple[float, np.ndarray, np.ndarray | None]:
     """The data term's ``(f, gradient, Hessian or None)`` at ``theta`` with the
-    penalty's added (a fused step's, whose Hessian is optional)."""
-    f, grad = penalty.add_gradient(theta, f, grad)
-    return f, grad, None if hess is None else penalty.add_hessian(theta, hess)
+    penalty's added (a fused step's, whose Hessian is optional; ``information``: see
+    :meth:`Penalty.add_derivatives`)."""
+    return penalty.add_derivatives(theta, f, grad, hess, information)
