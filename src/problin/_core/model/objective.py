@@ -24,7 +24,7 @@ from .layout import gradient_certainty
 from .design import Design, Gram
 from .exponential_family import Family
 from .families import CurvatureBound, largest_change, uniform_curvature_change
-from .penalty import Penalty, add_penalty, objective_penalty
+from .penalty import Information, Penalty, add_penalty, objective_penalty
 from .prior import PriorPrecision
 
 __all__ = ["GLMObjective", "InMemoryObjective", "CurvatureBound", "PriorPrecision",
@@ -174,9 +174,9 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         """``(f, gradient, Hessian)`` at ``theta``: one fused pass over X
         (``single``: Hessian products in float32)."""
         loss, g, h = self.row_derivatives(eta)
-        grad, hess = self.design.grad_and_gram(g, h, single)
-        f, grad, hess = add_penalty(self.penalty, theta, loss, grad, hess,
-                                    self._information(hess, "single" if single else "double"))
+        grad, gram = self.design.grad_and_gram(g, h, single)
+        f, grad, hess = add_penalty(self.penalty, theta, loss, grad, gram,
+                                    self._information(gram, "single" if single else "double"))
         assert hess is not None
         return f, grad, hess
 
@@ -212,9 +212,11 @@ class GLMObjective(InMemoryObjective, Generic[F]):
                                     self._information(hess, gram))
         return Trial(eta_new, f, grad, hess)
 
-    def _information(self, hess: np.ndarray | None, gram: Gram) -> np.ndarray | None:
-        """The data term's Hessian where it is the Fisher information in double precision."""
-        return hess if self._fisher and gram == "double" else None
+    def _information(self, hess: np.ndarray | None, gram: Gram) -> Information | None:
+        """The data term's Hessian where it is the Fisher information."""
+        if hess is None or not self._fisher:
+            return None
+        return Information(hess, gram == "single")
 
     def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
                            ) -> tuple[float, np.ndarray, np.ndarray]:

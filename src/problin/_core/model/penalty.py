@@ -30,7 +30,7 @@ information alone, as logistf's). A *non-smooth* penalty (L1) says so with
 ``smooth`` False and adds a proximal step; solvers that need a gradient refuse
 it by that flag.
 """
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,17 @@ import numpy.typing as npt
 from .prior import PriorPrecision
 
 __all__ = ["Penalty", "PenaltyBase", "FlatPenalty", "GaussianPenalty", "objective_penalty",
-           "add_penalty"]
+           "add_penalty", "Information"]
+
+
+class Information(NamedTuple):
+    """The data term's Fisher information at ``theta``, as the objective formed it in
+    the pass that a penalty is added to (a penalty of the information, Firth's, reads
+    it instead of forming it anew). ``rounded``: its products were float32 (good for a
+    step's direction, not for a covariance)."""
+
+    gram: np.ndarray
+    rounded: bool
 
 
 class Penalty(Protocol):
@@ -91,12 +101,10 @@ class Penalty(Protocol):
         ...
 
     def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
-                        hess: np.ndarray | None, information: np.ndarray | None = None
+                        hess: np.ndarray | None, information: Information | None = None
                         ) -> tuple[float, np.ndarray, np.ndarray | None]:
-        """:meth:`add_gradient` and (``hess`` not None) :meth:`add_hessian` at once.
-        ``information``: the data term's Fisher information at ``theta``, in double
-        precision, where the objective formed it in the same pass (a penalty of the
-        information, Firth's, reads it instead of forming it anew)."""
+        """:meth:`add_gradient` and (``hess`` not None) :meth:`add_hessian` at once;
+        ``information``: the data term's, where the objective formed it in this pass."""
         ...
 
     def hessian_diagonal(self) -> np.ndarray | None:
@@ -142,7 +150,7 @@ class PenaltyBase:
         return Hv + self.hessp(theta, v)
 
     def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
-                        hess: np.ndarray | None, information: np.ndarray | None = None
+                        hess: np.ndarray | None, information: Information | None = None
                         ) -> tuple[float, np.ndarray, np.ndarray | None]:
         f, grad = self.add_gradient(theta, f, grad)
         return f, grad, None if hess is None else self.add_hessian(theta, hess)
@@ -236,7 +244,7 @@ def objective_penalty(penalty: Penalty | None,
 
 
 def add_penalty(penalty: Penalty, theta: np.ndarray, f: float, grad: np.ndarray,
-                hess: np.ndarray | None, information: np.ndarray | None = None
+                hess: np.ndarray | None, information: Information | None = None
                 ) -> tuple[float, np.ndarray, np.ndarray | None]:
     """The data term's ``(f, gradient, Hessian or None)`` at ``theta`` with the
     penalty's added (a fused step's, whose Hessian is optional; ``information``: see

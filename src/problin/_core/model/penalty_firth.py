@@ -30,17 +30,19 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 from scipy import special
-from scipy.linalg import lapack
+import scipy.sparse as sp
+from scipy.linalg import blas, lapack
 
-from ..blocks import block_rows, iter_blocks, reduce_row_ranges, small_blas
+from ..blocks import block_rows, iter_blocks, one_blas_thread, reduce_row_ranges, small_blas
 from ..linalg import add_intercept_gram, cholesky, symmetrize
 from ..types import Matrix
 from .design import Design
 from .exponential_family import ExponentialFamily
-from .penalty import Penalty, PenaltyBase
+from .penalty import Information, Penalty, PenaltyBase
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
-           "information_slope"]
+           "information_slope", "log_weight_derivatives"]
+
 
 def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
     """``d log w / d eta`` of the Fisher weight ``w = mu'^2 / V(mu)``:
@@ -54,43 +56,47 @@ def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(slope), slope, 0.0)
 
 
-def _logit_curvature(eta: np.ndarray) -> np.ndarray:
-    # log w = log mu(1 - mu): -2 mu (1 - mu)
+Derivatives = tuple[np.ndarray, np.ndarray]
+
+
+def _logit(eta: np.ndarray) -> Derivatives:
+    # log w = log mu (1 - mu): 1 - 2 mu, -2 mu (1 - mu)
     mu = special.expit(eta)
-    return -2.0 * mu * (1.0 - mu)
+    return 1.0 - 2.0 * mu, -2.0 * mu * (1.0 - mu)
 
 
-def _probit_curvature(eta: np.ndarray) -> np.ndarray:
-    # log w = 2 log phi - log Phi - log(1 - Phi): -2 + r1 (eta + r1) + r2 (r2 - eta),
-    # r1 = phi / Phi, r2 = phi / (1 - Phi) (in log space: both tails stay finite)
+def _probit(eta: np.ndarray) -> Derivatives:
+    # log w = 2 log phi - log Phi - log(1 - Phi): -2 eta - r1 + r2 and
+    # -2 + r1 (eta + r1) + r2 (r2 - eta), r1 = phi / Phi, r2 = phi / (1 - Phi) (in log
+    # space: both tails stay finite)
     log_phi = -0.5 * eta * eta - 0.5 * np.log(2.0 * np.pi)
     r1 = np.exp(log_phi - special.log_ndtr(eta))
     r2 = np.exp(log_phi - special.log_ndtr(-eta))
-    return -2.0 + r1 * (eta + r1) + r2 * (r2 - eta)
+    return -2.0 * eta - r1 + r2, -2.0 + r1 * (eta + r1) + r2 * (r2 - eta)
 
 
-def _log_poisson_curvature(eta: np.ndarray) -> np.ndarray:
-    return np.zeros_like(eta)  # log w = eta
+def _log_poisson(eta: np.ndarray) -> Derivatives:
+    return np.ones_like(eta), np.zeros_like(eta)  # log w = eta
 
 
-# Closed forms of d^2 log w / d eta^2 by (distribution, link).
-_CURVATURES: dict[tuple[str, str], Callable[[np.ndarray], np.ndarray]] = {
-    ("binomial", "logit"): _logit_curvature, ("binomial", "probit"): _probit_curvature,
-    ("bernoulli", "logit"): _logit_curvature, ("bernoulli", "probit"): _probit_curvature,
-    ("poisson", "log"): _log_poisson_curvature}
+# Closed forms of (d log w / d eta, d^2 log w / d eta^2) by (distribution, link).
+_CLOSED: dict[tuple[str, str], Callable[[np.ndarray], Derivatives]] = {
+    ("binomial", "logit"): _logit, ("binomial", "probit"): _probit,
+    ("bernoulli", "logit"): _logit, ("bernoulli", "probit"): _probit,
+    ("poisson", "log"): _log_poisson}
 
 
-def slope_derivative(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
-    """``d^2 log w / d eta^2``: closed forms for the logit, the probit and the
-    Poisson-log; else central differences of :func:`information_slope` (relative step
-    1e-4: ~1e-8 of a term that only shapes the covariance and the step, never the
-    estimate)."""
-    closed = _CURVATURES.get((family.distribution.name, family.link_function.name))
+def log_weight_derivatives(family: ExponentialFamily, eta: np.ndarray) -> Derivatives:
+    """``(d log w / d eta, d^2 log w / d eta^2)``: closed forms for the logit, the
+    probit and the Poisson-log; else :func:`information_slope` and its central
+    differences (relative step 1e-4: ~1e-8 of a term that only shapes the covariance
+    and the step, never the estimate)."""
+    closed = _CLOSED.get((family.distribution.name, family.link_function.name))
     if closed is not None:
         return closed(eta)
     step = 1e-4 * (1.0 + np.abs(eta))
-    return (information_slope(family, eta + step)
-            - information_slope(family, eta - step)) / (2.0 * step)
+    return information_slope(family, eta), (information_slope(family, eta + step)
+                                            - information_slope(family, eta - step)) / (2.0 * step)
 
 
 class FisherRows(Protocol):
@@ -156,7 +162,10 @@ class MemoryFisherRows:
             assert total is not None
             return total
 
-        return reduce_row_ranges(over, design.n_samples, rows)
+        # (one BLAS thread also where the rows are one range: threaded BLAS on a few
+        # thousand rows waits on its barriers, ~100 ms a pass on a busy machine)
+        with one_blas_thread():
+            return reduce_row_ranges(over, design.n_samples, rows)
 
     def information(self, theta: np.ndarray) -> np.ndarray:
         design = self.design
@@ -178,23 +187,30 @@ class MemoryFisherRows:
         _, params = design.kernel()
         theta_k, p, intercept = params(theta), design.n_params, design.intercept
         # z_i R^-1 = [1, x_i] diag(m) R^-1 for the kernel's rows [1, x_i].
-        K = np.ascontiguousarray(params(r_inv.T).T)
-        K_rows, K_first = (K[1:], K[0]) if intercept else (K, None)
+        K = params(r_inv.T).T
+        K_rows, K_first = (K[1:, 1:], K[0]) if intercept else (K, None)
+        K_upper = np.asfortranarray(K_rows)
 
         def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray, ...]:
             w, eta = self._weights(theta_k, lo, hi, Xb)
-            Z = np.asarray(Xb @ K_rows)
-            if K_first is not None:
-                Z += K_first
-            h = w * np.einsum("ij,ij->i", Z, Z)
-            c = -tau * h * information_slope(family, eta)
+            # Z^T = K^T [1, x_i]^T: a triangular product (trmm, half a gemm's work)
+            if sp.issparse(Xb):
+                Zt = np.asarray(Xb @ K_rows).T
+            else:
+                Zt = blas.dtrmm(1.0, K_upper, Xb.T, side=0, lower=0, trans_a=1)
+            q = np.einsum("ij,ij->j", Zt, Zt)
+            if K_first is not None:  # the intercept's column of [1, x_i] K
+                q += K_first[0] ** 2 + 2.0 * (K_first[1:] @ Zt) + K_first[1:] @ K_first[1:]
+            h = w * q
+            slope, curve = log_weight_derivatives(family, eta)
+            c = -tau * h * slope
             grad = np.asarray(c @ Xb, dtype=np.float64).ravel()
             if intercept:
                 grad = np.concatenate(([c.sum()], grad))
             if not curvature:
                 return (grad,)
             G = np.zeros((p, p))
-            add_intercept_gram(G, Xb, -tau * h * slope_derivative(family, eta), intercept,
+            add_intercept_gram(G, Xb, -tau * h * curve, intercept,
                                np.float64, None)
             return grad, G
 
@@ -213,15 +229,20 @@ class JeffreysPenalty(PenaltyBase):
 
     At a new ``theta`` the value needs the information's factor: the objective's own
     Fisher Gram where it formed one in double precision in the same pass
-    (:meth:`add_derivatives`: for the logit, the Hessian it forms IS the information),
-    else one pass of its own. The gradient and the Hessian's term then come from ONE
-    more pass (the leverages with the adjustment's sums). Both are kept for the last
-    ``theta`` asked (a line search asks the value, then the derivatives at the
-    accepted point). The Hessian added is ``r``'s with the leverages held fixed,
-    ``-tau sum_i h_i (d^2 log w_i / d eta_i^2) x_i x_i^T`` (for the logit
-    ``sum_i h_i w_i x_i x_i^T``): with the data term's Fisher information it is the
-    information of logistf's augmented data (rows weighted ``1 + h_i``), whose inverse
-    logistf reports."""
+    (:meth:`add_derivatives`: for the logit, the Hessian the engine forms IS the
+    information), else one pass of its own. The gradient (and the Hessian's term) then
+    come from ONE more pass, the leverages with the adjustment's sums. Both are kept for
+    the last ``theta`` asked (a line search asks the value, then the derivatives at the
+    accepted point).
+
+    The Hessian's term is ``r``'s curvature with the leverages held fixed, ``-tau sum_i
+    h_i (d^2 log w_i / d eta_i^2) x_i x_i^T`` (for the logit ``sum_i h_i w_i x_i
+    x_i^T``): with the data term's Fisher information it is the information of
+    logistf's augmented data (rows weighted ``1 + h_i``), whose inverse logistf reports.
+    It costs a Gram of its own, so it is added to double-precision Hessians only, those a
+    covariance is read from; a direction's float32 Hessian is the information alone
+    (Fisher scoring on the modified score, as logistf iterates), and its factor serves
+    the leverages at that point until an exact one comes."""
 
     exact_hessian = False
 
@@ -229,50 +250,67 @@ class JeffreysPenalty(PenaltyBase):
         self.rows, self.tau = rows, float(tau)
         self._at: bytes | None = None
         self._state: tuple[float, np.ndarray] | None = None
-        self._derivatives: tuple[np.ndarray, np.ndarray] | None = None
+        self._rounded = False  # the state's factor is of a float32 Gram
+        self._derivatives: tuple[np.ndarray, np.ndarray | None] | None = None
 
-    def _evaluate(self, theta: np.ndarray, information: np.ndarray | None = None
+    def _evaluate(self, theta: np.ndarray, information: Information | None = None
                   ) -> tuple[float, np.ndarray]:
-        """``(r(theta), R)`` with ``I(theta) = R^T R``."""
+        """``(r(theta), R)`` with ``I(theta) = R^T R``: from ``information`` where it is
+        given (a rounded one only until an exact one comes for the same ``theta``)."""
         key = np.asarray(theta, dtype=np.float64).tobytes()
-        if key != self._at or self._state is None:
+        fresh = key != self._at or self._state is None
+        if fresh or (self._rounded and information is not None and not information.rounded):
             chol = cholesky(self.rows.information(theta) if information is None
-                            else information)
+                            else information.gram)
             logdet = chol.logdet() if chol.jitter == 0.0 else -np.inf
             self._at, self._derivatives = key, None
+            self._rounded = information is not None and information.rounded
             self._state = (-self.tau * logdet, chol.factor[0])
+        assert self._state is not None
         return self._state
 
-    def _adjustment(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The gradient and the held-leverage curvature at ``theta`` (one pass)."""
+    def _adjustment(self, theta: np.ndarray, curvature: bool
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The gradient and (``curvature``) the held-leverage curvature at ``theta``,
+        in one pass."""
         R = self._evaluate(theta)[1]
-        if self._derivatives is None:
+        known = self._derivatives
+        if known is None or (curvature and known[1] is None):
             with small_blas(R.shape[0]):
                 r_inv, info = lapack.dtrtri(R, lower=0)
             if info != 0:  # pragma: no cover - a factor is non-singular
                 raise np.linalg.LinAlgError("inverting the information's factor failed")
-            grad, H = self.rows.adjustment(theta, np.triu(r_inv), self.tau, True)
-            assert H is not None
-            self._derivatives = (grad, H)
-        return self._derivatives
+            self._derivatives = known = self.rows.adjustment(theta, np.triu(r_inv), self.tau,
+                                                             curvature)
+        return known
 
     def value(self, theta: np.ndarray) -> float:
         return self._evaluate(theta)[0]
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
-        return self._adjustment(theta)[0]
+        return self._adjustment(theta, False)[0]
+
+    def _curvature(self, theta: np.ndarray) -> np.ndarray:
+        H = self._adjustment(theta, True)[1]
+        assert H is not None
+        return H
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return self._adjustment(theta)[1] @ v
+        return self._curvature(theta) @ v
 
     def add_hessian(self, theta: np.ndarray, H: np.ndarray) -> np.ndarray:
-        return H + self._adjustment(theta)[1]
+        return H + self._curvature(theta)
 
     def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
-                        hess: np.ndarray | None, information: np.ndarray | None = None
+                        hess: np.ndarray | None, information: Information | None = None
                         ) -> tuple[float, np.ndarray, np.ndarray | None]:
-        self._evaluate(theta, information)
-        return super().add_derivatives(theta, f, grad, hess)
+        value = self._evaluate(theta, information)[0]
+        if hess is None or (information is not None and information.rounded):
+            # (a gradient, or a direction's float32 Hessian: the information alone)
+            return f + value, grad + self.gradient(theta), hess
+        g, H = self._adjustment(theta, True)
+        assert H is not None
+        return f + value, grad + g, hess + H
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> Penalty:
         return JeffreysPenalty(self.rows.subsample(rows, sample_weight), self.tau)
