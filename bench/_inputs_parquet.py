@@ -1,8 +1,8 @@
 """A Parquet-backed logistic fit through the Python API, the CLI and dask-ml (issue 33).
 
 One Parquet file of N x 30 (4,000,000 rows, about 1 GB, written by ``DataFrame.to_parquet``
-with pyarrow's default row groups of 1,048,576 rows; 100,000 rows with ``quick``), in a
-temporary directory deleted afterwards, and ``LogisticRegression()`` (unpenalised, with
+with pyarrow's default row groups of 1,048,576 rows; 50,000 rows with ``quick``, a smoke
+run whose times are mostly fixed costs), in a temporary directory deleted afterwards, and ``LogisticRegression()`` (unpenalised, with
 ``covariance_``) fitted from the file on the threaded scheduler, every time including the
 read (nothing is cached between runs but the operating system's page cache, warm for all):
 
@@ -20,7 +20,7 @@ read (nothing is cached between runs but the operating system's page cache, warm
   as the issue measured it): target 0.2. A dask-ml fit, or a fit of the route not
   persisted, over 90 s is timed once.
 
-Every route runs once untimed on a 5,000-row file first (imports, first tasks), then the
+Every route runs once untimed on a 2,000-row file first (imports, first tasks), then the
 routes alternate in each repeat (CLI, read_dask, persisted, not persisted, dask-ml).
 """
 import contextlib
@@ -106,11 +106,11 @@ def _span(times):
 
 def measure(repeats: int, quick: bool) -> list[dict]:
     warnings.simplefilter("ignore")  # (the slow route's PerformanceWarning, dask's pandas')
-    n = 100_000 if quick else 4_000_000
+    n = 50_000 if quick else 4_000_000
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         small, path = os.path.join(tmp, "small.parquet"), os.path.join(tmp, "data.parquet")
         out = os.path.join(tmp, "m.problin")
-        _write(small, 5_000)
+        _write(small, 2_000)
         for fit in _routes(small, out).values():
             fit()
         _write(path, n)

@@ -14,7 +14,13 @@ from scipy import stats
 from sklearn.exceptions import NotFittedError
 
 import problin
-from problin import Formula, LinearRegression, LogisticRegression, ProbitRegression
+from problin import (
+    Formula,
+    LinearDiscriminantAnalysis,
+    LinearRegression,
+    LogisticRegression,
+    ProbitRegression,
+)
 from problin.exceptions import SeparationWarning
 from tests.cli.conftest import invoke
 
@@ -58,6 +64,9 @@ def test_lr_test_checks_what_the_formulas_wrap(fits):
     ridge = Formula(FULL, LogisticRegression(alpha=1.0)).fit(FAIR)
     with pytest.raises(ValueError, match="maximum-likelihood fits"):
         problin.lr_test(small, ridge)
+    lda = Formula(SMALL, LinearDiscriminantAnalysis()).fit(FAIR)
+    with pytest.raises(ValueError, match="LinearDiscriminantAnalysis has no likelihood that lr_test compares"):
+        problin.lr_test(lda, lda)
 
 
 def test_fitted_attributes_and_methods_are_the_estimators(fits):

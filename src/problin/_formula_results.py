@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .inference import hypothesis
 from .inference.hypothesis import NestedFit, Restrictions, TestResult
 from .inference.text import SummaryText
 
@@ -194,11 +195,11 @@ class FormulaResults:
         """The estimator's reference distribution of likelihood-ratio tests."""
         return cast(Literal["chi2", "F"], self.fitted_estimator().lr_reference())
 
-    @if_has("likelihood_fit")
     def likelihood_fit(self) -> NestedFit:
         """The fitted estimator, whose likelihood :func:`~problin.lr_test` compares (its
-        class and penalty, not the formula's, are checked)."""
-        return cast(NestedFit, self.fitted_estimator().likelihood_fit())
+        class and penalty, not the formula's, are checked); a ValueError naming an
+        estimator that has none."""
+        return hypothesis.likelihood_fit(self.fitted_estimator())
 
     @if_has("summary")
     def summary(self, *args: Any, **kwargs: Any) -> pd.DataFrame:

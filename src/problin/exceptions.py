@@ -4,6 +4,10 @@ for a missing optional dependency.
 All warnings derive from :class:`ProblinWarning`, so users can silence or escalate
 every problin warning at once (``warnings.simplefilter("error", ProblinWarning)``).
 """
+import os
+import sys
+import warnings
+
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 __all__ = [
@@ -65,3 +69,20 @@ class MissingDependencyError(ImportError):
     def __reduce__(self) -> tuple[type["MissingDependencyError"], tuple[str, str, str]]:
         # pickled whole (raised in a Dask worker, it reaches the client as it was raised)
         return type(self), (str(self), self.package, self.extra)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """``warnings.warn(message, category)`` attributed to the first frame outside problin:
+    the user's line, however deep in problin the warning arose (through the fit wrappers
+    of ``_state``, a ``Formula``, a Pipeline step), as Python 3.12's
+    ``skip_file_prefixes`` does. A fixed ``stacklevel`` names whichever problin frame
+    sits at that depth for one caller and the right line only for another. Filters
+    apply as ever: an "error" filter raises here, inside the fit that warned."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and \
+            os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)

@@ -137,6 +137,16 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
         The data columns the right-hand side reads.
     n_features_in_ : int
 
+    Notes
+    -----
+    A formula model answers as the estimator it fitted (:mod:`problin._formula_results`):
+    the estimator's fitted attributes (``coef_``, ``covariance_``, ``aic_``, ...), its
+    methods that take no data (``summary``, ``summary_text`` naming the dependent
+    variable, ``wald_test``) and those that take rows, given as raw ``data``
+    (``predict_interval``, ``marginal_effects``, ``score``), each only where the estimator
+    has it; :func:`problin.lr_test` compares two formula fits as their estimators.
+    Warnings raised while the estimator fits point at the line that called :meth:`fit`.
+
     Examples
     --------
     >>> import numpy as np, pandas as pd

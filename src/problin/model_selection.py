@@ -19,7 +19,7 @@ from .discriminant import (
     Perceptron,
     QuadraticDiscriminantAnalysis,
 )
-from .exceptions import ProblinWarning
+from .exceptions import ProblinWarning, warn_at_caller
 from . import glm
 from .glm import LogisticRegression, ProbitRegression
 from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
@@ -129,9 +129,9 @@ def compare_classifiers(X: Any, y: ArrayLike, models: Sequence[str] | None = Non
                          "cross-validation needs at least two rows of every class (one to "
                          "train on, one to test); drop those rows or merge the classes")
     if np.any(counts < cv):  # (scikit-learn's own warning names neither class nor cure)
-        warnings.warn(f"classes {labels[counts < cv].tolist()[:10]} have fewer rows than the "
-                      f"{cv} folds: some test folds hold none of them; use fewer folds for "
-                      "scores of every class in every fold", ProblinWarning, stacklevel=2)
+        warn_at_caller(f"classes {labels[counts < cv].tolist()[:10]} have fewer rows than the "
+                       f"{cv} folds: some test folds hold none of them; use fewer folds for "
+                       "scores of every class in every fold", ProblinWarning)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "The least populated class", UserWarning)
         folds = list(StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, y))

@@ -175,37 +175,50 @@ def check_priors(priors: ArrayLike, n_classes: int, *, name: str = "priors") -> 
 
 # Up to this many values (1 MB) max and min cost less than setting up the blocks.
 _SMALL_VALUES = 1 << 17
+# A contiguous array is checked as rows of this many values in memory order (4 KB):
+# whatever its shape and order (a DataFrame's values are column-major), in place.
+_FLAT_ROW = 512
 
 
 def within_magnitude(values: np.ndarray, limit: float = MAX_MAGNITUDE) -> bool:
     """Whether every value is finite and ``|value| <= limit``: one pass (a sum of
-    squares of each cache-sized block, both cores on a large C-contiguous array;
-    max and min of a block only where that bound fails). NaN fails the
-    comparisons, so it is caught too."""
-    def bad_blocks(lo: int, hi: int, step: int, blas: bool) -> int:
+    squares of each cache-sized block, both cores on a large contiguous array,
+    C- or F-ordered; max and min of a block only where that bound fails). NaN
+    fails the comparisons, so it is caught too."""
+    def bad_blocks(rows: np.ndarray, lo: int, hi: int, step: int, blas: bool) -> int:
         bad = 0
         with np.errstate(over="ignore", invalid="ignore"):  # (thread-local: set here)
             for start in range(lo, hi, step):
-                block = values[start:min(hi, start + step)]
-                flat = block.reshape(-1)
+                block = rows[start:min(hi, start + step)]
                 # One BLAS read: a sum of squares <= limit^2 bounds every |value|
                 # (NaN and inf fail it); only a block that fails is looked at
                 # entry by entry (many values near the limit may still pass).
-                if blas and float(np.dot(flat, flat)) <= limit * limit:
-                    continue
+                if blas:
+                    flat = block.reshape(-1)  # (a view: the rows are C-contiguous)
+                    if float(np.dot(flat, flat)) <= limit * limit:
+                        continue
                 if not (float(block.max()) <= limit and float(block.min()) >= -limit):
                     bad += 1
         return bad
 
     if values.size <= _SMALL_VALUES:  # in cache: max and min (NaN fails them too)
         return float(values.max()) <= limit and float(values.min()) >= -limit
-    if values.ndim == 2 and values.flags.c_contiguous:
-        step = _default_rows(values)
-        return reduce_row_ranges(lambda lo, hi: bad_blocks(lo, hi, step, True),
-                                 values.shape[0], 8 * step) == 0
-    # (No BLAS call from the calling thread: a multi-threaded OpenBLAS call there
-    # leaves its threads spinning, measured to slow the next pass by 40 %.)
-    return bad_blocks(0, values.shape[0], max(1, values.shape[0]), False) == 0
+    if values.flags.c_contiguous or values.flags.f_contiguous:
+        # The values in memory order, as rows of _FLAT_ROW (no copy: a transposed
+        # F array is C-contiguous), and the few left over.
+        flat = (values.T if values.flags.f_contiguous else values).reshape(-1)
+        whole = flat.size - flat.size % _FLAT_ROW
+        rows = flat[:whole].reshape(-1, _FLAT_ROW)
+        step = _default_rows(rows)
+        tail = flat[whole:]
+        return (reduce_row_ranges(lambda lo, hi: bad_blocks(rows, lo, hi, step, True),
+                                  rows.shape[0], 8 * step) == 0
+                and bool(np.all(np.abs(tail) <= limit)))
+    # Strided (a slice of columns): block by block, read in place. (No BLAS call from
+    # the calling thread: a multi-threaded OpenBLAS call there leaves its threads
+    # spinning, measured to slow the next pass by 40 %.)
+    step = _default_rows(values) if values.ndim == 2 else values.shape[0]
+    return bad_blocks(values, 0, values.shape[0], max(1, step), False) == 0
 
 
 def extreme_entries(X: Matrix, limit: float = MAX_MAGNITUDE,

@@ -5,7 +5,6 @@ array for Dask input: each chunk runs the in-memory method on itself.
 """
 import functools
 import inspect
-import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -14,6 +13,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.blocks import serial_blocks
+from ..exceptions import warn_at_caller
 from .chunks import _string_columns, as_dask_rows, is_dask
 
 __all__ = [
@@ -75,8 +75,8 @@ def lazy_rows(estimator: Any, method: str, X: Any, columns: int | None = None,
                          f"in fit: {list(names)[:10]} vs "
                          f"{None if fitted_names is None else list(fitted_names)[:10]}")
     if names is None and fitted_names is not None:  # as scikit-learn says it, once
-        warnings.warn(f"X does not have valid feature names, but {type(estimator).__name__} "
-                      "was fitted with feature names", UserWarning, stacklevel=3)
+        warn_at_caller(f"X does not have valid feature names, but {type(estimator).__name__} "
+                       "was fitted with feature names", UserWarning)
     dtype = np.dtype(dtype)
     tail = () if columns is None else (int(columns),)
     fn = functools.partial(_apply_rows, estimator, method, tail, dtype, index, kwargs,

@@ -210,7 +210,10 @@ def _fitted_op(c: _Chunk, family: ExponentialFamily, *, v: np.ndarray) -> Sums:
 
 def _null_op(c: _Chunk, family: ExponentialFamily, *, b: float) -> Sums:
     assert c.offset is not None
-    loss, g, h = family.derivatives(c.y, c.offset + b, c.w, "expected")
+    # (Newton's observed curvature where it is never negative: Fisher scoring converged
+    # linearly: 25 passes for a negative binomial's intercept, now 9)
+    information = "observed" if family.observed_convex else "expected"
+    loss, g, h = family.derivatives(c.y, c.offset + b, c.w, information)
     return Sums(float(loss), float(np.sum(g)), float(np.sum(h)))
 
 

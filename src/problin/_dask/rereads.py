@@ -4,9 +4,12 @@ A Dask array made by ``dask.dataframe.read_parquet(...).to_dask_array(lengths=Tr
 (or ``read_csv``, ``read_orc``, ...) and not persisted holds, in its graph, the tasks that
 read and convert the file: every ``compute`` runs them again. A Newton fit is one pass a
 step, so the file is read and converted by ``dask.dataframe`` six to ten times; measured on
-a 1 GB Parquet file (4e6 x 30), that route cost 5x the fit on ``problin.io.read_dask``'s
-arrays of the same file, which read whole row groups with pyarrow and convert them to
-float64 once per chunk without pandas' per-column takes (``bench/_inputs_parquet.py``).
+a 1 GB Parquet file (4e6 x 30), that route cost 2-5x the fit on ``problin.io.read_dask``'s
+arrays of the same file (97 s against 45 s on a loaded two-core machine, 58-64 s against
+12 s in issue 33), which read whole row groups with pyarrow and convert them to float64
+once a chunk, without pandas' per-column takes (``bench/_inputs_parquet.py``); persisted
+first, the same route took half the time of ``read_dask``'s (one read, then passes in
+memory).
 
 The fit cannot read the file another way (the graph's tasks are ``dask.dataframe``'s
 internals: its filters, index and dtypes would have to be re-derived), and persisting the
@@ -20,11 +23,10 @@ as an argument). What is not recognised (a future Dask's layout) gives no warnin
 warning missed costs time, never an error.
 """
 import functools
-import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from ..exceptions import PerformanceWarning
+from ..exceptions import PerformanceWarning, warn_at_caller
 
 __all__ = ["file_reader", "warn_if_rereads"]
 
@@ -113,10 +115,10 @@ def warn_if_rereads(estimator: str, *arrays: Any) -> None:
     if reader is None:
         return
     faster = (", or read the file with problin.io.read_dask(path, target), which reads "
-              "Parquet row groups directly (3-5x faster a pass, measured) with memory "
-              "bounded by a partition") if reader == "read_parquet" else ""
-    warnings.warn(
+              "Parquet row groups directly (2-5x faster, measured) with memory bounded "
+              "by a partition") if reader == "read_parquet" else ""
+    warn_at_caller(
         f"{estimator} makes a pass over the data an iteration, and its Dask arrays read "
         f"their files again with dask.dataframe.{reader} on every pass: persist them first "
         f"(X, y = dask.persist(X, y): one read, if they fit in memory){faster}",
-        PerformanceWarning, stacklevel=3)
+        PerformanceWarning)

@@ -10,7 +10,6 @@ intercepts too.
 """
 import dataclasses
 import time
-import warnings
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any
@@ -35,7 +34,7 @@ from .._core.model.prior import PriorPrecision
 from .._core.solvers.newton import newton, sketch_rows
 from .._optional import optional_module
 from .._params import validate_params
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 from .._source import ClassifierDesign, ClassifierRows
 from ..glm.problem import classifier_family, classifier_problem
 
@@ -337,9 +336,9 @@ def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
         return
     worst = np.nanmax(rhat) if np.any(np.isfinite(rhat)) else np.nan
     if worst > _RHAT_LIMIT:
-        warnings.warn(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
-                      f"{np.nanmin(ess):.0f}): the chains may not have converged; "
-                      "increase n_samples.", ConvergenceWarning, stacklevel=3)
+        warn_at_caller(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
+                       f"{np.nanmin(ess):.0f}): the chains may not have converged; "
+                       "increase n_samples.", ConvergenceWarning)
 
 
 def check_parameters(est: Any) -> None:

@@ -1,5 +1,4 @@
 """Bayesian logistic (and softmax) regression: Laplace, variational Bayes and MCMC."""
-import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, NamedTuple, Self
@@ -20,7 +19,7 @@ from .._dask.lazy import lazy_on_dask
 from .._frames import encode_frame
 from .._source import data_source
 from .._state import AllOrNothingFit
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 from ..inference.summaries import SummaryText, posterior_summary_text
 from . import _fit
 from ._summary import posterior_table
@@ -222,10 +221,10 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
         if self.alpha is None and self.inference != "variational":
             post = _fit.laplace_evidence_alpha(rows, K, self.intercept_alpha, **opts)
             if not post.evidence_converged:
-                warnings.warn("the evidence re-estimation of alpha found no fixed point "
-                              "within 1e-8 to 1e8 times the precision of weights on "
-                              f"unit-spread columns (alpha_ = {post.alpha:.3g}); set alpha "
-                              "explicitly.", ConvergenceWarning, stacklevel=2)
+                warn_at_caller("the evidence re-estimation of alpha found no fixed point "
+                               "within 1e-8 to 1e8 times the precision of weights on "
+                               f"unit-spread columns (alpha_ = {post.alpha:.3g}); set alpha "
+                               "explicitly.", ConvergenceWarning)
         elif self.alpha is None:
             # The bound's search for alpha starts at the evidence's fixed point: from
             # alpha = 1 in raw units it barely moved where the prior dominates (columns in
@@ -253,9 +252,9 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
 
     def _check_converged(self, post: _fit.Posterior, what: str) -> None:
         if not post.converged:
-            warnings.warn(f"{type(self).__name__}: {what} did not converge in "
-                          f"{post.n_iter} iterations ({post.message}); increase "
-                          "max_iter or tol.", ConvergenceWarning, stacklevel=3)
+            warn_at_caller(f"{type(self).__name__}: {what} did not converge in "
+                           f"{post.n_iter} iterations ({post.message}); increase "
+                           "max_iter or tol.", ConvergenceWarning)
 
     @property
     def _n_blocks(self) -> int:

@@ -11,7 +11,6 @@ Sigma_k^{-1}``), so a block of rows costs one GEMM per class::
 Rows are centred on the overall mean first (a block-sized copy), so data far
 from the origin lose no precision in the quadratic forms.
 """
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from scipy.linalg import lapack
 from .._core.blocks import iter_blocks, small_blas
 from .._core.moments.class_stats import ClassStats
 from .._core.types import Matrix
-from ..exceptions import SingularCovarianceWarning
+from ..exceptions import SingularCovarianceWarning, warn_at_caller
 from ._far_rows import fix_far_rows, linear_posterior_scores
 from ._far_posterior import far_rows, refine_far_posterior
 
@@ -83,8 +82,8 @@ def _warn_singular(what: str, n_constant: int, correlated: bool) -> None:
     if correlated:
         causes.append(f"the features are collinear (or fewer samples than features), "
                       f"{_JITTER:g} times each variance added to the diagonal")
-    warnings.warn(f"{what} is singular: {'; '.join(causes)}. Set reg_covar > 0 to regularise "
-                  "it explicitly.", SingularCovarianceWarning, stacklevel=6)
+    warn_at_caller(f"{what} is singular: {'; '.join(causes)}. Set reg_covar > 0 to regularise "
+                   "it explicitly.", SingularCovarianceWarning)
 
 
 def _constant_features(var: np.ndarray, mean: np.ndarray) -> np.ndarray:

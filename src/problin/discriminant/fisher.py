@@ -1,5 +1,4 @@
 """Fisher's linear discriminant: the projection that best separates the classes."""
-import warnings
 from numbers import Integral
 from typing import Any, Self
 
@@ -22,7 +21,7 @@ from .._core.validation import resolvable
 from .._dask.lazy import lazy_on_dask
 from .._params import validate_params
 from .._state import AllOrNothingFit
-from ..exceptions import CollinearityWarning
+from ..exceptions import CollinearityWarning, warn_at_caller
 from ._class_data import fit_class_stats, linear_scores, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors
 
@@ -162,10 +161,10 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
             raise ValueError("every class has all its samples at one point: the within-class "
                              "scatter is zero and Fisher's criterion is undefined")
         if rank < D:
-            warnings.warn(f"The within-class scatter is singular (rank {rank} of {D}: collinear "
-                          "or constant features, or fewer rows than features). Fisher's ratio "
-                          "is unbounded along its null space; the directions are found in the "
-                          "rest.", CollinearityWarning, stacklevel=2)
+            warn_at_caller(f"The within-class scatter is singular (rank {rank} of {D}: collinear "
+                           "or constant features, or fewer rows than features). Fisher's ratio "
+                           "is unbounded along its null space; the directions are found in the "
+                           "rest.", CollinearityWarning)
         r = min(r, W.shape[1])
         W = W[:, :r]
         self.means_ = stats.means.copy()

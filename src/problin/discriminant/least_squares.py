@@ -106,8 +106,7 @@ class LeastSquaresClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         self.intercept_ = moments.t_mean - self.coef_ @ moments.x_mean if self.fit_intercept \
             else np.zeros(self.classes_.size)
         warn_least_squares(solution, F.xx.shape[0], "The features are collinear (rank {rank} "
-                           "of {d}): the minimum-norm least-squares weights are used.",
-                           stacklevel=3)
+                           "of {d}): the minimum-norm least-squares weights are used.")
         return self
 
     def _discriminants(self, X: MatrixLike) -> np.ndarray:

@@ -1,6 +1,5 @@
 """The perceptron: a linear discriminant fitted by the perceptron criterion."""
 import functools
-import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 from typing import Any, Self
@@ -32,7 +31,7 @@ from .._frames import encode_frame
 from .._params import validate_params
 from .._source import data_source
 from .._state import AllOrNothingFit
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 
 __all__ = ["Perceptron"]
 
@@ -328,10 +327,10 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         self.history_ = np.asarray(history, dtype=np.int64)
         self.loss_curve_ = np.asarray(losses, dtype=np.float64)
         if not converged and stalled < self.n_iter_no_change:
-            warnings.warn(f"Perceptron made {history[-1]} mistake(s) in its last of "
-                          f"{self.max_iter} epochs: the classes are probably not linearly "
-                          "separable. Keeping the last weights; increase max_iter or use a "
-                          "probabilistic classifier.", ConvergenceWarning, stacklevel=2)
+            warn_at_caller(f"Perceptron made {history[-1]} mistake(s) in its last of "
+                           f"{self.max_iter} epochs: the classes are probably not linearly "
+                           "separable. Keeping the last weights; increase max_iter or use a "
+                           "probabilistic classifier.", ConvergenceWarning)
         return self
 
     def _numpy_epoch(self, X: MatrixLike,

@@ -9,7 +9,6 @@ intercepts summing to zero) is taken out again. The parameters that are not iden
 ``CollinearityWarning`` naming them. Shared by the classifiers' diagnosis
 (:mod:`problin.glm._diagnostics`) and the regressors' (:mod:`problin.glm._regression_fit`).
 """
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +25,7 @@ from .._core.linalg import (
 )
 from .._core.model.contract import Objective
 from .._core.model.objective import InMemoryObjective
-from ..exceptions import CollinearityWarning, NumericalWarning
+from ..exceptions import CollinearityWarning, NumericalWarning, warn_at_caller
 
 __all__ = ["covariance", "flat_direction", "held_at_zero", "to_raw", "unidentified_held"]
 
@@ -51,9 +50,8 @@ def covariance(objective: Objective, H: NDArray[np.float64]
         chol = cholesky(H[np.ix_(idx, idx)])
         cov[np.ix_(idx, idx)] = chol.inverse()
         if chol.jitter > 0:
-            warnings.warn("the information matrix is numerically singular; standard errors "
-                          f"are regularised by a jitter of {chol.jitter:.2e}", NumericalWarning,
-                          stacklevel=4)
+            warn_at_caller("the information matrix is numerically singular; standard errors "
+                           f"are regularised by a jitter of {chol.jitter:.2e}", NumericalWarning)
     # A rank-one prior term c v v^T that only pins an invariance (softmax
     # intercepts summing to zero, H v = 0) is removed again: (H + c v v^T)^-1
     # = H^+ + v v^T / (c |v|^4), and H^+ is the covariance on the constraint.
@@ -94,9 +92,9 @@ def unidentified_held(est: Any, names: Callable[[], list[str]], theta: NDArray[n
     if identified.all():
         return None
     lost = [n for n, ok in zip(names(), identified) if not ok]
-    warnings.warn(f"parameters not identified (collinear or constant columns): {lost}. "
-                  "Predictions are unaffected; drop these columns or set alpha > 0 for "
-                  "unique coefficients.", CollinearityWarning, stacklevel=4)
+    warn_at_caller(f"parameters not identified (collinear or constant columns): {lost}. "
+                   "Predictions are unaffected; drop these columns or set alpha > 0 for "
+                   "unique coefficients.", CollinearityWarning)
     return held_at_zero(theta, H, identified)
 
 

@@ -7,7 +7,6 @@ fit may afford (the information matrix, L-BFGS's memory) and the classifiers'
 separation check.
 """
 import os
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,7 +19,7 @@ from .._core.model.separation import (
     certified_separation,
     separated_rows,
 )
-from ..exceptions import ConvergenceWarning, SeparationWarning
+from ..exceptions import ConvergenceWarning, SeparationWarning, warn_at_caller
 from .._core.solvers.steps import SolverResult
 from ._covariance import covariance, unidentified_held
 from .inference import parameter_names
@@ -179,9 +178,8 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
         theta = unidentified_held(est, lambda: _flat_names(est, problem), result.theta, H,
                                    identified)
     if not result.converged and separated is None:
-        warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
-                      f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
-                      stacklevel=3)
+        warn_at_caller(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
+                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning)
     return Diagnosis(cov, identified, separated, cov_z, theta)
 
 
@@ -303,10 +301,9 @@ def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[A
         labels = ", ".join(str(np.asarray(c).tolist()) for c in which)
         what = (f"class {labels} is {kind} separated from the other classes (one against "
                 f"the rest): its probability is fitted as 0 or 1 on {n_sep} of {n_used} samples")
-    warnings.warn(f"{what}, and the maximum-likelihood coefficients do "
-                  "not exist (they diverge). The returned coefficients are finite because the "
-                  "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning,
-                  stacklevel=5)
+    warn_at_caller(f"{what}, and the maximum-likelihood coefficients do "
+                   "not exist (they diverge). The returned coefficients are finite because the "
+                   "iteration stopped; set alpha > 0 for a well-defined fit.", SeparationWarning)
 
 
 def _separated(problem: ClassifierProblem, result: SolverResult,

@@ -8,7 +8,6 @@ information by default, whose inverse is what statsmodels' ``GLM`` (IRLS) and R'
 ``glm`` report for every link; the observed one with ``information="observed"``
 (the same for canonical links).
 """
-import warnings
 from typing import Protocol
 
 import numpy as np
@@ -23,7 +22,7 @@ from .._core.model.contract import Eta, Objective
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.objective import GLMObjective
 from .._core.model.separation import LP_MAX_SIZE
-from ..exceptions import ConvergenceWarning, PerfectFitWarning
+from ..exceptions import ConvergenceWarning, PerfectFitWarning, warn_at_caller
 from ._covariance import covariance, unidentified_held
 from ._diagnostics import Diagnosis, hessian_affordable
 from .inference import parameter_names
@@ -119,16 +118,15 @@ def regression_diagnosis(est: BaseEstimator, objective: Objective[Eta],
     if boundary is not None:
         used = boundary.size if objective.sample_weight is None \
             else int(np.count_nonzero(objective.sample_weight))
-        warnings.warn(f"{type(est).__name__}: {int(boundary.sum())} of {used} rows are "
-                      "fitted at the boundary of the mean's range (zero counts by means "
-                      "tending to 0, proportions of 0 or 1) along a direction that changes "
-                      "no other row: the maximum-likelihood coefficients do not exist (they "
-                      "diverge; separated_ marks the rows). The returned coefficients are "
-                      "finite because the iteration stopped; drop or merge what isolates "
-                      "those rows, or set alpha > 0 (where the intercept alone runs off, "
-                      "every y is at the boundary).", PerfectFitWarning, stacklevel=6)
+        warn_at_caller(f"{type(est).__name__}: {int(boundary.sum())} of {used} rows are "
+                       "fitted at the boundary of the mean's range (zero counts by means "
+                       "tending to 0, proportions of 0 or 1) along a direction that changes "
+                       "no other row: the maximum-likelihood coefficients do not exist (they "
+                       "diverge; separated_ marks the rows). The returned coefficients are "
+                       "finite because the iteration stopped; drop or merge what isolates "
+                       "those rows, or set alpha > 0 (where the intercept alone runs off, "
+                       "every y is at the boundary).", PerfectFitWarning)
     elif not result.converged:
-        warnings.warn(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
-                      f"({result.message}); increase max_iter or tol.", ConvergenceWarning,
-                      stacklevel=6)
+        warn_at_caller(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
+                       f"({result.message}); increase max_iter or tol.", ConvergenceWarning)
     return Diagnosis(cov, identified, boundary, cov_z, theta)

@@ -20,7 +20,6 @@ input is fitted by the same code (a pass per Newton step of the coefficients and
 evaluation in ``alpha``).
 """
 import functools
-import warnings
 from numbers import Real
 from typing import Any
 
@@ -32,7 +31,7 @@ from .._core.model import negative_binomial as nb
 from .._core.model.exponential_family import ExponentialFamily, make_family
 from .._core.model.fitted_rows import RowProducts, SumRows
 from .._core.solvers.newton import newton
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 from ._covariance import to_raw
 from ._regression_data import RegressionObjective, RegressionRows
 from .regression import Obj
@@ -132,9 +131,9 @@ class NegativeBinomialRegression(_OneFamily):
         found = nb.fit_alpha(lambda value: fit_means(self._make_family(value)), start)
         value = max(found.alpha, nb.ALPHA_FLOOR)
         if not found.converged:
-            warnings.warn(f"{type(self).__name__}: alpha did not converge (alpha = "
-                          f"{found.alpha:.4g}: {found.message}); the coefficients are those "
-                          "at that alpha", ConvergenceWarning, stacklevel=4)
+            warn_at_caller(f"{type(self).__name__}: alpha did not converge (alpha = "
+                           f"{found.alpha:.4g}: {found.message}); the coefficients are those "
+                           "at that alpha", ConvergenceWarning)
         family = self._make_family(value)
         objective = self._objective(design, family, rows)
         fit = self._solve(objective, family, rows, theta0=theta, extra_params=1)

@@ -17,8 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .constraints import parse_constraints
 
-__all__ = ["LikelihoodModel", "NestedFit", "TestResult", "lr_test", "restriction_matrix",
-           "table_names", "table_wald_test", "wald_test"]
+__all__ = ["LikelihoodModel", "NestedFit", "TestResult", "likelihood_fit", "lr_test",
+           "restriction_matrix", "table_names", "table_wald_test", "wald_test"]
 
 Restrictions = str | Sequence[str] | ArrayLike
 
@@ -225,6 +225,18 @@ class LikelihoodModel:
         return "chi2"
 
 
+def likelihood_fit(model: NestedFit) -> NestedFit:
+    """``model.likelihood_fit()``: the fitted model whose likelihood :func:`lr_test`
+    compares, or a ValueError for a model without one (a discriminant)."""
+    try:
+        return model.likelihood_fit()
+    except AttributeError as exc:
+        if exc.name != "likelihood_fit":
+            raise
+        raise ValueError(f"{type(model).__name__} has no likelihood that lr_test compares "
+                         "(GLMs and linear regression have one)") from None
+
+
 def _penalty(model: NestedFit) -> float:
     return float(model.get_params().get("alpha", 0.0) or 0.0)
 
@@ -298,7 +310,7 @@ def lr_test(restricted: NestedFit, full: NestedFit) -> TestResult:
     """
     for model in (restricted, full):
         check_is_fitted(model)
-    restricted, full = restricted.likelihood_fit(), full.likelihood_fit()
+    restricted, full = likelihood_fit(restricted), likelihood_fit(full)
     if type(restricted) is not type(full):
         raise ValueError("lr_test compares fits of one model class, got "
                          f"{type(restricted).__name__} and {type(full).__name__}")

@@ -1,5 +1,4 @@
 """What the linear regressors share: input checks, sufficient statistics, prediction."""
-import warnings
 from typing import Any, Self
 
 import numpy as np
@@ -26,7 +25,7 @@ from .._dask.reductions import dask_moments
 from .._frames import encode_frame
 from .._params import validate_params
 from .._state import AllOrNothingFit
-from ..exceptions import CollinearityWarning, NumericalWarning
+from ..exceptions import CollinearityWarning, NumericalWarning, warn_at_caller
 from ..inference.hypothesis import LikelihoodModel
 
 __all__ = ["LinearRegressorBase", "warn_least_squares"]
@@ -185,20 +184,19 @@ class LinearRegressorBase(AllOrNothingFit, LikelihoodModel, RegressorMixin, Base
         return tags
 
 
-def warn_least_squares(solution: LeastSquaresSolution, n_features: int, singular: str,
-                       stacklevel: int) -> None:
+def warn_least_squares(solution: LeastSquaresSolution, n_features: int, singular: str
+                       ) -> None:
     """Warn about a least-squares solution (``LeastSquaresSolution``): a
     ``CollinearityWarning`` with the message ``singular`` (formatted with ``rank`` and
     ``d``) when it is rank-deficient, a ``NumericalWarning`` with the estimated
     condition number when fewer than 6 significant digits can be guaranteed."""
     if solution.rank < n_features:
-        warnings.warn(singular.format(rank=solution.rank, d=n_features), CollinearityWarning,
-                      stacklevel=stacklevel)
+        warn_at_caller(singular.format(rank=solution.rank, d=n_features), CollinearityWarning)
     if solution.digits < 6.0:
-        warnings.warn("the least-squares problem is ill-conditioned: estimated condition "
-                      f"number {solution.condition:.3g} of the (centred, equilibrated) "
-                      f"design; the coefficients may have only about {solution.digits:.0f} "
-                      "correct significant digits", NumericalWarning, stacklevel=stacklevel)
+        warn_at_caller("the least-squares problem is ill-conditioned: estimated condition "
+                       f"number {solution.condition:.3g} of the (centred, equilibrated) "
+                       f"design; the coefficients may have only about {solution.digits:.0f} "
+                       "correct significant digits", NumericalWarning)
 
 
 def _statistics_bounded(stats: Moments, sample_weight: np.ndarray | None) -> bool:

@@ -1,5 +1,4 @@
 """Bayesian linear regression: conjugate Gaussian posterior, sequential updates, evidence."""
-import warnings
 from numbers import Integral, Real
 from typing import Any, Self
 
@@ -18,7 +17,7 @@ from .._core.moments.least_squares import Moments
 from .._core.types import MatrixLike
 from .._source import data_source
 from .._frames import encode_frame
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 from ..inference.summaries import SummaryText, posterior_summary_text
 from ._base import LinearRegressorBase
 from ._inference import posterior_table
@@ -158,8 +157,8 @@ class BayesianLinearRegression(LinearRegressorBase):
             L = _prior_precision_factor(self.prior_precision, d)
             post = general_prior_posterior(*data, M0, L, **options)
         if not post.converged:
-            warnings.warn(f"the evidence approximation did not converge in {self.max_iter} "
-                          "iterations", ConvergenceWarning, stacklevel=4)
+            warn_at_caller(f"the evidence approximation did not converge in {self.max_iter} "
+                           "iterations", ConvergenceWarning)
         self.alpha_, self.beta_, self.gamma_ = post.alpha, post.beta, post.gamma
         self.log_evidence_, self.n_iter_ = post.log_evidence, max(post.n_iter, 1)
         self._set_coef(stats, post.mean)

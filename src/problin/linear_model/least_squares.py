@@ -1,5 +1,4 @@
 """Least squares with an optional q-norm regulariser (Bishop 2006, §3.1.4 eq. 3.29)."""
-import warnings
 from numbers import Integral, Real
 from typing import Self
 
@@ -17,7 +16,7 @@ from .._core.types import MatrixLike
 from .._source import data_source
 from .._frames import encode_frame
 from .._params import validate_params
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 from ..inference.hypothesis import Restrictions, TestResult, table_wald_test
 from ..inference.summaries import linear_summary_text
 from ..inference.text import SummaryText
@@ -234,8 +233,7 @@ class LinearRegression(LinearRegressorBase):
             W, self.rank_ = solution.coef, solution.rank
             warn_least_squares(solution, d, "Phi^T Phi is singular (rank {rank} < {d} "
                                "features: collinear or constant columns, or fewer rows than "
-                               "features); returning the minimum-norm least-squares solution",
-                               stacklevel=5)
+                               "features); returning the minimum-norm least-squares solution")
         else:  # the iterative solvers work on the Gram matrix R^T R (formed accurately)
             G, C = F.gram()
             solver = (lambda c: lasso_gram(G, c, alpha, tol=self.tol, max_iter=self.max_iter)) \
@@ -247,9 +245,8 @@ class LinearRegression(LinearRegressorBase):
                 self.n_iter_, converged = max(self.n_iter_, n_iter), converged and ok
             self.rank_ = int(np.sum(np.diag(G) > 0))
         if not converged:
-            warnings.warn(f"the q={q:g} solver did not converge in {self.max_iter} "
-                          "iterations; increase max_iter or tol", ConvergenceWarning,
-                          stacklevel=4)
+            warn_at_caller(f"the q={q:g} solver did not converge in {self.max_iter} "
+                           "iterations; increase max_iter or tol", ConvergenceWarning)
         self._set_coef(stats, W)
         # A perfect fit leaves only rounding: keep beta finite (at most 1 / tiny).
         sse = max(F.residual_sum_of_squares(W), np.finfo(np.float64).eps

@@ -1,6 +1,5 @@
 """Sequential least mean squares (Widrow & Hoff 1960; Bishop 2006, §3.1.3 eq. 3.23)."""
 import functools
-import warnings
 from numbers import Integral, Real
 from typing import Any, Self
 
@@ -19,7 +18,7 @@ from .._dask.online import sequential_epoch
 from .._dask.reductions import dask_regression_data
 from .._params import validate_params
 from .._source import data_source
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, warn_at_caller
 from ._base import LinearRegressorBase
 
 __all__ = ["LMSRegressor"]
@@ -146,8 +145,8 @@ class LMSRegressor(LinearRegressorBase):
             # Moving more at the end than at the start: diverging, not slow.
             advice = ("the weights move more each epoch: the step is too large, reduce eta0"
                       if change > first else "increase max_iter")
-            warnings.warn(f"LMS did not settle in {self.max_iter} epochs (tol={self.tol:g}); "
-                          f"{advice}", ConvergenceWarning, stacklevel=2)
+            warn_at_caller(f"LMS did not settle in {self.max_iter} epochs (tol={self.tol:g}); "
+                           f"{advice}", ConvergenceWarning)
         self.n_iter_ = epoch
         return self
 

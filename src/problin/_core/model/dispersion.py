@@ -8,7 +8,8 @@ Elsewhere the score in ``t = log scale`` has no closed root: the Gamma's is
 ``-sum f k (log k - psi(k) - d / 2)`` with the shape ``k = v / scale``, whose root is the
 equation ``sum f v (log(v nu) - psi(v nu)) = D / 2`` in ``nu = 1 / scale`` (MASS's
 ``gamma.shape``, McCullagh & Nelder 1989, §8.3.6); the Tweedie's runs through the
-derivative of Dunn & Smyth's series in the dispersion. Both are sums over rows of
+derivative of Dunn & Smyth's series in the dispersion (its moments, one pass:
+:mod:`~problin._core.model.tweedie_series`). Both are sums over rows of
 per-row terms in ``y``, ``mu`` and the weights (:func:`scale_derivative_sums`, a
 :data:`~problin._core.model.fitted_rows.RowSum`), so a data source evaluates them by its
 own passes over row blocks, in memory or on Dask, and
@@ -26,7 +27,7 @@ from ..types import FloatArray
 from .fitted_rows import FittedRows
 
 __all__ = ["ScaleDerivatives", "gamma_scale_derivatives", "ml_scale_search",
-           "scale_derivative_sums", "tweedie_scale_derivatives"]
+           "scale_derivative_sums"]
 
 # log k - psi(k) and k psi'(k) - 1 from their asymptotic series above this shape: the
 # direct differences lose log(k) / (1 / 2k) of their digits (2e-11 relative at k = 1e4),
@@ -132,38 +133,3 @@ def gamma_scale_derivatives(d: FloatArray, var_weights: FloatArray | float, scal
         s, ds = np.where(zero, 0.0, s), np.where(zero, 0.0, ds)
     return s, np.broadcast_to(ds, s.shape)
 
-
-def tweedie_scale_derivatives(power: float, y: FloatArray, mu: FloatArray,
-                              var_weights: FloatArray | float, scale: float
-                              ) -> tuple[FloatArray, FloatArray]:
-    """The Tweedie's per-row ``(s, s')`` in ``t = log scale``. With ``phi_i = scale /
-    v_i``, ``l = (y theta - kappa) / phi_i + log W(x) - log y`` (``y > 0``; the series
-    ``W(x) = Phi(rho, 0; x)`` of Wright's function, ``rho = (2 - p) / (p - 1)``,
-    ``x`` proportional to ``phi_i^(-rho - 1)``), and ``Phi(rho, b; x)' = Phi(rho, rho + b;
-    x)``: ``dl / dt = -(y theta - kappa) / phi_i - (rho + 1) x W' / W``. Rows of variance
-    weight 0 add nothing."""
-    p, y = power, np.asarray(y, dtype=np.float64)
-    v = np.broadcast_to(np.asarray(var_weights, dtype=np.float64), y.shape)
-    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), y.shape)
-    used = v > 0
-    phi = np.where(used, scale / np.where(used, v, 1.0), 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0 at y = 0: kappa = 0)
-        theta = mu ** (1.0 - p) / (1.0 - p)
-        kappa = mu ** (2.0 - p) / (2.0 - p)
-        exponent = np.where(y > 0, y * theta, 0.0) - kappa
-    s = -exponent / phi
-    ds = exponent / phi
-    pos = (y > 0) & used
-    if pos.any():
-        rho = (2.0 - p) / (p - 1.0)
-        yp, phip = y[pos], phi[pos]
-        x = ((p - 1.0) * phip / yp) ** (-rho) / ((2.0 - p) * phip)
-        log_w = special.log_wright_bessel(rho, 0.0, x)
-        r1 = np.exp(special.log_wright_bessel(rho, rho, x) - log_w)  # W' / W
-        r2 = np.exp(special.log_wright_bessel(rho, 2.0 * rho, x) - log_w)  # W'' / W
-        c = -(rho + 1.0)  # dx / dt = c x
-        xr1 = x * r1
-        s[pos] += c * xr1
-        ds[pos] += c * c * (xr1 + x * x * (r2 - r1 * r1))
-    s[~used], ds[~used] = 0.0, 0.0
-    return s, ds

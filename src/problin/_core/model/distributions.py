@@ -22,7 +22,8 @@ from scipy import special
 
 
 from ..types import FloatArray
-from .dispersion import gamma_scale_derivatives, tweedie_scale_derivatives
+from .dispersion import gamma_scale_derivatives
+from .tweedie_series import tweedie_log_likelihood, tweedie_scale_derivatives
 
 __all__ = ["Distribution", "Gaussian", "Poisson", "Gamma", "InverseGaussian", "Tweedie",
            "Binomial", "Bernoulli", "NegativeBinomial", "DISTRIBUTIONS", "make_distribution",
@@ -347,9 +348,9 @@ class InverseGaussian(Distribution):
 
 class Tweedie(Distribution):
     """Compound Poisson-Gamma, ``V(mu) = mu^p`` with ``1 < p < 2``: a point mass at 0
-    and a density on ``y > 0``. The density's series is Dunn & Smyth's (2005),
-    summed by scipy's ``log_wright_bessel`` (the Wright Bessel function
-    ``Phi(-alpha, 0; x)`` is that series), as statsmodels does."""
+    and a density on ``y > 0``. The density's series is Dunn & Smyth's (2005), summed
+    in numpy over blocks of rows (:mod:`~problin._core.model.tweedie_series`; the
+    Wright Bessel function that statsmodels sums by scipy's ``log_wright_bessel``)."""
 
     name = "tweedie"
     default_link = "log"
@@ -385,20 +386,10 @@ class Tweedie(Distribution):
     def log_likelihood(self, y: FloatArray, mu: FloatArray,
                        var_weights: FloatArray | float = 1.0,
                        scale: float = 1.0) -> FloatArray:
-        p, y = self.power, _float(y)
+        y = _float(y)
         phi = np.broadcast_to(scale / _float(var_weights), y.shape)
-        mu = np.broadcast_to(_float(mu), y.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0 at y = 0: -kappa)
-            theta = mu ** (1.0 - p) / (1.0 - p)
-            kappa = mu ** (2.0 - p) / (2.0 - p)
-            out = (np.where(y > 0, y * theta, 0.0) - kappa) / phi
-        pos = y > 0
-        if pos.any():
-            a = (2.0 - p) / (1.0 - p)  # negative
-            yp, phip = y[pos], phi[pos]
-            x = ((p - 1.0) * phip / yp) ** a / ((2.0 - p) * phip)
-            out[pos] += special.log_wright_bessel(-a, 0.0, x) - np.log(yp)
-        return out
+        return tweedie_log_likelihood(self.power, y, np.broadcast_to(_float(mu), y.shape),
+                                      phi)
 
     has_ml_scale = True
 

@@ -374,11 +374,20 @@ def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
     # check those instead of X: every value reaches a class sum). errstate is
     # per thread, so each range sets its own. Each range merges its blocks into
     # statistics of its own, in place.
+    # A block of dense rows that are not C-contiguous (an F-ordered array: a DataFrame's
+    # values) is first copied into a C buffer of the range's own: np.take would copy it
+    # anyway before gathering its rows, into new memory each time (3-4x the C pass).
+    strided = isinstance(X, np.ndarray) and not X.flags.c_contiguous
+
     def over_range(lo: int, hi: int) -> ClassStats:
         total = empty_stats(n_classes, X_shape[1], kind)
+        buffer = np.empty((min(rows, hi - lo), X_shape[1]), X.dtype) if strided else None
         with np.errstate(invalid="ignore", over="ignore"):
-            for _, _, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows, start=lo,
-                                                stop=hi):
+            for start, stop, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows,
+                                                       start=lo, stop=hi):
+                if buffer is not None:
+                    np.copyto(buffer[:stop - start], Xb)
+                    Xb = buffer[:stop - start]
                 _absorb_block(total, Xb, cb, wb)
         return total
 

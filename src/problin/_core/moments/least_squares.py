@@ -267,8 +267,10 @@ def _moments(X: Matrix, T: np.ndarray, sample_weight: np.ndarray | None, rows: i
     Xh, Th = read(X[:min(n, rows)], T[:min(n, rows)])
     origin = np.concatenate([np.mean(Xh, axis=0, dtype=np.float64),
                              np.mean(Th, axis=0, dtype=np.float64)])
+    # (Raw products read the blocks in place: BLAS takes a row block of an F-ordered
+    # array, a DataFrame's values, as it takes a C one.)
     may_raw = (sample_weight is None and not sp.issparse(X) and X.dtype == np.float64
-               and X.flags.c_contiguous)
+               and (X.flags.c_contiguous or X.flags.f_contiguous))
 
     def accumulate(lo: int, hi: int) -> Moments:
         acc = Running(origin, d)
