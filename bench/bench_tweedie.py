@@ -12,7 +12,12 @@ before, ...), median and min-max of ``--repeats``:
               ``scale="ml"``'s search): three ``log_wright_bessel`` calls a row before,
               one series with its moments after
 
-The largest relative difference between the two is printed with each row.
+    fit       TweedieRegression(power=p, scale="ml").fit of --fit-n rows x 5 columns
+              (log link), the distribution's two methods swapped for the scipy path
+              for "before" (the coefficients' IRLS is the same in both)
+
+The largest relative difference between the two is printed with each row (the fit's: of
+``log_likelihood_`` and ``scale_``).
 
     python bench/bench_tweedie.py                    # N = 1,000,000, 3 repeats
     python bench/bench_tweedie.py --n 200000 --power 1.8 --phi 0.2
@@ -24,6 +29,7 @@ import time
 import numpy as np
 from scipy import special
 
+from problin import TweedieRegression
 from problin._core.model.distributions import Tweedie
 
 
@@ -47,7 +53,8 @@ def scipy_loglike(power, y, mu, phi):
     ``log_wright_bessel`` at ``x`` as a double."""
     p = power
     rho = (2 - p) / (p - 1)
-    out = (np.where(y > 0, y * mu ** (1 - p) / (1 - p), 0.0) - mu ** (2 - p) / (2 - p)) / phi
+    with np.errstate(divide="ignore", invalid="ignore"):  # (mu = 0 at y = 0: the saturated)
+        out = (np.where(y > 0, y * mu ** (1 - p) / (1 - p), 0.0) - mu ** (2 - p) / (2 - p)) / phi
     pos = y > 0
     x = ((p - 1) * phi / y[pos]) ** (-rho) / ((2 - p) * phi)
     out[pos] += special.log_wright_bessel(rho, 0.0, x) - np.log(y[pos])
@@ -59,7 +66,9 @@ def scipy_score(power, y, mu, phi):
     ``log_wright_bessel`` calls (Wright's ``Phi(rho, b; x)' = Phi(rho, rho + b; x)``)."""
     p = power
     rho = (2 - p) / (p - 1)
-    exponent = (np.where(y > 0, y * mu ** (1 - p) / (1 - p), 0.0) - mu ** (2 - p) / (2 - p)) / phi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exponent = (np.where(y > 0, y * mu ** (1 - p) / (1 - p), 0.0)
+                    - mu ** (2 - p) / (2 - p)) / phi
     s, ds = -exponent, exponent.copy()
     pos = y > 0
     x = ((p - 1) * phi / y[pos]) ** (-rho) / ((2 - p) * phi)
@@ -92,6 +101,7 @@ def main():
     parser.add_argument("--phi", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-score", action="store_true")
+    parser.add_argument("--fit-n", type=int, default=100_000, help="0: no fit row")
     args = parser.parse_args()
     y, mu = make_data(args.n, args.power, args.phi)
     dist = Tweedie(args.power)
@@ -116,6 +126,33 @@ def main():
         diff = max(float(np.max(np.abs(g - r) / np.maximum(np.abs(r), 1e-300)))
                    for g, r in zip(got, ref))
     _row("score", before, after, diff)
+    if args.fit_n:
+        _fit_row(args)
+
+
+def _fit_row(args):
+    rng = np.random.default_rng(1)
+    X = rng.normal(0.0, 0.3, (args.fit_n, 5))
+    y, _ = make_data(args.fit_n, args.power, args.phi, seed=2)
+    y *= np.exp(X @ np.array([0.2, -0.1, 0.3, 0.0, 0.1]))  # (a mean that depends on X)
+    series = (Tweedie.log_likelihood, Tweedie.scale_score)
+    scipy_path = (lambda self, y, mu, var_weights=1.0, scale=1.0: scipy_loglike(
+                      self.power, y, mu, scale / np.asarray(var_weights, dtype=float)),
+                  lambda self, y, mu, var_weights, scale: scipy_score(
+                      self.power, y, mu, scale / np.asarray(var_weights, dtype=float)))
+    before, after = [], []
+    try:
+        for _ in range(args.repeats):
+            Tweedie.log_likelihood, Tweedie.scale_score = scipy_path
+            t, ref = _timed(lambda: TweedieRegression(power=args.power, scale="ml").fit(X, y))
+            before.append(t)
+            Tweedie.log_likelihood, Tweedie.scale_score = series
+            t, got = _timed(lambda: TweedieRegression(power=args.power, scale="ml").fit(X, y))
+            after.append(t)
+    finally:
+        Tweedie.log_likelihood, Tweedie.scale_score = series
+    diff = max(abs(got.log_likelihood_ / ref.log_likelihood_ - 1), abs(got.scale_ / ref.scale_ - 1))
+    _row("fit", before, after, diff)
 
 
 if __name__ == "__main__":

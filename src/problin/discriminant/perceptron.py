@@ -338,8 +338,11 @@ class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
         """``(epoch, n, scaling)``: ``epoch(Theta, order)`` runs one pass over in-memory
         rows, standardised by ``scaling`` (from one pass of column statistics)."""
         y = label_values(y)
+        # Row-major: every epoch gathers blocks of rows (shuffled), which from a
+        # column-major array (a DataFrame's values) read a cache line per value (2x the
+        # fit's time in 5 epochs); one conversion here instead.
         X, y = validate_data(self, encode_frame(self, X, True), y, dtype=np.float64,
-                             ensure_all_finite=False)
+                             ensure_all_finite=False, order="C")
         check_finite_magnitude(X, self)  # NaN, infinity, or values whose squares overflow
         self.classes_, codes = encode_classes(y, owner=type(self).__name__)
         t = class_layout(self.classes_.size).targets(codes)

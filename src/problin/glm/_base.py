@@ -20,7 +20,7 @@ from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.penalty_firth import JEFFREYS
 from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.ascent import coordinate_descent, gradient_descent
-from .._core.solvers.newton import newton, sketch_rows
+from .._core.solvers.newton import newton, sketch_rows, sketch_size
 from .._core.solvers.quasi_newton import lbfgs
 from .._core.solvers.steps import SolverResult
 from .._dask.lazy import lazy_on_dask
@@ -65,6 +65,11 @@ DEFAULT_MAX_ITER = {"newton": 100, "lbfgs": 5000, "gradient": 10000, "coordinate
 # factoring the p x p Hessian every iteration costs more than L-BFGS's passes
 # (and at p = 50,000 the Hessian alone would need 20 GB).
 NEWTON_MAX_PARAMS = 1000
+# ... and up to this many on dense rows in memory that are many enough for a row
+# sketch: the engine then forms no Hessian of all rows (a sketch's warm start, BFGS
+# from a larger sketch's Hessian; the p x p matrices it keeps are 32 MB at most).
+# Measured at 200,000 x 1,000: 31 s against L-BFGS's 66 s (69 iterations), loaded.
+WIDE_NEWTON_MAX_PARAMS = 2000
 _IN_MEMORY_ONLY = "Dask input supports cov_type='nonrobust' without offset only"
 
 
@@ -211,7 +216,11 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, ClassifierMixin, BaseEstim
     def _choose_solver(self, problem: ClassifierProblem) -> str:
         solver = self.solver
         if solver == "auto":
-            solver = "newton" if problem.objective.n_params <= NEWTON_MAX_PARAMS else "lbfgs"
+            p = problem.objective.n_params
+            wide_dense = (p <= WIDE_NEWTON_MAX_PARAMS and problem.rows.rows_in_memory > 0
+                          and problem.rows.for_solver("lbfgs") is problem.rows  # (not sparse)
+                          and sketch_size(problem.objective.design.n_samples, p) is not None)
+            solver = "newton" if p <= NEWTON_MAX_PARAMS or wide_dense else "lbfgs"
         problem.rows.check_solver(solver)
         return solver
 

@@ -48,8 +48,9 @@ class LogisticRegression(GLMClassifier):
         Newton/IRLS; L-BFGS (Hessian-free, for wide or sparse data); gradient
         ascent with line search; or one coefficient at a time.
         All reach the same optimum. ``"auto"`` is Newton up to 1000
-        parameters and L-BFGS beyond, where the Hessian would cost more than
-        it saves (or not fit in memory).
+        parameters (up to 2000 on dense data in memory with rows enough for a row
+        sketch, where the engine forms no Hessian of all rows) and L-BFGS beyond,
+        where the Hessian would cost more than it saves (or not fit in memory).
     max_iter : int or None, default=None
         Iterations (sweeps for ``"coordinate"``); None means 100, 5000, 10000
         and 1000 for newton, lbfgs, gradient and coordinate.

@@ -203,6 +203,8 @@ class Objective(Protocol[Eta]):
 
     def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None: ...
 
+    def line_derivatives(self, eta: Eta, Xd: Eta) -> tuple[float, float] | None: ...
+
     def column(self, j: int) -> np.ndarray: ...
 
     def coordinate_derivatives(self, eta: Eta, c: np.ndarray, block: int = 0
@@ -317,6 +319,13 @@ class ObjectiveBase(Generic[Eta]):
     def shared_inverse(self, theta: np.ndarray) -> np.ndarray | None:
         """The inverse of :meth:`shared_hessian` where its structure gives it for less
         than a factorisation of the whole (None: factor the Hessian)."""
+        return None
+
+    def line_derivatives(self, eta: Eta, Xd: Eta) -> tuple[float, float] | None:
+        """The data term's first and second derivative in ``t`` along ``eta + t Xd``,
+        at ``t = 0``, where the rows are at hand and they cost no pass over X (a
+        quasi-Newton step's exact line search); None here: the solvers then search by
+        values (on Dask each would be a distributed pass)."""
         return None
 
     def block_curvatures(self, eta: Eta) -> np.ndarray | None:

@@ -11,12 +11,13 @@ on standardised copies of the blocks (centred bases) or on the raw blocks
 with rescaled parameters and results (exact: a diagonal change of variables).
 """
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Literal, TypeAlias, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..blocks import _default_rows, block_rows, iter_blocks, reduce_row_ranges
+from ..blocks import _default_rows, block_rows, iter_blocks, one_blas_thread, reduce_row_ranges
 from ..linalg import add_intercept_gram, column_sums, symmetrize
 from ..types import Matrix
 from .basis import ColumnBasis, moments_from_sums
@@ -38,6 +39,13 @@ Advanced: TypeAlias = tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarra
 Summed: TypeAlias = tuple[None, float, None, None, np.ndarray, np.ndarray | None]
 
 _FUSED_ROWS = 8192  # measured: 5 % faster fits than 2621 or 16384
+_FUSED_BYTES = 4 << 20  # (8192 rows up to 64 columns; measured at 200,000 x 400: one
+# fused step 0.28 s on ~1,300-row blocks against 0.42 s on 8192, loaded)
+# _GRAM_ONE_THREAD: the Gram kernels run on sub-blocks of ~1 MB on one BLAS thread, also
+# where the rows are too few for a second range thread (which runs its ranges so
+# anyway): a threaded syrk that small waits on thread barriers, and on a busy
+# two-core machine each wait can be a time slice (measured at 20,000 x 200: 28 ms a
+# sub-block, a 3.1 s fit, against 0.46 s on one thread).
 _G_CHUNK_ROWS = 16384  # rows of G formed at once by X^T G (~1 MB for 9 columns)
 
 
@@ -245,7 +253,8 @@ class Design(SoftmaxProducts):
                 grad += np.asarray(gb @ Xb, dtype=np.float64).ravel()
             return grad, G
 
-        grad, H = reduce_row_ranges(accumulate, self.n_samples, rows)
+        with one_blas_thread():  # (see _GRAM_ONE_THREAD)
+            grad, H = reduce_row_ranges(accumulate, self.n_samples, rows)
         symmetrize(H)  # exact symmetry also for signed weights and sparse blocks
         if self.intercept:
             grad = np.concatenate(([g.sum()], grad))
@@ -294,9 +303,12 @@ class Design(SoftmaxProducts):
         # Blocks for the products and derivatives: large enough that the
         # derivatives' per-call overhead is small, small enough that their
         # temporaries stay in L2 (~16k rows: 2-4x faster per row than 32k);
-        # the Gram runs on sub-blocks that stay in L2 while syrk reads them.
+        # the Gram runs on sub-blocks that stay in L2 while syrk reads them. At most
+        # _FUSED_BYTES of X a block: the product X^T g reads the block X d just read
+        # from cache, not from memory (wide rows: 8192 x 400 is 26 MB).
         sub = self.rows or _default_rows(self.X)
-        rows = self.rows or max(sub, (_FUSED_ROWS // sub) * sub)
+        fused = min(_FUSED_ROWS, _FUSED_BYTES // (8 * max(d, 1)))
+        rows = self.rows or max(sub, (fused // sub) * sub)
         kept: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (eta_new, g, h)
         if keep:
             kept = (np.empty(n), *((np.empty(n), np.empty(n)) if out is None else out))
@@ -331,7 +343,8 @@ class Design(SoftmaxProducts):
                                                     self.intercept, dtype, buffer)
             return loss, grad, G, gsum
 
-        loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)
+        with one_blas_thread() if gram else nullcontext():  # (see _GRAM_ONE_THREAD)
+            loss, grad, H, gsum = reduce_row_ranges(accumulate, n, rows)
         if H is not None:
             H = self._out_gram(symmetrize(H))
         if self.intercept:

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from ..blocks import ELEMENTWISE_ROWS, map_rows, reduce_row_ranges, small_blas
+from ..blocks import ELEMENTWISE_ROWS, map_rows, one_blas_thread, reduce_row_ranges, small_blas
 from .contract import CurvatureChange, ObjectiveBase, RowCount, Trial
 from .layout import gradient_certainty
 from .design import Design, Gram
@@ -301,6 +301,14 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         """First and second derivative of the data term along ``eta += delta c``."""
         _, g, h = self.row_derivatives(eta)
         return float(c @ g), float(h @ np.square(c))
+
+    def line_derivatives(self, eta: np.ndarray, Xd: np.ndarray) -> tuple[float, float]:
+        """Along ``eta + t Xd`` at ``t = 0``: ``(g . Xd, h . Xd^2)`` from the row derivatives
+        (two dot products on one BLAS thread: threaded, each waited ~20 ms on thread
+        barriers on a busy two-core machine at n = 200,000)."""
+        _, g, h = self.row_derivatives(eta)
+        with one_blas_thread():
+            return float(Xd @ g), float((h * Xd) @ Xd)
 
     def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
         """The change of ``eta`` when one coefficient moves along column ``c``."""

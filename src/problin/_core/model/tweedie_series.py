@@ -26,8 +26,10 @@ scipy's ``log_wright_bessel`` (which statsmodels uses) costs ~13 µs a row and, 
 ``p = 1.2``, ``x = 1.7e5``; ``-inf`` where ``x`` underflows at ``p`` near 1 while ``log x``
 is finite); the series here costs ~0.1 µs a row where ``j_max`` is of order 10 (data with
 many zeros) and a few ns a term beyond, to the terms' rounding everywhere. Rows that would
-need more than :data:`_LONGEST` terms (``j_max`` beyond ~1e10: a dispersion ~1e-10 of
-``y^(2-p)``) are summed by Laplace's method, relative error O(1 / j_max).
+need more than :data:`_LONGEST` terms (``j_max`` beyond ~2e5 (1 + rho): a dispersion
+small against ``y^(2-p)``) are summed by Laplace's method with its next-order terms,
+where its errors, O(1 / j_max²), are below the terms' rounding (the series would cost
+~50 µs a row there).
 """
 import functools
 from typing import NamedTuple
@@ -47,10 +49,10 @@ __all__ = ["SeriesSums", "wright_series", "tweedie_log_x", "tweedie_series",
 _DROP = 37.0        # terms below exp(-37) of the largest are left out (Dunn & Smyth)
 _BLOCK = 1 << 16    # values in a block's (rows x terms) temporaries (512 KiB each)
 _FLOOR = 700.0      # terms below exp(-700) of the largest count as exp(-700): nothing
-_LONGEST = 1 << 20  # terms: wider rows by Laplace's method (~10 ms a row in the series)
+_LONGEST = 1 << 13  # terms: wider rows by Laplace's method (see _laplace_rows)
 # The windows' widths, steps of 1.5 and 4/3 (powers of two alone cost a third more terms,
 # on average, than the rows need)
-_WIDTHS = tuple(sorted({w for k in range(3, 21) for w in (1 << k, 3 << (k - 1))
+_WIDTHS = tuple(sorted({w for k in range(3, 14) for w in (1 << k, 3 << (k - 1))
                         if w <= _LONGEST}))
 
 
@@ -141,22 +143,41 @@ def _sum_block(rho: float, log_x: FloatArray, first: FloatArray, width: int,
     return log_sum, mean, var, moved, done
 
 
+def _scaled_polygamma(n: int, z: FloatArray) -> FloatArray:
+    """``|psi_n(z)| z^n / (n - 1)!``, which tends to 1: directly up to 1e8, beyond by its
+    asymptotic series ``1 + n / (2 z) + n (n + 1) / (12 z²)`` (the next term ~1e-24)."""
+    direct = np.abs(special.polygamma(n, np.minimum(z, 1e8))) * np.minimum(z, 1e8) ** n \
+        / special.factorial(n - 1)
+    return np.where(z < 1e8, direct, 1.0 + n / (2.0 * z) + n * (n + 1) / (12.0 * z * z))
+
+
 def _laplace_rows(rho: float, log_x: FloatArray, moments: bool
                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``(log W, E[j], Var[j])`` of rows whose windows would hold more than
-    :data:`_LONGEST` terms (``j_max`` beyond ~1e10: a dispersion ~1e-10 of ``y^(2-p)``)
-    by Laplace's method on the terms as a function of a real ``j``: the maximum ``j*``
-    solves ``psi(j + 1) + rho psi(rho j) = log x`` (Newton from the estimate), ``log W =
-    log W_j* + log(2 pi / c) / 2``, ``E[j] = j*``, ``Var[j] = 1 / c`` with the curvature
-    ``c = psi'(j* + 1) + rho² psi'(rho j*)``; relative errors O(1 / j*), below 1e-10."""
-    j = np.exp((log_x - rho * np.log(rho)) / (1.0 + rho))
-    for _ in range(4):  # (the estimate's error is O(1) in j ~ 1e10: quadratic steps)
-        slope = log_x - special.digamma(j + 1.0) - rho * special.digamma(rho * j)
-        curve = special.polygamma(1, j + 1.0) + rho * rho * special.polygamma(1, rho * j)
-        j = j + slope / curve
-    log_w = (j * log_x - special.gammaln(j + 1.0) - special.gammaln(rho * j)
-             + 0.5 * np.log(2.0 * np.pi / curve))
-    return log_w, j, 1.0 / curve
+    :data:`_LONGEST` terms, by Laplace's method on the terms as a function of a real
+    ``j`` (the sum and the integral differ by terms exponentially small in the peak's
+    width, Euler-Maclaurin). With ``f(j) = j log x - log Gamma(j + 1) - log Gamma(rho j)``,
+    its maximum ``j*`` (``psi(j + 1) + rho psi(rho j) = log x``, Newton from the
+    estimate) and there ``f2 = -c``, ``f3``, ``f4`` (its 2nd to 4th derivatives):
+    ``log W = f(j*) + log(2 pi / c) / 2 + log(1 + f4 / (8 c^2) + 5 f3^2 / (24 c^3))``,
+    ``E[j] = j* + f3 / (2 c^2)``, ``Var[j] = 1 / c``, to O(1 / j*^2) in ``log W`` and
+    ``E[j] / j*``, O(1 / j*) in ``Var[j]``."""
+    with np.errstate(over="ignore", invalid="ignore"):  # (j beyond the doubles: x ~ e^700)
+        j = np.exp((log_x - rho * np.log(rho)) / (1.0 + rho))
+        for _ in range(3):  # (the estimate's error is O(1) in j: quadratic steps)
+            slope = log_x - special.digamma(j + 1.0) - rho * special.digamma(rho * j)
+            j = j + slope / (special.polygamma(1, j + 1.0)
+                             + rho * rho * special.polygamma(1, rho * j))
+        # the derivatives times j, j², j³, each O(1) (as products, j³ overflows first)
+        r = j / (j + 1.0)
+        c = r * _scaled_polygamma(1, j + 1.0) + rho * _scaled_polygamma(1, rho * j)
+        f3 = r * r * _scaled_polygamma(2, j + 1.0) + rho * _scaled_polygamma(2, rho * j)
+        f4 = -2.0 * (r ** 3 * _scaled_polygamma(3, j + 1.0)
+                     + rho * _scaled_polygamma(3, rho * j))
+        log_w = (j * log_x - special.gammaln(j + 1.0) - special.gammaln(rho * j)
+                 + 0.5 * np.log(2.0 * np.pi * j / c)
+                 + np.log1p((f4 / (8.0 * c * c) + 5.0 * f3 * f3 / (24.0 * c ** 3)) / j))
+        return log_w, j + f3 / (2.0 * c * c), j / c
 
 
 def wright_series(rho: float, log_x: FloatArray, moments: bool = False) -> SeriesSums:
@@ -243,14 +264,14 @@ def tweedie_series(power: float, y: FloatArray, phi: FloatArray, moments: bool =
     return wright_series(rho, tweedie_log_x(power, y, phi), moments)
 
 
-def _exponent(power: float, y: FloatArray, mu: FloatArray) -> FloatArray:
-    """``y theta - kappa`` per row (``theta = mu^(1-p) / (1-p)``, ``kappa = mu^(2-p) /
-    (2-p)``; ``-kappa`` at ``y = 0``, where ``mu = 0`` gives 0)."""
+def _exponent(power: float, y: FloatArray, mu: FloatArray, phi: FloatArray) -> FloatArray:
+    """``(y theta - kappa) / phi`` per row (``theta = mu^(1-p) / (1-p)``, ``kappa =
+    mu^(2-p) / (2-p)``; ``-kappa / phi`` at ``y = 0``, where ``mu = 0`` gives 0)."""
     p = power
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         theta = mu ** (1.0 - p) / (1.0 - p)
         kappa = mu ** (2.0 - p) / (2.0 - p)
-        return np.where(y > 0, y * theta, 0.0) - kappa
+        return (np.where(y > 0, y * theta, 0.0) - kappa) / phi
 
 
 def tweedie_log_likelihood(power: float, y: FloatArray, mu: FloatArray, phi: FloatArray
@@ -258,7 +279,7 @@ def tweedie_log_likelihood(power: float, y: FloatArray, mu: FloatArray, phi: Flo
     """Per row ``log f(y; mu, phi)``: ``(y theta - kappa) / phi`` at ``y = 0`` (the mass
     ``P(y = 0) = exp(-kappa / phi)``), plus ``log W - log y`` at ``y > 0``. ``y``, ``mu``
     and ``phi`` are arrays of one shape."""
-    out = _exponent(power, y, mu) / phi
+    out = _exponent(power, y, mu, phi)
     pos = y > 0
     if pos.any():
         yp = y[pos]
@@ -280,7 +301,7 @@ def tweedie_scale_derivatives(power: float, y: FloatArray, mu: FloatArray,
     mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), y.shape)
     used = v > 0
     phi = np.where(used, scale / np.where(used, v, 1.0), 1.0)
-    exponent = _exponent(p, y, mu) / phi
+    exponent = _exponent(p, y, mu, phi)
     s, ds = -exponent, exponent.copy()
     pos = (y > 0) & used
     if pos.any():

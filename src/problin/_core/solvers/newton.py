@@ -30,6 +30,13 @@ is already converged, to confirm convergence and for the covariance; where
 even one full Hessian is too costly (``exact_final=False``) the engine stops
 there.
 
+**Wide rows.** From ``SECANT_MIN_PARAMS`` columns a Hessian of all rows costs many
+gradients (~p/32), so after the sketch's warm start the engine forms none: BFGS steps
+(:func:`~.secant.secant_solve`) from the Hessian of a larger sketch at the warm start,
+each an ``X d`` pass, an exact line search on the rows' derivatives and an ``X^T g``
+pass, to ``lambda^2 / 2 <= tol^2`` in BFGS's metric; the double-precision Hessian is
+then formed once at the answer where the covariance is wanted and affordable.
+
 **Phases.** :func:`newton` runs named phases over one iterate, ``_State``
 (the point, its derivatives, and what the Hessian in hand is: built here or
 carried over by a chord step, float32 or double): ``_start`` or, with a
@@ -45,16 +52,16 @@ from typing import Generic
 
 import numpy as np
 
-from ..blocks import OneThreadBLAS
+from ..blocks import OneThreadBLAS, one_blas_thread
 from ..linalg import solve_psd
 from ..model.contract import CurvatureChange, Eta, Gram, Objective
 from ..model.design_small import SMALL_ELEMENTS
-from .secant import secant_opening
+from .secant import secant_opening, secant_solve
 from .steps import (SolverResult, _rounding_level, backtrack, evaluate, require_smooth,
                     take_step, weight_unit)
 from .truncated_newton import truncated_newton
 
-__all__ = ["SolverResult", "newton", "backtrack", "sketch_rows"]
+__all__ = ["SolverResult", "newton", "backtrack", "sketch_rows", "sketch_size", "SECANT_MIN_PARAMS"]
 
 # The warm start's error is statistical: at the sketch's optimum the full
 # data's lambda^2 / 2 is about (n/m - 1) p / 2 (measured: 7752 predicted
@@ -71,6 +78,17 @@ _LAST_STEP_DECREMENT = 0.5
 # The Hessian returned (for the covariance) is the one at the answer to this
 # relative accuracy in its own metric (standard errors to half of it).
 _HESSIAN_RTOL = 1e-6
+# After a sketch's warm start, BFGS steps from a sketch's Hessian (two gradient passes
+# each) replace the sketched steps and the float32 Hessians of the exact phase where a
+# Hessian of the data costs more than a few gradients: from this many columns of [1, X]
+# (a float32 Hessian pass costs ~p/32 gradient passes, measured on dense 200,000 x 400:
+# 1.6 s against 0.25 s for X w and X^T v; BFGS takes several steps more than the ~2-3
+# Hessians of the sketched path). Counted per parameter block, the columns X is read
+# with: a softmax's gradients do M classes' row work besides, and its Hessian is
+# cheaper than the extra steps where the blocks are narrow (measured at 300,000 x 50
+# with 10 classes, 459 parameters: 4.1 s by the sketched path, 5.9 s by BFGS).
+SECANT_MIN_PARAMS = 128
+_PRECONDITIONER_ROWS = 32_768
 
 
 @dataclass(frozen=True)
@@ -138,11 +156,17 @@ def sketch_rows(n_samples: int, n_params: int, random_state: int = 0) -> np.ndar
     Dask 1e7 x 20 unchanged). Sketching pays only when n is well above m
     (Pilanci & Wainwright 2017, Newton sketch).
     """
-    m = int(min(max(5e7 / n_params**2, 20 * n_params, 10_000), 32_768, n_samples))
-    if n_samples < 8 * m:
+    m = sketch_size(n_samples, n_params)
+    if m is None:
         return None
     rng = np.random.default_rng(random_state)
     return np.sort(rng.choice(n_samples, size=m, replace=False))
+
+
+def sketch_size(n_samples: int, n_params: int) -> int | None:
+    """How many rows :func:`sketch_rows` draws (None: no sketch), without drawing them."""
+    m = int(min(max(5e7 / n_params**2, 20 * n_params, 10_000), 32_768, n_samples))
+    return None if n_samples < 8 * m else m
 
 
 def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
@@ -187,8 +211,26 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
     elif sketch is None:
         state, n_sketched = _start(objective, theta, single), 0
     else:
-        sub = OneThreadBLAS(objective.subsample(sketch))
-        warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
+        wide = objective.design.n_params >= SECANT_MIN_PARAMS  # (columns a block reads)
+        larger = _larger_sketch(objective, sketch) if wide else None
+        if larger is None:
+            sub = OneThreadBLAS(objective.subsample(sketch))
+        else:  # (the sketch's rows gathered once, as part of the larger one's)
+            rows, within = larger
+            large = OneThreadBLAS(objective.subsample(rows))
+            sub = OneThreadBLAS(large.subsample(within))
+        if wide:  # (its factorisations too: see _warm_start)
+            with one_blas_thread():
+                warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
+        else:
+            warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
+        if wide and warm.last_hessian is not None:
+            start = warm.last_hessian if larger is None else large.value_grad_hess(
+                warm.theta, large.linear_predictor(warm.theta), single=True)[2]
+            found = _secant_phase(objective, warm.theta, start, tol, max_iter, unit,
+                                  exact_final and final_hessian)
+            if found is not None:
+                return found
         if not exact_final:
             # Where even one full Hessian is too costly: truncated Newton, the
             # warm start's last sketch Hessian (one step back) preconditioning.
@@ -227,11 +269,68 @@ def _start(objective: Objective[Eta], theta: np.ndarray, single: bool) -> _State
 def _warm_start(objective: Objective[Eta], sub: Objective[np.ndarray], theta: np.ndarray, m: int,
                 max_iter: int, unit: float) -> SolverResult[np.ndarray]:
     """A rough fit to the sketch rows alone (~m/n of a pass per iteration); its
-    error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance."""
+    error is statistical, ~sqrt(n/m) standard errors, and so is its tolerance. (Where
+    the fit is wide, the engine's own Cholesky solves of it run on one BLAS thread, as
+    the sketch's products do: threaded, a solve at p = 1001 took 1.3 s on a busy
+    two-core machine, beyond small_blas's order 1000.)"""
     n = objective.design.n_samples
     warm_tol = max(_WARM_TOL, _WARM_FRACTION * (n / m - 1) * objective.n_params / 2)
     return newton(sub, theta, max_iter=max_iter, tol=warm_tol, final_hessian=False, single=True,
                   unit=unit)
+
+
+def _larger_sketch(objective: Objective[Eta], sketch: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rows for BFGS's first Hessian, a larger sketch's than the warm start's where one
+    costs at most about two gradient passes (``m2 p^2 / 2`` float32 multiply-adds at
+    ~16 times a pass's rate: ``m2 <= 64 n / p``, at most 32,768 rows): its relative
+    error ``~ sqrt(p / m2)`` sets BFGS's first contractions (measured at 200,000 x 400:
+    13 steps from the warm start's 10,000 rows, 9 from 32,768). ``(rows, within)``: the
+    sorted rows, the warm start's among them and where (``rows[within] == sketch``);
+    None where no larger sketch pays."""
+    n, p = objective.design.n_samples, objective.n_params
+    m2 = int(min(64 * n / p, _PRECONDITIONER_ROWS, n // 4))
+    if m2 < 1.5 * sketch.size:
+        return None
+    others = np.ones(n, dtype=bool)
+    others[sketch] = False
+    extra = np.random.default_rng(1).choice(np.flatnonzero(others), size=m2 - sketch.size,
+                                            replace=False)
+    rows = np.sort(np.concatenate([sketch, extra]))
+    return rows, np.searchsorted(rows, sketch)
+
+
+def _secant_phase(objective: Objective[Eta], theta: np.ndarray, start: np.ndarray, tol: float,
+                  max_iter: int, unit: float, exact_final: bool) -> SolverResult[Eta] | None:
+    """BFGS from the warm start ``theta``, a sketch's Hessian ``start`` there the first
+    inverse estimate (:func:`~.secant.secant_solve`); None where it is singular.
+
+    BFGS's metric is not the Hessian's, and its last step shrinks the error by a
+    factor, not to its square: it stops at ``g^T B g / 2 <= tol^2``, the engine's test
+    for a Hessian that is not exact (truncated Newton's final step likewise leaves
+    ``lambda <= sqrt(2) tol``; measured: ``lambda`` of 4e-6 after stopping at ``tol``,
+    ~1e-9 at ``tol^2``, ~4 steps more). With ``exact_final`` (a covariance is wanted
+    and affordable) the double-precision Hessian is then formed there, once, and the
+    exact phase confirms convergence by the exact Newton decrement, as everywhere
+    else: at ``tol^2`` its last step keeps that Hessian as the answer's.
+    """
+    point = evaluate(objective, theta, None)
+    assert point.grad is not None
+    threshold = tol * tol
+    run = secant_solve(objective, theta, point.eta, point.f, point.grad, start, threshold,
+                       max_iter, unit)
+    if run is None:
+        return None
+    if not exact_final:
+        return SolverResult(theta=run.theta, eta=run.eta, value=run.f, n_iter=run.n_steps,
+                            converged=run.converged, history=run.history,
+                            message=run.message, grad=run.g, direction=run.d,
+                            direction_eta=run.Xd)
+    f, g, H = objective.value_grad_hess(run.theta, run.eta)
+    state = _State(run.theta, run.eta, f, g, H, run.history, h_single=False, single=False)
+    policy = _Policy(tol, threshold, unit, always_single=False, chords=True, final_hessian=True)
+    n_iter = _exact_phase(objective, state, policy, max(max_iter - run.n_steps, 1))
+    return _finish(objective, state, run.n_steps + n_iter, True)
 
 
 def _sketched_phase(objective: Objective[Eta], sketch: Objective[np.ndarray], theta: np.ndarray,
