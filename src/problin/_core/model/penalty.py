@@ -30,6 +30,7 @@ information alone, as logistf's). A *non-smooth* penalty (L1) says so with
 ``smooth`` False and adds a proximal step; solvers that need a gradient refuse
 it by that flag.
 """
+from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -112,6 +113,12 @@ class Penalty(Protocol):
         None where there is none to scale by."""
         ...
 
+    def reported_curvature(self) -> AbstractContextManager[bool]:
+        """Within it, :meth:`add_hessian` adds the curvature a covariance is read from;
+        it yields whether the steps used another (then the engine's last Hessian is not
+        the one to report)."""
+        ...
+
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "Penalty":
         """The penalty of the same objective on ``rows`` reweighted by ``sample_weight``
         (the engine's row sketch); a penalty of ``theta`` alone is itself."""
@@ -154,6 +161,9 @@ class PenaltyBase:
                         ) -> tuple[float, np.ndarray, np.ndarray | None]:
         f, grad = self.add_gradient(theta, f, grad)
         return f, grad, None if hess is None else self.add_hessian(theta, hess)
+
+    def reported_curvature(self) -> AbstractContextManager[bool]:
+        return nullcontext(False)
 
     def hessian_diagonal(self) -> np.ndarray | None:
         return None

@@ -26,7 +26,8 @@ of logistf's augmented data (Heinze & Schemper 2002), whose inverse is the covar
 logistf reports. The engine's stopping test then reads the Newton decrement,
 ``lambda^2 / 2 <= tol^2``, of the penalised gradient.
 """
-from typing import Any, Callable, Protocol
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 from scipy import special
@@ -99,6 +100,12 @@ def log_weight_derivatives(family: ExponentialFamily, eta: np.ndarray) -> Deriva
                                             - information_slope(family, eta - step)) / (2.0 * step)
 
 
+def _bordered_product(Xb: Matrix, B: np.ndarray, intercept: bool) -> np.ndarray:
+    """``[1, X_b]^T B`` (dense or sparse ``X_b``)."""
+    product = np.asarray(Xb.T @ B, dtype=np.float64)
+    return np.vstack((B.sum(axis=0), product)) if intercept else product
+
+
 class FisherRows(Protocol):
     """The row sums Firth's penalty needs at ``theta``, in the solving basis: two
     passes, each one read of the rows (a Dask objective would sum them over chunks)."""
@@ -111,11 +118,13 @@ class FisherRows(Protocol):
         ...
 
     def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
-                   curvature: bool) -> tuple[np.ndarray, np.ndarray | None]:
+                   curvature: bool, exact: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
         """With ``r_inv = R^-1`` (``I(theta) = R^T R``) and the leverages
         ``h_i = w_i |x_i^T r_inv|^2``: the penalty's gradient ``-tau sum_i h_i
         (d log w_i / d eta_i) x_i`` and (``curvature``) its curvature with ``h`` held,
-        ``-tau sum_i h_i (d^2 log w_i / d eta_i^2) x_i x_i^T``."""
+        ``-tau sum_i h_i (d^2 log w_i / d eta_i^2) x_i x_i^T``, or (``exact``) its
+        Hessian (see :func:`exact_curvature_terms`)."""
         ...
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "FisherRows":
@@ -182,7 +191,8 @@ class MemoryFisherRows:
         return np.asarray(params(symmetrize(G), cov=True))
 
     def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
-                   curvature: bool) -> tuple[np.ndarray, np.ndarray | None]:
+                   curvature: bool, exact: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
         design, family = self.design, self.family
         _, params = design.kernel()
         theta_k, p, intercept = params(theta), design.n_params, design.intercept
@@ -210,13 +220,26 @@ class MemoryFisherRows:
             if not curvature:
                 return (grad,)
             G = np.zeros((p, p))
-            add_intercept_gram(G, Xb, -tau * h * curve, intercept,
-                               np.float64, None)
-            return grad, G
+            add_intercept_gram(G, Xb, -tau * h * (curve + slope * slope if exact else curve),
+                               intercept, np.float64, None)
+            if not exact:
+                return grad, G
+            # u_i = [1, x_i] K, the rows of the hat matrix's factor (P_il = sqrt(w_i w_l)
+            # u_i . u_l), paired as u_i (x) u_i over the upper triangle
+            U = Zt.T if K_first is None else np.hstack(
+                (np.full((Zt.shape[1], 1), K_first[0]), Zt.T + K_first[1:]))
+            U2 = (U[:, upper[0]] * U[:, upper[1]]) * pair_scale
+            return grad, G, _bordered_product(Xb, (slope * w)[:, None] * U2, intercept)
 
+        upper = np.triu_indices(p)
+        pair_scale = np.where(upper[0] == upper[1], 1.0, np.sqrt(2.0))
         parts = self._sum(part)
-        H = np.asarray(params(symmetrize(parts[1]), cov=True)) if curvature else None
-        return np.asarray(params(parts[0])), H
+        if not curvature:
+            return np.asarray(params(parts[0])), None
+        G = parts[1]
+        if exact:  # + tau sum_il s_i s_l P_il^2 z_i z_l^T = tau M M^T
+            G = G + tau * (parts[2] @ parts[2].T)
+        return np.asarray(params(parts[0])), np.asarray(params(symmetrize(G), cov=True))
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "MemoryFisherRows":
         return MemoryFisherRows(self.design.subsample(rows), self.family, self.y[rows],
@@ -252,6 +275,10 @@ class JeffreysPenalty(PenaltyBase):
         self._state: tuple[float, np.ndarray] | None = None
         self._rounded = False  # the state's factor is of a float32 Gram
         self._derivatives: tuple[np.ndarray, np.ndarray | None] | None = None
+        self._derivatives_exact = False  # (the curvature cached is the exact Hessian)
+        self._exact = False  # steps take the exact Hessian (the held-leverage one failed)
+        self._report = False  # within reported_curvature
+        self._last: tuple[np.ndarray, np.ndarray] | None = None  # (theta, grad r) of a step
 
     def _evaluate(self, theta: np.ndarray, information: Information | None = None
                   ) -> tuple[float, np.ndarray]:
@@ -274,14 +301,16 @@ class JeffreysPenalty(PenaltyBase):
         """The gradient and (``curvature``) the held-leverage curvature at ``theta``,
         in one pass."""
         R = self._evaluate(theta)[1]
-        known = self._derivatives
-        if known is None or (curvature and known[1] is None):
+        known, exact = self._derivatives, curvature and self._exact and not self._report
+        if known is None or (curvature and (known[1] is None
+                                            or self._derivatives_exact != exact)):
             with small_blas(R.shape[0]):
                 r_inv, info = lapack.dtrtri(R, lower=0)
             if info != 0:  # pragma: no cover - a factor is non-singular
                 raise np.linalg.LinAlgError("inverting the information's factor failed")
             self._derivatives = known = self.rows.adjustment(theta, np.triu(r_inv), self.tau,
-                                                             curvature)
+                                                             curvature, exact)
+            self._derivatives_exact = exact
         return known
 
     def value(self, theta: np.ndarray) -> float:
@@ -310,7 +339,45 @@ class JeffreysPenalty(PenaltyBase):
             return f + value, grad + self.gradient(theta), hess
         g, H = self._adjustment(theta, True)
         assert H is not None
+        if not self._report:
+            if not self._exact and self._held_curvature_failed(theta, g, H, hess):
+                self._exact = True
+                g, H = self._adjustment(theta, True)
+                assert H is not None
+            if self._exact and cholesky(hess + H).jitter != 0.0:
+                # (the penalty is not convex: where the exact Hessian is not positive
+                # definite, this step takes the held-leverage one)
+                self._exact = False
+                g, H = self._adjustment(theta, True)
+                self._exact = True
+                assert H is not None
         return f + value, grad + g, hess + H
+
+    def _held_curvature_failed(self, theta: np.ndarray, g: np.ndarray, H: np.ndarray,
+                               hess: np.ndarray) -> bool:
+        """Whether the held-leverage curvature ``H`` missed the change of the gradient
+        since the last step by more than a quarter of the total curvature along it: on
+        (nearly) separated data the leverages' own change dominates (the terms ``h_i``
+        against the data's ``w_i ~ 0``) and Fisher scoring with it converges linearly,
+        by ~0.8 a step (measured: 70 steps at 1,000 x 10), where Newton's exact Hessian
+        takes a few."""
+        last, self._last = self._last, (np.array(theta, dtype=np.float64), g)
+        if last is None:
+            return False
+        step = theta - last[0]
+        total = float(step @ (hess + H) @ step)
+        return bool(total > 0.0 and abs(float(step @ (g - last[1])) - float(step @ H @ step))
+                    > 0.25 * total)
+
+    @contextmanager
+    def reported_curvature(self) -> Iterator[bool]:
+        """The held-leverage curvature (logistf's covariance) while in it; yields
+        whether steps took the exact Hessian."""
+        self._report = True
+        try:
+            yield self._exact
+        finally:
+            self._report = False
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> Penalty:
         return JeffreysPenalty(self.rows.subsample(rows, sample_weight), self.tau)
