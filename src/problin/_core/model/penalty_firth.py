@@ -24,7 +24,13 @@ The Hessian is approximated (``exact_hessian`` False): the data term's Fisher
 information plus the penalty's curvature with the leverages held fixed, the information
 of logistf's augmented data (Heinze & Schemper 2002), whose inverse is the covariance
 logistf reports. The engine's stopping test then reads the Newton decrement,
-``lambda^2 / 2 <= tol^2``, of the penalised gradient.
+``lambda^2 / 2 <= tol^2``, of the penalised gradient. On (nearly) separated data that
+curvature misses the leverages' own change (terms of order ``h_i`` against the data's
+``w_i ~ 0``) and Fisher scoring crawls; once a step shows it, the steps take the exact
+Hessian, the held-leverage terms with ``h_i s_i^2`` (``s = d log w / d eta``) and
+``tau sum_il s_i s_l P_il^2 z_i z_l^T`` (``P`` the hat matrix) added, as ``tau M M^T``
+with ``M = sum_i s_i w_i z_i (u_i (x) u_i)^T`` and ``u_i = z_i^T R^-1`` (one pass,
+``n p^3 / 2``); the covariance stays the held-leverage one (``reported_curvature``).
 """
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Protocol
