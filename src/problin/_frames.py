@@ -317,6 +317,8 @@ def check_unique_names(frame: pd.DataFrame, source: str = "X",
                        error: type[ValueError] = ValueError) -> None:
     """Refuse a frame with two columns of the same name (``frame[name]`` would be a frame,
     and which column a feature name meant would be ambiguous)."""
+    if frame.columns.is_unique:  # (cached by the Index, which a frame's slices share:
+        return                   # duplicated() hashed the names again at every fit)
     repeated = frame.columns[frame.columns.duplicated()].unique()
     if len(repeated):
         raise error(f"{source}: more than one column is named {list(repeated)[:10]}: give "

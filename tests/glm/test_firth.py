@@ -90,37 +90,47 @@ def test_firth_refuses_what_it_does_not_take():
         LogisticRegression(penalty="l1").fit(X, y)
 
 
-def test_firth_poisson_core_equals_mpmath():
-    """The penalty is the family's, not the logit's: a Poisson-log fit (``w'/w = 1``) by
-    the engine on the standardised design equals the mpmath maximisation."""
-    from problin._core.model.design import Design
-    from problin._core.model.exponential_family import make_family
-    from problin._core.model.objective import GLMObjective
-    from problin._core.model.penalty_firth import JEFFREYS
-    from problin._core.solvers.newton import newton
+def test_firth_poisson_regression_equals_mpmath():
+    """The penalty is the family's, not the logit's: ``PoissonRegression(penalty="firth")``
+    (``w'/w = 1``) equals the mpmath maximisation of l + 1/2 log|I|, standard errors
+    included; ``GLM("poisson")`` is the same fit, and ``BinomialRegression`` on 0/1
+    targets is ``LogisticRegression``'s."""
+    from problin import GLM, BinomialRegression, PoissonRegression
 
-    X, _ = _small(11)
+    X, yb = _small(11)
     rng = np.random.default_rng(11)
     y = rng.poisson(np.exp(0.3 + X @ [0.8, 0.0, -0.5])).astype(float)
-    family = make_family("poisson", "log")
-    design = Design.standardised(X)
-    objective = GLMObjective(design, family, y, information="expected",
-                             penalty=JEFFREYS.bind(design, family, y, None, None))
-    result = newton(objective, np.zeros(4), tol=1e-10)
-    params = design.basis.to_raw(result.theta)
-    beta, _ = firth_fit(X, y, "poisson")
+    model = PoissonRegression(penalty="firth").fit(X, y)
+    params = np.r_[model.intercept_, model.coef_]
+    beta, cov = firth_fit(X, y, "poisson")
     np.testing.assert_allclose(params, [float(b) for b in beta], rtol=0, atol=1e-7)
+    se = np.sqrt([float(cov[j, j]) for j in range(4)])
+    np.testing.assert_allclose(model.summary()["std_err"].to_numpy(), se, rtol=1e-7)
     assert np.abs(numeric_gradient(X, y, params, "poisson")).max() < 1e-8
+    same = GLM("poisson", penalty="firth").fit(X, y)
+    np.testing.assert_allclose(np.r_[same.intercept_, same.coef_], params, rtol=0, atol=1e-12)
+    binomial = BinomialRegression(penalty="firth").fit(X, yb)
+    logistic = LogisticRegression(penalty="firth").fit(X, yb)
+    np.testing.assert_allclose(np.r_[binomial.intercept_, binomial.coef_], _params(logistic),
+                               rtol=0, atol=1e-9)
+    np.testing.assert_allclose(binomial.summary()["std_err"].to_numpy(),
+                               logistic.summary()["std_err"].to_numpy(), rtol=1e-8)
 
 
-def test_firth_refuses_an_estimated_dispersion():
-    from problin._core.model.design import Design
-    from problin._core.model.exponential_family import make_family
-    from problin._core.model.penalty_firth import JEFFREYS
+def test_firth_regressors_refuse_what_they_do_not_take():
+    from problin import GLM, GammaRegression, PoissonRegression
 
     X, y = _small()
     with pytest.raises(ValueError, match="fixed dispersion"):
-        JEFFREYS.bind(Design(X), make_family("gamma", "log"), y + 1.0, None, None)
+        GammaRegression(penalty="firth").fit(X, y + 1.0)
+    with pytest.raises(ValueError, match="fixed dispersion"):
+        GLM("gaussian", penalty="firth").fit(X, y)
+    with pytest.raises(ValueError, match="takes no L2 alpha"):
+        PoissonRegression(penalty="firth", alpha=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="fitted by Newton"):
+        PoissonRegression(penalty="firth", solver="lbfgs").fit(X, y)
+    with pytest.raises(ValueError, match="information='expected'"):
+        PoissonRegression(penalty="firth", information="observed").fit(X, y)
 
 
 # logistf's bundled sex2 (Heinze & Schemper 2002): the 36 distinct rows of

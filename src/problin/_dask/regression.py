@@ -27,6 +27,7 @@ from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.fitted_rows import FittedRows, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.penalty import Penalty
+from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
 from .chunks import align_rows, dask_features, reduce_chunks
 from .design import DaskDesign, Sums, _ChunkReader, _chunk_task
@@ -265,7 +266,11 @@ class DaskRegressionRows:
                              "'auto') for Dask arrays and DataFrames")
 
     def objective(self, design: Any, family: ExponentialFamily, prior: PriorPrecision | None,
-                  information: str) -> DaskRegressionObjective:
+                  information: str, penalty: Jeffreys | None = None
+                  ) -> DaskRegressionObjective:
+        if penalty is not None:
+            raise ValueError("penalty='firth' is not yet available for Dask input: fit rows "
+                             "in memory")
         return DaskRegressionObjective(self.design, family, prior, information)
 
     def exact_final(self, affordable: bool) -> bool:

@@ -43,6 +43,7 @@ from ._diagnostics import (
     lbfgs_pairs,
     watch_fit,
 )
+from ._firth_corrections import FIRTH_PENALTIES, flac, flic
 from ._predict import linear_predictors
 from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
@@ -88,7 +89,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
 
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "penalty": [StrOptions({"l2", "firth"})],
+        "penalty": [StrOptions({"l2", "firth", "flic", "flac"})],
         "fit_intercept": ["boolean"],
         "solver": [StrOptions({"auto", "newton", "lbfgs", "gradient", "coordinate"})],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
@@ -167,6 +168,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
                                  penalty_name=self.penalty, null_log_likelihood=null,
                                  reference_class=family.reference_class, **statistics)
+        if self.penalty in ("flic", "flac"):
+            fit = self._calibrated(fit, problem)
         if cov_type != "nonrobust" and fit.covariance_standard is not None:
             eta = objective.linear_predictor(result.theta)
             fit = self._robust(fit, problem, eta, clusters)
@@ -182,6 +185,20 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
                                        fit.n_estimated)
         return fit.replace(cov_type=self.cov_type, covariance=cov, covariance_standard=cov_z)
 
+    def _calibrated(self, fit: GLMFit, problem: ClassifierProblem) -> GLMFit:
+        """The FLIC or FLAC fit from the Firth ``fit`` (:mod:`._firth_corrections`)."""
+        objective = problem.in_memory()
+        y = problem.rows.targets().astype(np.float64)
+        if self.penalty == "flic":
+            return flic(fit, objective, y, problem.offset)
+
+        def refit(X: Any, y: Any, sample_weight: Any, offset: Any) -> GLMFit:
+            model = type(self)(alpha=0.0, fit_intercept=self.fit_intercept, tol=self.tol,
+                               max_iter=self.max_iter)
+            return model.fit(X, y, sample_weight=sample_weight, offset=offset)._result
+
+        return flac(fit, objective, y, problem.offset, JEFFREYS.tau, refit)
+
     def _set_fit(self, fit: GLMFit) -> None:
         """Keep ``fit`` and set the fitted attributes from it: the one place they are set."""
         self.__dict__.pop("separated_", None)  # a refit without separation has none
@@ -195,7 +212,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         is ``ProbitRegression``'s ``information`` parameter; for the logit (a
         canonical link) observed and expected information coincide. Firth's penalty
         scores with the expected information, whose inverse it reports (logistf)."""
-        firth = self.penalty == "firth"
+        firth = self.penalty in FIRTH_PENALTIES
         information = "expected" if firth else getattr(self, "information", "observed")
         return classifier_problem(rows, family, self.alpha, information=information,
                                   offset=offset, penalty=JEFFREYS if firth else None)

@@ -162,8 +162,11 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     if result.hessian is not None or hessian_affordable(objective.design.n_samples,
                                                         objective.n_params):
         H = result.hessian
-        if not objective.penalty.exact_hessian:  # (Firth: the Fisher information at the
-            H = objective.value_grad_hess(result.theta, result.eta)[2]  # answer, logistf's)
+        if not objective.penalty.exact_hessian:
+            # (Firth: the engine's is the augmented information, logistf's, to 1e-6 in
+            # its own metric at the answer; its float32 or missing one is formed anew)
+            if H is None:
+                H = objective.value_grad_hess(result.theta, result.eta)[2]
         elif H is None or not objective.exact_hessian:
             H = objective.observed_hessian(result.theta, result.eta)
         cov, identified, cov_z = covariance(objective, H)

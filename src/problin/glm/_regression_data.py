@@ -24,6 +24,7 @@ from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.family_statistics import NullModel
 from .._core.model.fitted_rows import FittedRows, RowProducts, RowSum
 from .._core.model.objective import GLMObjective
+from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
 from .._core.solvers.steps import SolverResult
 from .._core.validation import check_sample_weight
@@ -110,8 +111,9 @@ class RegressionRows(Protocol[Obj]):
         ...
 
     def objective(self, design: Any, family: ExponentialFamily, prior: PriorPrecision | None,
-                  information: str) -> Obj:
-        """The negative log-likelihood of ``family`` on ``design`` (the rows' own)."""
+                  information: str, penalty: Jeffreys | None = None) -> Obj:
+        """The negative log-likelihood of ``family`` on ``design`` (the rows' own), with
+        the prior ``prior`` or Firth's ``penalty`` (bound to the rows)."""
         ...
 
     def start_intercept(self, family: ExponentialFamily) -> float: ...
@@ -177,9 +179,14 @@ class RegressionData:
         return self
 
     def objective(self, design: Any, family: ExponentialFamily,
-                  prior: PriorPrecision | None, information: str
-                  ) -> GLMObjective[ExponentialFamily]:
+                  prior: PriorPrecision | None, information: str,
+                  penalty: Jeffreys | None = None) -> GLMObjective[ExponentialFamily]:
         """The negative log-likelihood of ``family`` on ``design`` and these targets."""
+        if penalty is not None:
+            return GLMObjective(design, family, self.y, self.weights, information=information,
+                                offset=self.offset,
+                                penalty=penalty.bind(design, family, self.y, self.weights,
+                                                     self.offset))
         return GLMObjective(design, family, self.y, self.weights, prior,
                             information=information, offset=self.offset)
 

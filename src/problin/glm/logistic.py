@@ -31,13 +31,18 @@ class LogisticRegression(GLMClassifier):
         Precision of the Gaussian prior on the weights (L2 penalty
         ``alpha/2 |w|^2``); the intercept is not penalised. scikit-learn's
         ``C`` is ``1 / alpha``.
-    penalty : {"l2", "firth"}, default="l2"
+    penalty : {"l2", "firth", "flic", "flac"}, default="l2"
         ``"l2"``: the Gaussian prior of ``alpha``. ``"firth"``: Firth's bias-reduced
         likelihood, ``l(theta) + 1/2 log |I(theta)|`` (the Jeffreys prior; Firth 1993,
         Heinze & Schemper 2002, as R's logistf), fitted by Fisher scoring on the
         modified score ``sum (y - p + h (1/2 - p)) x`` (``h`` the leverages): finite
         estimates under separation, standard errors from the inverse Fisher
         information at the estimate. Binary models in memory, Newton, ``alpha = 0``.
+        ``"flic"`` and ``"flac"`` (Puhr et al. 2017, as logistf's ``flic``/``flac``):
+        Firth's fit calibrated so that the mean predicted probability is the event
+        rate; FLIC refits the intercept by maximum likelihood with Firth's slopes
+        held, FLAC refits all by maximum likelihood on the data augmented by the
+        Firth leverages' pseudo-rows (see ``problin.glm._firth_corrections``).
     fit_intercept : bool, default=True
     solver : {"auto", "newton", "lbfgs", "gradient", "coordinate"}, default="auto"
         Newton/IRLS; L-BFGS (Hessian-free, for wide or sparse data); gradient

@@ -17,6 +17,7 @@ from .._core.model.contract import DesignShape, Objective
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.objective import InMemoryObjective, PriorPrecision
 from .._core.model.penalty_firth import Jeffreys
+from ._firth_corrections import FIRTH_PENALTIES
 from .._core.types import FloatArray
 from .._source import ClassifierDesign, ClassifierRows
 from .._source.classifier_data import _plain_arrays, check_classifier_data  # noqa: F401
@@ -93,14 +94,21 @@ def check_penalty(est: Any) -> None:
     """One clear error for what Firth's penalty does not combine with: an L2 ``alpha``
     (two priors at once; logistf has none either) and solvers other than Newton (its
     Hessian is the Fisher information, which the first-order solvers never form)."""
-    if est.penalty != "firth":
+    if est.penalty not in FIRTH_PENALTIES:
         return
+    name = est.penalty
     if est.alpha > 0:
-        raise ValueError(f"penalty='firth' is the Jeffreys prior and takes no L2 alpha; "
+        raise ValueError(f"penalty={name!r} is the Jeffreys prior and takes no L2 alpha; "
                          f"got alpha={est.alpha!r} (set alpha=0, or penalty='l2')")
     if est.solver not in ("auto", "newton"):
-        raise ValueError(f"penalty='firth' is fitted by Newton (Fisher scoring on the "
+        raise ValueError(f"penalty={name!r} is fitted by Newton (Fisher scoring on the "
                          f"modified score); got solver={est.solver!r}")
+    if name != "firth" and est._family.link_function.name != "logit":
+        raise ValueError(f"penalty={name!r} (Puhr et al. 2017) calibrates Firth's logistic "
+                         f"regression: use LogisticRegression, or penalty='firth'")
+    if name != "firth" and getattr(est, "cov_type", "nonrobust") != "nonrobust":
+        raise ValueError(f"penalty={name!r} reports logistf's standard errors: "
+                         f"cov_type='nonrobust' only")
 
 
 def _contrasts(alpha: float) -> bool:

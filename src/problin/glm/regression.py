@@ -41,6 +41,7 @@ from .._core.model.design_small import SmallDenseDesign, is_small_dense
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.layout import ONE_PREDICTOR
 from .._core.model.objective import GLMObjective
+from .._core.model.penalty_firth import JEFFREYS
 from .._core.model.sandwich import COV_TYPES
 from .._core.validation import check_finite_magnitude
 from .._dask.lazy import lazy_on_dask
@@ -92,7 +93,11 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         "scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"X2", "dev", "ml"}),
                   None],
         "information": [StrOptions({"observed", "expected"})],
+        "penalty": [StrOptions({"l2", "firth"})],
     }
+    #: The default of a regressor without the parameter (the negative binomial's: its
+    #: dispersion is estimated, which Firth's penalty does not take).
+    penalty = "l2"
 
     def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
@@ -224,10 +229,27 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         negative (``observed_convex``: Newton converges quadratically there, Fisher
         scoring only linearly, Gamma-log 4 iterations against 14), else ``information``;
         the covariance is ``information``'s whichever it is (:meth:`_solve`)."""
+        if self.penalty == "firth":
+            self._check_firth(family)
+            # (scored with the expected information, whose inverse it reports)
+            return data.objective(design, family, None, "expected", JEFFREYS)
         if information is None:
             information = "observed" if family.observed_convex else self.information
         return data.objective(design, family, prior_precision(design, 1, self.alpha),
                               information)
+
+    def _check_firth(self, family: ExponentialFamily) -> None:
+        """One clear error for what Firth's penalty does not combine with."""
+        JEFFREYS.check(family)
+        if self.alpha > 0:
+            raise ValueError(f"penalty='firth' is the Jeffreys prior and takes no L2 alpha; "
+                             f"got alpha={self.alpha!r} (set alpha=0, or penalty='l2')")
+        if self.solver not in ("auto", "newton"):
+            raise ValueError(f"penalty='firth' is fitted by Newton (Fisher scoring on the "
+                             f"adjusted score); got solver={self.solver!r}")
+        if self.information != "expected":
+            raise ValueError("penalty='firth' scores with the expected information and "
+                             "reports its inverse: information='expected' only")
 
     def _fit_model(self, design: DesignShape, family: ExponentialFamily,
                    data: RegressionRows[Obj]) -> tuple[Obj, GLMFit]:

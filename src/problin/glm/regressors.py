@@ -51,6 +51,13 @@ _COMMON = """
         information (Fisher scoring, IRLS: statsmodels ``GLM`` and R ``glm``, whose
         standard errors this matches for every link) or the observed (statsmodels
         ``GLM.fit(method="newton")``). Equal for canonical links.
+    penalty : {"l2", "firth"}, default="l2"
+        ``"l2"``: the Gaussian prior of ``alpha``. ``"firth"``: Firth's bias-reduced
+        likelihood ``l(theta) + 1/2 log |I(theta)|`` (the Jeffreys prior; Kosmidis &
+        Firth 2009's adjusted score) for families of a fixed dispersion (Poisson,
+        binomial, Bernoulli): finite estimates where the ML ones diverge, standard
+        errors from the information with the leverages held (as logistf's). In
+        memory, Newton, ``alpha = 0``, the expected information.
 
     Attributes
     ----------
@@ -111,7 +118,7 @@ class GLM(GLMRegressor):
                  fit_intercept: bool = True, cov_type: str = "nonrobust",
                  scale: float | str | None = None, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected") -> None:
+                 information: str = "expected", penalty: str = "l2") -> None:
         self.family = family
         self.link = link
         self.alpha = alpha
@@ -122,6 +129,7 @@ class GLM(GLMRegressor):
         self.max_iter = max_iter
         self.tol = tol
         self.information = information
+        self.penalty = penalty
 
     _parameter_constraints = {**GLMRegressor._parameter_constraints,
                               "family": [str, object], "link": [str, None]}
@@ -143,7 +151,7 @@ class _OneFamily(GLMRegressor):
     def __init__(self, link: str = "log", alpha: float = 0.0, *, fit_intercept: bool = True,
                  cov_type: str = "nonrobust", scale: float | str | None = None,
                  solver: str = "auto", max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected") -> None:
+                 information: str = "expected", penalty: str = "l2") -> None:
         self.link = link
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -153,6 +161,7 @@ class _OneFamily(GLMRegressor):
         self.max_iter = max_iter
         self.tol = tol
         self.information = information
+        self.penalty = penalty
 
     _parameter_constraints = {**GLMRegressor._parameter_constraints, "link": [str]}
 
@@ -223,10 +232,10 @@ class BinomialRegression(_OneFamily):
     def __init__(self, link: str = "logit", alpha: float = 0.0, *, fit_intercept: bool = True,
                  cov_type: str = "nonrobust", scale: float | str | None = None,
                  solver: str = "auto", max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected") -> None:
+                 information: str = "expected", penalty: str = "l2") -> None:
         super().__init__(link, alpha, fit_intercept=fit_intercept, cov_type=cov_type,
                          scale=scale, solver=solver, max_iter=max_iter, tol=tol,
-                         information=information)
+                         information=information, penalty=penalty)
 
 
 @_doc
@@ -248,11 +257,11 @@ class TweedieRegression(_OneFamily):
                  fit_intercept: bool = True, cov_type: str = "nonrobust",
                  scale: float | str | None = None, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected") -> None:
+                 information: str = "expected", penalty: str = "l2") -> None:
         self.power = power
         super().__init__(link, alpha, fit_intercept=fit_intercept, cov_type=cov_type,
                          scale=scale, solver=solver, max_iter=max_iter, tol=tol,
-                         information=information)
+                         information=information, penalty=penalty)
 
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "power": [Interval(Real, 1, 2, closed="neither")]}

@@ -24,7 +24,7 @@ from .layout import gradient_certainty
 from .design import Design, Gram
 from .exponential_family import Family
 from .families import CurvatureBound, largest_change, uniform_curvature_change
-from .penalty import Penalty, add_penalty, objective_penalty
+from .penalty import Information, Penalty, add_penalty, objective_penalty
 from .prior import PriorPrecision
 
 __all__ = ["GLMObjective", "InMemoryObjective", "CurvatureBound", "PriorPrecision",
@@ -128,6 +128,8 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         # Expected information is exact only for canonical links.
         self.exact_hessian = (information == "observed" or bool(family.canonical)) \
             and self.penalty.exact_hessian
+        # Whether the Hessian's Gram is the Fisher information (a penalty of it reads it).
+        self._fisher = information == "expected" or bool(family.canonical)
         # The row derivatives at the most recent eta: (eta, (loss, g, h)[, "advance"]).
         self._cached: _Cached | None = None
 
@@ -172,9 +174,11 @@ class GLMObjective(InMemoryObjective, Generic[F]):
         """``(f, gradient, Hessian)`` at ``theta``: one fused pass over X
         (``single``: Hessian products in float32)."""
         loss, g, h = self.row_derivatives(eta)
-        grad, hess = self.design.grad_and_gram(g, h, single)
-        f, grad = self.penalty.add_gradient(theta, loss, grad)
-        return f, grad, self.penalty.add_hessian(theta, hess)
+        grad, gram = self.design.grad_and_gram(g, h, single)
+        f, grad, hess = add_penalty(self.penalty, theta, loss, grad, gram,
+                                    self._information(gram, "single" if single else "double"))
+        assert hess is not None
+        return f, grad, hess
 
     def advance(self, theta: np.ndarray, eta: np.ndarray | None, d: np.ndarray,
                 gram: Gram = None, accept_below: float | None = None) -> Trial:
@@ -204,8 +208,15 @@ class GLMObjective(InMemoryObjective, Generic[F]):
             eta_new, loss, g, h, grad, hess = self.design.advance(
                 eta, d, self._block_derivatives, gram, out=reuse)
             self._cached = (eta_new, (loss, g, h), "advance")
-        f, grad, hess = add_penalty(self.penalty, theta + d, loss, grad, hess)
+        f, grad, hess = add_penalty(self.penalty, theta + d, loss, grad, hess,
+                                    self._information(hess, gram))
         return Trial(eta_new, f, grad, hess)
+
+    def _information(self, hess: np.ndarray | None, gram: Gram) -> Information | None:
+        """The data term's Hessian where it is the Fisher information."""
+        if hess is None or not self._fisher:
+            return None
+        return Information(hess, gram == "single")
 
     def _block_derivatives(self, lo: int, hi: int, eta_b: np.ndarray
                            ) -> tuple[float, np.ndarray, np.ndarray]:
@@ -224,7 +235,7 @@ class GLMObjective(InMemoryObjective, Generic[F]):
             return super().summed_derivatives(theta, gram)
         _, loss, _, _, grad, hess = self.design.advance(None, theta, self._block_derivatives,
                                                         gram, keep=False)
-        return add_penalty(self.penalty, theta, loss, grad, hess)
+        return add_penalty(self.penalty, theta, loss, grad, hess, self._information(hess, gram))
 
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
         """``(f, gradient)`` at ``theta``: one ``X^T v`` pass."""

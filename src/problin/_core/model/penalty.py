@@ -30,7 +30,7 @@ information alone, as logistf's). A *non-smooth* penalty (L1) says so with
 ``smooth`` False and adds a proximal step; solvers that need a gradient refuse
 it by that flag.
 """
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,17 @@ import numpy.typing as npt
 from .prior import PriorPrecision
 
 __all__ = ["Penalty", "PenaltyBase", "FlatPenalty", "GaussianPenalty", "objective_penalty",
-           "add_penalty"]
+           "add_penalty", "Information"]
+
+
+class Information(NamedTuple):
+    """The data term's Fisher information at ``theta``, as the objective formed it in
+    the pass that a penalty is added to (a penalty of the information, Firth's, reads
+    it instead of forming it anew). ``rounded``: its products were float32 (good for a
+    step's direction, not for a covariance)."""
+
+    gram: np.ndarray
+    rounded: bool
 
 
 class Penalty(Protocol):
@@ -90,6 +100,13 @@ class Penalty(Protocol):
         """``Hv + Hess r(theta) v``."""
         ...
 
+    def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
+                        hess: np.ndarray | None, information: Information | None = None
+                        ) -> tuple[float, np.ndarray, np.ndarray | None]:
+        """:meth:`add_gradient` and (``hess`` not None) :meth:`add_hessian` at once;
+        ``information``: the data term's, where the objective formed it in this pass."""
+        ...
+
     def hessian_diagonal(self) -> np.ndarray | None:
         """The diagonal part of ``r``'s curvature, for a solver's scaling (L-BFGS's);
         None where there is none to scale by."""
@@ -131,6 +148,12 @@ class PenaltyBase:
 
     def add_hessp(self, theta: np.ndarray, v: np.ndarray, Hv: np.ndarray) -> np.ndarray:
         return Hv + self.hessp(theta, v)
+
+    def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
+                        hess: np.ndarray | None, information: Information | None = None
+                        ) -> tuple[float, np.ndarray, np.ndarray | None]:
+        f, grad = self.add_gradient(theta, f, grad)
+        return f, grad, None if hess is None else self.add_hessian(theta, hess)
 
     def hessian_diagonal(self) -> np.ndarray | None:
         return None
@@ -221,8 +244,9 @@ def objective_penalty(penalty: Penalty | None,
 
 
 def add_penalty(penalty: Penalty, theta: np.ndarray, f: float, grad: np.ndarray,
-                hess: np.ndarray | None) -> tuple[float, np.ndarray, np.ndarray | None]:
+                hess: np.ndarray | None, information: Information | None = None
+                ) -> tuple[float, np.ndarray, np.ndarray | None]:
     """The data term's ``(f, gradient, Hessian or None)`` at ``theta`` with the
-    penalty's added (a fused step's, whose Hessian is optional)."""
-    f, grad = penalty.add_gradient(theta, f, grad)
-    return f, grad, None if hess is None else penalty.add_hessian(theta, hess)
+    penalty's added (a fused step's, whose Hessian is optional; ``information``: see
+    :meth:`Penalty.add_derivatives`)."""
+    return penalty.add_derivatives(theta, f, grad, hess, information)

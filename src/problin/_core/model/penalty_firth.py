@@ -26,22 +26,22 @@ of logistf's augmented data (Heinze & Schemper 2002), whose inverse is the covar
 logistf reports. The engine's stopping test then reads the Newton decrement,
 ``lambda^2 / 2 <= tol^2``, of the penalised gradient.
 """
-from typing import Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy import special
+import scipy.sparse as sp
+from scipy.linalg import blas, lapack
 
-from ..blocks import reduce_row_ranges, small_blas
-from ..linalg import cholesky
+from ..blocks import block_rows, iter_blocks, one_blas_thread, reduce_row_ranges, small_blas
+from ..linalg import add_intercept_gram, cholesky, symmetrize
+from ..types import Matrix
 from .design import Design
 from .exponential_family import ExponentialFamily
-from .penalty import Penalty, PenaltyBase
+from .penalty import Information, Penalty, PenaltyBase
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
-           "information_slope"]
-
-# Rows x parameters of one leverage block (~1 MB of float64).
-_BLOCK_ELEMENTS = 1 << 17
+           "information_slope", "log_weight_derivatives"]
 
 
 def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
@@ -56,34 +56,66 @@ def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(slope), slope, 0.0)
 
 
-def _slope_derivative(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
-    """``d^2 log w / d eta^2`` by central differences (relative step 1e-4: ~1e-8 of a
-    term that only shapes the covariance and the step, never the estimate)."""
+Derivatives = tuple[np.ndarray, np.ndarray]
+
+
+def _logit(eta: np.ndarray) -> Derivatives:
+    # log w = log mu (1 - mu): 1 - 2 mu, -2 mu (1 - mu)
+    mu = special.expit(eta)
+    return 1.0 - 2.0 * mu, -2.0 * mu * (1.0 - mu)
+
+
+def _probit(eta: np.ndarray) -> Derivatives:
+    # log w = 2 log phi - log Phi - log(1 - Phi): -2 eta - r1 + r2 and
+    # -2 + r1 (eta + r1) + r2 (r2 - eta), r1 = phi / Phi, r2 = phi / (1 - Phi) (in log
+    # space: both tails stay finite)
+    log_phi = -0.5 * eta * eta - 0.5 * np.log(2.0 * np.pi)
+    r1 = np.exp(log_phi - special.log_ndtr(eta))
+    r2 = np.exp(log_phi - special.log_ndtr(-eta))
+    return -2.0 * eta - r1 + r2, -2.0 + r1 * (eta + r1) + r2 * (r2 - eta)
+
+
+def _log_poisson(eta: np.ndarray) -> Derivatives:
+    return np.ones_like(eta), np.zeros_like(eta)  # log w = eta
+
+
+# Closed forms of (d log w / d eta, d^2 log w / d eta^2) by (distribution, link).
+_CLOSED: dict[tuple[str, str], Callable[[np.ndarray], Derivatives]] = {
+    ("binomial", "logit"): _logit, ("binomial", "probit"): _probit,
+    ("bernoulli", "logit"): _logit, ("bernoulli", "probit"): _probit,
+    ("poisson", "log"): _log_poisson}
+
+
+def log_weight_derivatives(family: ExponentialFamily, eta: np.ndarray) -> Derivatives:
+    """``(d log w / d eta, d^2 log w / d eta^2)``: closed forms for the logit, the
+    probit and the Poisson-log; else :func:`information_slope` and its central
+    differences (relative step 1e-4: ~1e-8 of a term that only shapes the covariance
+    and the step, never the estimate)."""
+    closed = _CLOSED.get((family.distribution.name, family.link_function.name))
+    if closed is not None:
+        return closed(eta)
     step = 1e-4 * (1.0 + np.abs(eta))
-    return (information_slope(family, eta + step)
-            - information_slope(family, eta - step)) / (2.0 * step)
+    return information_slope(family, eta), (information_slope(family, eta + step)
+                                            - information_slope(family, eta - step)) / (2.0 * step)
 
 
 class FisherRows(Protocol):
-    """The row sums Firth's penalty needs at ``theta``, in the solving basis."""
+    """The row sums Firth's penalty needs at ``theta``, in the solving basis: two
+    passes, each one read of the rows (a Dask objective would sum them over chunks)."""
 
     n_params: int
 
-    def weights(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(w, d log w / d eta, d^2 log w / d eta^2)`` of every row at ``theta``
-        (``w`` with the sample weights)."""
+    def information(self, theta: np.ndarray) -> np.ndarray:
+        """``I(theta) = [1, X]^T diag(w) [1, X]`` (``w`` the Fisher weights with the
+        sample weights)."""
         ...
 
-    def gram(self, w: np.ndarray) -> np.ndarray:
-        """``[1, X]^T diag(w) [1, X]`` (the information, for the Fisher weights)."""
-        ...
-
-    def rmatvec(self, v: np.ndarray) -> np.ndarray:
-        """``[1, X]^T v``."""
-        ...
-
-    def leverages(self, w: np.ndarray, r_inv: np.ndarray) -> np.ndarray:
-        """``h_i = w_i |x_i^T r_inv|^2`` (``r_inv = R^-1``, ``I = R^T R``), by row blocks."""
+    def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
+                   curvature: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """With ``r_inv = R^-1`` (``I(theta) = R^T R``) and the leverages
+        ``h_i = w_i |x_i^T r_inv|^2``: the penalty's gradient ``-tau sum_i h_i
+        (d log w_i / d eta_i) x_i`` and (``curvature``) its curvature with ``h`` held,
+        ``-tau sum_i h_i (d^2 log w_i / d eta_i^2) x_i x_i^T``."""
         ...
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "FisherRows":
@@ -92,43 +124,99 @@ class FisherRows(Protocol):
 
 
 class MemoryFisherRows:
-    """:class:`FisherRows` of rows in memory, read by row blocks through their design."""
+    """:class:`FisherRows` of rows in memory, read by contiguous row blocks of their
+    design (dense or sparse; no row-index copies): each block's linear predictor,
+    weights and products are formed while it is in cache."""
 
     def __init__(self, design: Design, family: ExponentialFamily, y: np.ndarray,
                  sample_weight: np.ndarray | None, offset: np.ndarray | None) -> None:
         self.design, self.family, self.y = design, family, y
         self.sample_weight, self.offset = sample_weight, offset
         self.n_params = design.n_params
+        # Blocks of ~512 KB: a thin product's fastest size (as the design's own).
+        self._rows = design.rows or block_rows(design.n_features, 8, target_bytes=1 << 19)
 
-    def weights(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        eta = self.design.matvec(theta)
+    def _weights(self, theta_k: np.ndarray, lo: int, hi: int, Xb: Matrix
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """``(w, eta)`` of rows ``lo:hi`` (``theta_k`` in the kernel's units)."""
+        intercept = self.design.intercept
+        eta = np.asarray(Xb @ (theta_k[1:] if intercept else theta_k), dtype=np.float64)
+        if intercept:
+            eta = eta + theta_k[0]
         if self.offset is not None:
-            eta = eta + self.offset
-        _, _, w = self.family.derivatives(self.y, eta, self.sample_weight, "expected")
-        return w, information_slope(self.family, eta), _slope_derivative(self.family, eta)
+            eta = eta + self.offset[lo:hi]
+        sw = self.sample_weight
+        _, _, w = self.family.derivatives(self.y[lo:hi], eta, None if sw is None
+                                          else sw[lo:hi], "expected")
+        return w, eta
 
-    def gram(self, w: np.ndarray) -> np.ndarray:
-        return self.design.gram(w)
+    def _sum(self, func: Callable[[int, int, Matrix], tuple[Any, ...]]) -> Any:
+        design, rows = self.design, self._rows
+        block, _ = design.kernel()
 
-    def rmatvec(self, v: np.ndarray) -> np.ndarray:
-        return self.design.rmatvec(v)
+        def over(lo: int, hi: int) -> tuple[Any, ...]:
+            total: tuple[Any, ...] | None = None
+            for start, stop, Xb in iter_blocks(design.X, rows=rows, start=lo, stop=hi):
+                part = func(start, stop, block(Xb))
+                total = part if total is None else tuple(a + b for a, b in zip(total, part))
+            assert total is not None
+            return total
 
-    def leverages(self, w: np.ndarray, r_inv: np.ndarray) -> np.ndarray:
+        # (one BLAS thread also where the rows are one range: threaded BLAS on a few
+        # thousand rows waits on its barriers, ~100 ms a pass on a busy machine)
+        with one_blas_thread():
+            return reduce_row_ranges(over, design.n_samples, rows)
+
+    def information(self, theta: np.ndarray) -> np.ndarray:
         design = self.design
-        n = design.n_samples
-        step = max(256, _BLOCK_ELEMENTS // max(1, design.n_params))
+        _, params = design.kernel()
+        theta_k, p = params(theta), design.n_params
 
-        def rows(lo: int, hi: int) -> np.ndarray:
-            out = np.empty(hi - lo)
-            for start in range(lo, hi, step):
-                stop = min(hi, start + step)
-                Z = design.dense_rows(np.arange(start, stop)) @ r_inv  # x_i^T R^-1
-                out[start - lo:stop - lo] = np.einsum("ij,ij->i", Z, Z)
-            return out
+        def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray]:
+            G = np.zeros((p, p))
+            add_intercept_gram(G, Xb, self._weights(theta_k, lo, hi, Xb)[0],
+                               design.intercept, np.float64, None)
+            return (G,)
 
-        q = np.concatenate(reduce_row_ranges(lambda lo, hi: [rows(lo, hi)], n, step)) \
-            if n > step else rows(0, n)
-        return w * q
+        (G,) = self._sum(part)
+        return np.asarray(params(symmetrize(G), cov=True))
+
+    def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
+                   curvature: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        design, family = self.design, self.family
+        _, params = design.kernel()
+        theta_k, p, intercept = params(theta), design.n_params, design.intercept
+        # z_i R^-1 = [1, x_i] diag(m) R^-1 for the kernel's rows [1, x_i].
+        K = params(r_inv.T).T
+        K_rows, K_first = (K[1:, 1:], K[0]) if intercept else (K, None)
+        K_upper = np.asfortranarray(K_rows)
+
+        def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray, ...]:
+            w, eta = self._weights(theta_k, lo, hi, Xb)
+            # Z^T = K^T [1, x_i]^T: a triangular product (trmm, half a gemm's work)
+            if sp.issparse(Xb):
+                Zt = np.asarray(Xb @ K_rows).T
+            else:
+                Zt = blas.dtrmm(1.0, K_upper, Xb.T, side=0, lower=0, trans_a=1)
+            q = np.einsum("ij,ij->j", Zt, Zt)
+            if K_first is not None:  # the intercept's column of [1, x_i] K
+                q += K_first[0] ** 2 + 2.0 * (K_first[1:] @ Zt) + K_first[1:] @ K_first[1:]
+            h = w * q
+            slope, curve = log_weight_derivatives(family, eta)
+            c = -tau * h * slope
+            grad = np.asarray(c @ Xb, dtype=np.float64).ravel()
+            if intercept:
+                grad = np.concatenate(([c.sum()], grad))
+            if not curvature:
+                return (grad,)
+            G = np.zeros((p, p))
+            add_intercept_gram(G, Xb, -tau * h * curve, intercept,
+                               np.float64, None)
+            return grad, G
+
+        parts = self._sum(part)
+        H = np.asarray(params(symmetrize(parts[1]), cov=True)) if curvature else None
+        return np.asarray(params(parts[0])), H
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "MemoryFisherRows":
         return MemoryFisherRows(self.design.subsample(rows), self.family, self.y[rows],
@@ -139,59 +227,90 @@ class MemoryFisherRows:
 class JeffreysPenalty(PenaltyBase):
     """``r(theta) = -tau log |I(theta)|`` on :class:`FisherRows` (``tau = 1/2``: Firth).
 
-    The value needs the information's factor at ``theta``; the gradient and the
-    Hessian's term the leverages, one more pass. Both are kept for the last ``theta``
-    asked (a line search asks the value, then the derivatives at the accepted point).
-    The Hessian added is ``r``'s with the leverages held fixed, ``-tau sum_i h_i
-    (d^2 log w_i / d eta_i^2) x_i x_i^T`` (for the logit ``sum_i h_i w_i x_i x_i^T``):
-    with the data term's Fisher information it is the information of logistf's
-    augmented data (rows weighted ``1 + h_i``), whose inverse logistf reports."""
+    At a new ``theta`` the value needs the information's factor: the objective's own
+    Fisher Gram where it formed one in double precision in the same pass
+    (:meth:`add_derivatives`: for the logit, the Hessian the engine forms IS the
+    information), else one pass of its own. The gradient (and the Hessian's term) then
+    come from ONE more pass, the leverages with the adjustment's sums. Both are kept for
+    the last ``theta`` asked (a line search asks the value, then the derivatives at the
+    accepted point).
+
+    The Hessian's term is ``r``'s curvature with the leverages held fixed, ``-tau sum_i
+    h_i (d^2 log w_i / d eta_i^2) x_i x_i^T`` (for the logit ``sum_i h_i w_i x_i
+    x_i^T``): with the data term's Fisher information it is the information of
+    logistf's augmented data (rows weighted ``1 + h_i``), whose inverse logistf reports.
+    It costs a Gram of its own, so it is added to double-precision Hessians only, those a
+    covariance is read from; a direction's float32 Hessian is the information alone
+    (Fisher scoring on the modified score, as logistf iterates), and its factor serves
+    the leverages at that point until an exact one comes."""
 
     exact_hessian = False
 
     def __init__(self, rows: FisherRows, tau: float = 0.5) -> None:
         self.rows, self.tau = rows, float(tau)
         self._at: bytes | None = None
-        self._state: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._h: np.ndarray | None = None
-        self._grad: np.ndarray | None = None
+        self._state: tuple[float, np.ndarray] | None = None
+        self._rounded = False  # the state's factor is of a float32 Gram
+        self._derivatives: tuple[np.ndarray, np.ndarray | None] | None = None
 
-    def _evaluate(self, theta: np.ndarray
-                  ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _evaluate(self, theta: np.ndarray, information: Information | None = None
+                  ) -> tuple[float, np.ndarray]:
+        """``(r(theta), R)`` with ``I(theta) = R^T R``: from ``information`` where it is
+        given (a rounded one only until an exact one comes for the same ``theta``)."""
         key = np.asarray(theta, dtype=np.float64).tobytes()
-        if key != self._at or self._state is None:
-            w, slope, curve = self.rows.weights(theta)
-            chol = cholesky(self.rows.gram(w))
+        fresh = key != self._at or self._state is None
+        if fresh or (self._rounded and information is not None and not information.rounded):
+            chol = cholesky(self.rows.information(theta) if information is None
+                            else information.gram)
             logdet = chol.logdet() if chol.jitter == 0.0 else -np.inf
-            self._at, self._h, self._grad = key, None, None
-            self._state = (-self.tau * logdet, w, slope, curve, chol.factor[0])
+            self._at, self._derivatives = key, None
+            self._rounded = information is not None and information.rounded
+            self._state = (-self.tau * logdet, chol.factor[0])
+        assert self._state is not None
         return self._state
 
-    def _leverages(self, theta: np.ndarray) -> np.ndarray:
-        _, w, _, _, R = self._evaluate(theta)
-        if self._h is None:
+    def _adjustment(self, theta: np.ndarray, curvature: bool
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The gradient and (``curvature``) the held-leverage curvature at ``theta``,
+        in one pass."""
+        R = self._evaluate(theta)[1]
+        known = self._derivatives
+        if known is None or (curvature and known[1] is None):
             with small_blas(R.shape[0]):
                 r_inv, info = lapack.dtrtri(R, lower=0)
             if info != 0:  # pragma: no cover - a factor is non-singular
                 raise np.linalg.LinAlgError("inverting the information's factor failed")
-            self._h = self.rows.leverages(w, np.triu(r_inv))
-        return self._h
+            self._derivatives = known = self.rows.adjustment(theta, np.triu(r_inv), self.tau,
+                                                             curvature)
+        return known
 
     def value(self, theta: np.ndarray) -> float:
         return self._evaluate(theta)[0]
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
-        h = self._leverages(theta)
-        if self._grad is None:
-            self._grad = self.rows.rmatvec(-self.tau * h * self._evaluate(theta)[2])
-        return self._grad
+        return self._adjustment(theta, False)[0]
+
+    def _curvature(self, theta: np.ndarray) -> np.ndarray:
+        H = self._adjustment(theta, True)[1]
+        assert H is not None
+        return H
 
     def hessp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return self.add_hessian(theta, np.zeros((v.size, v.size))) @ v
+        return self._curvature(theta) @ v
 
     def add_hessian(self, theta: np.ndarray, H: np.ndarray) -> np.ndarray:
-        h = self._leverages(theta)
-        return H + self.rows.gram(-self.tau * h * self._evaluate(theta)[3])
+        return H + self._curvature(theta)
+
+    def add_derivatives(self, theta: np.ndarray, f: float, grad: np.ndarray,
+                        hess: np.ndarray | None, information: Information | None = None
+                        ) -> tuple[float, np.ndarray, np.ndarray | None]:
+        value = self._evaluate(theta, information)[0]
+        if hess is None or (information is not None and information.rounded):
+            # (a gradient, or a direction's float32 Hessian: the information alone)
+            return f + value, grad + self.gradient(theta), hess
+        g, H = self._adjustment(theta, True)
+        assert H is not None
+        return f + value, grad + g, hess + H
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> Penalty:
         return JeffreysPenalty(self.rows.subsample(rows, sample_weight), self.tau)
