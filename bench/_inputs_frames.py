@@ -8,8 +8,10 @@ costs), the features of ``_common.make_logistic_data`` (equicorrelated, non-sepa
   ``read_csv`` and ``read_parquet`` give), one that wraps the C array (``copy=False``:
   row-major) and the F-ordered numpy array, each against the C-ordered array: target 1.15;
 * ``predict_proba`` on the column-major DataFrame against the C array: target 1.15;
-* ``LinearDiscriminantAnalysis`` and ``LinearRegression`` (one-pass class statistics and
-  least-squares moments) on the column-major DataFrame against the C array: target 1.15;
+* ``LinearRegression`` (least-squares moments, read in place) and
+  ``LinearDiscriminantAnalysis`` (class statistics: each block is copied to rows in cache
+  before its rows are gathered by class) on the column-major DataFrame against the C
+  array: targets 1.15 and 1.3 (a one-pass fit, the copy its one pass more);
 * problin on the column-major DataFrame against scikit-learn's ``LogisticRegression(solver=
   "lbfgs", max_iter=1000)`` (its defaults otherwise, as the issue measured it) on the same
   DataFrame: target 1.0.
@@ -31,6 +33,7 @@ TITLE = "Numeric DataFrames (C and F order) vs the C-ordered array they hold"
 
 D = 30
 TARGET = 1.15
+ONE_PASS = 1.3  # a one-pass model, whose whole fit is the pass a block copy adds to
 
 
 def _seconds(call):
@@ -70,7 +73,9 @@ def measure(repeats: int, quick: bool) -> list[dict]:
          "problin on the C array", TARGET, ""),
         (f"LinearDiscriminantAnalysis {n:,} x {D}, DataFrame (column-major)",
          lambda: LinearDiscriminantAnalysis().fit(frame, y),
-         lambda: LinearDiscriminantAnalysis().fit(X, y), "problin on the C array", TARGET, ""),
+         lambda: LinearDiscriminantAnalysis().fit(X, y), "problin on the C array", ONE_PASS,
+         "a one-pass fit: each column-major block is copied to rows in cache before the "
+         "class gather (~0.03 s per 1e6 x 30, the 'one pass more' the issue allows)"),
         (f"LinearRegression {n:,} x {D}, DataFrame (column-major)",
          lambda: LinearRegression().fit(frame, target),
          lambda: LinearRegression().fit(X, target), "problin on the C array", TARGET, ""),

@@ -41,6 +41,7 @@ from .inference.effects_spec import (
     groups,
     hypothesis_matrix,
     needed,
+    plain_slopes,
     profile,
     row_weights,
     slope_estimates,
@@ -86,7 +87,7 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
         if len(labels) != X.shape[1]:
             raise ValueError(f"data have {X.shape[1]} columns, the model "
                              f"{len(labels)}")
-        frame = pd.DataFrame(X, columns=labels)
+        frame = pd.DataFrame(X, columns=labels, copy=False)  # (a view: read only)
     encoding = getattr(estimator, ENCODING_ATTRIBUTE, None)  # (only for encoded frames)
     if encoding is not None:
         encoding = encoding["columns"]
@@ -133,6 +134,8 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
     variants = {key: variant(key) for key in needed(estimates)}
     functions = [part for e in estimates for part in e.parts]
     first = np.cumsum([0] + [len(e.parts) for e in estimates])
+    shifts = encoding.shifts(variants)
+    batched = plain_slopes(functions, shifts)
     index: list[tuple[Any, ...]] = []
     values, jacobians = [], []
     for label, idx in grouped:
@@ -140,7 +143,7 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         if w.sum() <= 0:
             continue
         A, J = average_rows(model, encoding.design, rows.iloc[idx], w, variants, functions,
-                            encoding.shifts(variants))
+                            shifts, batched)
         for i, e in enumerate(estimates):
             value, jac = e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
             for k in range(value.shape[0]):

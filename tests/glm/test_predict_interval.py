@@ -67,10 +67,10 @@ def test_far_from_the_origin_and_sparse_input():
     assert isinstance(got, pd.DataFrame)
 
 
-def test_softmax_and_bad_level_fail_clearly():
-    X, y = SOFTMAX["wine"]()
-    with pytest.raises(ValueError, match="binary"):
-        LogisticRegression().fit(X, y).predict_interval(X)
+def test_bad_level_fails_clearly():
+    X, y = SOFTMAX["wine"]()  # (softmax intervals: tests/inference/test_effects.py)
+    with pytest.raises(ValueError, match="level"):
+        LogisticRegression().fit(X, y).predict_interval(X, level=0.0)
     X, y = BINARY["spector"]()
     with pytest.raises(ValueError, match="level"):
         LogisticRegression().fit(X, y).predict_interval(X, level=1.5)

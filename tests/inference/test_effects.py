@@ -139,12 +139,48 @@ def test_plain_logit_elasticities_equal_statsmodels(spector, at):
         np.testing.assert_allclose(table["std_err"], margeff.margeff_se, rtol=1e-6)
 
 
-def test_softmax_slopes_per_class_equal_mnlogit():
+def _three_classes() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(3)
     X = rng.normal(size=(240, 2))
     eta = np.column_stack([np.zeros(240), 0.5 + X @ [1.0, -0.5], -0.3 + X @ [-0.7, 0.9]])
     y = (rng.random(240)[:, None] > np.cumsum(np.exp(eta) / np.exp(eta).sum(1, keepdims=True),
                                               axis=1)).sum(axis=1)
+    return X, y
+
+
+def test_softmax_predict_interval_equals_mnlogit_delta_method():
+    """Each class's probability, its delta-method standard error (statsmodels' delta
+    method over MNLogit.predict, complex-step Jacobian) and the interval formed on its
+    log-odds; a row far out keeps finite intervals inside [0, 1]."""
+    from statsmodels.stats._delta_method import NonlinearDeltaCov
+    X, y = _three_classes()
+    est = LogisticRegression().fit(X, y)
+    rows = np.vstack([X[:5], [[40.0, -30.0]]])
+    table = est.predict_interval(pd.DataFrame(rows, index=list("abcdef")), level=0.9)
+    assert table.index.names == ["row", "class"] and table.index[3] == ("b", 0)
+    res = sm.MNLogit(y, sm.add_constant(X)).fit(disp=0)
+    exog = sm.add_constant(rows[:5])
+    shape = res.params.shape
+
+    def predict(params: np.ndarray) -> np.ndarray:
+        return res.model.predict(params.reshape(shape, order="F"), exog=exog).ravel()
+
+    delta = NonlinearDeltaCov(predict, res.params.ravel(order="F"), res.cov_params())
+    p, se = predict(res.params.ravel(order="F")), delta.se_vectorized()
+    near = table.iloc[:15]
+    np.testing.assert_allclose(near["mean"], p, rtol=1e-6)
+    np.testing.assert_allclose(near["std_err"], se, rtol=1e-6)
+    q = stats.norm.isf(0.05)
+    logit, half = np.log(p / (1 - p)), q * se / (p * (1 - p))
+    np.testing.assert_allclose(near["ci_low"], expit(logit - half), rtol=1e-6)
+    np.testing.assert_allclose(near["ci_high"], expit(logit + half), rtol=1e-6)
+    far = table.iloc[15:].to_numpy()
+    assert np.all(np.isfinite(far)) and np.all((far >= 0) & (far <= 1))
+    assert np.all(far[:, 2] <= far[:, 0]) and np.all(far[:, 0] <= far[:, 3])
+
+
+def test_softmax_slopes_per_class_equal_mnlogit():
+    X, y = _three_classes()
     est = LogisticRegression().fit(X, y)
     table = est.slopes(X)
     margeff = sm.MNLogit(y, sm.add_constant(X)).fit(disp=0).get_margeff()

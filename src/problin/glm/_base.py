@@ -273,7 +273,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         return self.classes_[self._fitted_family().predicted_index(scores)]
 
     def predict_interval(self, X: Any, level: float = 0.95, offset: Any = None) -> pd.DataFrame:
-        """The fitted probability of the second class with its confidence interval.
+        """The fitted probability of the second class (softmax: of every class) with
+        its confidence interval.
 
         The interval is formed on the linear-predictor scale from
         ``covariance_`` (robust when ``cov_type`` says so) and mapped through
@@ -283,14 +284,18 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         mean_se, mean_ci_lower, mean_ci_upper``, for a GLM fitted with the same
         covariance: statsmodels' probit ``GLM`` defaults to the expected information,
         problin's ``ProbitRegression`` to the observed one, which
-        ``GLM.fit(method="newton")`` and ``Probit`` use). Binary models only: softmax
-        probabilities have no single link scale (a ``ValueError``).
+        ``GLM.fit(method="newton")`` and ``Probit`` use). Softmax: each class's
+        probability with an interval formed on its log-odds ``log(p_k / (1 - p_k))``
+        and mapped back (in ``(0, 1)``), ``std_err`` the delta method's (statsmodels'
+        ``MNLogit`` has no ``get_prediction``; its delta method over ``predict``
+        gives the same standard errors).
 
         Returns
         -------
         DataFrame
             ``mean, std_err, ci_low, ci_high``, one row per row of ``X`` (with
-            ``X``'s index when it is a DataFrame).
+            ``X``'s index when it is a DataFrame); softmax: one row per row of ``X``
+            and class, indexed ``(row, class)``.
         """
         check_is_fitted(self)
         return interval_table(self, X, level, offset)

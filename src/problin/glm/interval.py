@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special, stats
 from sklearn.utils.validation import validate_data
 
 from .._core.blocks import iter_blocks
@@ -102,16 +102,83 @@ def probability_interval(family: Any, eta: NDArray[np.float64], se: NDArray[np.f
 
 
 def interval_table(est: Any, X: Any, level: float, offset: Any) -> pd.DataFrame:
-    """``est.predict_interval(X, level, offset)`` of a fitted binary GLM classifier."""
-    est._fitted_family().require_one_predictor(
-        "predict_interval is for binary models: softmax probabilities have no single link "
-        "scale to form an interval on")
+    """``est.predict_interval(X, level, offset)`` of a fitted GLM classifier: binary,
+    the second class's probability; softmax, every class's (:func:`class_interval`)."""
     data_source(X).require_in_memory("predict_interval needs in-memory X (a DataFrame of one "
                                      "row per row of X); compute the Dask rows you need first",
                                      TypeError)
-    index = X.index if isinstance(X, pd.DataFrame) else None
-    eta = est.decision_function(X, offset)
-    X = validate_data(est, encode_frame(est, X, False), accept_sparse=["csr", "csc"],
-                      dtype=[np.float64, np.float32], reset=False)
-    se = linear_predictor_se(est._result, X)
-    return probability_interval(est._family, eta, se, level, index)
+    return est._fitted_family().on_layout(_Interval(est, X, level, offset))
+
+
+class _Interval:
+    """:func:`interval_table` of each parameter layout (``family.on_layout``)."""
+
+    def __init__(self, est: Any, X: Any, level: float, offset: Any) -> None:
+        self.est, self.X, self.level, self.offset = est, X, level, offset
+
+    def _rows(self) -> Any:
+        return validate_data(self.est, encode_frame(self.est, self.X, False),
+                             accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                             reset=False)
+
+    def one_predictor(self) -> pd.DataFrame:
+        est, X = self.est, self.X
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        eta = est.decision_function(X, self.offset)
+        se = linear_predictor_se(est._result, self._rows())
+        return probability_interval(est._family, eta, se, self.level, index)
+
+    def class_blocks(self) -> pd.DataFrame:
+        est, X = self.est, self.X
+        log_p = est.predict_log_proba(X, self.offset)  # (refuses an offset, clearly)
+        index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(log_p))
+        return class_interval(est._result, self._rows(), log_p, est.classes_, self.level,
+                              index)
+
+
+def class_interval(fit: GLMFit, X: Any, log_p: NDArray[np.float64], classes: Any,
+                   level: float, index: pd.Index) -> pd.DataFrame:
+    """Softmax: every class's probability with its interval, one row per (row, class).
+
+    Each class's interval is formed on its log-odds scale ``logit p_k = log p_k -
+    log(sum_{m != k} p_m)`` and mapped back by the logistic function, which keeps it
+    inside ``(0, 1)``. By the delta method ``Var(logit p_k) = a_k^T Q a_k``, with
+    ``Q_lm = x~^T Cov_lm x~`` the covariance of the free blocks' linear predictors and
+    ``a_kl = d logit p_k / d eta_l``: 1 for class k's own block, ``-p_c / (1 - p_k)``
+    for the block of another class ``c`` (bounded, from log probabilities: no
+    ``p_k (1 - p_k)`` that underflows at rows far out). ``std_err`` is the
+    probability's, ``p_k (1 - p_k) sd(logit p_k)``, formed in logs as the binary
+    one's. Parameters not identified (NaN in ``covariance_``) are held fixed."""
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if fit.covariance is None:
+        raise ValueError("covariance_ was not computed during fit: call "
+                         "compute_covariance(X, y) first")
+    n, K = log_p.shape
+    L = fit.n_blocks
+    p1 = X.shape[1] + int(fit.fit_intercept)
+    cov = np.where(np.isnan(fit.covariance), 0.0, fit.covariance).reshape(L, p1, L, p1)
+    free = np.arange(K - L, K)
+    log_rest = np.empty((n, K))  # log(1 - p_k): the other classes' log-sum-exp
+    var = np.empty((n, K))
+    for lo, hi, Xb in iter_blocks(X, rows=_ROWS):
+        lp = log_p[lo:hi]
+        others = np.where(np.eye(K, dtype=bool), -np.inf, lp[:, None, :])
+        log_rest[lo:hi] = rest = special.logsumexp(others, axis=2)
+        a = -np.exp(lp[:, None, free] - rest[:, :, None])  # (n, K, L)
+        a[:, free, np.arange(L)] = 1.0
+        Zb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
+        if fit.fit_intercept:
+            Zb = np.column_stack([np.ones(hi - lo), Zb])
+        Q = np.einsum("np,lpmq,nq->nlm", Zb, cov, Zb, optimize=True)  # (n, L, L)
+        var[lo:hi] = np.einsum("nkl,nlm,nkm->nk", a, Q, a, optimize=True)
+    se = np.sqrt(np.clip(var, 0.0, None))
+    q = stats.norm.isf((1.0 - float(level)) / 2.0)
+    logit = log_p - log_rest
+    with np.errstate(divide="ignore"):  # (se = 0: log 0 = -inf, exp(-inf) = 0)
+        std_err = np.exp(log_p + log_rest + np.log(se))
+    names = [index.name or "row", "class"]
+    rows = pd.MultiIndex.from_product([index, list(classes)], names=names)
+    return pd.DataFrame({"mean": np.exp(log_p).ravel(), "std_err": std_err.ravel(),
+                         "ci_low": special.expit(logit - q * se).ravel(),
+                         "ci_high": special.expit(logit + q * se).ravel()}, index=rows)

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from .effects import Variant
 
 __all__ = ["DataEncoding", "Estimate", "RowContrast", "comparison_estimates", "groups",
-           "hypothesis_matrix", "profile", "slope_estimates", "variant"]
+           "hypothesis_matrix", "plain_slopes", "profile", "slope_estimates", "variant"]
 
 FloatArray = NDArray[np.float64]
 STEP = 1e-4  # a slope's step, relative to the variable's range
@@ -129,6 +129,22 @@ def _contrast(term: str, label: str, hi: Hashable, lo: Hashable, ratio: bool,
     return Estimate(term, label, (RowContrast(hi, lo, divisor, slope, term),))
 
 
+def plain_slopes(functions: Sequence[Any], shifts: dict[Hashable, tuple[int, float, bool]]
+                 ) -> dict[int, int]:
+    """The functions that are a ``dy/dx`` slope along one design column as it is
+    (index -> column): the central difference of two nudges of that column, which
+    :func:`~problin.inference.effects.average_rows` sums for every variable at once."""
+    out: dict[int, int] = {}
+    for f, part in enumerate(functions):
+        if not isinstance(part, RowContrast) or part.slope != "dydx" or part.lo is None:
+            continue
+        hi, lo = shifts.get(part.hi), shifts.get(part.lo)
+        if hi is not None and lo is not None and hi[2] and lo[2] and hi[0] == lo[0] \
+                and hi[1] - lo[1] == part.divisor:
+            out[f] = hi[0]
+    return out
+
+
 def variant(key: Hashable) -> Variant:
     """The counterfactual copy of a block a key names: ``("observed",)``,
     ``("add", variable, delta)`` (``"nudge"``: the same, a slope's small step) or
@@ -172,6 +188,20 @@ def _numeric(frame: pd.DataFrame, name: str) -> FloatArray:
         raise ValueError(f"variable {name!r} is not numeric") from None
 
 
+def _spreads(frame: pd.DataFrame, names: Sequence[str]) -> dict[str, float]:
+    """Each numeric variable's range, all columns in one reduction (a frame of one
+    float block is read as it lies in memory, not column by column)."""
+    if not names or len(frame) == 0:
+        return dict.fromkeys(names, 0.0)
+    try:
+        x = frame[list(names)].to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):  # (names the column that is not numeric)
+        for name in names:
+            _numeric(frame, name)
+        raise  # pragma: no cover - one of them raised
+    return dict(zip(names, (np.max(x, axis=0) - np.min(x, axis=0)).tolist()))
+
+
 def slope_estimates(encoding: DataEncoding, names: Sequence[str], slope: str = "dydx"
                     ) -> list[Estimate]:
     """Central differences for numeric variables (as elasticities where ``slope`` says),
@@ -179,13 +209,13 @@ def slope_estimates(encoding: DataEncoding, names: Sequence[str], slope: str = "
     if slope not in SLOPES:
         raise ValueError(f"slope must be one of {list(SLOPES)}, got {slope!r}")
     out: list[Estimate] = []
+    spreads = _spreads(encoding.frame, [n for n in names if encoding.variables[n] is None])
     for name in names:
         levels = encoding.variables[name]
         if levels is not None:
             out.extend(_level_contrasts(name, levels, "reference", False))
             continue
-        x = _numeric(encoding.frame, name)
-        spread = float(np.max(x) - np.min(x)) if x.size else 0.0
+        spread = spreads[name]
         h = STEP * spread if spread > 0 else STEP
         out.append(_contrast(name, SLOPES[slope], ("nudge", name, h / 2),
                              ("nudge", name, -h / 2), False, h, slope))
