@@ -36,6 +36,8 @@ def test_firth_equals_mpmath(estimator, link):
     # logistf's standard errors: the inverse information of its augmented data.
     se = np.sqrt([float(cov[j, j]) for j in range(4)])
     np.testing.assert_allclose(model.summary()["std_err"].to_numpy(), se, rtol=1e-7)
+    text = str(model.summary_text())
+    assert "Firth" in text and "separated" not in text  # (the classes overlap)
     # The penalised log-likelihood is stationary at the answer (its own derivative).
     assert np.abs(numeric_gradient(X, y, _params(model), link)).max() < 1e-8
     assert model.converged_
@@ -215,3 +217,6 @@ def test_firth_completely_separated_many_rows_converges():
     augmented = Z.T @ ((w * (1.0 + h))[:, None] * Z)
     np.testing.assert_allclose(model.summary()["std_err"].to_numpy(),
                                np.sqrt(np.diag(np.linalg.inv(augmented))), rtol=1e-6)
+    # Firth's own margins separate the classes: the summary says why it is Firth's.
+    assert ("The data are (quasi-)separated: maximum-likelihood estimates do not exist;"
+            in " ".join(str(model.summary_text()).split()))

@@ -59,6 +59,7 @@ class Diagnosis(NamedTuple):
     separated: Any
     covariance_standard: NDArray[np.float64] | None = None
     theta: NDArray[np.float64] | None = None  # the optimum with unidentified ones at 0
+    firth_separated: bool = False  # Firth's fit proves the classes (quasi-)separated
 
 
 def hessian_affordable(n_samples: int, n_params: int) -> bool:
@@ -181,7 +182,22 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
     if not result.converged and separated is None:
         warn_at_caller(f"{type(est).__name__} did not converge in {result.n_iter} iterations "
                        f"({result.message}); increase max_iter or tol.", ConvergenceWarning)
-    return Diagnosis(cov, identified, separated, cov_z, theta)
+    return Diagnosis(cov, identified, separated, cov_z, theta,
+                     _firth_separated(est, problem, result))
+
+
+def _firth_separated(est: Any, problem: ClassifierProblem, result: SolverResult) -> bool:
+    """Whether Firth's fitted linear predictor separates the classes: a certificate
+    (:func:`certified_separation`, no LP) that the maximum-likelihood estimates do not
+    exist, for the summary's note (no warning: Firth's estimates are finite)."""
+    objective = problem.objective
+    if objective.penalty.exact_hessian or not problem.rows.rows_in_memory \
+            or np.ndim(result.eta) != 1:
+        return False
+    sw = objective.sample_weight
+    targets = problem.family.separation_splits(problem.rows.targets(), est.classes_)
+    return any(certified_separation(result.eta, y01, sw) is not None
+               for y01 in targets.values())
 
 
 def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any

@@ -146,6 +146,7 @@ class GLMFit:
     t_df: float | None = None
     regression_statistics: dict[str, float] | None = None
     penalty_name: str = "l2"
+    firth_separated: bool = False  # Firth's fitted margins separate the classes
 
     @classmethod
     def from_solver(cls, objective: SolvedObjective, result: SolverResult, *, solver: str,
@@ -154,7 +155,8 @@ class GLMFit:
                     identified: NDArray[np.bool_] | None = None,
                     separated: Any = None, null_log_likelihood: float | None = None,
                     covariance_standard: NDArray[np.float64] | None = None,
-                    reference_class: bool = False, penalty_name: str = "l2") -> "GLMFit":
+                    reference_class: bool = False, penalty_name: str = "l2",
+                    firth_separated: bool = False) -> "GLMFit":
         """The fit from a solver's result on ``objective`` (in its design's basis), with
         the diagnostics' covariance, identified parameters and separated rows, and the
         intercept-only model's log-likelihood (:mod:`problin.glm.statistics`);
@@ -176,7 +178,8 @@ class GLMFit:
                    covariance_standard=covariance_standard,
                    penalty=float(objective.penalty.value(result.theta)),
                    null_log_likelihood=null_log_likelihood,
-                   weight_total=float(objective.total_weight), penalty_name=penalty_name)
+                   weight_total=float(objective.total_weight), penalty_name=penalty_name,
+                   firth_separated=firth_separated)
 
     def replace(self, **changes: Any) -> "GLMFit":
         """A copy with ``changes`` (e.g. a covariance computed after the fit)."""

@@ -41,6 +41,10 @@ def _cov_type(model: Any) -> str:
     return str(model.get_params().get("cov_type", "nonrobust"))
 
 
+#: The "Method" of the penalised-likelihood fits that take no alpha.
+_PENALTY_METHODS = {"firth": "Firth", "flic": "FLIC", "flac": "FLAC"}
+
+
 def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
     """The summary of a fitted GLM classifier (``LogisticRegression``,
     ``ProbitRegression``) above its ``summary()`` table ``table``: the fit (method,
@@ -51,7 +55,8 @@ def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
     alpha = float(model.alpha)
     multi = isinstance(table.index, pd.MultiIndex)
     link = "softmax" if multi else _LINKS.get(name, "")
-    method = "MLE" if alpha == 0 else f"MAP, alpha={alpha:g}"
+    method = _PENALTY_METHODS.get(model._result.penalty_name,
+                                  "MLE" if alpha == 0 else f"MAP, alpha={alpha:g}")
     cov_type = _cov_type(model)
     left = _rows([("Model", f"{name} ({link})" if link else name, ""),
                   ("Method", method, ""), ("Covariance", cov_type, ""),
@@ -70,6 +75,9 @@ def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
         notes.append(f"Penalised fit (alpha={alpha:g}): standard errors are those of the "
                      "Laplace posterior around the MAP estimate; log-likelihood, deviance and "
                      "pseudo R-squared at the MAP estimate; AIC, BIC and LR test omitted.")
+    if model._result.firth_separated:
+        notes.append("The data are (quasi-)separated: maximum-likelihood estimates do not "
+                     "exist; Firth's are finite.")
     if multi:
         notes.append("Softmax: one block of parameters per class shown (the contrasts "
                      "against the first class when alpha=0); wald_test names them "
