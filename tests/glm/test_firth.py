@@ -220,3 +220,21 @@ def test_firth_completely_separated_many_rows_converges():
     # Firth's own margins separate the classes: the summary says why it is Firth's.
     assert ("The data are (quasi-)separated: maximum-likelihood estimates do not exist;"
             in " ".join(str(model.summary_text()).split()))
+
+
+def test_firth_negative_binomial_at_a_fixed_alpha_is_the_glms():
+    """The negative binomial regressor takes Firth's penalty at a fixed alpha (the
+    dispersion known), equal to GLM('negative_binomial') at alpha 1, and refuses it with
+    alpha estimated; its parameter round-trips through a model file's params."""
+    import problin
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = rng.poisson(np.exp(0.5 + X @ [0.3, -0.2])).astype(float)
+    nb = problin.NegativeBinomialRegression(nb_alpha=1.0, penalty="firth",
+                                            information="expected").fit(X, y)
+    glm = problin.GLM(family="negative_binomial", penalty="firth").fit(X, y)
+    np.testing.assert_allclose(nb.coef_, glm.coef_, rtol=1e-10)
+    np.testing.assert_allclose(nb.covariance_, glm.covariance_, rtol=1e-8)
+    with pytest.raises(ValueError, match="fixed nb_alpha"):
+        problin.NegativeBinomialRegression(penalty="firth", information="expected").fit(X, y)
+    assert problin.NegativeBinomialRegression().get_params()["penalty"] == "l2"

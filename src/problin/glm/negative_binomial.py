@@ -79,11 +79,11 @@ class NegativeBinomialRegression(_OneFamily):
                  fit_intercept: bool = True, cov_type: str = "nonrobust",
                  scale: float | str | None = None, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "observed") -> None:
+                 information: str = "observed", penalty: str = "l2") -> None:
         self.nb_alpha = nb_alpha
         super().__init__(link, alpha, fit_intercept=fit_intercept, cov_type=cov_type,
                          scale=scale, solver=solver, max_iter=max_iter, tol=tol,
-                         information=information)
+                         information=information, penalty=penalty)
 
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "nb_alpha": [Interval(Real, 0, None, closed="neither"), None]}
@@ -104,8 +104,17 @@ class NegativeBinomialRegression(_OneFamily):
         name = "alpha" if self.nb_alpha is None else "alpha (fixed)"
         return [(name, float(self.alpha_), float(self.alpha_se_))]
 
+    def _check_firth(self, family: ExponentialFamily) -> None:
+        if self.nb_alpha is None:
+            raise ValueError("penalty='firth' needs a fixed nb_alpha: the adjusted score is "
+                             "defined at a known dispersion, and alpha estimated alongside "
+                             "it is not (set nb_alpha, or penalty='l2')")
+        super()._check_firth(family)
+
     def _fit_model(self, design: Any, family: Any, rows: RegressionRows[Obj]
                    ) -> tuple[Obj, GLMFit]:
+        if self.penalty == "firth":
+            self._check_firth(family)  # (before the alternation's Poisson start)
         if self.nb_alpha is not None:
             fixed, fit = super()._fit_model(design, family, rows)
             return fixed, _with_alpha(fit, self.nb_alpha, np.nan)
