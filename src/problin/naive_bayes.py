@@ -160,12 +160,14 @@ class _DiscreteNB(GenerativeClassifier):
                       n_classes: int) -> ClassSums:
         """The counts of one Dask chunk (dense, or CSR), to be summed over the chunks."""
         return ClassSums(*self._accumulate(self._check_input(canonical(X)), codes,
-                                           sample_weight))
+                                           sample_weight, n_classes))
 
-    def _accumulate(self, X: Matrix, codes: np.ndarray,
-                    sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """``(n_k, sum_{t_n = k} w_n f(x_n))``: class counts and feature counts."""
-        Y = _one_hot(codes, self.classes_.size, sample_weight)
+    def _accumulate(self, X: Matrix, codes: np.ndarray, sample_weight: np.ndarray | None,
+                    n_classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(n_k, sum_{t_n = k} w_n f(x_n))``: class counts and feature counts
+        (``n_classes``: of a Dask chunk's own classes; default ``classes_``)."""
+        Y = _one_hot(codes, self.classes_.size if n_classes is None else n_classes,
+                     sample_weight)
         counts: Any
         if sp.issparse(X) and not self._transforms():
             counts = np.asarray(X.T @ Y).T  # one sparse product, X as it is

@@ -15,8 +15,10 @@ distributed = pytest.importorskip("dask.distributed")
 from problin import (
     BayesianLinearRegression,
     GaussianNB,
+    LeastSquaresClassifier,
     LinearDiscriminantAnalysis,
     LinearRegression,
+    MultinomialNB,
     QuadraticDiscriminantAnalysis,
 )
 
@@ -185,3 +187,23 @@ def test_dataframe_feature_names(data):
                                       GaussianNB().fit(X, labels).predict(X))
         with pytest.raises(ValueError, match="feature names"):
             b.predict(frame.rename(columns={"f0": "g0"}))
+
+
+@pytest.mark.parametrize("model", CLASSIFIERS + [LeastSquaresClassifier(), MultinomialNB()],
+                         ids=repr)
+def test_one_pass_finds_labels_that_differ_between_chunks(data, model):
+    """The labels are found in the statistics' own pass (one compute on the scheduler),
+    each chunk holding its own labels: sorted rows, so that the first chunk holds only
+    ``"a"`` and ``"b"``, the last only ``"c"`` (merged over the union of labels)."""
+    from dask.callbacks import Callback
+    X, _, labels = data
+    order = np.argsort(labels, kind="stable")
+    X, names = X[order], np.array(["a", "b", "c"], dtype=object)[labels[order]]
+    X = np.abs(X) if isinstance(model, MultinomialNB) else X
+    a = clone(model).fit(X, names)
+    computes = []
+    with dask.config.set(scheduler="threads"), Callback(start=computes.append):
+        b = clone(model).fit(dask_rows(X), dask_rows(names))
+    assert len(computes) == 1
+    assert_same_fit(a, b)
+    np.testing.assert_array_equal(b.predict(X[::97]), a.predict(X[::97]))

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils.multiclass import check_classification_targets
 
-__all__ = ["encode_classes"]
+__all__ = ["distinct_labels", "encode_classes"]
 
 
 def _label_list(values: Iterable[Any], limit: int = 10) -> str:
@@ -27,10 +27,41 @@ def encode_classes(y: ArrayLike, classes: ArrayLike | None = None, *,
     """
     y = np.asarray(y)
     if classes is None:
-        two = _two_labels(y)
-        if two is not None:
-            return two
-    as_int = _integer_labels(y) if classes is None else None
+        classes_, t = distinct_labels(y)
+        if classes_.size < 2:
+            raise ValueError(f"{owner} needs samples of at least 2 classes, but the data "
+                             f"contain only one class: {_label_list(classes_)}")
+        return classes_, t
+    check_classification_targets(y)
+    present = np.unique(y)
+    classes_ = np.asarray(classes)
+    if classes_.ndim != 1:
+        raise ValueError(f"classes must be a 1-D list of labels, got shape {classes_.shape}")
+    if np.unique(classes_).size != classes_.size:
+        raise ValueError("classes contains duplicate labels")
+    unknown = np.setdiff1d(present, classes_)
+    if unknown.size:
+        raise ValueError(f"y contains labels that are not in classes: {_label_list(unknown)}")
+    absent = [c for c in classes_ if c not in set(present.tolist())]
+    if absent:
+        raise ValueError(f"classes {_label_list(absent)} have no samples in y: their "
+                         "parameters would be minus infinity. Drop them from classes or "
+                         "add samples.")
+    if classes_.size < 2:
+        raise ValueError(f"{owner} needs samples of at least 2 classes, but the data contain "
+                         f"only one class: {_label_list(classes_)}")
+    order = np.argsort(classes_, kind="stable")
+    t = order[np.searchsorted(classes_[order], y)]
+    return classes_, t.astype(np.intp)
+
+
+def distinct_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, t)``: the sorted distinct labels of ``y`` (any number of them, one
+    included: a Dask chunk's) and ``t`` with ``labels[t] == y``."""
+    two = _two_labels(y)
+    if two is not None:
+        return two
+    as_int = _integer_labels(y)
     if as_int is not None:
         # Integer-valued labels (ints, bools, or floats such as 0.0 / 1.0):
         # one counting pass instead of sorting; they are classes, never a
@@ -43,38 +74,14 @@ def encode_classes(y: ArrayLike, classes: ArrayLike | None = None, *,
             shifted = shifted.astype(np.intp, copy=False)
             counts = np.bincount(shifted, minlength=span)
             present = (np.flatnonzero(counts) + low).astype(y.dtype)
-            if present.size < 2:
-                raise ValueError(f"{owner} needs samples of at least 2 classes, but the data "
-                                 f"contain only one class: {_label_list(present)}")
             if present.size == span:
                 # Never hand back the caller's own array as the codes.
                 return present, shifted.copy() if np.shares_memory(shifted, y) else shifted
             codes = (np.cumsum(counts > 0) - 1).astype(np.intp)
             return present, codes[shifted]
     check_classification_targets(y)
-    present = np.unique(y)
-    if classes is None:
-        classes_ = present
-    else:
-        classes_ = np.asarray(classes)
-        if classes_.ndim != 1:
-            raise ValueError(f"classes must be a 1-D list of labels, got shape {classes_.shape}")
-        if np.unique(classes_).size != classes_.size:
-            raise ValueError("classes contains duplicate labels")
-        unknown = np.setdiff1d(present, classes_)
-        if unknown.size:
-            raise ValueError(f"y contains labels that are not in classes: {_label_list(unknown)}")
-        absent = [c for c in classes_ if c not in set(present.tolist())]
-        if absent:
-            raise ValueError(f"classes {_label_list(absent)} have no samples in y: their "
-                             "parameters would be minus infinity. Drop them from classes or "
-                             "add samples.")
-    if classes_.size < 2:
-        raise ValueError(f"{owner} needs samples of at least 2 classes, but the data contain "
-                         f"only one class: {_label_list(classes_)}")
-    order = np.argsort(classes_, kind="stable")
-    t = order[np.searchsorted(classes_[order], y)]
-    return classes_, t.astype(np.intp)
+    present, t = np.unique(y, return_inverse=True)
+    return present, t.astype(np.intp).ravel()
 
 
 def _numeric_labels(y: np.ndarray) -> bool:

@@ -2,24 +2,27 @@
 
 Least-squares moments of ``[X, y]`` and per-class statistics, each chunk
 reduced by the in-memory function and the results merged exactly (see
-:mod:`~problin._dask.chunks`); labels are found by one pass over ``y`` alone.
+:mod:`~problin._dask.chunks`). The class statistics find the labels in the same
+pass: each chunk's are keyed by the labels it holds, and a merge spreads both
+sides over the union of their labels (a separate pass over ``y`` first, ``da.unique``,
+cost 0.25 s at 1e6 rows on a local cluster against 26 ms for ``np.unique``).
 """
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, Self
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._core.labels import encode_classes
-from .._core.moments.class_stats import ClassStats, class_stats
+from .._core.labels import distinct_labels, encode_classes
+from .._core.moments.class_stats import ClassStats, class_stats, spread_classes
 from .._core.moments.least_squares import Moments, moments
 from .._core.types import Matrix
 from .._core.validation import check_class_totals, check_total_weight
 from .chunks import (
     _check_chunk,
     _chunk_weights,
-    _float_rows,
+    _scratch_rows,
     _sparse_chunk,
     align_rows,
     as_dask_rows,
@@ -29,7 +32,9 @@ from .chunks import (
 
 __all__ = [
     "dask_class_counts",
+    "ClassReduction",
     "ClassSums",
+    "Labelled",
     "dask_class_reduce",
     "dask_class_stats",
     "dask_labels",
@@ -42,7 +47,7 @@ def _moments_chunk(k: int, lo: int, Xb: Matrix, Tb: np.ndarray,
                    wb: np.ndarray | None) -> Moments | None:
     if Xb.shape[0] == 0:
         return None
-    Xb = _float_rows(Xb)
+    Xb = _scratch_rows(Xb)
     _check_chunk(k, lo, "X", Xb)
     Tb = np.asarray(Tb, dtype=np.float64).reshape(Xb.shape[0], -1)
     _check_chunk(k, lo, "y", Tb, bounded=True)  # a regression target: squared too
@@ -90,9 +95,46 @@ class ClassSums:
         return ClassSums(self.counts + other.counts,
                          *(a + b for a, b in zip(self.sums, other.sums)))
 
+    def spread(self, index: np.ndarray, n_classes: int) -> "ClassSums":
+        """These sums as those of ``n_classes`` classes, class ``k`` at ``index[k]``."""
+        return ClassSums(*(spread_classes(a, index, n_classes)
+                           for a in (self.counts, *self.sums)))
+
+
+class ClassReduction(Protocol):
+    """A per-class statistic of rows (:class:`ClassSums`,
+    :class:`~problin._core.moments.class_stats.ClassStats`, ...): the class weights,
+    an exact merge with the statistic of other rows, and its spread over more classes."""
+
+    counts: np.ndarray
+
+    def merge(self, other: Self) -> Self: ...
+
+    def spread(self, index: np.ndarray, n_classes: int) -> Self: ...
+
+
+class Labelled:
+    """A :class:`ClassReduction` keyed by the sorted labels of its classes: the
+    statistic of chunks that need not hold the same labels. The merge spreads
+    each side over the union of the labels (nothing to do when they agree)."""
+
+    def __init__(self, labels: np.ndarray, stats: ClassReduction) -> None:
+        self.labels, self.stats = labels, stats
+
+    def merge(self, other: "Labelled") -> "Labelled":
+        a, b = self.labels, other.labels
+        if a.shape == b.shape and bool(np.all(a == b)):
+            return Labelled(a, self.stats.merge(other.stats))
+        union = np.union1d(a, b)
+        return Labelled(union, self.stats.spread(np.searchsorted(union, a), union.size)
+                        .merge(other.stats.spread(np.searchsorted(union, b), union.size)))
+
 
 def _class_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | None,
-                 classes: np.ndarray, reduce: Callable[..., Any], accept_sparse: bool) -> Any:
+                 classes: np.ndarray | int, reduce: Callable[..., Any], accept_sparse: bool,
+                 coded: bool = False) -> Any:
+    """``reduce`` of chunk ``k`` with labels ``yb`` among ``classes`` (or, ``coded``, class
+    codes ``yb`` of ``classes`` classes)."""
     if Xb.shape[0] == 0:
         return None
     if sp.issparse(Xb):
@@ -102,10 +144,27 @@ def _class_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | N
                             "b.toarray()))")
         Xb = _sparse_chunk(k, lo, Xb)
     else:
-        Xb = _float_rows(Xb)
+        Xb = _scratch_rows(Xb)
         _check_chunk(k, lo, "X", Xb)
+    if coded:
+        return reduce(Xb, yb, _chunk_weights(k, lo, wb), classes)
+    classes = np.asarray(classes)
     codes = np.searchsorted(classes, np.asarray(yb))
     return reduce(Xb, codes, _chunk_weights(k, lo, wb), classes.size)
+
+
+def _labelled_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | None,
+                    reduce: Callable[..., ClassReduction], accept_sparse: bool
+                    ) -> Labelled | None:
+    """A chunk's class statistic keyed by the labels it holds (see :class:`Labelled`)."""
+    if Xb.shape[0] == 0:
+        return None
+    yb = np.asarray(yb)
+    if yb.dtype.kind == "f":
+        _check_chunk(k, lo, "y", yb, bounded=False)
+    labels, codes = distinct_labels(yb)
+    return Labelled(labels, _class_chunk(k, lo, Xb, codes, wb, labels.size, reduce,
+                                         accept_sparse, coded=True))
 
 
 def _class_stats_of(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes: int,
@@ -117,8 +176,8 @@ def dask_class_stats(estimator: Any, X: Any, y: Any, sample_weight: Any, kind: s
                      accept_sparse: bool = False) -> ClassStats:
     """Per-class :class:`~problin._core.moments.class_stats.ClassStats` from Dask input.
 
-    Sets ``classes_`` (the sorted labels of ``y``, found by one pass over
-    ``y`` only) and ``n_features_in_``; then one pass over ``X``.
+    Sets ``classes_`` (the sorted labels of ``y``, found in the same pass) and
+    ``n_features_in_``: one pass over ``X`` and ``y``.
     """
     return dask_class_reduce(estimator, X, y, sample_weight,
                              functools.partial(_class_stats_of, kind=kind),
@@ -130,18 +189,19 @@ def dask_class_reduce(estimator: Any, X: Any, y: Any, sample_weight: Any,
     """``merge(reduce(X_k, codes_k, w_k, n_classes))`` over the row chunks of Dask input.
 
     As :func:`dask_class_stats` for any per-chunk class statistic: ``reduce``
-    (picklable) returns an object with ``counts`` (the class weights) and an
-    exact ``merge`` (e.g. :class:`ClassSums`); ``codes_k`` index ``classes_``.
+    (picklable) returns a :class:`ClassReduction` (e.g. :class:`ClassSums`) of
+    the chunk's own classes, ``codes_k`` indexing the labels the chunk holds;
+    the labels of all chunks are found in the same pass (see :class:`Labelled`).
     ``accept_sparse``: whether chunks may be scipy.sparse matrices (as CSR).
     """
-    X, y, present = dask_labels(estimator, X, y, reset=True)
-    estimator.classes_, _ = encode_classes(present, owner=type(estimator).__name__)
+    X = dask_features(estimator, X, True)
+    y = _label_rows(y, X)
     w = align_rows(sample_weight, X, "sample_weight")
-    stats = reduce_chunks(functools.partial(_class_chunk, classes=estimator.classes_,
-                                            reduce=reduce, accept_sparse=accept_sparse),
-                          X, y, w)
-    check_class_totals(stats.counts, estimator.classes_)
-    return stats
+    found = reduce_chunks(functools.partial(_labelled_chunk, reduce=reduce,
+                                            accept_sparse=accept_sparse), X, y, w)
+    estimator.classes_, _ = encode_classes(found.labels, owner=type(estimator).__name__)
+    check_class_totals(found.stats.counts, estimator.classes_)
+    return found.stats
 
 
 def dask_labels(estimator: Any, X: Any, y: Any, reset: bool) -> tuple[Any, Any, np.ndarray]:
@@ -149,13 +209,19 @@ def dask_labels(estimator: Any, X: Any, y: Any, reset: bool) -> tuple[Any, Any, 
     row chunks, and the sorted distinct labels of ``y`` (one pass over ``y`` only)."""
     import dask.array as da
     X = dask_features(estimator, X, reset)
-    y = align_rows(y, X, "y")
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
+    y = _label_rows(y, X)
     present = da.unique(y).compute()
     if present.dtype.kind == "f" and not np.isfinite(present).all():
         raise ValueError("Input y contains NaN or infinity.")
     return X, y, present
+
+
+def _label_rows(y: Any, X: Any) -> Any:
+    """Labels ``y`` aligned to the row chunks of Dask ``X``: one a row."""
+    y = align_rows(y, X, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
+    return y
 
 
 def dask_class_counts(X: Any, y: Any, sample_weight: Any, classes: np.ndarray,

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from ..blocks import block_rows, iter_blocks, n_workers, reduce_row_ranges
 from ..types import Matrix
 
-__all__ = ["ClassStats", "empty_stats", "class_stats", "merge_means", "pooled_scatter",
+__all__ = ["ClassStats", "empty_stats", "spread_classes", "class_stats", "merge_means", "pooled_scatter",
            "between_scatter"]
 
 KINDS = ("full", "tied", "diag")
@@ -196,6 +196,25 @@ class ClassStats:
         return ClassStats(n, origin, offset, sq, scatter, self.kind)
 
     __add__ = merge
+
+    def spread(self, index: np.ndarray, n_classes: int) -> "ClassStats":
+        """These statistics as those of ``n_classes`` classes, class ``k`` at ``index[k]``,
+        the others empty (a Dask chunk's classes among all the chunks')."""
+        scatter = (spread_classes(self.scatters(), index, n_classes) if self.kind == "full"
+                   else self.scatter)
+        counts, origin, offset, sq = (spread_classes(a, index, n_classes)
+                                      for a in (self.counts, self.origin, self.offset, self.sq))
+        return ClassStats(counts, origin, offset, sq, scatter, self.kind)
+
+
+def spread_classes(a: np.ndarray, index: np.ndarray, n: int, axis: int = 0) -> np.ndarray:
+    """``a`` with its entries along ``axis`` at positions ``index`` of ``n``, zeros
+    elsewhere: the sums of classes that are absent (exactly zero, as no rows give)."""
+    shape = list(a.shape)
+    shape[axis] = n
+    out = np.zeros(shape, dtype=a.dtype)
+    out[(slice(None),) * axis + (index,)] = a
+    return out
 
 
 def empty_stats(n_classes: int, n_features: int, kind: str = "full") -> ClassStats:

@@ -26,7 +26,7 @@ from scipy import linalg
 
 from ..blocks import _default_rows, iter_blocks, reduce_row_ranges, small_blas
 from ..types import Matrix
-from .class_stats import merge_means
+from .class_stats import merge_means, spread_classes
 from .running import RAW_RATIO, RawRun, Running
 from .tsqr import QRRunning, centre_rows, gram_factor, stack_qr
 
@@ -234,6 +234,18 @@ class ClassMoments:
 
     def merge(self, other: "ClassMoments") -> "ClassMoments":
         return ClassMoments(self.counts + other.counts, self.moments.merge(other.moments))
+
+    def spread(self, index: np.ndarray, n_classes: int) -> "ClassMoments":
+        """These moments as those of ``n_classes`` classes, class ``k`` at ``index[k]``: an
+        absent class's 1-of-K target is zero on every row, its mean, its row and column of
+        the factor zero (the factor of ``[x, t]`` with zero columns inserted)."""
+        m, d = self.moments, self.moments.n_features
+        at = np.concatenate([np.arange(d), d + np.asarray(index)])
+        size = d + n_classes
+        factor = spread_classes(spread_classes(m.factor, at, size), at, size, axis=1)
+        return ClassMoments(spread_classes(self.counts, index, n_classes),
+                            Moments(m.weight, spread_classes(m.offset, at, size), factor, d,
+                                    spread_classes(m.origin, at, size)))
 
 
 def class_moments(X: Matrix, codes: np.ndarray, sample_weight: np.ndarray | None,
