@@ -98,3 +98,32 @@ def test_profile_needs_the_rows_and_a_known_kind():
         model.summary(ci="profile")
     with pytest.raises(ValueError, match="ci must be one of"):
         model.summary(ci="score")
+
+
+# R 4.2.2, logistf 1.26.1 (default: profile penalised-likelihood intervals), converged
+# tightly (endometrial: brglm2's data as in tests/glm/test_firth.py, read from a CSV):
+#   ctl <- logistf.control(xconv = 1e-14, gconv = 1e-14, lconv = 1e-14, maxit = 500)
+#   pctl <- logistpl.control(xconv = 1e-14, lconv = 1e-14, maxit = 500, ortho = FALSE)
+#   f <- logistf(case ~ age + oc + vic + vicl + vis + dia, data = sex2, control = ctl,
+#                plcontrol = pctl); f$ci.lower; f$ci.upper
+#   g <- logistf(HG ~ NV + PI + EH, data = endometrial, control = ctl, plcontrol = pctl)
+_LOGISTF_PL = {
+    "sex2": ([-0.818559106359, -1.973788382837, -0.941436330166, 1.273021571200,
+              -3.260861117529, -1.608087889529, 0.774568169217],
+             [1.073151216026, -0.307425141576, 0.789202021261, 3.435432730915,
+              -1.117734946984, 0.015184679066, 8.030293522159]),
+    "endometrial": ([1.082537108448, 0.609724436303, -0.124458720852, -4.365183247263],
+                    [7.209280498247, 7.854631713877, 0.040455473181, -1.232721057217]),
+}
+
+
+@pytest.mark.parametrize("name", ["sex2", "endometrial"])
+def test_firth_profile_equals_logistf(name):
+    from tests.glm.test_firth import _ENDOMETRIAL, _sex2
+    X, y = _sex2() if name == "sex2" else (_ENDOMETRIAL[:, :3], _ENDOMETRIAL[:, 3])
+    model = LogisticRegression(alpha=0.0, penalty="firth", tol=1e-12).fit(X, y)
+    table = model.summary(ci="profile", X=X, y=y)
+    low, high = _LOGISTF_PL[name]
+    np.testing.assert_allclose(table["ci_low"], low, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(table["ci_high"], high, rtol=0, atol=1e-6)
+    assert "penalised likelihood" in table.attrs["ci_note"]

@@ -51,8 +51,12 @@ def raw_map(basis: ColumnBasis | None, p: int) -> np.ndarray:
 
 def _vgh(objective: Any) -> Any:
     def call(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        with np.errstate(all="ignore"):
-            f, g, H = objective.value_grad_hess(theta, objective.linear_predictor(theta))[:3]
+        try:
+            with np.errstate(all="ignore"):
+                f, g, H = objective.value_grad_hess(theta,
+                                                    objective.linear_predictor(theta))[:3]
+        except np.linalg.LinAlgError:  # (a penalty's information singular out there)
+            return np.inf, theta * np.nan, np.full((theta.size, theta.size), np.nan)
         f = float(f)
         if not (np.isfinite(f) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
             f = np.inf
