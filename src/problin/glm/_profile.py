@@ -17,6 +17,7 @@ penalised log-likelihood, as R's ``logistf`` does by default.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from scipy import stats
 
 from .._core.model.basis import ColumnBasis
 from .._core.solvers.profile import profile_intervals
+from ..exceptions import ConvergenceWarning
 
 __all__ = ["CI_KINDS", "check_ci", "profile_table", "raw_map"]
 
@@ -78,16 +80,23 @@ def profile_table(table: pd.DataFrame, objective: Any, theta: np.ndarray, T: np.
     low[keep] = [lo.value for lo, _ in bounds]
     high[keep] = [hi.value for _, hi in bounds]
     out["ci_low"], out["ci_high"] = low, high
-    failed = [str(name) for name, (lo, hi) in zip(table.index[keep], bounds, strict=True)
-              if not (lo.converged and hi.converged)]
+    names = [str(name) for name in table.index[keep]]
+    flat = [n for n, pair in zip(names, bounds, strict=True)
+            if any(not b.converged and np.isinf(b.value) for b in pair)]
+    stuck = [n for n, pair in zip(names, bounds, strict=True)
+             if any(not b.converged and np.isfinite(b.value) for b in pair)]
+    if stuck:
+        warnings.warn(f"profile intervals: the bounds of {', '.join(stuck)} did not converge "
+                      "(shown as last iterated)", ConvergenceWarning, stacklevel=3)
     out.attrs.update(table.attrs)
     out.attrs["ci"] = "profile"
     note = (f"Profile-likelihood {100 * level:g}% intervals"
             + (" (of the penalised likelihood)" if table.attrs.get("penalised") else "")
             + ("" if phi == 1.0 else f", the deviance scaled by the dispersion {phi:.6g}")
             + ".")
-    if failed:
-        note += (" No finite bound where the profile stays below the cut-off (inf): "
-                 + ", ".join(failed) + ".")
+    if flat:
+        note += (" No bound found for " + ", ".join(flat) + " (shown as inf): the profile "
+                 "stays below the cut-off as far as it was followed, as under separation "
+                 "(penalty='firth' gives finite ones).")
     out.attrs["ci_note"] = note
     return out

@@ -55,13 +55,14 @@ class _Secant:
         self.correction = np.zeros((p, p))
         self.hessian = self.correction
         self._last: tuple[np.ndarray, np.ndarray] | None = None
+        self.active = False  # (updated only near the profile: far out it misleads)
 
     def reset(self) -> None:
         self.correction[:] = 0.0
         self._last = None
 
     def factor(self, theta: np.ndarray, g: np.ndarray, H: np.ndarray) -> Cholesky | None:
-        if self._last is not None:
+        if self._last is not None and self.active:
             s = theta - self._last[0]
             ss = float(s @ s)
             if ss > 0.0:
@@ -124,51 +125,71 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     ``Hinv_c`` is ``H^-1 c`` at ``theta_hat``.
 
     Starts at the Wald bound ``b_hat + t se`` with ``theta`` on the profile's tangent
-    there; each iteration moves ``b`` by the root's Newton step and ``theta`` by the
-    constrained Newton step to the new ``b`` (halving the last move where the
-    objective is not finite). Converged when the constrained step's decrement and
-    ``|r - t|`` are below ``tol``.
+    there. Each iteration takes the constrained Newton step at the current ``b``; once
+    its decrement is below ``t² / 10`` (the profile there known to a tenth of the
+    cut-off) it also moves ``b`` by the root's Newton step, ``theta`` following on the
+    tangent. The distance ``u = |b - b_hat|`` stays inside a bracket (below the cut-off
+    at ``u_in``, above at ``u_out``; a step leaving it bisects, one where no point above
+    is known yet at most doubles the move). A step to where the objective is not finite,
+    its Hessian not positive definite, or (``b`` unchanged) the objective higher is
+    halved. Converged when the decrement and ``|r - t|`` are below ``tol``; ``+-inf``
+    (not converged) where no point above the cut-off was found: a flat profile.
     """
     theta = np.array(theta_hat, dtype=np.float64)
     b_hat = float(c @ theta)
     se = math.sqrt(phi * float(c @ Hinv_c))
-    side = 1.0 if t > 0 else -1.0
-    b = b_hat + t * se
-    limit = b_hat + side * 1e4 * max(se, 1.0)  # (a profile flat beyond: no bound)
-    theta = theta + (b - b_hat) * Hinv_c / float(c @ Hinv_c)
-    step_cap = abs(t) * se
-    last = (np.array(theta_hat, dtype=np.float64), b_hat)
+    side, target = (1.0 if t > 0 else -1.0), abs(t)
+    u = target * se
+    u_in, u_out = 0.0, math.inf
+    theta = theta + side * u * Hinv_c / float(c @ Hinv_c)
+    last: tuple[np.ndarray, float, float] | None = None  # (theta, u, f) before the step
+    cap = u  # the largest move of u, doubled after each move, halved with a step
     secant = _Secant(theta.size)
     for it in range(1, max_iter + 1):
         f, g, H = objective(theta)
         factor = secant.factor(theta, g, H) if math.isfinite(f) else None
-        if factor is None:  # (out of the mean's range, or no curvature: halve the move)
-            theta, b = 0.5 * (theta + last[0]), 0.5 * (b + last[1])
-            step_cap *= 0.5
+        worse = last is not None and last[1] == u and f > last[2]
+        if (factor is None or worse) and last is not None:  # (halve the step)
+            theta, u = 0.5 * (theta + last[0]), 0.5 * (u + last[1])
+            cap *= 0.5
             secant.reset()
+            continue
+        if factor is None:  # (the start itself: back towards the estimate)
+            theta, u = 0.5 * (theta + theta_hat), 0.5 * u
+            cap *= 0.5
             continue
         H = secant.hessian
         Hinv_c, Hinv_g = factor.solve(c), factor.solve(g)
-        gap = b - float(c @ theta)
+        gap = b_hat + side * u - float(c @ theta)
         d, mu = _kkt_step(g, Hinv_c, Hinv_g, c, gap)
         decrement = float(-(g @ d) - 0.5 * d @ (H @ d))  # f - model minimum (gap ~ 0)
-        f_p = f - max(decrement, 0.0)
-        dev = 2.0 * (f_p - f_hat) / phi
-        r = side * math.sqrt(max(dev, 0.0))
-        slope = mu / (phi * r) if r != 0.0 else 0.0
-        done = abs(decrement) < tol and abs(r - t) < tol
-        if done:
-            return ProfileBound(b, it, True)
-        if slope <= 0.0:  # (r rises with b; not here: move on by the step cap)
-            db = side * step_cap
-        else:
-            db = (t - r) / slope
-            db = math.copysign(min(abs(db), step_cap), db)
-        if side * (b + db) > side * limit:
-            return ProfileBound(side * math.inf, it, False)
+        if decrement < -1e-8 * (1.0 + abs(f)) and last is not None:  # (H lost its digits)
+            theta, u = 0.5 * (theta + last[0]), 0.5 * (u + last[1])
+            cap *= 0.5
+            secant.reset()
+            continue
+        region = 100.0 * target ** 2  # (far from the profile: steps of bounded model gain)
+        if decrement > region:
+            d = d * math.sqrt(region / decrement)
+        root = math.sqrt(max(2.0 * (f - max(decrement, 0.0) - f_hat) / phi, 0.0))  # |r|
+        if abs(decrement) < tol and abs(root - target) < tol:
+            return ProfileBound(b_hat + side * u, it, True)
+        u_new = u
+        secant.active = 0.0 <= decrement < 0.1 * target ** 2
+        if secant.active:  # (the profile here is known: move b)
+            if root < target:
+                u_in = max(u_in, u)
+            else:
+                u_out = min(u_out, u)
+            slope = side * mu / (phi * root) if root > 0.0 else 0.0  # d|r|/du
+            u_new = u + (target - root) / slope if slope > 0.0 else math.inf
+            if not u_in < u_new < u_out:
+                u_new = 0.5 * (u_in + u_out) if math.isfinite(u_out) else u + cap
+            u_new = u + math.copysign(min(abs(u_new - u), cap), u_new - u)
+            cap = max(cap, 2.0 * abs(u_new - u))
         # The constrained step to the new b: the old b's step plus the tangent move.
-        d = d + db * Hinv_c / float(c @ Hinv_c)
-        last = (theta, b)
-        theta, b = theta + d, b + db
-        step_cap = max(step_cap, 2.0 * abs(db))
-    return ProfileBound(b, max_iter, False)
+        last = (theta, u, f)
+        theta, u = theta + d + side * (u_new - u) * Hinv_c / float(c @ Hinv_c), u_new
+    if not math.isfinite(u_out):
+        return ProfileBound(side * math.inf, max_iter, False)
+    return ProfileBound(b_hat + side * u, max_iter, False)
