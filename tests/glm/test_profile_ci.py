@@ -8,7 +8,7 @@ import pytest
 from scipy import interpolate, optimize, special
 from scipy.stats import chi2
 
-from problin import LogisticRegression
+from problin import LogisticRegression, ProbitRegression
 from problin.glm import GammaRegression, PoissonRegression
 
 Q = chi2.ppf(0.95, 1)
@@ -31,7 +31,7 @@ def _logistic_nll(Xc, y, firth):
     return f
 
 
-def _brute_force(nll, b_hat, j, bound, scale=1.0):
+def _brute_force(nll, b_hat, j, bound, scale=1.0, q=Q):
     """The crossing of 2 (nll_p - nll_hat) / scale = Q near ``bound``: a grid of 9 fixed
     values 0.02 wide, each refitted from the estimate, the crossing of a cubic
     interpolant of the signed root (smooth and nearly linear) found by brentq."""
@@ -49,7 +49,7 @@ def _brute_force(nll, b_hat, j, bound, scale=1.0):
     grid = np.linspace(bound - 0.01, bound + 0.01, 9)
     r = np.array([np.sign(v - b_hat[j]) * np.sqrt(max(2 * (profile(v) - f_hat) / scale, 0))
                   for v in grid])
-    spline = interpolate.CubicSpline(grid, r - np.sign(bound - b_hat[j]) * np.sqrt(Q))
+    spline = interpolate.CubicSpline(grid, r - np.sign(bound - b_hat[j]) * np.sqrt(q))
     return optimize.brentq(spline, grid[0], grid[-1], xtol=1e-13)
 
 
@@ -66,6 +66,22 @@ def test_logistic_profile_equals_brute_force(firth):
             assert bound == pytest.approx(_brute_force(nll, b_hat, j, bound), abs=1e-6)
     assert table.attrs["ci"] == "profile"
     assert "Profile-likelihood 95% intervals" in model.summary_text(ci="profile", X=X, y=y)
+
+
+def test_probit_profile_equals_brute_force():
+    X, Xc, rng = _data(2)
+    y = (X @ [0.8, -0.4] + rng.normal(size=X.shape[0]) > 0).astype(float)
+    model = ProbitRegression(alpha=0.0).fit(X, y)
+    table = model.summary(0.9, ci="profile", X=X, y=y)
+
+    def nll(b):
+        e = Xc @ b
+        return -np.sum(y * special.log_ndtr(e) + (1 - y) * special.log_ndtr(-e))
+    b_hat = np.r_[model.intercept_, model.coef_.ravel()]
+    for j in range(3):
+        for bound in table.iloc[j][["ci_low", "ci_high"]]:
+            assert bound == pytest.approx(
+                _brute_force(nll, b_hat, j, bound, q=chi2.ppf(0.9, 1)), abs=1e-6)
 
 
 @pytest.mark.parametrize("family", ["poisson", "gamma"])

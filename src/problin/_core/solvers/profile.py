@@ -175,7 +175,7 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
         if abs(decrement) < tol and abs(root - target) < tol:
             return ProfileBound(b_hat + side * u, it, True)
         u_new = u
-        secant.active = 0.0 <= decrement < 0.1 * target ** 2
+        secant.active = decrement < 0.1 * target ** 2  # (a rounding below 0: known)
         if secant.active:  # (the profile here is known: move b)
             if root < target:
                 u_in = max(u_in, u)
@@ -183,9 +183,17 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
                 u_out = min(u_out, u)
             slope = side * mu / (phi * root) if root > 0.0 else 0.0  # d|r|/du
             u_new = u + (target - root) / slope if slope > 0.0 else math.inf
+            newton = u_in < u_new < u_out and abs(u_new - u) <= cap
             if not u_in < u_new < u_out:
                 u_new = 0.5 * (u_in + u_out) if math.isfinite(u_out) else u + cap
             u_new = u + math.copysign(min(abs(u_new - u), cap), u_new - u)
+            if decrement < 1e-11 and (abs(u_new - u) < 1e-10 * se or (
+                    newton and abs(root - target) < 1e-5)):
+                # (the profile known to 1e-11 and r within 1e-5 of t: the root's Newton
+                # step leaves an error of order 1e-10 se, no pass needed to confirm it;
+                # or b moves by less than 1e-10 se: r's rounding, the objective's sum
+                # over rows, is all that is left)
+                return ProfileBound(b_hat + side * u_new, it, True)
             cap = max(cap, 2.0 * abs(u_new - u))
         # The constrained step to the new b: the old b's step plus the tangent move.
         last = (theta, u, f)
