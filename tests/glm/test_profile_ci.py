@@ -143,3 +143,34 @@ def test_firth_profile_equals_logistf(name):
     np.testing.assert_allclose(table["ci_low"], low, rtol=0, atol=1e-6)
     np.testing.assert_allclose(table["ci_high"], high, rtol=0, atol=1e-6)
     assert "penalised likelihood" in table.attrs["ci_note"]
+
+
+# R 4.2.2 (MASS's profile.glm, the confint.glm method), on the rows made below saved
+# with 17 digits, its spline over a fine grid (del = 0.02; the default del = zmax / 5
+# differs from these by up to 5e-6):
+#   p <- glm(yp ~ x0 + x1, family = poisson, data = d, control = glm.control(1e-14, 100))
+#   g <- glm(yg ~ x0 + x1, family = Gamma(link = "log"), data = d, control = ...)
+#   confint(profile(p, del = 0.02, maxsteps = 400)); confint(profile(g, ...))
+# Gamma: the deviance over summary(g)$dispersion (Pearson's, 0.538902772507), cut at
+# qnorm(0.975), not at an F quantile.
+_R_CONFINT = {
+    "poisson": ([0.0382266006572, 0.2546801352878, -0.4409994395492],
+                [0.374718857194, 0.578088985545, -0.108873978574]),
+    "gamma": ([0.0960693204456, 0.2467191327632, -0.4189479399483],
+              [0.363280678520, 0.558526680157, -0.106899613287]),
+}
+
+
+@pytest.mark.parametrize("family", ["poisson", "gamma"])
+def test_glm_profile_equals_r_confint(family):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 2))
+    mu = np.exp(np.c_[np.ones(120), X] @ [0.3, 0.4, -0.3])
+    yp = rng.poisson(mu).astype(float)
+    yg = rng.gamma(2.0, mu / 2.0)
+    model = (PoissonRegression(tol=1e-12).fit(X, yp) if family == "poisson"
+             else GammaRegression(tol=1e-12).fit(X, yg))
+    table = model.summary(ci="profile", X=X, y=yp if family == "poisson" else yg)
+    low, high = _R_CONFINT[family]
+    np.testing.assert_allclose(table["ci_low"], low, rtol=0, atol=2e-8)
+    np.testing.assert_allclose(table["ci_high"], high, rtol=0, atol=2e-8)
