@@ -168,7 +168,9 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
             cap *= 0.5
             secant.reset()
             continue
-        region = 100.0 * target ** 2  # (far from the profile: steps of bounded model gain)
+        # (no step can gain more than f - f_hat, the profile being above f_hat: a model
+        # that promises more, its Hessian nearly singular far out, is trusted that far)
+        region = max(target ** 2, f - f_hat)
         if decrement > region:
             d = d * math.sqrt(region / decrement)
         root = math.sqrt(max(2.0 * (f - max(decrement, 0.0) - f_hat) / phi, 0.0))  # |r|
