@@ -56,55 +56,82 @@ def _average_draws(model: EffectsModel, draws: FloatArray,
                    shifts: dict[Hashable, tuple[int, float, bool]],
                    derivatives: dict[int, int]) -> FloatArray:
     D, L, p1 = draws.shape
-    W = draws[:, :, 1:]  # (D, L, d)
-    Wt = W.reshape(D * L, p1 - 1).T  # (d, D L): every draw's predictors in one product
-    intercepts = draws[:, :, 0].ravel()
     K = len(model.outputs) if model.outputs is not None else 1
     total = float(weights.sum())
     rest = [f for f in range(len(functions)) if f not in derivatives]
     read = {key for f in rest for key in functions[f].keys}
     variants = {key: change for key, change in variants.items() if key in read}
-    values = np.zeros((len(functions), D * K))
+    out = np.zeros((D, len(functions), K))
     d_sum = np.zeros((D, K, L))  # sum s D per draw
-    rows = max(16, min(8192, _BLOCK_VALUES // (D * K * L * (1 + len(variants)))))
+    # (a block's designs are encoded once, a formula's per variant; the draws then go
+    # through them in chunks that keep n x draws x K x L values per variant small)
+    rows = max(256, min(8192, _BLOCK_VALUES // (p1 * (1 + len(variants)))))
     for lo in range(0, len(frame), rows):
         block = frame.iloc[lo:lo + rows]
-        n = len(block)
         s = weights[lo:lo + rows] / total
-        eta0: FloatArray | None = None
-        mu0: FloatArray | None = None
-        d0: FloatArray | None = None
-        if derivatives or any(key in shifts for key in variants):
-            base = np.asarray(design(block), dtype=np.float64)
-            eta0 = (base @ Wt + intercepts).reshape(n, D, L)
-            mu0, d = model.mean(eta0.reshape(n * D, L))
-            d0 = d.reshape(n, D, K, L)
-            d_sum += np.einsum("n,ndkl->dkl", s, d0)
-        means: dict[Hashable, FloatArray] = {}
+        base = (np.asarray(design(block), dtype=np.float64)
+                if derivatives or any(key in shifts for key in variants) else None)
+        designs: dict[Hashable, FloatArray] = {}
         for key, change in variants.items():
-            if key in shifts:
-                assert eta0 is not None and mu0 is not None and d0 is not None
-                j, delta, nudge = shifts[key]
-                if nudge:  # (the expansion mu + delta D w_j: a central difference is D w_j)
-                    mu = mu0.reshape(n, D, K) + delta * np.einsum("ndkl,dl->ndk", d0,
-                                                                  W[:, :, j])
-                    means[key] = mu.reshape(n, D * K)
-                    continue
-                eta = eta0 + delta * W[None, :, :, j]
-            else:
-                X = np.asarray(design(change(block)), dtype=np.float64)
-                if X.shape[1] != p1 - 1:
-                    raise ValueError(f"the data give {X.shape[1]} design columns, the "
-                                     f"model has {p1 - 1}")
-                eta = (X @ Wt + intercepts).reshape(n, D, L)
-            means[key] = model.mean(eta.reshape(n * D, L))[0].reshape(n, D * K)
-        for f in rest:  # (row functions are element-wise: all draws of a row side by side)
-            r, _ = functions[f](means, block)
-            values[f] += s @ r
-    out = values.reshape(len(functions), D, K).transpose(1, 0, 2)
-    for f, j in derivatives.items():
+            if key not in shifts:
+                designs[key] = np.asarray(design(change(block)), dtype=np.float64)
+                if designs[key].shape[1] != p1 - 1:
+                    raise ValueError(f"the data give {designs[key].shape[1]} design "
+                                     f"columns, the model has {p1 - 1}")
+        chunk = max(1, _BLOCK_VALUES // (len(block) * K * L * (1 + len(variants))))
+        for d0 in range(0, D, chunk):
+            part = slice(d0, min(D, d0 + chunk))
+            values, d_part = _block_draws(model, draws[part], K, block, s, base, designs,
+                                          variants, functions, rest, shifts,
+                                          bool(derivatives))
+            out[part] += values
+            d_sum[part] += d_part
+    W = draws[:, :, 1:]
+    for f, j in derivatives.items():  # (an exact derivative per draw: avg(s D) w_j)
         out[:, f] = np.einsum("dkl,dl->dk", d_sum, W[:, :, j])
     return out
+
+
+def _block_draws(model: EffectsModel, draws: FloatArray, K: int, block: pd.DataFrame,
+                 s: FloatArray, base: FloatArray | None, designs: dict[Hashable, FloatArray],
+                 variants: dict[Hashable, Variant], functions: Sequence[RowFunction],
+                 rest: list[int], shifts: dict[Hashable, tuple[int, float, bool]],
+                 derivatives: bool) -> tuple[FloatArray, FloatArray]:
+    """One block of rows and a chunk of draws: the functions' weighted sums (D, F, K)
+    and ``sum s D`` (D, K, L)."""
+    D, L, p1 = draws.shape
+    n = len(block)
+    W = draws[:, :, 1:]  # (D, L, d)
+    Wt = W.reshape(D * L, p1 - 1).T  # (d, D L): every draw's predictors in one product
+    intercepts = draws[:, :, 0].ravel()
+    d_sum = np.zeros((D, K, L))
+    eta0: FloatArray | None = None
+    mu0: FloatArray | None = None
+    d0: FloatArray | None = None
+    if base is not None:
+        eta0 = (base @ Wt + intercepts).reshape(n, D, L)
+        mu0, d = model.mean(eta0.reshape(n * D, L))
+        d0 = d.reshape(n, D, K, L)
+        if derivatives:
+            d_sum = np.einsum("n,ndkl->dkl", s, d0)
+    means: dict[Hashable, FloatArray] = {}
+    for key in variants:
+        if key in shifts:
+            assert eta0 is not None and mu0 is not None and d0 is not None
+            j, delta, nudge = shifts[key]
+            if nudge:  # (the expansion mu + delta D w_j: a central difference is D w_j)
+                mu = mu0.reshape(n, D, K) + delta * np.einsum("ndkl,dl->ndk", d0, W[:, :, j])
+                means[key] = mu.reshape(n, D * K)
+                continue
+            eta = eta0 + delta * W[None, :, :, j]
+        else:
+            eta = (designs[key] @ Wt + intercepts).reshape(n, D, L)
+        means[key] = model.mean(eta.reshape(n * D, L))[0].reshape(n, D * K)
+    values = np.zeros((D, len(functions), K))
+    for f in rest:  # (row functions are element-wise: all draws of a row side by side)
+        r, _ = functions[f](means, block)
+        values[:, f] = (s @ r).reshape(D, K)
+    return values, d_sum
 
 
 def draws_frame(index: pd.Index, samples: FloatArray, level: float) -> pd.DataFrame:
