@@ -59,6 +59,9 @@ def test_gaussian_posterior_effects_per_draw(binary, inference):
     pred = model.predictions(X, n_draws=300, random_state=7, level=0.9)
     np.testing.assert_allclose(pred[cols].to_numpy(), _summary(p.mean(axis=1)[:, None]),
                                rtol=1e-12)
+    link = model.predictions(X, type="link", n_draws=300, random_state=7, level=0.9)
+    eta = (theta[:, :1] + theta[:, 1:] @ X.T).mean(axis=1)[:, None]
+    np.testing.assert_allclose(link[cols].to_numpy(), _summary(eta), rtol=1e-12)
     # a ratio of average predictions, x1 moved by +-1 (centred), and a hypothesis on it
     hi = expit(theta[:, :1] + theta[:, 1:] @ (X + [0, 1, 0]).T)
     lo = expit(theta[:, :1] + theta[:, 1:] @ (X - [0, 1, 0]).T)
