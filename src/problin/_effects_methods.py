@@ -22,6 +22,7 @@ effects_spec.DataEncoding`): for a formula, the formula's (so that ``age`` in
 ``age*children`` is one variable); for a plain estimator, its columns (each column a
 variable; the categorical columns of a DataFrame it encoded get contrasts).
 """
+import dataclasses
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,7 +31,8 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._frames import ENCODING_ATTRIBUTE, as_pandas, encode_frame
-from .inference.effects import EffectsModel, average_rows, effects_frame
+from .inference.effects import EffectsModel, FloatArray, Sampling, average_rows, effects_frame
+from .inference.effects_draws import average_draws, draws_frame
 from .inference.effects_spec import (
     OBSERVED,
     DataEncoding,
@@ -60,6 +62,8 @@ class EffectsSource(Protocol):
     def _effects_model(self, type: str) -> EffectsModel: ...  # pragma: no cover
 
     def _effects_data(self, data: Any) -> DataEncoding: ...  # pragma: no cover
+
+    def _effects_draws(self, sampling: Sampling) -> FloatArray | None: ...  # pragma: no cover
 
 
 def _check_type(type: str) -> str:
@@ -113,8 +117,11 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
 
 def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any, by: Any,
            type: str, level: float, sample_weight: Any, kind: str,
-           hypothesis: Any = None) -> pd.DataFrame:
+           hypothesis: Any = None, sampling: Sampling = Sampling()) -> pd.DataFrame:
     model = source._effects_model(_check_type(type))
+    draws = source._effects_draws(sampling)
+    if draws is not None:  # (a Bayesian model: each effect per posterior draw)
+        model = dataclasses.replace(model, draws=draws)
     encoding = source._effects_data(data)
     frame = encoding.frame
     if len(frame) == 0:
@@ -124,28 +131,40 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         by_names, grouped = groups(frame, by)
         rows = frame
     else:
-        if by is not None or sample_weight is not None:
+        if sample_weight is not None:
             raise ValueError("at= chooses the rows (one result per row of its grid): give "
-                             "by= and sample_weight= only with the observed data (at=None)")
+                             "sample_weight= only with the observed data (at=None)")
         rows, by_names = profile(encoding, at)
         weights = np.ones(len(rows))
-        grouped = ([(tuple(rows.iloc[i][by_names]), np.array([i])) for i in range(len(rows))]
-                   if by_names else [((), np.arange(len(rows)))])
+        if by is not None:  # (the grid's rows averaged, with equal weights, by group)
+            by_names, grouped = groups(rows, by)
+        else:
+            grouped = ([(tuple(rows.iloc[i][by_names]), np.array([i]))
+                        for i in range(len(rows))] if by_names
+                       else [((), np.arange(len(rows)))])
     variants = {key: variant(key) for key in needed(estimates)}
     functions = [part for e in estimates for part in e.parts]
     first = np.cumsum([0] + [len(e.parts) for e in estimates])
     shifts = encoding.shifts(variants)
     batched = plain_slopes(functions, shifts)
     index: list[tuple[Any, ...]] = []
+    # per reported row: its estimate and the vector that maps linearly with it (its
+    # Jacobian for the delta method; its draws for a Bayesian model, with no estimate)
     values, jacobians = [], []
     for label, idx in grouped:
         w = weights[idx]
         if w.sum() <= 0:
             continue
-        A, J = average_rows(model, encoding.design, rows.iloc[idx], w, variants, functions,
-                            shifts, batched)
-        for i, e in enumerate(estimates):
-            value, jac = e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
+        parts = (encoding.design, rows.iloc[idx], w, variants, functions, shifts, batched)
+        if model.draws is None:
+            A, J = average_rows(model, *parts)
+            found = [e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
+                     for i, e in enumerate(estimates)]
+        else:
+            S = average_draws(model, *parts)  # (D, F, K)
+            found = [(np.full(S.shape[2], np.nan), e.point(S[:, first[i]:first[i + 1]]).T)
+                     for i, e in enumerate(estimates)]
+        for e, (value, jac) in zip(estimates, found):
             for k in range(value.shape[0]):
                 out = () if model.outputs is None else (model.outputs[k],)
                 terms = (e.term, e.contrast) if kind != "predictions" else ()
@@ -172,27 +191,33 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         labels = [", ".join(map(str, t)) if isinstance(t, tuple) else str(t) for t in idx_out]
         R, q, tests = hypothesis_matrix(hypothesis, labels)
         estimate, jacobian = R @ estimate - q, R @ jacobian
+        if model.draws is not None:
+            jacobian = jacobian - q[:, None]
         idx_out = pd.Index(tests, name="hypothesis")
-    table = effects_frame(idx_out, estimate, jacobian, model, level)
-    table.attrs.update(kind=kind, type=type, at="data" if at is None else at,
+    table = (effects_frame(idx_out, estimate, jacobian, model, level) if model.draws is None
+             else draws_frame(idx_out, jacobian, level))
+    table.attrs.update(kind=kind, type=type, at="data" if at is None else
+                       "grid" if isinstance(at, pd.DataFrame) else at,
                        n_rows=len(rows))
     return table
 
 
 def slopes(source: EffectsSource, data: Any, variables: Any = None, *, slope: str = "dydx",
            at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
-           sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
+           sample_weight: Any = None, hypothesis: Any = None, n_draws: int | None = None,
+           random_state: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.slopes`."""
     encoding = source._effects_data(data)
     estimates = slope_estimates(encoding, check_variables(encoding, variables), slope)
     return _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
-                  sample_weight, "slopes", hypothesis)
+                  sample_weight, "slopes", hypothesis, Sampling(n_draws, random_state))
 
 
 def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
                 change: Any = 1, levels: str = "reference", comparison: str = "difference",
                 at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
-                sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
+                sample_weight: Any = None, hypothesis: Any = None,
+                n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.comparisons`."""
     if comparison not in ("difference", "ratio"):
         raise ValueError(f"comparison must be 'difference' or 'ratio', got {comparison!r}")
@@ -200,17 +225,19 @@ def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
     estimates = comparison_estimates(encoding, check_variables(encoding, variables), change,
                                      levels, comparison == "ratio")
     table = _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
-                   sample_weight, "comparisons", hypothesis)
+                   sample_weight, "comparisons", hypothesis, Sampling(n_draws, random_state))
     table.attrs["comparison"] = comparison
     return table
 
 
 def predictions(source: EffectsSource, data: Any, *, at: Any = None, by: Any = None,
                 type: str = "response", level: float = 0.95,
-                sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
+                sample_weight: Any = None, hypothesis: Any = None,
+                n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.predictions`."""
     return _table(source, data, [Estimate("prediction", "", (RowContrast(OBSERVED),))], at,
-                  by, type, level, sample_weight, "predictions", hypothesis)
+                  by, type, level, sample_weight, "predictions", hypothesis,
+                  Sampling(n_draws, random_state))
 
 
 class _Fixed:
@@ -225,6 +252,9 @@ class _Fixed:
     def _effects_data(self, data: Any) -> DataEncoding:
         return self.encoding
 
+    def _effects_draws(self, sampling: Sampling) -> FloatArray | None:
+        return self.source._effects_draws(sampling)
+
 
 class EffectsMethods:
     """The interpretation methods of a fitted model (its class supplies
@@ -237,9 +267,17 @@ class EffectsMethods:
         """Each column of ``data`` a variable (:func:`column_data`)."""
         return column_data(self, data)
 
+    def _effects_draws(self, sampling: Sampling) -> FloatArray | None:
+        """Posterior draws of the parameters (Bayesian models); None: the delta method."""
+        if sampling != Sampling():
+            raise ValueError(f"n_draws and random_state are for Bayesian models; "
+                             f"{type(self).__name__} has no posterior to draw from")
+        return None
+
     def slopes(self, data: Any, variables: Any = None, *, slope: str = "dydx",
                at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
-               sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
+               sample_weight: Any = None, hypothesis: Any = None, n_draws: int | None = None,
+               random_state: Any = None) -> pd.DataFrame:
         """Average slopes ``d E[y] / d x`` of each variable, with delta-method errors.
 
         A numeric variable's slope is the central difference of the average prediction
@@ -258,12 +296,16 @@ class EffectsMethods:
             The derivative, or an elasticity averaged over the rows as Stata's
             ``margins, eyex()`` and statsmodels' ``get_margeff(method=)``: ``dy/dx * x/y``,
             ``dy/dx * x``, ``dy/dx / y`` (``y`` the row's prediction on the observed data).
-        at : None, "mean", "median" or dict, optional
+        at : None, "mean", "median", dict or DataFrame, optional
             None: the observed rows (average effects); ``"mean"``/``"median"``: at the
             variables' means (medians; modes for categorical ones); a dict of values per
-            variable: one result per row of that grid, the other variables at means/modes.
+            variable: one result per combination of them (a grid); a DataFrame: one
+            result per row, its columns variables; the variables a grid does not set
+            at their means (modes).
         by : str or list of str, optional
-            Average within the groups of these columns of ``data``.
+            Average within the groups of these columns of ``data``; with a grid
+            (``at``), the average over the grid's rows within the groups of these
+            variables (rows equally weighted).
         type : {"response", "link"}, default="response"
             The scale of the prediction: the mean (probability) or the linear predictor.
         level : float, default=0.95
@@ -275,6 +317,12 @@ class EffectsMethods:
             of linear combinations of them, as ``marginaleffects``: ``"b2 - b1 = 0"``,
             ``"pairwise"`` (every difference), ``"reference"`` (each minus the first);
             rows named by the hypotheses.
+        n_draws : int, optional
+            Bayesian models: the number of posterior draws (default: MCMC's stored
+            samples, all of them, or evenly spaced ones of them; 1,000 draws of a
+            Gaussian posterior, ``n_samples`` for ``BayesianLogisticRegression``).
+        random_state : int, RandomState or None, optional
+            Bayesian models with a Gaussian posterior: the seed of its draws.
 
         Returns
         -------
@@ -282,15 +330,21 @@ class EffectsMethods:
             ``estimate, std_err, z`` (``t`` where the model's tests are t), ``p_value,
             ci_low, ci_high``, indexed by ``(class,) (by...,) term, contrast``
             (``contrast`` is ``"dY/dX"`` for a slope, ``"b - a"`` for a level contrast).
+            Bayesian models: ``estimate`` (the posterior median of the effect computed
+            per draw), ``std_err`` (its posterior standard deviation), ``ci_low,
+            ci_high`` (the equal-tailed credible interval at ``level``); no ``z``/``t``
+            or ``p_value`` column.
         """
         return slopes(self, data, variables, slope=slope, at=at, by=by, type=type,
-                      level=level, sample_weight=sample_weight, hypothesis=hypothesis)
+                      level=level, sample_weight=sample_weight, hypothesis=hypothesis,
+                      n_draws=n_draws, random_state=random_state)
 
     def comparisons(self, data: Any, variables: Any = None, *, change: Any = 1,
                     levels: str = "reference", comparison: str = "difference",
                     at: Any = None, by: Any = None, type: str = "response",
                     level: float = 0.95, sample_weight: Any = None,
-                    hypothesis: Any = None) -> pd.DataFrame:
+                    hypothesis: Any = None, n_draws: int | None = None,
+                    random_state: Any = None) -> pd.DataFrame:
         """Average discrete changes of the prediction, with delta-method errors.
 
         Numeric variables change by ``change`` centred on each row's value
@@ -298,17 +352,20 @@ class EffectsMethods:
         every row at the maximum against the minimum); categorical ones are set to each
         level against the reference (``levels="pairwise"``: every pair).
         ``comparison="ratio"``: the ratio of the average predictions. ``at``, ``by``,
-        ``type``, ``level``, ``sample_weight``, ``hypothesis`` and the table: as
-        :meth:`slopes`.
+        ``type``, ``level``, ``sample_weight``, ``hypothesis``, ``n_draws``,
+        ``random_state`` and the table: as :meth:`slopes`.
         """
         return comparisons(self, data, variables, change=change, levels=levels,
                            comparison=comparison, at=at, by=by, type=type, level=level,
-                           sample_weight=sample_weight, hypothesis=hypothesis)
+                           sample_weight=sample_weight, hypothesis=hypothesis,
+                           n_draws=n_draws, random_state=random_state)
 
     def predictions(self, data: Any, *, at: Any = None, by: Any = None,
                     type: str = "response", level: float = 0.95,
-                    sample_weight: Any = None, hypothesis: Any = None) -> pd.DataFrame:
+                    sample_weight: Any = None, hypothesis: Any = None,
+                    n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
         """The average prediction (per class, per group, per grid row), with
         delta-method errors. Arguments and table as :meth:`slopes` (without ``term``)."""
         return predictions(self, data, at=at, by=by, type=type, level=level,
-                           sample_weight=sample_weight, hypothesis=hypothesis)
+                           sample_weight=sample_weight, hypothesis=hypothesis,
+                           n_draws=n_draws, random_state=random_state)

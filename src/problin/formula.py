@@ -52,7 +52,7 @@ from ._formula_design import design_matrix, parse_formula
 from ._formula_results import FormulaResults, if_has, warnings_at_caller
 from ._frames import numeric_columns
 from ._optional import import_optional
-from .inference.effects import EffectsModel
+from .inference.effects import EffectsModel, Sampling
 from .inference.effects_spec import DataEncoding
 from ._state import AllOrNothingFit
 
@@ -411,6 +411,9 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
     # ----------------------------------------------- slopes, comparisons, predictions
     def _effects_model(self, type: str) -> EffectsModel:
         return cast(EffectsModel, self.fitted_estimator()._effects_model(type))
+
+    def _effects_draws(self, sampling: Sampling) -> Any:
+        return self.fitted_estimator()._effects_draws(sampling)
 
     def _effects_data(self, data: Any) -> DataEncoding:
         """The data as the formula's variables (the columns it reads, categorical where

@@ -14,12 +14,23 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.bayes.far_rows import moderated_predict, sampled_predict
 from .._core.bayes.logistic import activation_moments, draw_gaussian
 from .._core.model.families import BernoulliLogit, ClassFamily, class_family
+from .._core.model.links import make_link
 from .._core.model.layout import class_layout
 from .._dask.lazy import lazy_on_dask
+from .._effects_methods import EffectsMethods
 from .._frames import encode_frame
 from .._source import data_source
 from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning, warn_at_caller
+from ..inference.effects import (
+    EffectsModel,
+    IdentityMap,
+    LinkMap,
+    MeanMap,
+    Sampling,
+    SoftmaxMap,
+)
+from ..inference.effects_draws import as_blocks, gaussian_draws, thinned
 from ..inference.summaries import SummaryText, posterior_summary_text
 from . import _fit
 from ._summary import posterior_table
@@ -44,7 +55,8 @@ class _Predictive(NamedTuple):
 _LOGIT = BernoulliLogit()
 
 
-class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixin,
+                                 BaseEstimator):
     """Bayesian logistic regression; softmax regression for K > 2 classes (Laplace only).
 
     .. math::
@@ -374,6 +386,35 @@ class BayesianLogisticRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator
         """The class of highest moderated predictive probability."""
         log_p = self.predict_log_proba(X)
         return self.classes_[np.argmax(log_p, axis=1)]
+
+    # ----------------------------------------------- slopes, comparisons, predictions
+    def _effects_model(self, type: str) -> EffectsModel:
+        """The posterior mean's parameters (binary: ``sigma(eta)``; softmax: the K
+        class probabilities), the posterior covariance; the tables read the draws."""
+        check_is_fitted(self)
+        fit, K = self._result, self.classes_.size
+        L = fit.n_blocks
+        mean: MeanMap
+        if K == 2:
+            mean, outputs = (LinkMap(make_link("logit")) if type == "response"
+                             else IdentityMap()), None
+        elif type == "response":
+            mean, outputs = SoftmaxMap(L < K), list(self.classes_)
+        else:
+            mean, outputs = IdentityMap(), list(self.classes_[K - L:])
+        blocks = as_blocks(fit.mean[None, :], L, fit.fit_intercept)[0]
+        return EffectsModel(blocks, fit.fit_intercept, mean, outputs, fit.cov)
+
+    def _effects_draws(self, sampling: Sampling) -> np.ndarray:
+        """MCMC: the stored samples; Laplace and variational: draws of the Gaussian
+        posterior (``n_samples`` of them, seeded by ``random_state``, as
+        ``predict_proba(method="sample")``, unless ``sampling`` says otherwise)."""
+        check_is_fitted(self)
+        fit = self._result
+        theta = (thinned(fit.samples, sampling) if fit.samples is not None else
+                 gaussian_draws(fit.mean, fit.cov, sampling, self.n_samples,
+                                self.random_state))
+        return as_blocks(theta, fit.n_blocks, fit.fit_intercept)
 
     # ----------------------------------------------------------- inference
     def summary(self, level: float = 0.95) -> pd.DataFrame:

@@ -45,6 +45,7 @@ from ._diagnostics import (
 )
 from ._firth_corrections import FIRTH_PENALTIES, flac, flic
 from ._predict import linear_predictors
+from ._profile import check_ci, profile_table, raw_map
 from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
 from .marginal import marginal_effects_table
@@ -301,8 +302,14 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         return interval_table(self, X, level, offset)
 
     # ----------------------------------------------------------- inference
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
+    def summary(self, level: float = 0.95, ci: str = "wald", *, X: Any = None, y: Any = None,
+                sample_weight: Any = None, offset: Any = None) -> pd.DataFrame:
         """Coefficient table: ``coef, std_err, z, p_value, ci_low, ci_high`` (Wald).
+
+        ``ci="profile"``: ``ci_low, ci_high`` are profile-likelihood intervals instead
+        (of the penalised likelihood for penalised fits, R ``logistf``'s default for
+        Firth's), refitted on the training rows ``X, y`` (with the fit's
+        ``sample_weight`` and ``offset``); ``attrs["ci"]`` says which.
 
         Indexed by parameter name (``intercept`` first, then the feature
         names); for softmax by ``(class, parameter)``, one block per free
@@ -322,7 +329,30 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
                            n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type)
         if fit.log_likelihood is not None:
             table.attrs["log_likelihood"] = fit.log_likelihood
+        check_ci(ci, X, y)
+        table.attrs["ci"] = ci
+        if ci == "profile":
+            return self._profile(table, level, X, y, sample_weight, offset)
         return table
+
+    def _profile(self, table: pd.DataFrame, level: float, X: Any, y: Any,
+                 sample_weight: Any, offset: Any) -> pd.DataFrame:
+        """``table`` with profile intervals (:mod:`problin.glm._profile`): the fit's
+        objective rebuilt on the rows in the fit's basis, as ``compute_covariance``."""
+        fit = self._result
+        if fit.n_blocks > 1:
+            raise ValueError("ci='profile' is for binary models; softmax shows Wald intervals")
+        source = data_source(X)
+        if offset is not None:
+            source.require_in_memory(_IN_MEMORY_ONLY)
+        rows = source.fitted_rows(self, y, sample_weight, fit.basis)
+        family = classifier_family(self._family, self.classes_.size, self.alpha)
+        problem = self._problem(rows, family, check_offset(offset, rows.design.n_samples))
+        objective = problem.objective
+        theta = fit.theta_standard if fit.basis is not None else fit.theta
+        table.attrs["penalised"] = self.alpha > 0 or self.penalty in FIRTH_PENALTIES
+        return profile_table(table, objective, theta, raw_map(fit.basis, theta.size), 1.0,
+                             level)
 
     def marginal_effects(self, X: Any = None, at: str = "overall", *,
                          sample_weight: Any = None, level: float = 0.95,
@@ -387,7 +417,9 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         return table_wald_test(table, self.covariance_, R, q, use_f=use_f,
                                df_resid=self.df_resid_ if use_f else None)
 
-    def summary_text(self, level: float = 0.95) -> SummaryText:
+    def summary_text(self, level: float = 0.95, ci: str = "wald", *, X: Any = None,
+                     y: Any = None, sample_weight: Any = None, offset: Any = None
+                     ) -> SummaryText:
         """The fit's statistics (log-likelihood, pseudo R², LR test, AIC, BIC, ...)
         above the ``summary()`` table, as statsmodels prints a summary.
 
@@ -395,7 +427,9 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         notebook cell the :class:`~problin.inference.text.SummaryText` renders as HTML.
         The estimator's own ``_repr_html_`` stays scikit-learn's parameter diagram.
         """
-        return glm_summary_text(self, self.summary(level))
+        return glm_summary_text(self, self.summary(level, ci, X=X, y=y,
+                                                   sample_weight=sample_weight,
+                                                   offset=offset))
 
     def _no_covariance_message(self) -> str:
         p, n = self._result.n_params, self._result.n_obs

@@ -57,6 +57,7 @@ from ..inference.text import SummaryText
 from ._covariance import covariance
 from ._effects import regressor_effects_model
 from ._predict import linear_predictors
+from ._profile import check_ci, profile_table, raw_map
 from ._regression_data import (
     RegressionData,
     RegressionObjective,
@@ -331,8 +332,14 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         return mean_interval_table(self._result, self._make_family(), Xv, eta, level, index)
 
     # ----------------------------------------------------------- inference
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
+    def summary(self, level: float = 0.95, ci: str = "wald", *, X: Any = None, y: Any = None,
+                **rows: Any) -> pd.DataFrame:
         """Coefficient table ``coef, std_err, z (or t), p_value, ci_low, ci_high``.
+
+        ``ci="profile"``: profile-likelihood intervals refitted on the training rows
+        ``X, y`` (and the fit's ``sample_weight``, ``offset``, ... as ``rows``): the
+        deviance profile scaled by the fitted dispersion, cut at the normal quantile,
+        as R's ``confint.glm`` (:mod:`problin.glm._profile`).
 
         Standard errors are ``sqrt(phi)`` times those of the inverse information
         (expected by default: statsmodels' ``GLM`` IRLS and R's ``glm``), ``phi`` the
@@ -356,14 +363,40 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
                            n_iter=fit.n_iter, level=float(level), cov_type=fit.cov_type,
                            log_likelihood=self.log_likelihood_,
                            boundary_rows=0 if fit.separated is None else int(fit.separated.sum()))
+        check_ci(ci, X, y)
+        table.attrs["ci"] = ci
+        if ci == "profile":
+            return self._profile(table, level, X, y, rows)
         return table
 
-    def summary_text(self, level: float = 0.95) -> SummaryText:
+    def _profile(self, table: pd.DataFrame, level: float, X: Any, y: Any,
+                 rows: dict[str, Any]) -> pd.DataFrame:
+        """``table`` with profile intervals: the fit's objective rebuilt on the rows
+        (in memory), its estimate mapped into the rebuilt design's basis."""
+        family = self._make_family()
+        X = encode_frame(self, X, False)
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], y_numeric=True, reset=False)
+        if sp.issparse(X):
+            X = X.tocsr()
+        data = regression_data(family, y, X.shape[0], **rows)
+        kind = SmallDenseDesign if is_small_dense(X, self.fit_intercept) else Design
+        design = kind.standardised(X, self.fit_intercept, sample_weight=data.weights)
+        objective = self._objective(design, family, data)
+        fit = self._result
+        T = raw_map(design.basis, fit.theta.size)
+        theta = np.linalg.solve(T, fit.theta)
+        table.attrs["penalised"] = self.alpha > 0 or self.penalty == "firth"
+        return profile_table(table, objective, theta, T, fit.dispersion, level)
+
+    def summary_text(self, level: float = 0.95, ci: str = "wald", *, X: Any = None,
+                     y: Any = None, **rows: Any) -> SummaryText:
         """statsmodels' GLM summary: family, link, deviance, Pearson chi², scale,
         log-likelihood, AIC, BIC and degrees of freedom above the :meth:`summary`
         table (with a note where a Poisson or binomial fit looks overdispersed)."""
         family = self._make_family()
-        return glm_regression_summary_text(self, self.summary(level), family.distribution.name,
+        return glm_regression_summary_text(self, self.summary(level, ci, X=X, y=y, **rows),
+                                           family.distribution.name,
                                            family.link_function.name,
                                            not family.fixed_dispersion)
 

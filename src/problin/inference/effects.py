@@ -38,7 +38,7 @@ from .._core.model.links import Link
 from .._core.numerics import log_softmax
 
 __all__ = ["EffectsModel", "IdentityMap", "LinkMap", "MeanMap", "SoftmaxMap", "Variant",
-           "RowFunction", "average_rows", "effects_frame"]
+           "RowFunction", "Sampling", "average_rows", "effects_frame"]
 
 FloatArray = NDArray[np.float64]
 # Rows per block: the block's n x K x L derivative array and its design copy stay small.
@@ -139,6 +139,10 @@ class EffectsModel:
         identified parameters) are held fixed.
     df : float or None
         Student t's degrees of freedom of the model's tests, or None for z.
+    draws : ndarray of shape (D, L, 1 + d) or None
+        Posterior draws of ``blocks`` (a Bayesian model): the tables then summarise each
+        effect computed per draw (:mod:`problin.inference.effects_draws`) instead of the
+        delta method with ``covariance``.
     """
 
     blocks: FloatArray
@@ -147,6 +151,16 @@ class EffectsModel:
     outputs: list[Any] | None
     covariance: FloatArray
     df: float | None = None
+    draws: FloatArray | None = None
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a Bayesian model draws its posterior for the interpretation methods:
+    ``n_draws`` draws (None: the model's default) seeded by ``random_state``."""
+
+    n_draws: int | None = None
+    random_state: Any = None
 
 
 class RowFunction(Protocol):

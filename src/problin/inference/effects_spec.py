@@ -20,8 +20,9 @@ average predictions on counterfactual copies of the data (:mod:`problin.inferenc
 
 ``at`` chooses the rows: the observed data (average effects), their ``"mean"`` or
 ``"median"`` profile (numeric variables at their mean or median, categorical ones at their
-most frequent level), or a grid (a dict of values per variable, the others at their
-means or modes), one result per grid row; ``by`` averages within groups.
+most frequent level), or a grid (a dict of values per variable, every combination of
+them; or a DataFrame, its rows), the others at their means or modes, one result per grid
+row; ``by`` averages within groups (of the data's rows, or of the grid's).
 """
 import itertools
 import re
@@ -118,8 +119,12 @@ class Estimate:
         averages ``A`` (parts, K) and Jacobians ``J`` (parts, K, P)."""
         if not self.ratio:
             return A[0], J[0]
-        r = A[0] / A[1]
+        r = self.point(A)
         return r, J[0] / A[1][:, None] - (r / A[1])[:, None] * J[1]
+
+    def point(self, A: FloatArray) -> FloatArray:
+        """The estimate from its parts' averages ``A`` (..., parts, K): shape (..., K)."""
+        return A[..., 0, :] / A[..., 1, :] if self.ratio else A[..., 0, :]
 
 
 def _contrast(term: str, label: str, hi: Hashable, lo: Hashable, ratio: bool,
@@ -272,35 +277,48 @@ def _typical(series: pd.Series, levels: list[Any] | None, how: str) -> Any:
 
 
 def profile(encoding: DataEncoding, at: Any) -> tuple[pd.DataFrame, list[str]]:
-    """The rows of ``at`` (``"mean"``, ``"median"`` or a dict grid) and the names of the
-    grid's varying columns (none for a profile)."""
+    """The rows of ``at`` (``"mean"``, ``"median"``, a dict grid, every combination of
+    its values, or a DataFrame grid, its rows as they are) and the names of the grid's
+    columns (none for a profile); the variables the grid does not set are at their means
+    (numeric) or modes (categorical)."""
     frame = encoding.frame
     how = "mean"
-    grid: dict[str, list[Any]] = {}
+    named: list[str] = []
+    settings: list[dict[str, Any]] = [{}]
     if isinstance(at, str):
         if at not in ("mean", "median"):
-            raise ValueError(f"at must be None, 'mean', 'median' or a dict, got {at!r}")
+            raise ValueError(f"at must be None, 'mean', 'median', a dict or a DataFrame, "
+                             f"got {at!r}")
         how = at
-    elif isinstance(at, dict):
-        unknown = [k for k in at if k not in encoding.variables]
+    elif isinstance(at, (dict, pd.DataFrame)):
+        named = [str(k) for k in at]
+        unknown = [k for k in named if k not in encoding.variables]
         if unknown:
             raise ValueError(f"at names {unknown}, which are not variables of the model "
                              f"({list(encoding.variables)})")
-        grid = {k: list(v) if isinstance(v, (list, tuple, np.ndarray, pd.Series)) else [v]
-                for k, v in at.items()}
+        if isinstance(at, pd.DataFrame):
+            if len(at) == 0 or len(set(named)) < len(named):
+                raise ValueError("an at= DataFrame needs at least one row and distinct "
+                                 f"column names, got {len(at)} rows of {named}")
+            settings = [dict(zip(named, values)) for values in
+                        at.itertuples(index=False, name=None)]
+        else:
+            grid = [list(v) if isinstance(v, (list, tuple, np.ndarray, pd.Series)) else [v]
+                    for v in at.values()]
+            settings = [dict(zip(named, values, strict=True))
+                        for values in itertools.product(*grid)]
     else:
-        raise TypeError(f"at must be None, 'mean', 'median' or a dict, got "
+        raise TypeError(f"at must be None, 'mean', 'median', a dict or a DataFrame, got "
                         f"{type(at).__name__}")
     base = {name: _typical(frame[name], levels, how)
-            for name, levels in encoding.variables.items() if name not in grid}
-    rows = [dict(base, **dict(zip(grid, values, strict=True)))
-            for values in itertools.product(*grid.values())]
+            for name, levels in encoding.variables.items() if name not in named}
+    rows = [dict(base, **setting) for setting in settings]
     out = pd.DataFrame(rows, columns=list(frame.columns.intersection(
         list(encoding.variables))) or None)
     for name in out.columns:  # (keep category dtypes: their fitted categories)
         if isinstance(frame[name].dtype, pd.CategoricalDtype):
             out[name] = pd.Categorical(out[name], categories=frame[name].cat.categories)
-    return out, list(grid)
+    return out, named
 
 
 def groups(frame: pd.DataFrame, by: Any) -> tuple[list[str], list[tuple[Any, NDArray[np.intp]]]]:

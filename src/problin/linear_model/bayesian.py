@@ -16,8 +16,11 @@ from .._core.extreme import row_scale
 from .._core.moments.least_squares import Moments
 from .._core.types import MatrixLike
 from .._source import data_source
+from .._effects_methods import EffectsMethods
 from .._frames import encode_frame
 from ..exceptions import ConvergenceWarning, warn_at_caller
+from ..inference.effects import EffectsModel, IdentityMap, Sampling
+from ..inference.effects_draws import as_blocks, check_n_draws
 from ..inference.summaries import SummaryText, posterior_summary_text
 from ._base import LinearRegressorBase
 from ._inference import posterior_table
@@ -25,7 +28,7 @@ from ._inference import posterior_table
 __all__ = ["BayesianLinearRegression"]
 
 
-class BayesianLinearRegression(LinearRegressorBase):
+class BayesianLinearRegression(EffectsMethods, LinearRegressorBase):
     r"""Bayesian linear regression with the evidence approximation.
 
     ``t_k = w_k^T x + b_k + eps, eps ~ N(0, beta^-1)``, ``w_k ~ N(m_0, S_0)`` with
@@ -246,6 +249,25 @@ class BayesianLinearRegression(LinearRegressorBase):
             U = (D / s[:, None]) @ self._cov_factor
             std[start:stop] = s * np.sqrt(np.einsum("ij,ij->i", U, U) + noise / s / s)
         return mean, (std if mean.ndim == 1 else np.repeat(std[:, None], mean.shape[1], 1))
+
+    def _effects_model(self, type: str) -> EffectsModel:
+        """The identity on both scales at the posterior mean, one block per output
+        (``K`` outputs share ``posterior_cov_``); the tables read the draws."""
+        check_is_fitted(self)
+        W = np.atleast_2d(self.posterior_mean_)
+        K = W.shape[0]
+        blocks = as_blocks(W.reshape(1, -1), K, self.fit_intercept)[0]
+        return EffectsModel(blocks, bool(self.fit_intercept), IdentityMap(),
+                            None if self._single_output else list(range(K)),
+                            np.kron(np.eye(K), self.posterior_cov_))
+
+    def _effects_draws(self, sampling: Sampling) -> np.ndarray:
+        """Draws of the Gaussian posterior (:meth:`sample_posterior`; 1,000 unless
+        ``sampling`` says)."""
+        n = check_n_draws(1000 if sampling.n_draws is None else sampling.n_draws)
+        theta = self.sample_posterior(n, sampling.random_state)
+        K = 1 if theta.ndim == 2 else theta.shape[1]
+        return as_blocks(theta.reshape(n, -1), K, self.fit_intercept)
 
     def sample_posterior(self, n_samples: int = 1, random_state: Any = None) -> np.ndarray:
         """Draws of ``[intercept, coef...]`` from the posterior (for plotting functions).
