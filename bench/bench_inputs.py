@@ -55,7 +55,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
-    print(environment_report())
+    print("\n".join(environment_report()))
     out = {}
     for topic in args.topics:
         module = importlib.import_module(f"_inputs_{topic}")
