@@ -20,7 +20,6 @@ Warnings raised while the estimator fits are re-issued at the caller's line
 (:func:`warnings_at_caller`): the first frame outside problin, which is where the user's
 ``Formula(...).fit(data)`` is, not problin's own wrapper code.
 """
-import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from numpy.typing import NDArray
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .exceptions import caller_frame
 from .inference import hypothesis
 from .inference.hypothesis import NestedFit, Restrictions, TestResult
 from .inference.text import SummaryText
@@ -41,7 +41,6 @@ __all__ = ["Fitted", "FormulaResults", "if_has", "warnings_at_caller"]
 T = TypeVar("T")
 _F = TypeVar("_F", bound=Callable[..., Any])
 FloatArray = NDArray[np.float64]
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def if_has(method: str) -> Callable[[_F], _F]:
@@ -97,10 +96,8 @@ class warnings_at_caller:  # (lower case: a context manager, as contextlib.suppr
         self._catcher.__exit__(kind, *rest)
         if kind is not None or not self._caught:
             return
-        frame = sys._getframe(1)  # (the frame of the with statement, inside problin)
-        while frame.f_back is not None and \
-                os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
-            frame = frame.f_back
+        # (from the frame of the with statement, inside problin)
+        frame = caller_frame(sys._getframe(1))[0]
         # (as warnings.warn does: the caller's module and registry, no module_globals,
         # whose loader may not give source, e.g. a script read from stdin)
         registry = frame.f_globals.setdefault("__warningregistry__", {})

@@ -7,6 +7,7 @@ every problin warning at once (``warnings.simplefilter("error", ProblinWarning)`
 import os
 import sys
 import warnings
+from types import FrameType
 
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
@@ -81,8 +82,14 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
     ``skip_file_prefixes`` does. A fixed ``stacklevel`` names whichever problin frame
     sits at that depth for one caller and the right line only for another. Filters
     apply as ever: an "error" filter raises here, inside the fit that warned."""
-    frame, level = sys._getframe(1), 1
+    warnings.warn(message, category, stacklevel=caller_frame(sys._getframe(1))[1] + 1)
+
+
+def caller_frame(frame: FrameType) -> tuple[FrameType, int]:
+    """The first frame from ``frame`` outwards whose code is not problin's (the user's,
+    or the outermost), and how many frames out it is (1: ``frame`` itself)."""
+    level = 1
     while frame.f_back is not None and \
             os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level + 1)
+    return frame, level

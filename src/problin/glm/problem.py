@@ -91,18 +91,12 @@ class _ParameterIndex:
 
 
 def check_penalty(est: Any) -> None:
-    """One clear error for what Firth's penalty does not combine with: an L2 ``alpha``
-    (two priors at once; logistf has none either) and solvers other than Newton (its
-    Hessian is the Fisher information, which the first-order solvers never form)."""
+    """One clear error for what Firth's penalty and its refits do not combine with
+    (:meth:`Jeffreys.check_options`; FLIC and FLAC: the logit, logistf's covariance)."""
     if est.penalty not in FIRTH_PENALTIES:
         return
     name = est.penalty
-    if est.alpha > 0:
-        raise ValueError(f"penalty={name!r} is the Jeffreys prior and takes no L2 alpha; "
-                         f"got alpha={est.alpha!r} (set alpha=0, or penalty='l2')")
-    if est.solver not in ("auto", "newton"):
-        raise ValueError(f"penalty={name!r} is fitted by Newton (Fisher scoring on the "
-                         f"modified score); got solver={est.solver!r}")
+    Jeffreys.check_options(name, est.alpha, est.solver)
     if name != "firth" and est._family.link_function.name != "logit":
         raise ValueError(f"penalty={name!r} (Puhr et al. 2017) calibrates Firth's logistic "
                          f"regression: use LogisticRegression, or penalty='firth'")

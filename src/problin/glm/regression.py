@@ -242,12 +242,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
     def _check_firth(self, family: ExponentialFamily) -> None:
         """One clear error for what Firth's penalty does not combine with."""
         JEFFREYS.check(family)
-        if self.alpha > 0:
-            raise ValueError(f"penalty='firth' is the Jeffreys prior and takes no L2 alpha; "
-                             f"got alpha={self.alpha!r} (set alpha=0, or penalty='l2')")
-        if self.solver not in ("auto", "newton"):
-            raise ValueError(f"penalty='firth' is fitted by Newton (Fisher scoring on the "
-                             f"adjusted score); got solver={self.solver!r}")
+        JEFFREYS.check_options("firth", self.alpha, self.solver)
         if self.information != "expected":
             raise ValueError("penalty='firth' scores with the expected information and "
                              "reports its inverse: information='expected' only")

@@ -413,6 +413,19 @@ class Jeffreys:
             raise ValueError(f"penalty='firth' needs a family with a fixed dispersion "
                              f"(binomial, Poisson); {family!r} has none")
 
+    @staticmethod
+    def check_options(name: str, alpha: float, solver: str) -> None:
+        """One clear error for what the penalty ``name`` (Firth's, or its FLIC/FLAC
+        refits) does not combine with: an L2 ``alpha`` (two priors at once; logistf has
+        none either) and solvers other than Newton (its Hessian is the Fisher
+        information, which the first-order solvers never form)."""
+        if alpha > 0:
+            raise ValueError(f"penalty={name!r} is the Jeffreys prior and takes no L2 alpha; "
+                             f"got alpha={alpha!r} (set alpha=0, or penalty='l2')")
+        if solver not in ("auto", "newton"):
+            raise ValueError(f"penalty={name!r} is fitted by Newton (Fisher scoring on the "
+                             f"adjusted score); got solver={solver!r}")
+
     def bind(self, design: Design, family: ExponentialFamily, y: np.ndarray,
              sample_weight: np.ndarray | None, offset: np.ndarray | None) -> JeffreysPenalty:
         self.check(family)
