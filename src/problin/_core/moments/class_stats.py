@@ -415,13 +415,12 @@ def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
     # Column-major dense rows (an F-ordered array: a DataFrame's values) are gathered by
     # class column by column into a column-major buffer (see _sorted_block): the
     # statistics' products read either order.
-    order = "F" if isinstance(X, np.ndarray) and X.flags.f_contiguous and X_shape[1] > 1 \
-        else "C"
+    column_major = isinstance(X, np.ndarray) and X.flags.f_contiguous and X_shape[1] > 1
 
     def over_range(lo: int, hi: int) -> ClassStats:
         total = empty_stats(n_classes, X_shape[1], kind)
         # each block's sorted copy
-        gathered = np.empty((min(rows, hi - lo), X_shape[1]), order=order)
+        gathered = np.empty((min(rows, hi - lo), X_shape[1]), order="F" if column_major else "C")
         with np.errstate(invalid="ignore", over="ignore"):
             for start, stop, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows,
                                                        start=lo, stop=hi):
