@@ -22,7 +22,8 @@ import numpy as np
 
 from ..linalg import Cholesky, cholesky
 
-__all__ = ["ProfiledObjective", "ProfileBound", "profile_bound", "profile_intervals"]
+__all__ = ["ConstrainedMinimum", "ProfiledObjective", "ProfileBound", "constrained_minimum",
+           "profile_bound", "profile_intervals"]
 
 
 class ProfiledObjective(Protocol):
@@ -203,3 +204,71 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     if not math.isfinite(u_out):
         return ProfileBound(side * math.inf, max_iter, False)
     return ProfileBound(b_hat + side * u, max_iter, False)
+
+
+@dataclass(frozen=True)
+class ConstrainedMinimum:
+    """The minimum of the objective over ``C theta = v``: ``theta``, ``value``, the
+    passes it took and whether the decrement fell below the tolerance."""
+
+    theta: np.ndarray
+    value: float
+    n_iter: int
+    converged: bool
+
+
+def constrained_minimum(objective: ProfiledObjective, theta_hat: np.ndarray, C: np.ndarray,
+                        v: np.ndarray, *, max_iter: int = 200, rtol: float = 1e-13
+                        ) -> ConstrainedMinimum:
+    """``min f(theta)`` subject to ``C theta = v`` (``C``: k x p of rank k; k = 0 is the
+    unconstrained minimum), the restricted fit of a likelihood-ratio test.
+
+    Starts on the constraint at the point of the quadratic model at ``theta_hat``
+    (``theta_hat + H^-1 C^T (C H^-1 C^T)^-1 (v - C theta_hat)``), then Newton steps in the
+    constraint's null space ``theta = theta_0 + N z`` with Armijo backtracking; the
+    Hessian is corrected by the gradients' changes (:class:`_Secant`), so that an
+    approximate one (Firth's held leverages) still converges superlinearly. Converged
+    when the decrement ``g_z^T H_z^-1 g_z / 2`` (the objective's distance to the
+    minimum) is below ``rtol (1 + |f|)``.
+    """
+    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
+    theta = np.array(theta_hat, dtype=np.float64)
+    p, k = theta.size, C.shape[0] if C.size else 0
+    f, g, H = objective(theta)
+    if k:
+        Hinv_Ct = cholesky(H).solve(C.T).reshape(p, k)
+        gap = np.asarray(v, dtype=np.float64) - C @ theta
+        theta = theta + Hinv_Ct @ np.linalg.solve(C @ Hinv_Ct, gap)
+        f, g, H = objective(theta)
+        if not math.isfinite(f):  # (the model's point outside the family's range: the
+            # nearest point on the constraint instead)
+            theta = theta_hat + C.T @ np.linalg.solve(C @ C.T, gap)
+            f, g, H = objective(theta)
+    # (an orthonormal basis of C's null space: the last p - k columns of C^T's QR)
+    N = np.linalg.qr(C.T, mode="complete")[0][:, k:] if k else np.eye(p)
+    secant = _Secant(N.shape[1])
+    secant.active = True
+    z = np.zeros(N.shape[1])
+    theta_0 = theta
+    for it in range(1, max_iter + 1):
+        gz = N.T @ g
+        factor = secant.factor(z, gz, N.T @ H @ N) if math.isfinite(f) else None
+        if factor is None:
+            return ConstrainedMinimum(theta, f, it, False)
+        d = -factor.solve(gz)
+        decrement = -0.5 * float(gz @ d)
+        if decrement <= rtol * (1.0 + abs(f)):
+            return ConstrainedMinimum(theta, f, it, True)
+        t = 1.0
+        for _ in range(40):
+            trial = theta_0 + N @ (z + t * d)
+            f_t, g_t, H_t = objective(trial)
+            if math.isfinite(f_t) and f_t <= f - 1e-4 * t * 2.0 * decrement:
+                break
+            t *= 0.5
+        else:  # (no decrease left above f's rounding)
+            return ConstrainedMinimum(theta, f, it, decrement <= 1e-8 * (1.0 + abs(f)))
+        if t < 1.0:
+            secant.reset()
+        z, theta, f, g, H = z + t * d, trial, f_t, g_t, H_t
+    return ConstrainedMinimum(theta, f, max_iter, False)
