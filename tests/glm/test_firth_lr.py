@@ -109,3 +109,17 @@ def test_lr_pvalues_refuse_what_they_cannot_test():
         flic.restricted_lr_test("x1 = 0", X=X, y=y)
     with pytest.raises(ValueError, match="x9"):
         firth.restricted_lr_test("x9 = 0", X=X, y=y)
+
+
+def test_formula_refits_on_its_training_data():
+    import pandas as pd
+
+    from problin import Formula
+    frame = pd.DataFrame(_ENDOMETRIAL, columns=["NV", "PI", "EH", "HG"])
+    model = Formula("HG ~ NV + PI + EH", LogisticRegression(penalty="firth")).fit(frame)
+    table = model.summary(ci="profile", pvalues="lr", data=frame)
+    np.testing.assert_allclose(table["chi2"], _LOGISTF_CHISQ["endometrial"][0], atol=1e-6)
+    assert table.attrs["ci"] == "profile" and list(table.index)[1:] == ["NV", "PI", "EH"]
+    result = model.restricted_lr_test("PI = 0, EH = 0", data=frame)
+    assert result.statistic == pytest.approx(_LOGISTF_CHISQ["endometrial"][2], abs=1e-6)
+    assert "Dep. Variable" in str(model.summary_text(pvalues="lr", data=frame))
