@@ -84,6 +84,21 @@ class _Secant:
         return None
 
 
+def _solves(factor: Cholesky | None, c: np.ndarray, g: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(H^-1 c, H^-1 g)``, or None where there is no factor or the solves overflow (a
+    Hessian that underflowed far along a flat direction, as under separation)."""
+    if factor is None:
+        return None
+    with np.errstate(all="ignore"):
+        Hinv_c, Hinv_g = factor.solve(c), factor.solve(g)
+        cHc = float(c @ Hinv_c)
+    if not (np.all(np.isfinite(Hinv_c)) and np.all(np.isfinite(Hinv_g))
+            and math.isfinite(cHc) and cHc > 0.0):
+        return None
+    return Hinv_c, Hinv_g
+
+
 def _kkt_step(g: np.ndarray, Hinv_c: np.ndarray, Hinv_g: np.ndarray, c: np.ndarray,
               gap: float) -> tuple[np.ndarray, float]:
     """The Newton step ``d`` of ``min f`` with ``c^T (theta + d) = c^T theta + gap``, and
@@ -149,18 +164,19 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     for it in range(1, max_iter + 1):
         f, g, H = objective(theta)
         factor = secant.factor(theta, g, H) if math.isfinite(f) else None
+        solved = _solves(factor, c, g)
         worse = last is not None and last[1] == u and f > last[2]
-        if (factor is None or worse) and last is not None:  # (halve the step)
+        if (solved is None or worse) and last is not None:  # (halve the step)
             theta, u = 0.5 * (theta + last[0]), 0.5 * (u + last[1])
             cap *= 0.5
             secant.reset()
             continue
-        if factor is None:  # (the start itself: back towards the estimate)
+        if solved is None:  # (the start itself: back towards the estimate)
             theta, u = 0.5 * (theta + theta_hat), 0.5 * u
             cap *= 0.5
             continue
         H = secant.hessian
-        Hinv_c, Hinv_g = factor.solve(c), factor.solve(g)
+        Hinv_c, Hinv_g = solved
         gap = b_hat + side * u - float(c @ theta)
         d, mu = _kkt_step(g, Hinv_c, Hinv_g, c, gap)
         decrement = float(-(g @ d) - 0.5 * d @ (H @ d))  # f - model minimum (gap ~ 0)
@@ -253,9 +269,10 @@ def constrained_minimum(objective: ProfiledObjective, theta_hat: np.ndarray, C: 
     for it in range(1, max_iter + 1):
         gz = N.T @ g
         factor = secant.factor(z, gz, N.T @ H @ N) if math.isfinite(f) else None
-        if factor is None:
+        with np.errstate(all="ignore"):
+            d = -factor.solve(gz) if factor is not None else gz * np.nan
+        if not np.all(np.isfinite(d)):  # (no Newton step: H singular, as under separation)
             return ConstrainedMinimum(theta, f, it, False)
-        d = -factor.solve(gz)
         decrement = -0.5 * float(gz @ d)
         if decrement <= rtol * (1.0 + abs(f)):
             return ConstrainedMinimum(theta, f, it, True)
