@@ -38,11 +38,13 @@ from .._core.model.links import Link
 from .._core.numerics import log_softmax
 
 __all__ = ["EffectsModel", "IdentityMap", "LinkMap", "MeanMap", "SoftmaxMap", "Variant",
-           "RowFunction", "Sampling", "average_rows", "effects_frame"]
+           "RowFunction", "Sampling", "average_rows", "effects_frame", "encode_variants"]
 
 FloatArray = NDArray[np.float64]
 # Rows per block: the block's n x K x L derivative array and its design copy stay small.
 _BLOCK_ROWS = 8192
+# Rows per call of a design's encoding: a block's variants are encoded together up to it.
+_ENCODE_ROWS = 1 << 15
 
 #: A counterfactual copy of the data: a function of a block of rows.
 Variant = Callable[[pd.DataFrame], pd.DataFrame]
@@ -178,6 +180,29 @@ class RowFunction(Protocol):
         ...  # pragma: no cover - protocol
 
 
+def encode_variants(design: Callable[[pd.DataFrame], FloatArray], block: pd.DataFrame,
+                    variants: dict[Hashable, Variant], width: int
+                    ) -> dict[Hashable, FloatArray]:
+    """The design of each variant of ``block``, with ``width`` columns. Variants are
+    stacked and encoded together, up to ``_ENCODE_ROWS`` rows a call: a formula's
+    encoding costs about the same for 40 rows as for 4,000 (a slope, a contrast per
+    level, the observed rows: one call instead of one each)."""
+    out: dict[Hashable, FloatArray] = {}
+    keys = list(variants)
+    per_call = max(1, _ENCODE_ROWS // max(1, len(block)))
+    for start in range(0, len(keys), per_call):
+        batch = keys[start:start + per_call]
+        frames = [variants[key](block) for key in batch]
+        stacked = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        X = np.asarray(design(stacked), dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != width:
+            raise ValueError(f"the data give {X.shape[-1]} design columns, the model has "
+                             f"{width}")
+        for i, key in enumerate(batch):
+            out[key] = X[i * len(block):(i + 1) * len(block)]
+    return out
+
+
 def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
                  frame: pd.DataFrame, weights: FloatArray,
                  variants: dict[Hashable, Variant], functions: Sequence[RowFunction],
@@ -249,7 +274,10 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
             t_sum[0] += sT.sum(axis=0).reshape(K, L, L)
             t_sum[1:] += (base.T @ sT).reshape(p1 - 1, K, L, L)
         at: dict[Hashable, tuple[FloatArray | None, FloatArray, FloatArray]] = {}
-        for key, change in variants.items():
+        encoded = encode_variants(design, block, {key: change for key, change in
+                                                  variants.items() if key not in shifts},
+                                  p1 - 1)
+        for key in variants:
             if key in shifts:
                 assert base is not None and eta0 is not None
                 j, delta, nudge = shifts[key]
@@ -262,10 +290,7 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
                     continue
                 eta = eta0 + delta * W[:, j]
             else:
-                X = np.asarray(design(change(block)), dtype=np.float64)
-                if X.shape[1] != p1 - 1:
-                    raise ValueError(f"the data give {X.shape[1]} design columns, the "
-                                     f"model has {p1 - 1}")
+                X = encoded[key]
                 eta = X @ W.T + model.blocks[:, 0]
             mu, d = model.mean(eta)
             at[key] = (X, mu, d)
