@@ -217,13 +217,14 @@ def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
                 change: Any = 1, levels: str = "reference", comparison: str = "difference",
                 at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
                 sample_weight: Any = None, hypothesis: Any = None,
-                n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
+                n_draws: int | None = None, random_state: Any = None,
+                direction: str = "center") -> pd.DataFrame:
     """See :meth:`EffectsMethods.comparisons`."""
     if comparison not in ("difference", "ratio"):
         raise ValueError(f"comparison must be 'difference' or 'ratio', got {comparison!r}")
     encoding = source._effects_data(data)
     estimates = comparison_estimates(encoding, check_variables(encoding, variables), change,
-                                     levels, comparison == "ratio")
+                                     levels, comparison == "ratio", direction)
     table = _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
                    sample_weight, "comparisons", hypothesis, Sampling(n_draws, random_state))
     table.attrs["comparison"] = comparison
@@ -344,13 +345,16 @@ class EffectsMethods:
                     at: Any = None, by: Any = None, type: str = "response",
                     level: float = 0.95, sample_weight: Any = None,
                     hypothesis: Any = None, n_draws: int | None = None,
-                    random_state: Any = None) -> pd.DataFrame:
+                    random_state: Any = None, direction: str = "center") -> pd.DataFrame:
         """Average discrete changes of the prediction, with delta-method errors.
 
         Numeric variables change by ``change`` centred on each row's value
         (``mu(x + d/2) - mu(x - d/2)``; ``"sd"``: one standard deviation; ``"minmax"``:
-        every row at the maximum against the minimum); categorical ones are set to each
-        level against the reference (``levels="pairwise"``: every pair).
+        every row at the maximum against the minimum); ``direction="forward"``: from
+        each row's value (``mu(x + d) - mu(x)``, contrast ``"x+d - x"``; Stata's
+        ``margeff, count`` and statsmodels' ``get_margeff(count=True)`` are the centred
+        ``change=2`` halved, ``hypothesis="0.5 * b1"``); categorical ones are set to each level against the reference
+        (``levels="pairwise"``: every pair).
         ``comparison="ratio"``: the ratio of the average predictions. ``at``, ``by``,
         ``type``, ``level``, ``sample_weight``, ``hypothesis``, ``n_draws``,
         ``random_state`` and the table: as :meth:`slopes`.
@@ -358,7 +362,8 @@ class EffectsMethods:
         return comparisons(self, data, variables, change=change, levels=levels,
                            comparison=comparison, at=at, by=by, type=type, level=level,
                            sample_weight=sample_weight, hypothesis=hypothesis,
-                           n_draws=n_draws, random_state=random_state)
+                           n_draws=n_draws, random_state=random_state,
+                           direction=direction)
 
     def predictions(self, data: Any, *, at: Any = None, by: Any = None,
                     type: str = "response", level: float = 0.95,
