@@ -23,7 +23,8 @@ outcome; FLIC refits the intercept so that it matches (Puhr et al. 2017).
 # Maximum likelihood diverges
 # ---------------------------
 # The fit warns and stops with a large coefficient and a huge standard error: its Wald
-# interval spans tens of thousands.
+# interval spans tens of thousands. The profile interval of the marker has a finite
+# lower bound and none above (``inf``): the likelihood never falls to the cut-off.
 
 import warnings
 
@@ -45,7 +46,8 @@ names = ["intercept", "age", "marker"]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", SeparationWarning)
     ml = LogisticRegression(alpha=0.0).fit(X, event)
-print(ml.summary()[["coef", "std_err", "ci_low", "ci_high"]])
+ml_profile = ml.summary(ci="profile", X=X, y=event)
+print(ml_profile[["coef", "std_err", "ci_low", "ci_high"]])
 
 # %%
 # Firth's fit: finite estimates, profile intervals, penalised LR tests
@@ -60,15 +62,16 @@ firth_wald = firth.summary()
 firth_profile = firth.summary(ci="profile", X=X, y=event)
 
 # %%
-# The intervals side by side: the ML Wald interval of the marker spans thousands (cut
-# at the plot's edge), Firth's Wald interval is symmetric, and the profile interval is
-# skewed towards large effects, where the penalised likelihood is flat.
+# The intervals side by side: the ML intervals of the marker run off the plot (the
+# Wald one both ways, the profile one upwards), Firth's Wald interval is symmetric, and
+# its profile interval is skewed towards large effects, where the penalised likelihood
+# is flat.
 
 fig, ax = plt.subplots(figsize=(7, 3.2))
-rows = [("ML, Wald", ml.summary(), "tab:gray"), ("Firth, Wald", firth_wald, "tab:blue"),
-        ("Firth, profile", firth_profile, "tab:orange")]
+rows = [("ML, Wald", ml.summary(), "tab:gray"), ("ML, profile", ml_profile, "k"),
+        ("Firth, Wald", firth_wald, "tab:blue"), ("Firth, profile", firth_profile, "tab:orange")]
 for k, (label, table, color) in enumerate(rows):
-    at = np.arange(3) + (k - 1) * 0.22
+    at = np.arange(3) + (k - 1.5) * 0.18
     low, high = np.clip(table["ci_low"], -8, 12), np.clip(table["ci_high"], -8, 12)
     ax.hlines(at, low, high, color=color, lw=3, label=label)
     ax.plot(np.clip(table["coef"], -8, 12), at, "o", color=color)

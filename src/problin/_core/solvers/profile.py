@@ -84,6 +84,17 @@ class _Secant:
         return None
 
 
+#: The largest move of any coordinate of theta in one step (the objectives' coordinates
+#: are standardised: a linear predictor moving by ~10 leaves the quadratic model behind).
+_RADIUS = 10.0
+
+
+def _within_radius(d: np.ndarray) -> np.ndarray:
+    """``d`` shortened so that no coordinate moves by more than the trust radius."""
+    largest = float(np.max(np.abs(d))) if d.size else 0.0
+    return d * (_RADIUS / largest) if largest > _RADIUS else d
+
+
 def _solves(factor: Cholesky | None, c: np.ndarray, g: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(H^-1 c, H^-1 g)``, or None where there is no factor or the solves overflow (a
@@ -155,7 +166,10 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     b_hat = float(c @ theta)
     se = math.sqrt(phi * float(c @ Hinv_c))
     side, target = (1.0 if t > 0 else -1.0), abs(t)
-    u = target * se
+    # (the tangent moves theta by |H^-1 c| / c^T H^-1 c per unit of u: within the trust
+    # radius, as where the Wald se is huge, separation's flat direction)
+    per_u = float(np.max(np.abs(Hinv_c))) / float(c @ Hinv_c)
+    u = min(target * se, _RADIUS / per_u)
     u_in, u_out = 0.0, math.inf
     theta = theta + side * u * Hinv_c / float(c @ Hinv_c)
     last: tuple[np.ndarray, float, float] | None = None  # (theta, u, f) before the step
@@ -190,6 +204,7 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
         region = max(target ** 2, f - f_hat)
         if decrement > region:
             d = d * math.sqrt(region / decrement)
+        d = _within_radius(d)
         root = math.sqrt(max(2.0 * (f - max(decrement, 0.0) - f_hat) / phi, 0.0))  # |r|
         if abs(decrement) < tol and abs(root - target) < tol:
             return ProfileBound(b_hat + side * u, it, True)
@@ -216,7 +231,11 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
             cap = max(cap, 2.0 * abs(u_new - u))
         # The constrained step to the new b: the old b's step plus the tangent move.
         last = (theta, u, f)
-        theta, u = theta + d + side * (u_new - u) * Hinv_c / float(c @ Hinv_c), u_new
+        tangent = side * Hinv_c / float(c @ Hinv_c)
+        step = float(np.max(np.abs(tangent))) * abs(u_new - u)
+        if step > _RADIUS:  # (b's move shortened to the trust radius)
+            u_new = u + (u_new - u) * _RADIUS / step
+        theta, u = theta + d + (u_new - u) * tangent, u_new
     if not math.isfinite(u_out):
         return ProfileBound(side * math.inf, max_iter, False)
     return ProfileBound(b_hat + side * u, max_iter, False)
