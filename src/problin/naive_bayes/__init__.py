@@ -7,6 +7,7 @@ occurs, :class:`MultinomialNB`), or any of several exponential families chosen
 column by column (:class:`ExponentialFamilyNB`).
 """
 from .discrete import BernoulliNB, MultinomialNB
+from .exponential import ExponentialFamilyNB
 from .gaussian import GaussianNB
 
-__all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB"]
+__all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB", "ExponentialFamilyNB"]
