@@ -20,10 +20,16 @@ def endometrial_csv(tmp_path_factory):
     return path
 
 
-def test_fit_firth_prints_logistf_summary_and_saves_the_penalty(endometrial_csv, tmp_path):
-    out = tmp_path / "m.problin"
+@pytest.fixture(scope="module")
+def firth_fit(endometrial_csv):
+    out = endometrial_csv.parent / "m.problin"
     result = invoke("fit", endometrial_csv, "-t", "HG", "-m", "logistic", "-p",
                     "penalty=firth", "--ci", "profile", "--pvalues", "lr", "-o", out)
+    return out, result
+
+
+def test_fit_firth_prints_logistf_summary_and_saves_the_penalty(firth_fit):
+    out, result = firth_fit
     assert result.exit_code == 0, result.output
     # logistf: chisq 8.19801, 17.7593 (EH); profile bounds 1.08254 .. 7.20928 (intercept)
     for text in ("8.19801", "17.7593", "1.08254", "7.20928", "-4.36518",
@@ -36,6 +42,24 @@ def test_fit_firth_prints_logistf_summary_and_saves_the_penalty(endometrial_csv,
     np.testing.assert_allclose(model.coef_, LogisticRegression(penalty="firth").fit(X, y).coef_,
                                rtol=1e-10)
     assert "penalty='firth'" in invoke("summary", out).output
+
+
+def test_report_parameter_table_refits_behind_a_scaler():
+    """The report's table (``problin report --ci profile --pvalues lr``; the page itself,
+    its plots a few seconds, is left to the report's tests): a Pipeline's refits read
+    the scaler's output, and the caption says the rows are taken as the training rows."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from problin.report.builder import _parameters
+    X, y = _ENDOMETRIAL[:, :3], _ENDOMETRIAL[:, 3]
+    model = make_pipeline(StandardScaler(), LogisticRegression(penalty="firth")).fit(X, y)
+    table, caption = _parameters(model, X, y, ["NV", "PI", "EH"],
+                                 {"ci": "profile", "pvalues": "lr"}, {})
+    # the scaled slopes' LR statistics are the raw ones (logistf's, test_firth_lr.py)
+    np.testing.assert_allclose(table["chi2"].iloc[1:], [6.798457248666054, 0.746828513432114,
+                                                        17.759317479438351], atol=1e-6)
+    assert "taken to be the training rows" in caption and "Profile-likelihood" in caption
 
 
 def test_fit_formula_firth_profile(endometrial_csv, tmp_path):

@@ -54,7 +54,9 @@ class RefitRequest:
             raise click.UsageError(f"--ci profile and --pvalues lr apply to the GLMs "
                                    f"(logistic, probit and the GLM regressors), not to "
                                    f"{type(model).__name__}")
-        params = model.get_params()  # (what the refits refuse, before the fit is saved)
+        # (what the refits refuse, before the fit is saved: the estimator's parameters,
+        # also inside a Pipeline or a Formula, "<step>__penalty")
+        params = {key.rpartition("__")[2]: value for key, value in model.get_params().items()}
         if params.get("penalty") in ("flic", "flac"):
             raise click.UsageError("--ci profile and --pvalues lr refit Firth's penalised "
                                    "likelihood: use -p penalty=firth (FLIC/FLAC keep its "
