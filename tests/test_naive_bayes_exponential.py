@@ -165,6 +165,17 @@ def test_zero_probability_rows_are_defined_never_nan():
     assert np.isneginf(nb.score_samples([[2.0, 7]])[0])
 
 
+def test_a_stream_predicts_a_class_only_once_it_has_samples():
+    X, y = _mixed(11)
+    stream = ExponentialFamilyNB(MIXED, priors=[0.2, 0.3, 0.5])
+    stream.partial_fit(X[y == 0], y[y == 0], classes=[0, 1, 2])
+    assert_allclose(stream.predict_proba(X)[:, 0], 1.0)
+    stream.partial_fit(X[y > 0], y[y > 0])
+    full = ExponentialFamilyNB(MIXED, priors=[0.2, 0.3, 0.5]).fit(X, y)
+    assert_allclose(stream.predict_log_proba(X), full.predict_log_proba(X), rtol=1e-11,
+                    atol=1e-11)
+
+
 @pytest.mark.parametrize(("family", "value", "message"), [
     ("poisson", -1.0, "counts x >= 0"), ("gamma", 0.0, "x > 0"),
     ("exponential", -2.0, "x > 0"), ("bernoulli", 2.0, "0 and 1"),

@@ -203,8 +203,11 @@ class ExponentialFamilyNB(GenerativeClassifier):
     def _set_model(self, strict: bool) -> None:
         counts, stats, sums = self._stats
         self.class_count_ = counts.copy()
-        self.priors_, self.class_log_prior_ = log_class_priors(
-            counts, self.priors, self.classes_, require_samples=strict)
+        self.priors_, log_pi = log_class_priors(counts, self.priors, self.classes_,
+                                                require_samples=strict)
+        # (While streaming, a class given a prior but no samples yet has no parameters:
+        # it is not predicted until its samples arrive, as GaussianNB's.)
+        self.class_log_prior_ = np.where(counts > 0, log_pi, -np.inf)
         families = self._families()
         self.epsilon_ = np.zeros(len(families))
         params: list[np.ndarray] = []

@@ -118,7 +118,7 @@ class ExponentialFeature(FeatureFamily):
         return ~(x > 0) | ~np.isfinite(x)
 
     def fit(self, n: np.ndarray, sums: np.ndarray, alpha: float) -> np.ndarray:
-        return _mean(n, sums[:, 0])[:, None]
+        return np.where(n > 0, _mean(n, sums[:, 0]), 1.0)[:, None]  # (no data yet: 1)
 
     def log_density(self, x: np.ndarray, params: np.ndarray) -> np.ndarray:
         return Gamma().log_likelihood(x[:, None], params[None, :, 0])
