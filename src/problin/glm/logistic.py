@@ -2,12 +2,14 @@
 from numpy.typing import ArrayLike
 
 from .._core.model.families import BernoulliLogit
+from .._linear_boundary import LinearBoundaryMixin
 from ._base import GLMClassifier
+from ._stochastic import StochasticGradientMixin
 
 __all__ = ["LogisticRegression"]
 
 
-class LogisticRegression(GLMClassifier):
+class LogisticRegression(StochasticGradientMixin, LinearBoundaryMixin, GLMClassifier):
     """Logistic regression; softmax (multinomial) regression for K > 2 classes.
 
     .. math::

@@ -3,12 +3,14 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import StrOptions
 
 from .._core.model.families import BernoulliProbit
+from .._linear_boundary import LinearBoundaryMixin
 from ._base import GLMClassifier
+from ._stochastic import StochasticGradientMixin
 
 __all__ = ["ProbitRegression"]
 
 
-class ProbitRegression(GLMClassifier):
+class ProbitRegression(StochasticGradientMixin, LinearBoundaryMixin, GLMClassifier):
     """Binary probit regression.
 
     .. math::
