@@ -391,6 +391,11 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
         """The estimator's linear predictors on the design of ``data``."""
         return self.estimator_.decision_function(self.transform(data))
 
+    @if_has("signed_distance")
+    def signed_distance(self, data: Any) -> Any:
+        """The estimator's distances to its decision boundary, on the design of ``data``."""
+        return self.estimator_.signed_distance(self.transform(data))
+
     @if_has("predict_interval")
     def predict_interval(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         """The estimator's prediction intervals on the design of ``data`` (``offset=``,
