@@ -1,7 +1,8 @@
 """Likelihood-ratio tests by refitting under restrictions: summary(pvalues="lr") and
 restricted_lr_test. Firth's penalised likelihood ratio equals R logistf's p-values,
-logistftest and anova (sex2, endometrial); maximum-likelihood ones equal statsmodels'
-fits of the smaller models (logistic, Poisson, Gamma with its estimated dispersion)."""
+logistftest and anova (sex2, endometrial), and for the Poisson a direct scipy
+maximisation; maximum-likelihood ones equal statsmodels' fits of the smaller models
+(logistic, Poisson, Gamma with its estimated dispersion)."""
 
 import numpy as np
 import pytest
@@ -123,3 +124,29 @@ def test_formula_refits_on_its_training_data():
     result = model.restricted_lr_test("PI = 0, EH = 0", data=frame)
     assert result.statistic == pytest.approx(_LOGISTF_CHISQ["endometrial"][2], abs=1e-6)
     assert "Dep. Variable" in str(model.summary_text(pvalues="lr", data=frame))
+
+
+def test_firth_poisson_penalised_lr_equals_direct_maximisation():
+    from scipy import optimize
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(40, 2))
+    Xc = sm.add_constant(X)
+    y = rng.poisson(np.exp(0.1 + X @ [0.6, 0.0])).astype(float)
+
+    def npl(b):  # the negative penalised log-likelihood, the full design's Jeffreys term
+        eta = Xc @ b
+        info = Xc.T @ (Xc * np.exp(eta)[:, None])
+        return -(np.sum(y * eta - np.exp(eta)) + 0.5 * np.linalg.slogdet(info)[1])
+
+    def fixed(j):  # the penalised likelihood maximised with coefficient j at 0
+        def at(u):
+            return npl(np.insert(u, j, 0.0))
+        return optimize.minimize(at, np.zeros(2), method="BFGS",
+                                 options={"gtol": 1e-10}).fun
+
+    full = optimize.minimize(npl, np.zeros(3), method="BFGS", options={"gtol": 1e-10}).fun
+    model = PoissonRegression(penalty="firth").fit(X, y)
+    table = model.summary(pvalues="lr", X=X, y=y)
+    np.testing.assert_allclose(table["chi2"], [2 * (fixed(j) - full) for j in range(3)],
+                               atol=1e-6)
