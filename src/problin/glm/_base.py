@@ -34,6 +34,7 @@ from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, ta
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
 from ._effects import classifier_effects_model
+from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, has_prior, penalised
 from ._diagnostics import (
     check_fits_in_memory,
     covariance_on_request,
@@ -97,7 +98,11 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         "tol": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
         "cov_type": [StrOptions(set(COV_TYPES))],
+        **PRIOR_CONSTRAINTS,
     }
+    #: No Gaussian prior of the estimator's own (``prior_mean``/``prior_precision``).
+    prior_mean: Any = None
+    prior_precision: Any = None
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None,
@@ -167,7 +172,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         statistics = found._asdict()
         del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 penalty_name=self.penalty, null_log_likelihood=null,
+                                 penalty_name="gaussian" if has_prior(self) else self.penalty,
+                                 null_log_likelihood=null,
                                  reference_class=family.reference_class, **statistics)
         if self.penalty in ("flic", "flac"):
             fit = self._calibrated(fit, problem)
@@ -216,7 +222,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         firth = self.penalty in FIRTH_PENALTIES
         information = "expected" if firth else getattr(self, "information", "observed")
         return classifier_problem(rows, family, self.alpha, information=information,
-                                  offset=offset, penalty=JEFFREYS if firth else None)
+                                  offset=offset, penalty=JEFFREYS if firth else None,
+                                  prior=glm_prior(self, rows.design.n_features))
 
     def _choose_solver(self, problem: ClassifierProblem) -> str:
         solver = self.solver
@@ -350,7 +357,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         problem = self._problem(rows, family, check_offset(offset, rows.design.n_samples))
         objective = problem.objective
         theta = fit.theta_standard if fit.basis is not None else fit.theta
-        table.attrs["penalised"] = self.alpha > 0 or self.penalty in FIRTH_PENALTIES
+        table.attrs["penalised"] = penalised(self) or self.penalty in FIRTH_PENALTIES
         return profile_table(table, objective, theta, raw_map(fit.basis, theta.size), 1.0,
                              level)
 

@@ -69,7 +69,8 @@ from ._regression_inference import dispersion_source, mean_effects_table, mean_i
 from ._regression_solve import solve_regression
 from .inference import parameter_names, wald_table
 from .interval import check_offset
-from .problem import _plain_arrays, prior_precision
+from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, penalised
+from .problem import _plain_arrays, design_prior
 from .result import GLMFit
 from .robust import check_groups, one_predictor_scores, robust_covariance
 
@@ -95,10 +96,14 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
                   None],
         "information": [StrOptions({"observed", "expected"})],
         "penalty": [StrOptions({"l2", "firth"})],
+        **PRIOR_CONSTRAINTS,
     }
     #: The default of a regressor without the parameter (the negative binomial's: its
     #: dispersion is estimated, which Firth's penalty does not take).
     penalty = "l2"
+    #: No Gaussian prior of the estimator's own (``prior_mean``/``prior_precision``).
+    prior_mean: Any = None
+    prior_precision: Any = None
 
     def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
@@ -230,14 +235,15 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         negative (``observed_convex``: Newton converges quadratically there, Fisher
         scoring only linearly, Gamma-log 4 iterations against 14), else ``information``;
         the covariance is ``information``'s whichever it is (:meth:`_solve`)."""
+        raw = glm_prior(self, design.n_features)  # (refused with Firth's penalty)
         if self.penalty == "firth":
             self._check_firth(family)
             # (scored with the expected information, whose inverse it reports)
             return data.objective(design, family, None, "expected", JEFFREYS)
         if information is None:
             information = "observed" if family.observed_convex else self.information
-        return data.objective(design, family, prior_precision(design, 1, self.alpha),
-                              information)
+        return data.objective(design, family,
+                              design_prior(design, 1, self.alpha, raw=raw), information)
 
     def _check_firth(self, family: ExponentialFamily) -> None:
         """One clear error for what Firth's penalty does not combine with."""
@@ -381,7 +387,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         fit = self._result
         T = raw_map(design.basis, fit.theta.size)
         theta = np.linalg.solve(T, fit.theta)
-        table.attrs["penalised"] = self.alpha > 0 or self.penalty == "firth"
+        table.attrs["penalised"] = penalised(self) or self.penalty == "firth"
         return profile_table(table, objective, theta, T, fit.dispersion, level)
 
     def summary_text(self, level: float = 0.95, ci: str = "wald", *, X: Any = None,
