@@ -9,6 +9,7 @@ one Newton engine on the GLMs' own objective
 intercepts too.
 """
 import dataclasses
+import inspect
 import time
 from dataclasses import dataclass
 from numbers import Real
@@ -30,12 +31,14 @@ from .._core.bayes.logistic import (
 from .._core.bayes.mcmc import LogitLogPosterior, ess_bulk, independence_sampler, rhat
 from .._core.model.contract import Objective
 from .._core.model.families import BernoulliLogit
-from .._core.model.prior import PriorPrecision
+from .._core.model.penalty import GaussianPenalty
+from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.solvers.newton import newton, sketch_rows
 from .._optional import optional_module
 from .._params import validate_params
 from ..exceptions import ConvergenceWarning, warn_at_caller
 from .._source import ClassifierDesign, ClassifierRows
+from ..glm._gaussian_prior import bayes_prior, has_prior
 from ..glm.problem import classifier_family, classifier_problem
 
 __all__ = [
@@ -94,16 +97,24 @@ class Posterior:
     sampler: str | None = None
 
 
-def prior_of(objective: Any) -> PriorPrecision:
-    """The precision of the Gaussian prior the Bayesian objective's penalty is."""
+def gaussian_of(objective: Any) -> GaussianPenalty:
+    """The Gaussian prior the Bayesian objective's penalty is (precision and mean)."""
     gaussian = objective.penalty.gaussian
     assert gaussian is not None, "a Bayesian fit's penalty is its Gaussian prior"
-    return gaussian.precision
+    return gaussian
+
+
+def prior_of(objective: Any) -> PriorPrecision:
+    """The precision of the Gaussian prior the Bayesian objective's penalty is."""
+    return gaussian_of(objective).precision
 
 
 def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha: float, *,
-            tol: float, max_iter: int, theta0: FloatArray | None = None) -> Posterior:
-    """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``.
+            tol: float, max_iter: int, theta0: FloatArray | None = None,
+            prior: GaussianPrior | None = None) -> Posterior:
+    """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``
+    (``prior``: a prior ``N(m_0, S_0^-1)`` on the raw parameters instead of
+    ``alpha``'s and ``intercept_alpha``'s; binary only).
 
     For softmax (all K blocks free) the intercepts' common shift is seen by
     no likelihood, only by their broad prior: the MAP has them summing to
@@ -113,7 +124,7 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
     """
     design = rows.design
     problem = classifier_problem(rows, classifier_family(_LOGIT, n_classes, alpha), alpha,
-                                 intercept_alpha=intercept_alpha)
+                                 intercept_alpha=intercept_alpha, prior=prior)
     objective, start = problem.objective, problem.theta0
     # Many rows: Newton's warm start and first steps on a row sketch, as the GLMs.
     sketch = sketch_rows(design.n_samples, objective.n_params)
@@ -124,10 +135,10 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
     # final one in its own metric); the posterior gets the one at the MAP.
     f, _, H = objective.value_grad_hess(theta, result.eta)
     cov, logdet = gaussian_from_precision(H)
-    prior = prior_of(objective)
-    diag = prior.diag
-    assert diag is not None, "the Bayesian prior is diagonal plus rank one"
-    for v, c in prior.rank_one:
+    precision = prior_of(objective)
+    diag = precision.diag if precision.dense_matrix is None else precision.dense_matrix
+    assert diag is not None, "the Bayesian prior is diagonal plus rank one, or dense"
+    for v, c in precision.rank_one:
         # v is an eigenvector of the data Hessian (eigenvalue 0) and of the prior
         # (eigenvalue e): removing the pin changes the eigenvalue e + c|v|^2 to e.
         vv = float(v @ v)
@@ -200,12 +211,22 @@ def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha
 
 def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
                 intercept_alpha: float, alpha_prior: Any, *, tol: float,
-                max_iter: int) -> Posterior:
+                max_iter: int, prior: GaussianPrior | None = None) -> Posterior:
     """Jaakkola-Jordan variational posterior started from a Laplace fit ``start``.
 
     ``alpha=None``: ``alpha`` maximises the bound; ``alpha_prior=(a0, b0)``:
     Gamma hyperprior with ``q(alpha)``, started at ``E[alpha] = start.alpha``.
+    ``prior``: the fixed prior on the raw parameters of ``start`` (its objective's,
+    in the solver's basis).
     """
+    if prior is not None:
+        gaussian = gaussian_of(start.objective)
+        P = gaussian.precision
+        vb = jaakkola_jordan(rows.jj_terms(), P.diag if P.dense_matrix is None
+                             else P.dense_matrix, np.ones(start.mean.size, dtype=bool),
+                             mean0=start.mean, cov0=start.cov, tol=tol, max_iter=max_iter,
+                             prior_mean=gaussian.mean)
+        return _variational_posterior(vb, float(start.alpha), start)
     design = rows.design
     p = design.n_params
     mask = np.ones(p, dtype=bool)
@@ -220,6 +241,11 @@ def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
                          max_iter=max_iter, prior_shape=shape)
     alpha_used = float(vb.prior_diag[mask][0] / shape[mask][0]) if mask.any() \
         else float(start.alpha)
+    return _variational_posterior(vb, alpha_used, start)
+
+
+def _variational_posterior(vb: Any, alpha_used: float, start: Posterior) -> Posterior:
+    """The :class:`Posterior` of a variational fit ``vb`` from the Laplace fit ``start``."""
     return Posterior(alpha=alpha_used, mean=vb.mean, cov=vb.cov, theta_map=start.theta_map,
                      log_evidence=vb.elbo, n_iter=vb.n_iter, converged=vb.converged,
                      history=np.asarray(vb.history),
@@ -279,7 +305,7 @@ def mcmc(rows: ClassifierRows, start: Posterior, *, n_chains: int, n_samples: in
     objective = start.objective
     assert objective is not None, "the Laplace fit keeps its objective"
     design = rows.design
-    log_target = rows.log_posterior(prior_of(objective))  # (on Dask: a distributed pass a batch)
+    log_target = rows.log_posterior(gaussian_of(objective))  # (on Dask: a distributed pass a batch)
     n_warmup = max(100, n_samples // 4)
     U = upper_factor(start.cov)
     bar = LazyProgress(n_chains * (n_samples + n_warmup + 1), progress, "MCMC")
@@ -339,6 +365,23 @@ def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
         warn_at_caller(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
                        f"{np.nanmin(ess):.0f}): the chains may not have converged; "
                        "increase n_samples.", ConvergenceWarning)
+
+
+def raw_prior(est: Any, n_features: int) -> GaussianPrior | None:
+    """``est``'s prior on the raw parameters (``prior_mean``/``prior_precision``, scaled
+    by ``alpha``), or None for its own prior on the intercept at the data's centre."""
+    if not has_prior(est):
+        return None
+    if est.alpha is None:
+        raise ValueError("alpha=None (chosen by the evidence) does not combine with "
+                         "prior_mean/prior_precision yet: give alpha, the scale of "
+                         "prior_precision (1.0: as given)")
+    if est.alpha_prior is not None:
+        raise ValueError("alpha_prior (a hyperprior on alpha) does not combine with "
+                         "prior_mean/prior_precision, a fixed prior")
+    default = inspect.signature(type(est)).parameters["intercept_alpha"].default
+    return bayes_prior(est, n_features, float(est.alpha), float(est.intercept_alpha),
+                       default)
 
 
 def check_parameters(est: Any) -> None:

@@ -1,9 +1,10 @@
 """Gaussian posteriors of logistic models: Laplace, evidence, predictive integrals, variational.
 
-Model: ``t_n ~ Bernoulli(sigma(a_n))``, ``a_n = phi_n^T w``, prior ``w ~ N(0, P^-1)``.
+Model: ``t_n ~ Bernoulli(sigma(a_n))``, ``a_n = phi_n^T w``, prior ``w ~ N(m_0, P^-1)``
+(``m_0 = 0`` unless given; Bishop 2006, eq. 4.140).
 
 * **Laplace.** ``q(w) = N(w_MAP, H^-1)``, ``H = Phi^T V Phi + P`` the Hessian of
-  ``f(w) = -ln p(t | w) - ln N(w | 0, P^-1)`` (up to its constant) at the MAP;
+  ``f(w) = -ln p(t | w) - ln N(w | m_0, P^-1)`` (up to its constant) at the MAP;
   the evidence ``ln p(t) ~ -f(w_MAP) + 1/2 ln|P| - 1/2 ln|H|``.
 * **Predictive.** The activation ``a = phi^T w`` is Gaussian under ``q``
   (mean ``mu_a = phi^T m``, variance ``sigma_a^2 = phi^T S phi``) and
@@ -50,12 +51,15 @@ def gaussian_from_precision(H: np.ndarray) -> tuple[np.ndarray, float]:
 def laplace_log_evidence(f_map: float, prior_diag: np.ndarray, hessian_logdet: float) -> float:
     """Laplace approximation ``ln p(t) ~ -f(w_MAP) + ln|P| / 2 - ln|H| / 2``.
 
-    ``f`` is the negative log-likelihood plus ``w^T P w / 2`` for the diagonal
-    prior precision ``prior_diag``: the prior's ``-D/2 ln 2 pi`` and the
-    Gaussian integral's ``+D/2 ln 2 pi`` cancel. Zero entries are flat
-    (improper) priors of unit density: each adds ``ln(2 pi) / 2`` instead.
+    ``f`` is the negative log-likelihood plus ``(w - m_0)^T P (w - m_0) / 2`` for the
+    prior precision ``prior_diag`` (a diagonal, or a dense positive definite ``P``):
+    the prior's ``-D/2 ln 2 pi`` and the Gaussian integral's ``+D/2 ln 2 pi`` cancel.
+    Zero diagonal entries are flat (improper) priors of unit density: each adds
+    ``ln(2 pi) / 2`` instead.
     """
     d = np.asarray(prior_diag, dtype=np.float64)
+    if d.ndim == 2:
+        return float(-f_map + 0.5 * cholesky(d).logdet() - 0.5 * hessian_logdet)
     flat = d <= 0
     logdet = float(np.sum(np.log(d[~flat]))) + float(np.sum(flat)) * _LOG_2PI
     return float(-f_map + 0.5 * logdet - 0.5 * hessian_logdet)
@@ -269,8 +273,8 @@ def _gamma_terms(shape: float, rate: float, a0: float, b0: float) -> float:
 def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np.ndarray, *,
                     mean0: np.ndarray, cov0: np.ndarray, estimate_alpha: bool = False,
                     hyperprior: tuple[float, float] | None = None, tol: float = 1e-10,
-                    max_iter: int = 500,
-                    prior_shape: np.ndarray | None = None) -> VariationalPosterior:
+                    max_iter: int = 500, prior_shape: np.ndarray | None = None,
+                    prior_mean: np.ndarray | None = None) -> VariationalPosterior:
     """Variational Bayes for binary logistic regression with the Jaakkola-Jordan bound.
 
     Coordinate ascent on ``L(q, xi, alpha)``; each step maximises ``L`` in one
@@ -297,7 +301,15 @@ def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np
 
     ``terms``: what the sweeps read from the rows, :class:`JJTerms` in memory
     (``problin._dask.bayes.DaskJJTerms`` on Dask: one distributed pass per sweep).
+
+    A general prior ``N(m_0, P^-1)`` (``prior_mean``; ``prior_diag`` then may be a
+    dense positive definite ``P``, fixed): ``m = S (Phi^T (s (t - 1/2)) + P m_0)`` and
+    the prior's term ``ln|P| / 2 - (tr(P S) + (m - m_0)^T P (m - m_0)) / 2 - D/2 ln 2 pi``.
     """
+    if np.ndim(prior_diag) == 2 or prior_mean is not None:
+        assert not estimate_alpha and hyperprior is None, "a general prior is fixed"
+        return _jaakkola_jordan_general(terms, np.asarray(prior_diag, dtype=np.float64),
+                                        prior_mean, mean0, cov0, tol, max_iter)
     b = terms.linear()
     d = float(weight_mask.sum())
     shape_w = np.ones(len(prior_diag)) if prior_shape is None else \
@@ -339,6 +351,35 @@ def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np
             break
     return VariationalPosterior(mean, cov, P, float(history[-1]), history, n_iter, converged,
                                 shape, rate)
+
+
+def _jaakkola_jordan_general(terms: "BoundTerms", P: np.ndarray, m0: np.ndarray | None,
+                             mean: np.ndarray, cov: np.ndarray, tol: float,
+                             max_iter: int) -> VariationalPosterior:
+    """:func:`jaakkola_jordan` under a fixed prior ``N(m_0, P^-1)`` (``P`` diagonal or
+    dense and positive definite): the same sweeps, the prior's mean and coupling kept."""
+    dense = P if P.ndim == 2 else np.diag(P)
+    m0 = np.zeros(dense.shape[0]) if m0 is None else np.asarray(m0, dtype=np.float64)
+    b = terms.linear() + dense @ m0
+    prior_const = 0.5 * cholesky(dense).logdet() - 0.5 * dense.shape[0] * _LOG_2PI
+    entropy_const = 0.5 * dense.shape[0] * (1.0 + _LOG_2PI)
+    xi = terms.at(mean, cov)
+    history, converged, n_iter = [], False, 0
+    for n_iter in range(1, max_iter + 1):
+        cov, logdet_h = gaussian_from_precision(terms.curvature(xi) + dense)
+        mean = cov @ b
+        xi = terms.at(mean, cov)
+        r = mean - m0
+        # E[ln p(t | w)] >= bound(xi) + (Phi^T s (t - 1/2))^T m; b holds P m_0 besides
+        data = terms.bound(xi) + float((b - dense @ m0) @ mean)
+        prior = prior_const - 0.5 * (float(np.sum(dense * cov)) + float(r @ dense @ r))
+        elbo = data + prior - 0.5 * logdet_h + entropy_const
+        history.append(elbo)
+        if n_iter > 1 and abs(elbo - history[-2]) <= max(tol, 64 * _EPS * abs(elbo)):
+            converged = True
+            break
+    return VariationalPosterior(mean, cov, dense, float(history[-1]), history, n_iter,
+                                converged)
 
 
 def _diag_plus(H: np.ndarray, d: np.ndarray) -> np.ndarray:
