@@ -222,8 +222,9 @@ def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
     if prior is not None:
         gaussian = gaussian_of(start.objective)
         P = gaussian.precision
-        vb = jaakkola_jordan(rows.jj_terms(), P.diag if P.dense_matrix is None
-                             else P.dense_matrix, np.ones(start.mean.size, dtype=bool),
+        matrix = P.diag if P.dense_matrix is None else P.dense_matrix
+        assert matrix is not None and not P.rank_one, "a raw prior is diagonal or dense"
+        vb = jaakkola_jordan(rows.jj_terms(), matrix, np.ones(start.mean.size, dtype=bool),
                              mean0=start.mean, cov0=start.cov, tol=tol, max_iter=max_iter,
                              prior_mean=gaussian.mean)
         return _variational_posterior(vb, float(start.alpha), start)

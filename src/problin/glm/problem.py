@@ -134,8 +134,8 @@ def classifier_problem(rows: ClassifierRows, family: ClassFamily, alpha: float, 
     rows where they are). ``offset``: a known term of the binary linear predictor
     (in-memory data only)."""
     design = rows.design
-    prior = design_prior(design, family.n_blocks, alpha, intercept_alpha, prior)
-    objective = rows.objective(family, prior, information, offset, penalty)
+    gaussian = design_prior(design, family.n_blocks, alpha, intercept_alpha, prior)
+    objective = rows.objective(family, gaussian, information, offset, penalty)
     theta0 = family.start(rows, design.n_params, design.intercept)
     if offset is not None and design.intercept:
         theta0[0] -= float(np.average(offset, weights=rows.sample_weight))
