@@ -143,10 +143,10 @@ def test_alpha_scales_the_precision_and_a_vector_is_its_diagonal(problem):
     ({"prior_precision": [[1.0, 2.0], [2.0, 1.0]]}, "positive definite.*Cholesky"),
     ({"prior_precision": [1.0, 0.0]}, "positive definite"),
     ({"prior_precision": S0, "intercept_alpha": 1.0}, "intercept_alpha=1.0 does not combine"),
-    ({"prior_precision": S0, "alpha": None}, "alpha=None"),
+    ({"prior_mean": M0, "alpha": None}, "alpha=None estimates the scale of prior_precision"),
     ({"prior_mean": M0, "intercept_alpha": 0.0}, "intercept_alpha must be > 0"),
     ({"prior_mean": M0, "inference": "variational", "alpha_prior": (1.0, 1.0)},
-     "alpha_prior"),
+     "alpha_prior estimates the scale"),
 ])
 def test_bad_priors_fail_clearly(problem, params, message):
     with pytest.raises(ValueError, match=message):
@@ -166,3 +166,32 @@ def test_softmax_refuses_and_files_keep_the_prior(problem, tmp_path):
     assert np.array_equal(loaded.predict_proba(X), model.predict_proba(X))
     again = loaded.fit(X, y)  # the loaded parameters fit the same model
     assert_allclose(again.posterior_mean_, model.posterior_mean_, rtol=1e-12)
+
+
+def _raw_moments(model):
+    r = model.posterior_mean_ - M0
+    return float(r @ S0 @ r), float(np.sum(S0 * model.posterior_cov_))
+
+
+@pytest.mark.parametrize("inference", ["laplace", "variational"])
+def test_alpha_none_estimates_the_scale_of_the_precision(problem, inference):
+    """``alpha=None`` with ``prior_precision``: as BayesianLinearRegression, the scale of
+    ``S_0^-1 = alpha P`` by the evidence, over all p parameters in P's metric, checked on
+    the raw posterior: MacKay's fixed point ``alpha (m - m0)^T P (m - m0) = p - alpha
+    tr(P S_N)`` (Laplace); the bound's ``alpha = p / E[(w - m0)^T P (w - m0)]``, and
+    with a Gamma(a0, b0) hyperprior ``q(alpha) = Gamma(a0 + p/2, b0 + E[...]/2)``."""
+    X, y = problem["X"], problem["y"]
+    model = BayesianLogisticRegression(alpha=None, inference=inference, prior_mean=M0,
+                                       prior_precision=S0, tol=1e-12).fit(X, y)
+    quad, trace = _raw_moments(model)
+    a = model.alpha_
+    if inference == "laplace":
+        assert_allclose(a * quad, 2.0 - a * trace, rtol=1e-6)
+        return
+    assert_allclose(a, 2.0 / (quad + trace), rtol=1e-6)
+    hyper = BayesianLogisticRegression(alpha=None, inference=inference, alpha_prior=(2.0, 3.0),
+                                       prior_mean=M0, prior_precision=S0,
+                                       tol=1e-12).fit(X, y)
+    quad, trace = _raw_moments(hyper)
+    assert_allclose(hyper.alpha_posterior_, (2.0 + 1.0, 3.0 + (quad + trace) / 2), rtol=1e-6)
+    assert np.all(np.diff(hyper.history_) >= -1e-9 * np.abs(hyper.history_[1:]))

@@ -23,6 +23,7 @@ from .._core.bayes.hmc import hmc_sampler
 from .._core.bayes.logistic import (
     JJTerms,
     gaussian_from_precision,
+    general_jaakkola_jordan,
     jaakkola_jordan,
     laplace_log_evidence,
     mackay_alpha,
@@ -113,8 +114,8 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
             tol: float, max_iter: int, theta0: FloatArray | None = None,
             prior: GaussianPrior | None = None) -> Posterior:
     """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``
-    (``prior``: a prior ``N(m_0, S_0^-1)`` on the raw parameters instead of
-    ``alpha``'s and ``intercept_alpha``'s; binary only).
+    (``prior``: a prior ``N(m_0, P^-1)`` on the raw parameters, its precision scaled
+    by ``alpha``, instead of ``alpha``'s and ``intercept_alpha``'s; binary only).
 
     For softmax (all K blocks free) the intercepts' common shift is seen by
     no likelihood, only by their broad prior: the MAP has them summing to
@@ -124,7 +125,8 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
     """
     design = rows.design
     problem = classifier_problem(rows, classifier_family(_LOGIT, n_classes, alpha), alpha,
-                                 intercept_alpha=intercept_alpha, prior=prior)
+                                 intercept_alpha=intercept_alpha,
+                                 prior=None if prior is None else prior.scaled(alpha))
     objective, start = problem.objective, problem.theta0
     # Many rows: Newton's warm start and first steps on a row sketch, as the GLMs.
     sketch = sketch_rows(design.n_samples, objective.n_params)
@@ -157,7 +159,8 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
 
 
 def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha: float, *,
-                           tol: float, max_iter: int) -> Posterior:
+                           tol: float, max_iter: int,
+                           prior: GaussianPrior | None = None) -> Posterior:
     """The Laplace posterior at the evidence framework's ``alpha``.
 
     MacKay's re-estimation ``alpha = gamma / |w_MAP|^2``, ``gamma = D -
@@ -175,7 +178,14 @@ def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha
     directions no training point constrains, makes every prediction
     near-uniform. The re-estimation neglects exactly that term; it has an
     interior fixed point on such data (wine: 1.32).
+
+    ``prior``: a prior ``N(m_0, P^-1)`` on the raw parameters whose precision ``alpha``
+    scales; the same re-estimation over all ``p`` parameters in its metric,
+    ``alpha = gamma / (m_N - m_0)^T P (m_N - m_0)``, ``gamma = p - alpha tr(P S_N)``
+    (both invariant under the solver's change of basis), from ``alpha = 1``.
     """
+    if prior is not None:
+        return _evidence_scale(rows, n_classes, prior, tol=tol, max_iter=max_iter)
     design = rows.design
     weights = np.ones(design.n_params, dtype=bool)
     weights[0] = not design.intercept
@@ -209,6 +219,40 @@ def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha
     return dataclasses.replace(post, evidence_converged=converged)
 
 
+def _evidence_scale(rows: ClassifierRows, n_classes: int, prior: GaussianPrior, *,
+                    tol: float, max_iter: int) -> Posterior:
+    """:func:`laplace_evidence_alpha` for a prior of the estimator's own (its scale)."""
+    state: dict[str, Posterior] = {}
+
+    def reestimate(alpha: float) -> float:
+        prev = state.get("post")
+        post = laplace(rows, n_classes, alpha, 0.0, tol=tol, max_iter=max_iter,
+                       theta0=None if prev is None else prev.theta_map, prior=prior)
+        state["post"] = post
+        gaussian = gaussian_of(post.objective)  # alpha P in the solver's basis
+        r = post.mean - gaussian.mean
+        Pr = gaussian.precision.matvec(r)
+        trace = float(np.sum(_dense(gaussian.precision) * post.cov))
+        quad = float(r @ Pr)  # alpha (m - m0)^T P (m - m0)
+        return alpha * (r.size - trace) / quad if quad > 0 else np.inf
+
+    alpha, converged = mackay_alpha(reestimate, bounds=_ALPHA_BOUNDS)
+    post = state["post"]
+    if post.alpha != alpha:
+        post = laplace(rows, n_classes, alpha, 0.0, tol=tol, max_iter=max_iter,
+                       theta0=post.theta_map, prior=prior)
+    return dataclasses.replace(post, evidence_converged=converged)
+
+
+def _dense(P: PriorPrecision) -> FloatArray:
+    """A raw prior's precision in the solver's basis, as a matrix (diagonal or dense)."""
+    assert not P.rank_one, "a raw prior is diagonal or dense"
+    if P.dense_matrix is not None:
+        return P.dense_matrix
+    assert P.diag is not None
+    return np.diag(P.diag)
+
+
 def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
                 intercept_alpha: float, alpha_prior: Any, *, tol: float,
                 max_iter: int, prior: GaussianPrior | None = None) -> Posterior:
@@ -216,18 +260,17 @@ def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
 
     ``alpha=None``: ``alpha`` maximises the bound; ``alpha_prior=(a0, b0)``:
     Gamma hyperprior with ``q(alpha)``, started at ``E[alpha] = start.alpha``.
-    ``prior``: the fixed prior on the raw parameters of ``start`` (its objective's,
-    in the solver's basis).
+    ``prior``: a prior ``N(m_0, P^-1)`` on the raw parameters whose precision ``alpha``
+    scales (``start``'s), the scale estimated over all parameters as ``alpha`` is.
     """
     if prior is not None:
-        gaussian = gaussian_of(start.objective)
-        P = gaussian.precision
-        matrix = P.diag if P.dense_matrix is None else P.dense_matrix
-        assert matrix is not None and not P.rank_one, "a raw prior is diagonal or dense"
-        vb = jaakkola_jordan(rows.jj_terms(), matrix, np.ones(start.mean.size, dtype=bool),
-                             mean0=start.mean, cov0=start.cov, tol=tol, max_iter=max_iter,
-                             prior_mean=gaussian.mean)
-        return _variational_posterior(vb, float(start.alpha), start)
+        precision, mean = prior.standardised(rows.design.basis)
+        vb = general_jaakkola_jordan(rows.jj_terms(), _dense(precision), mean,
+                                     float(start.alpha), mean0=start.mean, cov0=start.cov,
+                                     estimate_alpha=alpha is None, hyperprior=alpha_prior,
+                                     tol=tol, max_iter=max_iter)
+        assert vb.alpha is not None, "a general prior's fit reports its scale"
+        return _variational_posterior(vb, vb.alpha, start)
     design = rows.design
     p = design.n_params
     mask = np.ones(p, dtype=bool)
@@ -369,20 +412,13 @@ def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
 
 
 def raw_prior(est: Any, n_features: int) -> GaussianPrior | None:
-    """``est``'s prior on the raw parameters (``prior_mean``/``prior_precision``, scaled
-    by ``alpha``), or None for its own prior on the intercept at the data's centre."""
+    """``est``'s prior on the raw parameters (``prior_mean``/``prior_precision``) at
+    unit scale (``alpha`` multiplies its precision), or None for its own prior on the
+    intercept at the data's centre."""
     if not has_prior(est):
         return None
-    if est.alpha is None:
-        raise ValueError("alpha=None (chosen by the evidence) does not combine with "
-                         "prior_mean/prior_precision yet: give alpha, the scale of "
-                         "prior_precision (1.0: as given)")
-    if est.alpha_prior is not None:
-        raise ValueError("alpha_prior (a hyperprior on alpha) does not combine with "
-                         "prior_mean/prior_precision, a fixed prior")
     default = inspect.signature(type(est)).parameters["intercept_alpha"].default
-    return bayes_prior(est, n_features, float(est.alpha), float(est.intercept_alpha),
-                       default)
+    return bayes_prior(est, n_features, est.alpha, float(est.intercept_alpha), default)
 
 
 def check_parameters(est: Any) -> None:

@@ -138,13 +138,17 @@ class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixi
         ``n_features`` without one), for every inference method and the evidence.
         As in :class:`~problin.BayesianLinearRegression`, ``alpha`` scales the given
         precision, ``S_0^-1 = alpha P`` (the default ``alpha=1`` uses
-        ``prior_precision = P`` as it is; a vector is its diagonal); ``P`` must be
-        symmetric positive definite (a proper prior). ``prior_mean`` is ``m_0`` (None:
-        zero); given alone, the precision is ``diag(intercept_alpha, alpha, ...)``.
-        Either one puts the prior on the *raw* intercept (not at the data's centre),
-        and ``intercept_alpha`` other than its default does not combine with
+        ``prior_precision = P`` as it is; a vector is its diagonal; ``alpha=None``
+        estimates the scale over all ``p`` parameters: MacKay's
+        ``alpha = gamma / (m_N - m_0)^T P (m_N - m_0)``, ``gamma = p - alpha tr(P S_N)``,
+        or the variational bound's maximum, or with ``alpha_prior`` its Gamma
+        posterior); ``P`` must be symmetric positive definite (a proper prior).
+        ``prior_mean`` is ``m_0`` (None: zero); given alone, the precision is
+        ``diag(intercept_alpha, alpha, ...)`` (``alpha`` given). Either one puts the
+        prior on the *raw* intercept (not at the data's centre), and
+        ``intercept_alpha`` other than its default does not combine with
         ``prior_precision`` (its first row and column are the intercept's). Binary
-        models; not with ``alpha_prior``.
+        models.
 
     Attributes
     ----------

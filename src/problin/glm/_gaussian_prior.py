@@ -93,10 +93,11 @@ def glm_prior(est: GLMPriorSettings, n_features: int) -> GaussianPrior | None:
                          parameters=_parameters(est, n_features))
 
 
-def bayes_prior(est: Any, n_features: int, alpha: float,
+def bayes_prior(est: Any, n_features: int, alpha: float | None,
                 intercept_alpha: float, intercept_default: float) -> GaussianPrior | None:
-    """The prior of a Bayesian logistic regression at the scale ``alpha`` (None: the
-    estimator's own, on the intercept at the data's centre)."""
+    """The prior of a Bayesian logistic regression at unit scale: ``N(m_0, P^-1)``, whose
+    precision ``alpha`` scales (``alpha=None``: estimated; with ``prior_precision``
+    only). None: the estimator's own prior, on the intercept at the data's centre."""
     if not has_prior(est):
         return None
     p = n_features + int(est.fit_intercept)
@@ -107,12 +108,15 @@ def bayes_prior(est: Any, n_features: int, alpha: float,
                              "intercept's precision: leave intercept_alpha at its default")
         base = est.prior_precision
     else:
+        if alpha is None or est.alpha_prior is not None:
+            what = "alpha=None" if alpha is None else "alpha_prior"
+            raise ValueError(f"{what} estimates the scale of prior_precision: give "
+                             "prior_precision with prior_mean, or a fixed alpha")
         if est.fit_intercept and not intercept_alpha > 0:
             raise ValueError("prior_mean places a proper prior on the raw intercept: "
                              "intercept_alpha must be > 0 with it")
         base = np.ones(p)
         if est.fit_intercept:
             base[0] = intercept_alpha / alpha
-    prior = GaussianPrior(est.prior_mean, base, p, definite=True,
-                          parameters=_parameters(est, n_features))
-    return prior.scaled(alpha)
+    return GaussianPrior(est.prior_mean, base, p, definite=True,
+                         parameters=_parameters(est, n_features))

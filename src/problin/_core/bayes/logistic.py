@@ -33,7 +33,7 @@ from ..types import Matrix
 __all__ = ["gaussian_from_precision", "laplace_log_evidence", "upper_factor",
            "activation_moments", "probit_kappa", "moderated_log_proba",
            "draw_gaussian", "mackay_alpha", "jj_lambda", "VariationalPosterior",
-           "jaakkola_jordan"]
+           "jaakkola_jordan", "general_jaakkola_jordan"]
 
 _LOG_2PI = np.log(2.0 * np.pi)
 _EPS = np.finfo(np.float64).eps
@@ -212,6 +212,7 @@ class VariationalPosterior:
     converged: bool = False
     gamma_shape: float | None = None   # q(alpha) = Gamma(shape, rate) with a hyperprior
     gamma_rate: float | None = None
+    alpha: float | None = None         # the scale of a general prior's precision
 
 
 def _row_quadratics(design: Any, mean: np.ndarray,
@@ -273,8 +274,8 @@ def _gamma_terms(shape: float, rate: float, a0: float, b0: float) -> float:
 def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np.ndarray, *,
                     mean0: np.ndarray, cov0: np.ndarray, estimate_alpha: bool = False,
                     hyperprior: tuple[float, float] | None = None, tol: float = 1e-10,
-                    max_iter: int = 500, prior_shape: np.ndarray | None = None,
-                    prior_mean: np.ndarray | None = None) -> VariationalPosterior:
+                    max_iter: int = 500,
+                    prior_shape: np.ndarray | None = None) -> VariationalPosterior:
     """Variational Bayes for binary logistic regression with the Jaakkola-Jordan bound.
 
     Coordinate ascent on ``L(q, xi, alpha)``; each step maximises ``L`` in one
@@ -302,14 +303,8 @@ def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np
     ``terms``: what the sweeps read from the rows, :class:`JJTerms` in memory
     (``problin._dask.bayes.DaskJJTerms`` on Dask: one distributed pass per sweep).
 
-    A general prior ``N(m_0, P^-1)`` (``prior_mean``; ``prior_diag`` then may be a
-    dense positive definite ``P``, fixed): ``m = S (Phi^T (s (t - 1/2)) + P m_0)`` and
-    the prior's term ``ln|P| / 2 - (tr(P S) + (m - m_0)^T P (m - m_0)) / 2 - D/2 ln 2 pi``.
+    A prior with a mean and a dense precision: :func:`general_jaakkola_jordan`.
     """
-    if np.ndim(prior_diag) == 2 or prior_mean is not None:
-        assert not estimate_alpha and hyperprior is None, "a general prior is fixed"
-        return _jaakkola_jordan_general(terms, np.asarray(prior_diag, dtype=np.float64),
-                                        prior_mean, mean0, cov0, tol, max_iter)
     b = terms.linear()
     d = float(weight_mask.sum())
     shape_w = np.ones(len(prior_diag)) if prior_shape is None else \
@@ -353,33 +348,58 @@ def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np
                                 shape, rate)
 
 
-def _jaakkola_jordan_general(terms: "BoundTerms", P: np.ndarray, m0: np.ndarray | None,
-                             mean: np.ndarray, cov: np.ndarray, tol: float,
-                             max_iter: int) -> VariationalPosterior:
-    """:func:`jaakkola_jordan` under a fixed prior ``N(m_0, P^-1)`` (``P`` diagonal or
-    dense and positive definite): the same sweeps, the prior's mean and coupling kept."""
-    dense = P if P.ndim == 2 else np.diag(P)
-    m0 = np.zeros(dense.shape[0]) if m0 is None else np.asarray(m0, dtype=np.float64)
-    b = terms.linear() + dense @ m0
-    prior_const = 0.5 * cholesky(dense).logdet() - 0.5 * dense.shape[0] * _LOG_2PI
-    entropy_const = 0.5 * dense.shape[0] * (1.0 + _LOG_2PI)
+def general_jaakkola_jordan(terms: "BoundTerms", base: np.ndarray, m0: np.ndarray,
+                            alpha: float, *, mean0: np.ndarray, cov0: np.ndarray,
+                            estimate_alpha: bool = False,
+                            hyperprior: tuple[float, float] | None = None, tol: float = 1e-10,
+                            max_iter: int = 500) -> VariationalPosterior:
+    """:func:`jaakkola_jordan` under a general prior ``N(m_0, (alpha P)^-1)``: ``P`` =
+    ``base`` dense positive definite, ``alpha`` its scale (all ``D`` parameters).
+
+    The sweeps (Bishop 2006, eqs. 10.156-10.157 with ``S_0^-1 = alpha P``):
+    ``S^-1 = alpha P + 2 Phi^T diag(s lambda(xi)) Phi``,
+    ``m = S (Phi^T (s (t - 1/2)) + alpha P m_0)``; ``alpha = D / E[r^T P r]``,
+    ``E[r^T P r] = tr(P S) + (m - m_0)^T P (m - m_0)`` (``estimate_alpha``), or
+    ``q(alpha) = Gamma(a0 + D/2, b0 + E[r^T P r] / 2)`` (``hyperprior``). The prior's
+    term is ``D/2 E[ln alpha] + ln|P| / 2 - E[alpha] E[r^T P r] / 2 - D/2 ln 2 pi``.
+    """
+    base = np.asarray(base, dtype=np.float64)
+    m0 = np.asarray(m0, dtype=np.float64)
+    d = base.shape[0]
+    linear = terms.linear()
+    base_m0 = base @ m0
+    log_base = cholesky(base).logdet()
+    e_alpha, e_log_alpha = float(alpha), float(np.log(alpha))
+    mean, cov = np.asarray(mean0, dtype=np.float64), np.asarray(cov0, dtype=np.float64)
+    shape: float | None = None
+    rate: float | None = None
+    gamma_terms = 0.0
     xi = terms.at(mean, cov)
     history, converged, n_iter = [], False, 0
     for n_iter in range(1, max_iter + 1):
-        cov, logdet_h = gaussian_from_precision(terms.curvature(xi) + dense)
-        mean = cov @ b
+        cov, logdet_h = gaussian_from_precision(terms.curvature(xi) + e_alpha * base)
+        mean = cov @ (linear + e_alpha * base_m0)
         xi = terms.at(mean, cov)
         r = mean - m0
-        # E[ln p(t | w)] >= bound(xi) + (Phi^T s (t - 1/2))^T m; b holds P m_0 besides
-        data = terms.bound(xi) + float((b - dense @ m0) @ mean)
-        prior = prior_const - 0.5 * (float(np.sum(dense * cov)) + float(r @ dense @ r))
-        elbo = data + prior - 0.5 * logdet_h + entropy_const
+        q = float(np.sum(base * cov)) + float(r @ base @ r)  # E[(w - m0)^T P (w - m0)]
+        if hyperprior is not None:
+            a0, b0 = hyperprior
+            shape, rate = a0 + d / 2, b0 + q / 2
+            gamma_terms = _gamma_terms(shape, rate, a0, b0)
+            e_alpha, e_log_alpha = shape / rate, float(special.digamma(shape) - np.log(rate))
+        elif estimate_alpha:
+            e_alpha = d / q
+            e_log_alpha = float(np.log(e_alpha))
+        data = terms.bound(xi) + float(linear @ mean)
+        prior = 0.5 * (d * e_log_alpha + log_base) - 0.5 * e_alpha * q - 0.5 * d * _LOG_2PI
+        entropy = -0.5 * logdet_h + 0.5 * d * (1.0 + _LOG_2PI)
+        elbo = data + prior + entropy + gamma_terms
         history.append(elbo)
         if n_iter > 1 and abs(elbo - history[-2]) <= max(tol, 64 * _EPS * abs(elbo)):
             converged = True
             break
-    return VariationalPosterior(mean, cov, dense, float(history[-1]), history, n_iter,
-                                converged)
+    return VariationalPosterior(mean, cov, e_alpha * base, float(history[-1]), history,
+                                n_iter, converged, shape, rate, alpha=e_alpha)
 
 
 def _diag_plus(H: np.ndarray, d: np.ndarray) -> np.ndarray:
