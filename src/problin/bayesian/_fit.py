@@ -9,7 +9,6 @@ one Newton engine on the GLMs' own objective
 intercepts too.
 """
 import dataclasses
-import inspect
 import time
 from dataclasses import dataclass
 from numbers import Real
@@ -64,6 +63,8 @@ _PROGRESS_AFTER_S = 1.0
 _MIN_ACCEPTANCE = 0.3
 # The range searched for alpha=None.
 _ALPHA_BOUNDS = (1e-8, 1e8)
+#: The default precision of the intercept's broad proper prior (sd 1e5 on the log-odds).
+INTERCEPT_ALPHA = 1e-10
 # Chains whose split R-hat exceeds this may not have mixed (Vehtari et al. 2021).
 _RHAT_LIMIT = 1.01
 
@@ -417,8 +418,8 @@ def raw_prior(est: Any, n_features: int) -> GaussianPrior | None:
     intercept at the data's centre."""
     if not has_prior(est):
         return None
-    default = inspect.signature(type(est)).parameters["intercept_alpha"].default
-    return bayes_prior(est, n_features, est.alpha, float(est.intercept_alpha), default)
+    return bayes_prior(est, n_features, est.alpha, float(est.intercept_alpha),
+                       INTERCEPT_ALPHA)
 
 
 def check_parameters(est: Any) -> None:

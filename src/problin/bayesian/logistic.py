@@ -204,7 +204,7 @@ class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixi
     }
 
     def __init__(self, alpha: float | None = 1.0, *, fit_intercept: bool = True,
-                 inference: str = "laplace", intercept_alpha: float = 1e-10,
+                 inference: str = "laplace", intercept_alpha: float = _fit.INTERCEPT_ALPHA,
                  alpha_prior: Any = None, n_samples: int = 1000, n_chains: int = 4,
                  tol: float = 1e-8, max_iter: int = 500, random_state: Any = None,
                  progress: bool = True, prior_mean: Any = None,

@@ -26,7 +26,8 @@ import numpy as np
 
 from .._core.model.prior import GaussianPrior
 
-__all__ = ["PRIOR_CONSTRAINTS", "PriorSettings", "GLMPriorSettings", "bayes_prior",
+__all__ = ["PRIOR_CONSTRAINTS", "PriorSettings", "GLMPriorSettings", "BayesPriorSettings",
+           "bayes_prior",
            "glm_prior", "has_prior", "penalised"]
 
 #: scikit-learn's constraints of the two parameters (shapes and values are checked at fit).
@@ -49,6 +50,13 @@ class GLMPriorSettings(PriorSettings, Protocol):
     penalty: str
 
 
+class BayesPriorSettings(PriorSettings, Protocol):
+    """What a Bayesian logistic regression's prior reads of it."""
+
+    fit_intercept: bool
+    alpha_prior: Any
+
+
 def has_prior(est: PriorSettings) -> bool:
     """Whether ``est`` was given a Gaussian prior of its own (``prior_mean`` or
     ``prior_precision``)."""
@@ -62,8 +70,9 @@ def penalised(est: PriorSettings) -> bool:
     return est.alpha > 0 or has_prior(est)
 
 
-def _parameters(est: Any, n_features: int) -> str:
-    head = "[intercept, coef_1, ...]" if est.fit_intercept else "[coef_1, ...]"
+def _parameters(fit_intercept: bool, n_features: int) -> str:
+    """The parameters a prior is on, for its error messages."""
+    head = "[intercept, coef_1, ...]" if fit_intercept else "[coef_1, ...]"
     return f"{head} for {n_features} feature{'s' * (n_features != 1)}"
 
 
@@ -90,10 +99,10 @@ def glm_prior(est: GLMPriorSettings, n_features: int) -> GaussianPrior | None:
         if est.fit_intercept:
             precision[0] = 0.0
     return GaussianPrior(est.prior_mean, precision, p, definite=False,
-                         parameters=_parameters(est, n_features))
+                         parameters=_parameters(est.fit_intercept, n_features))
 
 
-def bayes_prior(est: Any, n_features: int, alpha: float | None,
+def bayes_prior(est: BayesPriorSettings, n_features: int, alpha: float | None,
                 intercept_alpha: float, intercept_default: float) -> GaussianPrior | None:
     """The prior of a Bayesian logistic regression at unit scale: ``N(m_0, P^-1)``, whose
     precision ``alpha`` scales (``alpha=None``: estimated; with ``prior_precision``
@@ -119,4 +128,4 @@ def bayes_prior(est: Any, n_features: int, alpha: float | None,
         if est.fit_intercept:
             base[0] = intercept_alpha / alpha
     return GaussianPrior(est.prior_mean, base, p, definite=True,
-                         parameters=_parameters(est, n_features))
+                         parameters=_parameters(est.fit_intercept, n_features))
