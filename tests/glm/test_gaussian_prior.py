@@ -162,3 +162,13 @@ def test_firth_regressor_softmax_and_files(tmp_path):
     loaded = problin.load(tmp_path / "m.problin")
     assert_allclose(loaded.prior_precision, S0, rtol=0)
     assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_likelihood_ratio_tests_refuse_a_prior():
+    """A penalised likelihood ratio has no chi² reference: refused as for ``alpha``."""
+    X, y = _data("logit", n=60)
+    model = LogisticRegression(prior_mean=M0, prior_precision=S0).fit(X, y)
+    with pytest.raises(ValueError, match=r"L2 penalty \(prior_mean/prior_precision\)"):
+        model.restricted_lr_test("x0 = 0", X=X, y=y)
+    with pytest.raises(ValueError, match="prior_mean/prior_precision"):
+        model.summary(pvalues="lr", X=X, y=y)

@@ -238,10 +238,17 @@ def _level_contrasts(name: str, levels: list[Any], how: str, ratio: bool
             for a, b in pairs]
 
 
+DIRECTIONS = ("center", "forward")
+
+
 def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: Any,
-                         levels: str, ratio: bool) -> list[Estimate]:
+                         levels: str, ratio: bool, direction: str = "center"
+                         ) -> list[Estimate]:
     """Discrete changes: numeric variables by ``change`` (a number, ``"sd"`` or
-    ``"minmax"``), categorical ones by ``levels`` (``"reference"``, ``"pairwise"``)."""
+    ``"minmax"``; centred on each row's value, or from it, ``direction="forward"``),
+    categorical ones by ``levels`` (``"reference"``, ``"pairwise"``)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'center' or 'forward', got {direction!r}")
     out: list[Estimate] = []
     for name in names:
         var_levels = encoding.variables[name]
@@ -262,6 +269,10 @@ def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: A
         else:
             raise ValueError(f"change must be a nonzero number, 'sd' or 'minmax', got "
                              f"{change!r}")
+        if direction == "forward":  # (x + delta against x itself: Stata's margeff, count)
+            out.append(_contrast(name, f"x{label} - x" if not ratio else f"x{label} / x",
+                                 ("add", name, delta), OBSERVED, ratio))
+            continue
         out.append(_contrast(name, label, ("add", name, delta / 2), ("add", name, -delta / 2),
                              ratio))
     return out

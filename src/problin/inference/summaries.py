@@ -89,8 +89,7 @@ def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
     if model._result.firth_separated:
         notes.append("The data are (quasi-)separated: maximum-likelihood estimates do not "
                      "exist; Firth's are finite.")
-    if "ci_note" in table.attrs:
-        notes.append(table.attrs["ci_note"])
+    notes += [table.attrs[key] for key in ("ci_note", "pvalue_note") if key in table.attrs]
     if multi:
         notes.append("Softmax: one block of parameters per class shown (the contrasts "
                      "against the first class when alpha=0); wald_test names them "
@@ -130,8 +129,7 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
         notes.append(f"{family} {pname} = {format_value(value)}"
                      + ("" if not math.isfinite(se) else f" (std err {format_value(se)})")
                      + ".")
-    if "ci_note" in table.attrs:
-        notes.append(table.attrs["ci_note"])
+    notes += [table.attrs[key] for key in ("ci_note", "pvalue_note") if key in table.attrs]
     source = table.attrs.get("dispersion")  # (how scale_ was found, where the model says)
     if table.attrs.get("statistic") == "t":
         notes.append(f"t statistics on {format_value(model.df_resid_)} degrees of freedom: "
