@@ -173,7 +173,11 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
     functions = [part for e in estimates for part in e.parts]
     first = np.cumsum([0] + [len(e.parts) for e in estimates])
     shifts = encoding.shifts(variants)
-    batched = plain_slopes(functions, shifts)
+    batched = {f: j for f, (j, _) in plain_slopes(functions, shifts).items()}
+    # (a single-index model's plain-column elasticities from shared sums, every variable)
+    elastic = (plain_slopes(functions, shifts, ("eyex", "dyex", "eydx"))
+               if model.draws is None and model.blocks.shape[0] == 1 and
+               model.outputs is None else {})
     index: list[tuple[Any, ...]] = []
     # per reported row: its estimate and the vector that maps linearly with it (its
     # Jacobian for the delta method; its draws for a Bayesian model, with no estimate)
@@ -184,7 +188,8 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
             continue
         parts = (encoding.design, rows.iloc[idx], w, variants, functions, shifts, batched)
         if model.draws is None:
-            A, J = average_rows(model, *parts, None if offsets is None else offsets[idx])
+            A, J = average_rows(model, *parts, None if offsets is None else offsets[idx],
+                                elastic)
             found = [e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
                      for i, e in enumerate(estimates)]
         else:

@@ -173,6 +173,8 @@ class FormulaResults:
     theta_: Fitted[FloatArray] = Fitted()
     var_: Fitted[FloatArray] = Fitted()
     epsilon_: Fitted[float] = Fitted()
+    distributions_: Fitted[list[str]] = Fitted()
+    params_: Fitted[list[FloatArray]] = Fitted()
     components_: Fitted[FloatArray] = Fitted()
     explained_variance_ratio_: Fitted[FloatArray] = Fitted()
     mean_: Fitted[FloatArray] = Fitted()

@@ -34,6 +34,18 @@ def test_poisson_exposure_enters_every_prediction(counts):
         row = table.iloc[j]
         assert row["estimate"] == pytest.approx(mu.mean() * theta[1 + j], rel=1e-12)
         assert row["std_err"] == pytest.approx(np.sqrt(J @ model.covariance_ @ J), rel=1e-10)
+    # elasticities (weighted): log link, so d mu / d eta / mu = 1 and eyex_j = avg(x_j) w_j,
+    # eydx_j = w_j, dyex_j = avg(mu x_j) w_j
+    w = np.linspace(0.5, 2.0, len(X))
+    se_w = np.sqrt(np.diag(model.covariance_))[1:]
+    avg = lambda v: np.sum(w[:, None] * v, axis=0) / w.sum()  # noqa: E731
+    for kind, closed, se in (("eyex", avg(X) * theta[1:], avg(X) * se_w),
+                             ("eydx", theta[1:], se_w),
+                             ("dyex", avg(mu[:, None] * X) * theta[1:], None)):
+        found = model.slopes(X, slope=kind, exposure=e, sample_weight=w)
+        np.testing.assert_allclose(found["estimate"], closed, rtol=1e-12)
+        if se is not None:
+            np.testing.assert_allclose(found["std_err"], np.abs(se), rtol=1e-10)
     # a change of x1 keeps each row's exposure
     change = model.comparisons(X, "x0", change=2.0, exposure=e)
     by_hand = (model.predict(X + [1.0, 0.0], exposure=e).mean()

@@ -130,3 +130,28 @@ def test_anes_multinomial_logit_effects_per_class():
                     ref.margeff_dydx_dummy_overall, atol=3e-7)
     _assert_printed(table["std_err"].to_numpy().reshape(7, 6).T,
                     ref.margeff_dydx_dummy_overall_se, atol=3e-7)
+
+
+@pytest.mark.parametrize("at", ["overall", "mean"])
+def test_spector_equals_get_margeff_with_dummy_and_count(spector, at):
+    """statsmodels' ``get_margeff(at=, method=, dummy=True, count=True)`` where it defines
+    the effect as problin does: GPA's slope and ``eydx``, TUCE's count change
+    (``change=2`` halved), PSI's 0 -> 1 (``dydx``; statsmodels' ``eydx`` of a dummy or a
+    count is a difference of log predictions, which problin does not report; it refuses
+    ``eyex``, ``dyex``, ``median`` and ``zero`` with discrete variables)."""
+    X, model = spector
+    data = sm.datasets.spector.load_pandas()
+    fit = sm.Logit(data.endog, sm.add_constant(X, prepend=False)).fit(
+        method="newton", disp=0, tol=1e-14)
+    where = None if at == "overall" else at
+    eydx = fit.get_margeff(at=at, method="eydx", dummy=True, count=True)
+    gpa = model.slopes(X, "GPA", slope="eydx", at=where)
+    np.testing.assert_allclose(_both(gpa), [eydx.margeff[:1], eydx.margeff_se[:1]],
+                               rtol=1e-6)
+    margeff = fit.get_margeff(at=at, dummy=True, count=True)
+    gpa = model.slopes(X, "GPA", at=where)
+    tuce = model.comparisons(X, "TUCE", change=2, at=where, hypothesis="0.5 * b1")
+    psi = model.comparisons(X, "PSI", change="minmax", at=where)
+    found = _both(pd.concat([gpa, tuce, psi]))
+    np.testing.assert_allclose(found[0], margeff.margeff, rtol=1e-6)
+    np.testing.assert_allclose(found[1], margeff.margeff_se, rtol=1e-6)

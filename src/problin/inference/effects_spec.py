@@ -134,19 +134,20 @@ def _contrast(term: str, label: str, hi: Hashable, lo: Hashable, ratio: bool,
     return Estimate(term, label, (RowContrast(hi, lo, divisor, slope, term),))
 
 
-def plain_slopes(functions: Sequence[Any], shifts: dict[Hashable, tuple[int, float, bool]]
-                 ) -> dict[int, int]:
-    """The functions that are a ``dy/dx`` slope along one design column as it is
-    (index -> column): the central difference of two nudges of that column, which
-    :func:`~problin.inference.effects.average_rows` sums for every variable at once."""
-    out: dict[int, int] = {}
+def plain_slopes(functions: Sequence[Any], shifts: dict[Hashable, tuple[int, float, bool]],
+                 kinds: Sequence[str] = ("dydx",)) -> dict[int, tuple[int, str]]:
+    """The functions that are a slope (of a kind in ``kinds``) along one design column
+    as it is (index -> ``(column, kind)``): the central difference of two nudges of that
+    column, which :func:`~problin.inference.effects.average_rows` sums for every
+    variable at once."""
+    out: dict[int, tuple[int, str]] = {}
     for f, part in enumerate(functions):
-        if not isinstance(part, RowContrast) or part.slope != "dydx" or part.lo is None:
+        if not isinstance(part, RowContrast) or part.slope not in kinds or part.lo is None:
             continue
         hi, lo = shifts.get(part.hi), shifts.get(part.lo)
         if hi is not None and lo is not None and hi[2] and lo[2] and hi[0] == lo[0] \
                 and hi[1] - lo[1] == part.divisor:
-            out[f] = hi[0]
+            out[f] = (hi[0], part.slope)
     return out
 
 
