@@ -34,6 +34,7 @@ from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, ta
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
 from ._effects import classifier_effects_model
+from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, has_prior, penalised
 from ._diagnostics import (
     check_fits_in_memory,
     covariance_on_request,
@@ -98,7 +99,11 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         "tol": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
         "cov_type": [StrOptions(set(COV_TYPES))],
+        **PRIOR_CONSTRAINTS,
     }
+    #: No Gaussian prior of the estimator's own (``prior_mean``/``prior_precision``).
+    prior_mean: Any = None
+    prior_precision: Any = None
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None,
@@ -168,7 +173,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         statistics = found._asdict()
         del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 penalty_name=self.penalty, null_log_likelihood=null,
+                                 penalty_name="gaussian" if has_prior(self) else self.penalty,
+                                 null_log_likelihood=null,
                                  reference_class=family.reference_class, **statistics)
         if self.penalty in ("flic", "flac"):
             fit = self._calibrated(fit, problem)
@@ -217,7 +223,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         firth = self.penalty in FIRTH_PENALTIES
         information = "expected" if firth else getattr(self, "information", "observed")
         return classifier_problem(rows, family, self.alpha, information=information,
-                                  offset=offset, penalty=JEFFREYS if firth else None)
+                                  offset=offset, penalty=JEFFREYS if firth else None,
+                                  prior=glm_prior(self, rows.design.n_features))
 
     def _choose_solver(self, problem: ClassifierProblem) -> str:
         solver = self.solver
@@ -336,7 +343,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         if fit.log_likelihood is not None:
             table.attrs["log_likelihood"] = fit.log_likelihood
         check_ci(ci, X, y)
-        check_pvalues(pvalues, X, y, self.alpha)
+        check_pvalues(pvalues, X, y, self.alpha, has_prior(self))
         table.attrs["ci"] = ci
         if ci == "profile" or pvalues == "lr":
             refit = self._refit(X, y, sample_weight, offset, "ci='profile'" if ci ==
@@ -357,7 +364,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         ``logistftest``; ``anova(full, smaller)`` of two logistf fits is this test of
         the smaller model's missing terms at 0)."""
         check_is_fitted(self)
-        check_lr_inputs(X, y, self.alpha, "restricted_lr_test")
+        check_lr_inputs(X, y, self.alpha, "restricted_lr_test", has_prior(self))
         refit = self._refit(X, y, sample_weight, offset, "restricted_lr_test")
         return restricted_lr_test(self.summary(), refit, R, q)
 
@@ -380,7 +387,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         objective = problem.objective
         theta = fit.theta_standard if fit.basis is not None else fit.theta
         return Refit.of(objective, theta, raw_map(fit.basis, theta.size), 1.0,
-                        self.alpha > 0 or self.penalty in FIRTH_PENALTIES)
+                        penalised(self) or self.penalty in FIRTH_PENALTIES)
 
     def marginal_effects(self, X: Any = None, at: str = "overall", *,
                          sample_weight: Any = None, level: float = 0.95,

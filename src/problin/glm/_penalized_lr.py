@@ -33,24 +33,26 @@ __all__ = ["PVALUE_KINDS", "check_pvalues", "lr_pvalue_table", "restricted_lr_te
 PVALUE_KINDS = ("wald", "lr")
 
 
-def check_pvalues(pvalues: str, X: Any, y: Any, alpha: float) -> None:
+def check_pvalues(pvalues: str, X: Any, y: Any, alpha: float, prior: bool = False) -> None:
     """One clear error for an unknown ``pvalues``, LR p-values asked for without the
-    rows, or for an L2 fit (its penalised likelihood ratio has no chi² reference)."""
+    rows, or for an L2 fit (its penalised likelihood ratio has no chi² reference;
+    ``prior``: a Gaussian prior of the estimator's own, ``prior_mean``/``prior_precision``)."""
     if pvalues not in PVALUE_KINDS:
         raise ValueError(f"pvalues must be one of {PVALUE_KINDS}; got {pvalues!r}")
     if pvalues == "lr":
-        check_lr_inputs(X, y, alpha, "pvalues='lr'")
+        check_lr_inputs(X, y, alpha, "pvalues='lr'", prior)
 
 
-def check_lr_inputs(X: Any, y: Any, alpha: float, what: str) -> None:
+def check_lr_inputs(X: Any, y: Any, alpha: float, what: str, prior: bool = False) -> None:
     """The training rows are needed and an L2 ``alpha`` is refused."""
     if X is None or y is None:
         raise ValueError(f"{what} refits the model under each restriction: pass the "
                          "training rows X and y (the estimator keeps no copy of its "
                          "training data)")
-    if alpha > 0:
+    if alpha > 0 or prior:
+        penalty = f"alpha={alpha:g}" if alpha > 0 else "prior_mean/prior_precision"
         raise ValueError(f"{what} needs a maximum-likelihood or Firth fit: an L2 penalty "
-                         f"(alpha={alpha:g}) gives no chi-squared likelihood ratio")
+                         f"({penalty}) gives no chi-squared likelihood ratio")
 
 
 def _minimum(refit: Refit) -> ConstrainedMinimum:

@@ -70,7 +70,8 @@ from ._regression_inference import dispersion_source, mean_effects_table, mean_i
 from ._regression_solve import solve_regression
 from .inference import parameter_names, wald_table
 from .interval import check_offset
-from .problem import _plain_arrays, prior_precision
+from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, has_prior, penalised
+from .problem import _plain_arrays, design_prior
 from .result import GLMFit
 from .robust import check_groups, one_predictor_scores, robust_covariance
 
@@ -96,10 +97,14 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
                   None],
         "information": [StrOptions({"observed", "expected"})],
         "penalty": [StrOptions({"l2", "firth"})],
+        **PRIOR_CONSTRAINTS,
     }
     #: The default of a regressor without the parameter (the negative binomial's: its
     #: dispersion is estimated, which Firth's penalty does not take).
     penalty = "l2"
+    #: No Gaussian prior of the estimator's own (``prior_mean``/``prior_precision``).
+    prior_mean: Any = None
+    prior_precision: Any = None
 
     def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
@@ -231,14 +236,15 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         negative (``observed_convex``: Newton converges quadratically there, Fisher
         scoring only linearly, Gamma-log 4 iterations against 14), else ``information``;
         the covariance is ``information``'s whichever it is (:meth:`_solve`)."""
+        raw = glm_prior(self, design.n_features)  # (refused with Firth's penalty)
         if self.penalty == "firth":
             self._check_firth(family)
             # (scored with the expected information, whose inverse it reports)
             return data.objective(design, family, None, "expected", JEFFREYS)
         if information is None:
             information = "observed" if family.observed_convex else self.information
-        return data.objective(design, family, prior_precision(design, 1, self.alpha),
-                              information)
+        return data.objective(design, family,
+                              design_prior(design, 1, self.alpha, raw=raw), information)
 
     def _check_firth(self, family: ExponentialFamily) -> None:
         """One clear error for what Firth's penalty does not combine with."""
@@ -363,7 +369,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
                            log_likelihood=self.log_likelihood_,
                            boundary_rows=0 if fit.separated is None else int(fit.separated.sum()))
         check_ci(ci, X, y)
-        check_pvalues(pvalues, X, y, self.alpha)
+        check_pvalues(pvalues, X, y, self.alpha, has_prior(self))
         table.attrs["ci"] = ci
         if ci == "profile" or pvalues == "lr":
             refit = self._refit(X, y, rows)
@@ -380,7 +386,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         model under the restrictions on its training rows ``X, y`` (and ``rows``, as
         :meth:`summary`): the deviance change over the fitted dispersion, chi²(J)."""
         check_is_fitted(self)
-        check_lr_inputs(X, y, self.alpha, "restricted_lr_test")
+        check_lr_inputs(X, y, self.alpha, "restricted_lr_test", has_prior(self))
         return restricted_lr_test(self.summary(), self._refit(X, y, rows), R, q)
 
     def _refit(self, X: Any, y: Any, rows: dict[str, Any]) -> Refit:
@@ -400,7 +406,7 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         T = raw_map(design.basis, fit.theta.size)
         theta = np.linalg.solve(T, fit.theta)
         return Refit.of(objective, theta, T, fit.dispersion,
-                        self.alpha > 0 or self.penalty == "firth")
+                        penalised(self) or self.penalty == "firth")
 
     def summary_text(self, level: float = 0.95, ci: str = "wald", *, pvalues: str = "wald",
                      X: Any = None, y: Any = None, **rows: Any) -> SummaryText:
