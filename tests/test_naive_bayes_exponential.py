@@ -176,6 +176,33 @@ def test_a_stream_predicts_a_class_only_once_it_has_samples():
                     atol=1e-11)
 
 
+def test_far_rows_are_gaussian_nbs_exact_posteriors():
+    """The Gaussian columns are GaussianNB's model: rows at 1e20..1e300 (where the
+    quadratic scores overflow or drown the linear log-odds) get its exact posteriors
+    (tests/test_extreme_values.py checks those against 700 digits); a far row whose
+    Gaussian columns favour a class another column rules out goes to the others."""
+    X, y = _mixed(12)
+    far = np.array([[1e200, 0.0], [-1e300, 1.0], [1e20, -1e20], [3e16, 2.0]])
+    ours = ExponentialFamilyNB().fit(X[:, :1].repeat(2, axis=1) + X[:, 3:4], y)
+    ref = GaussianNB().fit(X[:, :1].repeat(2, axis=1) + X[:, 3:4], y)
+    np.testing.assert_array_equal(ours.predict_log_proba(far), ref.predict_log_proba(far))
+    mixed = ExponentialFamilyNB({1: "poisson"}).fit(X[:, [0, 3]], y)
+    p = mixed.predict_proba(np.array([[1e200, 0.0], [-1e200, 3.0]]))
+    assert not np.isnan(p).any()
+    assert_allclose(p.sum(axis=1), 1.0)
+    lone = ExponentialFamilyNB({1: "poisson"}).fit([[0.0, 0], [1, 0], [5, 2], [9, 3]],
+                                                   [0, 0, 1, 1])
+    # At +-1e200 the Gaussian column favours class 1 (the wider) beyond the float range;
+    # near the data (0.5) a count of 1, impossible in class 0 (lambda = 0), decides.
+    far_rows = [[1e200, 0.0], [-1e200, 1.0], [0.5, 1.0]]
+    assert_allclose(lone.predict_proba(far_rows), [[0, 1], [0, 1], [0, 1]])
+    narrow = ExponentialFamilyNB({1: "poisson"}).fit([[0.0, 0], [4, 0], [5, 2], [5.5, 3]],
+                                                     [0, 0, 1, 1])
+    # Class 0 is the wider now: at 1e200 its Gaussian score exceeds class 1's by ~1e400,
+    # but the count 1 rules class 0 out: class 1, not NaN.
+    assert_allclose(narrow.predict_proba([[1e200, 1.0]]), [[0, 1]])
+
+
 @pytest.mark.parametrize(("family", "value", "message"), [
     ("poisson", -1.0, "counts x >= 0"), ("gamma", 0.0, "x > 0"),
     ("exponential", -2.0, "x > 0"), ("bernoulli", 2.0, "0 and 1"),

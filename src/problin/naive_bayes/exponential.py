@@ -1,6 +1,7 @@
 """Naive Bayes over per-column exponential families (Gaussian, Bernoulli, categorical,
 Poisson, exponential, Gamma), mixable column by column."""
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from numbers import Real
 from typing import Any
 
@@ -9,10 +10,10 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.blocks import iter_blocks
-from .._core.model.distributions import Gaussian
 from .._core.model.feature_families import FEATURE_FAMILIES, FeatureFamily
 from .._core.moments.class_stats import ClassStats, class_stats
 from .._core.types import Matrix, MatrixLike
+from ..discriminant._gaussian import GaussianModel, gaussian_model, joint_log_likelihood
 from ..discriminant._generative import GenerativeClassifier, log_class_priors
 from ._unsmoothed import limit_log_likelihood, limit_posterior_scores
 from .gaussian import within_class_variances
@@ -48,8 +49,9 @@ class ExponentialFamilyNB(GenerativeClassifier):
     0 in a class (a positive count where a class saw only zeros, a category level no
     class saw) scores ``-inf`` there; a row of probability 0 in every class gets the
     posterior of the classes it contradicts in the fewest columns, by the rest of its
-    likelihood, never NaN. One pass over row blocks (sums of the statistics), and
-    ``partial_fit`` over chunks equals one fit.
+    likelihood, never NaN. The Gaussian columns are :class:`~problin.GaussianNB`'s model,
+    whose posteriors at rows far from the data (1e20, 1e300) are exact. One pass over
+    row blocks (sums of the statistics), and ``partial_fit`` over chunks equals one fit.
 
     Parameters
     ----------
@@ -212,10 +214,15 @@ class ExponentialFamilyNB(GenerativeClassifier):
         self.epsilon_ = np.zeros(len(families))
         params: list[np.ndarray] = []
         gauss = [j for j, f in enumerate(families) if f is None]
+        # The Gaussian columns are GaussianNB's model (the priors in it): its scores at
+        # rows far from the data are exact (discriminant._far_posterior).
+        self._model: GaussianModel | None = None
         if stats is not None:
             eps = float(self.var_smoothing) * within_class_variances(stats)
             self.epsilon_[gauss] = eps
-            mean, var = stats.means, stats.var() + eps
+            self._model, var = gaussian_model(stats, "diag", self.class_log_prior_, eps,
+                                              self.classes_.tolist())
+            mean = stats.means
         for j, family in enumerate(families):
             if family is None:
                 i = gauss.index(j)
@@ -225,27 +232,47 @@ class ExponentialFamilyNB(GenerativeClassifier):
         self.params_ = params
 
     # ---------------------------------------------------------- prediction
-    def _log_parts(self, X: Matrix) -> tuple[np.ndarray, np.ndarray]:
-        """``(F, Z)``: per row and class the summed finite log-densities plus the log
-        prior, and the number of columns of probability 0."""
-        F = np.zeros((X.shape[0], self.classes_.size))
+    def _log_parts(self, X: Matrix, relative: bool,
+                   model: GaussianModel | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(F, Z)``: per row and class the log prior plus the summed log-densities of
+        probability > 0 (``relative``: less a per-row term, as GaussianNB's posterior
+        scores), and the number of columns of probability 0 (the non-Gaussian ones)."""
+        families = self._families()
+        model = self._model if model is None else model
+        if model is None:
+            F = np.tile(self.class_log_prior_, (X.shape[0], 1))
+        else:
+            gauss = [j for j, f in enumerate(families) if f is None]
+            F = joint_log_likelihood(np.asarray(X[:, gauss], dtype=np.float64), model,
+                                     relative=relative)
         Z = np.zeros_like(F)
-        for j, (family, params) in enumerate(zip(self._families(), self.params_)):
-            x = np.asarray(X[:, j], dtype=np.float64)
-            if family is None:
-                with np.errstate(over="ignore"):  # (far rows: -inf, a probability of 0)
-                    # precision as the row's variance weight: N(mean, var) at scale 1
-                    part = Gaussian().log_likelihood(x[:, None], params[None, :, 0],
-                                                     var_weights=1.0 / params[None, :, 1])
-            else:
-                part = family.log_density(x, params)
-            zero = np.isneginf(part)
-            Z += zero
-            F += np.where(zero, 0.0, part)
-        return F + self.class_log_prior_, Z
+        for j, (family, params) in enumerate(zip(families, self.params_)):
+            if family is not None:
+                part = family.log_density(np.asarray(X[:, j], dtype=np.float64), params)
+                zero = np.isneginf(part)
+                Z += zero
+                F += np.where(zero, 0.0, part)
+        return F, Z
 
     def _joint_log_likelihood(self, X: Matrix) -> np.ndarray:
-        return limit_log_likelihood(*self._log_parts(X))
+        return limit_log_likelihood(*self._log_parts(X, relative=False))
 
     def _relative_log_likelihood(self, X: Matrix) -> np.ndarray:
-        return limit_posterior_scores(*self._log_parts(X), self.class_log_prior_)
+        scores = limit_posterior_scores(*self._log_parts(X, relative=True),
+                                        self.class_log_prior_)
+        # A far row whose Gaussian columns favour a class of probability 0 elsewhere
+        # left the others below the float range: those rows again, among their own
+        # classes (rare; one row at a time).
+        for i in np.flatnonzero(np.all(np.isneginf(scores), axis=1)):
+            Z = self._log_parts(X[i:i + 1], relative=False)[1][0]
+            keep = self.class_log_prior_ > -np.inf
+            keep &= Z == Z[keep].min()
+            F = np.zeros(keep.size)
+            if self._model is not None:
+                model = replace(self._model, log_priors=np.where(
+                    keep, self._model.log_priors, -np.inf))
+                F = self._log_parts(X[i:i + 1], relative=True, model=model)[0][0]
+            # (still below the float range in every class: they share the row equally)
+            scores[i] = np.where(keep, F, -np.inf) if np.any(np.isfinite(F[keep])) \
+                else np.where(keep, 0.0, -np.inf)
+        return scores
