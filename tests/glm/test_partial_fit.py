@@ -169,3 +169,17 @@ def test_a_saved_stream_continues_after_loading(tmp_path):
     loaded.partial_fit(X[150:200], Y_3[150:200])
     np.testing.assert_array_equal(
         loaded.coef_, _stream(LogisticRegression, X[:200], Y_3[:200], [150]).coef_)
+
+
+def test_without_an_intercept_the_columns_are_scaled_by_their_root_mean_square():
+    # (columns near zero: far from it, a model through the origin is ill-conditioned and
+    # first-order steps converge slowly along the columns' common direction)
+    W = Z * [2.0, 0.5] + [0.5, 0.1]
+    y = (RNG.random(N) < expit(W @ [0.7, -0.6])).astype(int)
+    stream = _stream(lambda: LogisticRegression(fit_intercept=False), W, y, [700])
+    batch = LogisticRegression(fit_intercept=False).fit(W, y)
+    z = (stream.coef_ - batch.coef_)[0] / np.sqrt(np.diag(batch.covariance_))
+    assert np.max(np.abs(z)) < 2.0, z
+    assert stream.intercept_.tolist() == [0.0]
+    scaled = _stream(lambda: LogisticRegression(fit_intercept=False), W * [-1e3, 0.1], y, [700])
+    np.testing.assert_allclose(scaled.coef_ * [-1e3, 0.1], stream.coef_, rtol=1e-9)
