@@ -64,10 +64,11 @@ class StochasticGradientMixin(AllOrNothingFit):
           its batch already holds them all (or the estimator's ``classes`` does);
           ignored afterwards. The first is the reference class of softmax's
           contrasts. A label outside them later is an error.
-        * Maximum likelihood only: with ``alpha > 0`` or Firth's penalties the
-          estimator has no ``partial_fit`` (an ``AttributeError`` that says why, as
-          scikit-learn hides unavailable methods; a penalty on the sum of the
-          log-likelihoods has no per-row share while the stream's length is unknown).
+        * Maximum likelihood only: with ``alpha > 0``, ``prior_precision`` or Firth's
+          penalties the estimator has no ``partial_fit`` (an ``AttributeError`` that
+          says why, as scikit-learn hides unavailable methods; a penalty on the sum of
+          the log-likelihoods has no per-row share while the stream's length is
+          unknown).
           ``solver``, ``max_iter`` and ``tol`` are ``fit``'s.
         * ``covariance_`` is None: the averaged iterate carries no information
           matrix. ``compute_covariance(X, y)`` forms the inverse information at the
@@ -172,6 +173,9 @@ def _maximum_likelihood(est: Any) -> bool:
         raise AttributeError(f"{type(est).__name__}.partial_fit estimates by maximum "
                              f"likelihood: penalty={penalty!r} with alpha={alpha!r} needs fit "
                              "(the stochastic steps take penalty='l2' with alpha=0)")
+    if getattr(est, "prior_precision", None) is not None:
+        raise AttributeError(f"{type(est).__name__}.partial_fit estimates by maximum "
+                             "likelihood: the Gaussian prior of prior_precision needs fit")
     return True
 
 
