@@ -25,6 +25,7 @@ from .._core.moments.class_stats import ClassStats
 from .._dask.chunks import is_dask
 from .._core.moments.least_squares import Moments
 from .._core.model.distributions import Distribution
+from .._core.solvers.stochastic import StochasticState
 from .._core.model.exponential_family import (ExponentialFamily, family_from_params,
                                               family_to_params)
 from ..bayesian.result import PosteriorFit
@@ -58,7 +59,8 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
     records: dict[str, type[Any]] = {
         "problin.ClassStats": ClassStats, "problin.GaussianModel": GaussianModel,
         "problin.Moments": Moments, "problin.GLMFit": GLMFit,
-        "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit}
+        "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit,
+        "problin.StochasticState": StochasticState}
     return estimators, records
 
 
