@@ -31,11 +31,13 @@ even one full Hessian is too costly (``exact_final=False``) the engine stops
 there.
 
 **Wide rows.** From ``SECANT_MIN_PARAMS`` columns a Hessian of all rows costs many
-gradients (~p/32), so after the sketch's warm start the engine forms none: BFGS steps
-(:func:`~.secant.secant_solve`) from the Hessian of a larger sketch at the warm start,
-each an ``X d`` pass, an exact line search on the rows' derivatives and an ``X^T g``
-pass, to ``lambda^2 / 2 <= tol^2`` in BFGS's metric; the double-precision Hessian is
-then formed once at the answer where the covariance is wanted and affordable.
+gradients (~p/32), so the engine forms none (``_wide_phase``): a warm start by truncated
+Newton on the sketch's rows, then truncated Newton on all rows where they are in memory
+(each conjugate-gradient iteration one fused Hessian-vector pass, over a float32 copy of
+X with ``float32_copy``), BFGS on Dask (:func:`~.secant.secant_solve`), both
+preconditioned by a (larger) sketch's Hessian at the warm start, to ``lambda`` within
+``sqrt(2) tol``; the double-precision Hessian is then formed once at the answer where the
+covariance is wanted and affordable.
 
 **Phases.** :func:`newton` runs named phases over one iterate, ``_State``
 (the point, its derivatives, and what the Hessian in hand is: built here or
