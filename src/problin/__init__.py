@@ -42,6 +42,7 @@ from .glm import (
                          InverseGaussianRegression,
                          LogisticRegression,
                          NegativeBinomialRegression,
+                         OrdinalRegression,
                          PoissonRegression,
                          ProbitRegression,
                          TweedieRegression,
@@ -61,7 +62,7 @@ from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 __all__ = [
     "LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression", "GammaRegression",
     "InverseGaussianRegression", "TweedieRegression", "BinomialRegression",
-    "NegativeBinomialRegression",
+    "NegativeBinomialRegression", "OrdinalRegression",
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
     "BayesianLinearRegression", "BayesianLogisticRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",

@@ -11,6 +11,7 @@ from .._core.model.basis import ColumnBasis
 from .._core.model.contract import Objective
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.families import ClassFamily
+from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
@@ -21,6 +22,7 @@ from .._dask.chunks import column_stats_chunk, reduce_chunks
 from .._dask.design import DaskDesign, dask_classifier_data
 from .._dask.lazy import lazy_rows
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
+from .._dask.objective_ordinal import DaskOrdinalObjective
 from .._dask.regression import DaskRegressionRows, Validate, dask_regression_rows
 from .._dask.rereads import warn_if_rereads
 from .classifier_data import FIRTH_DASK, OFFSET_SUPPORT
@@ -76,6 +78,10 @@ class DaskRows:
         if penalty is not None:
             raise ValueError(FIRTH_DASK)
         return family.on_layout(_Objectives(self.design, family, prior, information))
+
+    def ordinal_objective(self, family: CumulativeLink, prior: PriorPrecision | None
+                          ) -> Objective:
+        return DaskOrdinalObjective(self.design, family, prior)
 
     def positive_fraction(self) -> float:
         return float(self.design.class_weights[1] / self.design.total_weight)

@@ -17,8 +17,10 @@ from .._core.model.contract import Objective
 from .._core.model.design import Design
 from .._core.model.design_small import SmallDenseDesign, is_small_dense
 from .._core.model.families import ClassFamily
+from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.objective import GLMObjective
+from .._core.model.objective_ordinal import OrdinalObjective
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
@@ -69,6 +71,10 @@ class MemoryRows:
     def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
                   offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         return family.on_layout(_Objectives(self, family, prior, information, offset, penalty))
+
+    def ordinal_objective(self, family: CumulativeLink, prior: PriorPrecision | None
+                          ) -> Objective:
+        return OrdinalObjective(self.design, family, self.t, self.sample_weight, prior)
 
     def positive_fraction(self) -> float:
         y01, sw = self.y01, self.sample_weight  # (np.average costs ~10 us of a 0.6 ms fit)

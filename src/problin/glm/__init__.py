@@ -2,6 +2,7 @@
 regressors of counts, rates, sizes and grouped outcomes."""
 from .logistic import LogisticRegression
 from .negative_binomial import NegativeBinomialRegression
+from .ordinal import OrdinalRegression
 from .probit import ProbitRegression
 from .regressors import (
     GLM,
@@ -14,4 +15,4 @@ from .regressors import (
 
 __all__ = ["LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression",
            "GammaRegression", "InverseGaussianRegression", "TweedieRegression",
-           "BinomialRegression", "NegativeBinomialRegression"]
+           "BinomialRegression", "NegativeBinomialRegression", "OrdinalRegression"]

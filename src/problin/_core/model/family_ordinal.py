@@ -1,0 +1,238 @@
+"""The cumulative-link family of ordered outcomes (McCullagh 1980; Agresti 2010, ch. 3-5).
+
+``P(y <= k | x) = F(theta_k - x^T beta)``, ``k = 0..K-2``, for a latent distribution
+``F`` (:data:`LATENT`: logistic, normal, minimum and maximum extreme value, Cauchy).
+The engine's parameters are ``[b, w]`` of the design ``[1, X]`` (the linear predictor
+``eta = b + x^T w`` in the solver's basis) and the ``K - 2`` log gaps
+``gamma_m = log(a_{m+1} - a_m)`` of the cuts ``a_0 = 0 < a_1 < ... < a_{K-2}``
+relative to the intercept: ``theta_k = a_k - b``, ``beta = w``. The cuts therefore
+stay increasing without constraints, the solver's centring and scaling of the columns
+(the basis) only moves ``b``, and a row's class probability is
+
+    p_i = F(u_i) - F(l_i),   u_i = a_{t_i} - eta_i,   l_i = a_{t_i - 1} - eta_i,
+
+``a_{-1} = -inf``, ``a_{K-1} = +inf``. It is formed in log space as a difference of
+CDFs below the median of ``F`` and of survival functions above it
+(``log p = log F(u) + log(1 - exp(log F(l) - log F(u)))``), so that rows in either tail
+keep their digits. With ``r_u = f(u)/p``, ``r_l = f(l)/p`` and ``psi = f'/f`` the
+row's loss ``-log p`` has
+
+    d/du = -r_u,  d/dl = r_l,
+    d2/du2 = r_u^2 - r_u psi(u),  d2/dl2 = r_l^2 + r_l psi(l),  d2/dudl = -r_u r_l,
+
+from which :class:`OrdinalRows` sums what the objective needs over rows.
+"""
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from ..types import FloatArray
+
+__all__ = ["LATENT", "CumulativeLink", "LatentDistribution", "OrdinalRows", "log1mexp"]
+
+_LOG_PI = float(np.log(np.pi))
+_LOG_SQRT_2PI = 0.5 * float(np.log(2.0 * np.pi))
+_LN2 = float(np.log(2.0))
+
+
+def log1mexp(x: FloatArray) -> FloatArray:
+    """``log(1 - exp(x))`` for ``x <= 0`` (Maechler 2012: ``expm1`` near 0, ``log1p``
+    beyond ``-log 2``); ``-inf`` at 0, 0 at ``-inf``."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(x > -_LN2, np.log(-np.expm1(np.minimum(x, 0.0))),
+                        np.log1p(-np.exp(np.minimum(x, -_LN2))))
+
+
+@dataclass(frozen=True)
+class LatentDistribution:
+    """A latent distribution ``F``: log CDF and survival function, log density, the
+    density's score ``psi = f'/f``, the quantile function, and its median."""
+
+    name: str
+    log_cdf: Callable[[FloatArray], FloatArray]
+    log_sf: Callable[[FloatArray], FloatArray]
+    log_pdf: Callable[[FloatArray], FloatArray]
+    score: Callable[[FloatArray], FloatArray]
+    ppf: Callable[[FloatArray], FloatArray]
+    median: float
+    #: whether the density is log-concave (then the likelihood is concave in (eta, a))
+    log_concave: bool = True
+
+
+def _cloglog_log_cdf(x: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore"):
+        return log1mexp(-np.exp(x))
+
+
+def _loglog_log_sf(x: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore"):
+        return log1mexp(-np.exp(-x))
+
+
+def _exp_neg(x: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore"):
+        return np.exp(-x)
+
+
+def _exp(x: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore"):
+        return np.exp(x)
+
+
+def _cauchy_log_pdf(x: FloatArray) -> FloatArray:
+    # log(1 + x^2) without overflow for |x| > 1e154
+    return -_LOG_PI - np.logaddexp(0.0, 2.0 * np.log(np.abs(x) + 1e-300))
+
+
+def _cauchy_score(x: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = -2.0 * x / (1.0 + x * x)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+#: The latent distributions by link name (R ``ordinal::clm``'s links).
+LATENT: dict[str, LatentDistribution] = {
+    "logit": LatentDistribution(
+        "logit", special.log_expit, lambda x: special.log_expit(-x),
+        lambda x: special.log_expit(x) + special.log_expit(-x),
+        lambda x: -np.tanh(0.5 * x), special.logit, 0.0),
+    "probit": LatentDistribution(
+        "probit", special.log_ndtr, lambda x: special.log_ndtr(-x),
+        lambda x: -0.5 * x * x - _LOG_SQRT_2PI, lambda x: -x, special.ndtri, 0.0),
+    # minimum extreme value (Gumbel min): F = 1 - exp(-e^x)
+    "cloglog": LatentDistribution(
+        "cloglog", _cloglog_log_cdf, lambda x: -_exp(x), lambda x: x - _exp(x),
+        lambda x: 1.0 - _exp(x), lambda p: np.log(-np.log1p(-p)),
+        float(np.log(np.log(2.0)))),
+    # maximum extreme value (Gumbel max): F = exp(-e^-x)
+    "loglog": LatentDistribution(
+        "loglog", lambda x: -_exp_neg(x), _loglog_log_sf, lambda x: -x - _exp_neg(x),
+        lambda x: _exp_neg(x) - 1.0, lambda p: -np.log(-np.log(p)),
+        -float(np.log(np.log(2.0)))),
+    "cauchit": LatentDistribution(
+        "cauchit", lambda x: np.log(np.arctan2(1.0, -x)) - _LOG_PI,
+        lambda x: np.log(np.arctan2(1.0, x)) - _LOG_PI, _cauchy_log_pdf, _cauchy_score,
+        lambda p: np.tan(np.pi * (p - 0.5)), 0.0, log_concave=False),
+}
+
+
+def log_interval(dist: LatentDistribution, upper: FloatArray, lower: FloatArray) -> FloatArray:
+    """``log(F(upper) - F(lower))`` (``upper > lower``, either infinite): by CDFs where
+    ``lower`` is below the median, by survival functions above it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_sf = lower > dist.median
+        lcu, lcl = dist.log_cdf(upper), dist.log_cdf(lower)
+        lsu, lsl = dist.log_sf(upper), dist.log_sf(lower)
+        from_cdf = lcu + log1mexp(np.minimum(lcl - lcu, 0.0))
+        from_sf = lsl + log1mexp(np.minimum(lsu - lsl, 0.0))
+        out: FloatArray = np.where(by_sf, from_sf, from_cdf)
+    return out
+
+
+@dataclass(frozen=True)
+class OrdinalRows:
+    """The rows' loss and derivatives at ``(eta, cuts)``, weighted.
+
+    ``loss``: ``sum s_i (-log p_i)``; ``g``: ``d loss_i / d eta_i`` (n); ``grad_cuts``:
+    ``d loss / d a_j`` summed (K-1); with curvature, ``h`` (``d2 / d eta2``, n),
+    ``cross`` (``d2 / d eta_i d a_j``, n x (K-1), two entries per row) and ``hess_cuts``
+    (``d2 / d a_j d a_k`` summed, K-1 x K-1, tridiagonal)."""
+
+    loss: float
+    g: FloatArray
+    grad_cuts: FloatArray
+    h: FloatArray | None = None
+    cross: FloatArray | None = None
+    hess_cuts: FloatArray | None = None
+    upper: FloatArray | None = None  # d loss_i / d a_{t_i}, for the rows' scores
+    lower: FloatArray | None = None  # d loss_i / d a_{t_i - 1}
+
+
+class CumulativeLink:
+    """The cumulative-link family of ``n_classes`` ordered classes with latent ``link``."""
+
+    #: no uniform bound on the change of the row curvatures (the engine rebuilds H)
+    curvature_lipschitz: float | None = None
+
+    def __init__(self, link: str, n_classes: int) -> None:
+        if link not in LATENT:
+            raise ValueError(f"link must be one of {sorted(LATENT)}, got {link!r}")
+        self.link = link
+        self.dist = LATENT[link]
+        self.n_classes = int(n_classes)
+        self.n_gaps = self.n_classes - 2
+
+    # ------------------------------------------------------------ parameters
+    def cuts(self, gaps: FloatArray) -> FloatArray:
+        """``a_0 = 0, a_j = sum_{m<j} exp(gamma_m)`` (K-1 values)."""
+        return np.concatenate(([0.0], np.cumsum(np.exp(gaps))))
+
+    def gaps_jacobian(self, gaps: FloatArray) -> FloatArray:
+        """``d a_j / d gamma_m`` (K-1 x K-2): ``exp(gamma_m)`` for ``m < j``."""
+        K1 = self.n_classes - 1
+        J = np.tril(np.ones((K1, self.n_gaps)), -1) * np.exp(gaps)[None, :]
+        return J
+
+    def start(self, class_weights: FloatArray) -> tuple[float, FloatArray]:
+        """``(b, gaps)`` of the thresholds model (no slopes): the cut-points at the
+        quantiles of the cumulative class shares, ``theta_k = F^-1(P(y <= k))``."""
+        share = np.cumsum(class_weights)[:-1] / np.sum(class_weights)
+        theta = np.asarray(self.dist.ppf(np.clip(share, 1e-12, 1.0 - 1e-12)), dtype=np.float64)
+        return -float(theta[0]), np.log(np.maximum(np.diff(theta), 1e-12))
+
+    # ------------------------------------------------------------ the rows
+    def log_proba(self, eta: FloatArray, thresholds: FloatArray) -> FloatArray:
+        """``(n, K)`` log class probabilities at linear predictors ``eta`` (without the
+        cut-points) and cut-points ``thresholds`` (K-1, increasing)."""
+        eta = np.asarray(eta, dtype=np.float64)
+        bounds = np.concatenate(([-np.inf], thresholds, [np.inf]))
+        shifted = bounds[None, :] - eta[:, None]
+        return log_interval(self.dist, shifted[:, 1:], shifted[:, :-1])
+
+    def rows(self, t: np.ndarray, eta: FloatArray, gaps: FloatArray,
+             sample_weight: FloatArray | None, curvature: bool = True) -> OrdinalRows:
+        """Loss and derivatives of the rows with classes ``t`` at ``eta`` (module
+        docstring); ``curvature``: also the second derivatives."""
+        K, dist = self.n_classes, self.dist
+        a = np.concatenate(([-np.inf], self.cuts(gaps), [np.inf]))
+        upper, lower = a[t + 1] - eta, a[t] - eta
+        logp = log_interval(dist, upper, lower)
+        s = sample_weight
+        loss = -float(np.sum(logp if s is None else s * logp))
+        with np.errstate(over="ignore", invalid="ignore"):
+            r_u = np.exp(dist.log_pdf(upper) - logp)
+            r_l = np.exp(dist.log_pdf(lower) - logp)
+        r_u = np.where(np.isfinite(upper), r_u, 0.0)  # (no density at the open ends)
+        r_l = np.where(np.isfinite(lower), r_l, 0.0)
+        Lu, Ll = -r_u, r_l
+        if s is not None:
+            Lu, Ll = s * Lu, s * Ll
+        g = -(Lu + Ll)
+        grad_cuts = (np.bincount(t, weights=Lu, minlength=K)[:K - 1]
+                     + np.bincount(t, weights=Ll, minlength=K)[1:])
+        if not curvature:
+            return OrdinalRows(loss, g, grad_cuts, upper=Lu, lower=Ll)
+        with np.errstate(invalid="ignore"):
+            psi_u = np.where(r_u > 0, r_u * dist.score(np.where(r_u > 0, upper, 0.0)), 0.0)
+            psi_l = np.where(r_l > 0, r_l * dist.score(np.where(r_l > 0, lower, 0.0)), 0.0)
+        Luu, Lll, Lul = r_u * r_u - psi_u, r_l * r_l + psi_l, -r_u * r_l
+        if s is not None:
+            Luu, Lll, Lul = s * Luu, s * Lll, s * Lul
+        h = Luu + 2.0 * Lul + Lll
+        n = eta.shape[0]
+        cross = np.zeros((n, K + 1))  # columns -1..K-1 of the cuts, trimmed below
+        rows = np.arange(n)
+        cross[rows, t + 1] = -(Luu + Lul)
+        cross[rows, t] = -(Lul + Lll)
+        cross = cross[:, 1:K]
+        H = np.zeros((K - 1, K - 1))
+        idx = np.arange(K - 1)
+        H[idx, idx] = (np.bincount(t, weights=Luu, minlength=K)[:K - 1]
+                       + np.bincount(t, weights=Lll, minlength=K)[1:])
+        off = np.bincount(t, weights=Lul, minlength=K)[1:K - 1]
+        H[idx[:-1], idx[:-1] + 1] = off
+        H[idx[:-1] + 1, idx[:-1]] = off
+        return OrdinalRows(loss, g, grad_cuts, h, cross, H, Lu, Ll)

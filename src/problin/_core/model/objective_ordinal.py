@@ -1,0 +1,136 @@
+"""The cumulative-link (ordinal) objective, in memory: a family with extra parameters.
+
+    f(b, w, gamma) = -sum_i s_i log p_i(eta_i, a(gamma)) + r(b, w),   eta = [1, X] [b, w],
+
+(:mod:`.family_ordinal`). The parameter vector is ``[b, w]`` of the design (in its
+basis) followed by the ``K - 2`` log gaps ``gamma``, so the engine sees one vector and
+one Hessian: the design's Gram ``[1,X]^T diag(h) [1,X]`` for ``[b, w]``, the border
+``[1,X]^T C J`` (``C`` the rows' ``d2 loss / d eta d a``, two entries per row; ``J`` the
+cuts' Jacobian in ``gamma``) and the small cut block ``J^T H_a J + diag(grad_gamma)``.
+Every term is a sum over rows, so a Dask chunk's objective is this one on its rows
+(``problin._dask.objective_ordinal``).
+
+The likelihood is concave in ``(eta, a)`` for a log-concave latent density (Pratt 1981);
+the log gaps add ``diag(grad_gamma)``, which may be negative away from the optimum. The
+Newton steps take its positive part (``value_grad_hess``), which keeps the Hessian
+positive semi-definite and vanishes at the optimum with the gradient;
+:meth:`OrdinalObjective.observed_hessian` is the exact one (the covariance's).
+"""
+import numpy as np
+from scipy.linalg import block_diag
+
+from .design import Design
+from .family_ordinal import CumulativeLink, OrdinalRows
+from .objective import InMemoryObjective, _range_basis, _scaled_weights
+from .penalty import Penalty, objective_penalty
+from .prior import PriorPrecision
+
+__all__ = ["OrdinalObjective"]
+
+
+class OrdinalObjective(InMemoryObjective):
+    """Penalised negative log-likelihood of a cumulative-link model; ``theta`` is
+    ``[b, w]`` (the design's ``n_params``) then the ``K - 2`` log gaps."""
+
+    design: Design
+    family: CumulativeLink  # type: ignore[assignment]
+
+    def __init__(self, design: Design, family: CumulativeLink, t: np.ndarray,
+                 sample_weight: np.ndarray | None = None,
+                 prior_precision: PriorPrecision | np.ndarray | None = None, *,
+                 penalty: Penalty | None = None) -> None:
+        self.design = design
+        self.family = family
+        self.t = np.asarray(t, dtype=np.intp)
+        self.sample_weight = sample_weight
+        self.n_params = design.n_params + family.n_gaps
+        self.penalty = objective_penalty(penalty, prior_precision, None, self.n_params)
+        self.exact_hessian = self.penalty.exact_hessian
+        self._cached: tuple[np.ndarray, np.ndarray, OrdinalRows] | None = None
+
+    # ---------------------------------------------------------------- parts
+    def _split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = self.design.n_params
+        theta = np.asarray(theta, dtype=np.float64)
+        return theta[:p], theta[p:]
+
+    def row_terms(self, theta: np.ndarray, eta: np.ndarray, curvature: bool = True
+                  ) -> OrdinalRows:
+        """The family's row sums at ``(eta, gaps of theta)`` (cached for the last pair)."""
+        gaps = self._split(theta)[1]
+        cached = self._cached
+        if cached is not None and cached[0] is eta and np.array_equal(cached[1], gaps) \
+                and (cached[2].h is not None or not curvature):
+            return cached[2]
+        rows = self.family.rows(self.t, eta, gaps, self.sample_weight, curvature)
+        self._cached = (eta, gaps.copy(), rows)
+        return rows
+
+    def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
+        return self.design.matvec(self._split(theta)[0])
+
+    def subsample(self, rows: np.ndarray) -> "OrdinalObjective":
+        """The same objective on a subset of rows, weights scaled to the full total."""
+        w = _scaled_weights(self, rows)
+        return OrdinalObjective(self.design.subsample(rows), self.family, self.t[rows], w,
+                                penalty=self.penalty.subsample(rows, w))
+
+    # ------------------------------------------------------------ evaluations
+    def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
+        return self.row_terms(theta, eta, curvature=False).loss + self.penalty.value(theta)
+
+    def _gradient(self, theta: np.ndarray, rows: OrdinalRows) -> np.ndarray:
+        gaps = self._split(theta)[1]
+        J = self.family.gaps_jacobian(gaps)
+        return np.concatenate((self.design.rmatvec(rows.g), rows.grad_cuts @ J))
+
+    def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
+        rows = self.row_terms(theta, eta, curvature=False)
+        return self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
+
+    def _hessian(self, theta: np.ndarray, rows: OrdinalRows, exact: bool) -> np.ndarray:
+        assert rows.h is not None and rows.cross is not None and rows.hess_cuts is not None
+        p, gaps = self.design.n_params, self._split(theta)[1]
+        J = self.family.gaps_jacobian(gaps)
+        H = np.empty((self.n_params, self.n_params))
+        H[:p, :p] = self.design.gram(rows.h)
+        if gaps.size:
+            # only a_1.. move with gamma (a_0 = 0): the border needs those columns
+            border = self.design.rmatmat(rows.cross[:, 1:]).T @ J[1:]
+            H[:p, p:] = border
+            H[p:, :p] = border.T
+            grad_gaps = rows.grad_cuts @ J
+            diag = grad_gaps if exact else np.maximum(grad_gaps, 0.0)
+            H[p:, p:] = J.T @ rows.hess_cuts @ J + np.diag(diag)
+        return H
+
+    def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
+        rows = self.row_terms(theta, eta)
+        f, grad = self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
+        return f, grad, self.penalty.add_hessian(theta, self._hessian(theta, rows, False))
+
+    def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        """The exact Hessian (the log gaps' gradient term with its sign)."""
+        rows = self.row_terms(theta, eta)
+        return self.penalty.add_hessian(theta, self._hessian(theta, rows, True))
+
+    def row_scores(self, theta: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(g, G)``: each row's ``d loss_i / d eta_i`` and its gradient in the log gaps
+        (n x (K-2)), weighted (robust covariances)."""
+        rows = self.row_terms(theta, eta, curvature=False)
+        assert rows.upper is not None and rows.lower is not None
+        K, n = self.family.n_classes, self.t.size
+        D = np.zeros((n, K + 1))
+        D[np.arange(n), self.t + 1] = rows.upper
+        D[np.arange(n), self.t] = rows.lower
+        J = self.family.gaps_jacobian(self._split(theta)[1])
+        return rows.g, D[:, 1:K] @ J
+
+    def row_certainty(self, eta: np.ndarray) -> np.ndarray:
+        raise NotImplementedError("the ordinal model's separation is read off its cut-points")
+
+    def data_range_basis(self) -> np.ndarray:
+        """The data's range in ``[b, w]``; the log gaps are always seen."""
+        return block_diag(_range_basis(self.design, self.sample_weight),
+                          np.eye(self.family.n_gaps))
