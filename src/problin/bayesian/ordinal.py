@@ -1,0 +1,363 @@
+"""Bayesian cumulative-link (ordinal) regression: Laplace and MCMC.
+
+The likelihood is :class:`~problin.OrdinalRegression`'s, ``P(y <= k | x) = F(theta_k -
+x^T beta)``, fitted in the same parameters as the engine: ``[b, w, gamma]`` with
+``beta = w``, ``theta_0 = -b`` and ``theta_k = theta_{k-1} + exp(gamma_k)`` (the cut-points
+increasing by construction). The prior is Gaussian in these parameters, so the MAP is the
+one Newton engine's fit of the ordinal objective with a :class:`GaussianPenalty`
+(``_core/model/objective_ordinal.py``), and the posterior's sampler is the one of
+:class:`~problin.BayesianLogisticRegression` (``_core/bayes/mcmc.py``: adaptive
+independence Metropolis-Hastings with a t proposal built on the Laplace fit, Hamiltonian
+Monte Carlo where that proposal is rarely accepted).
+"""
+from numbers import Integral, Real
+from typing import Any, Self
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy import stats
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._core.bayes.hmc import hmc_sampler
+from .._core.bayes.logistic import draw_gaussian, upper_factor
+from .._core.blocks import iter_blocks
+from .._core.bayes.mcmc import ess_bulk, independence_sampler, rhat
+from .._core.labels import encode_classes
+from .._core.linalg import cholesky
+from .._core.model.contract import Objective
+from .._core.model.design import Design
+from .._core.model.family_ordinal import CumulativeLink, log_interval
+from .._core.model.objective_ordinal import OrdinalObjective
+from .._core.model.penalty import GaussianPenalty
+from .._core.model.prior import PriorPrecision
+from .._core.solvers.newton import newton
+from .._core.solvers.steps import SolverResult
+from .._core.validation import check_sample_weight
+from .._frames import encode_frame
+from .._params import validate_params
+from .._state import AllOrNothingFit
+from ..exceptions import ConvergenceWarning, warn_at_caller
+from ..glm.inference import parameter_names
+from . import _fit
+
+__all__ = ["BayesianOrdinalRegression"]
+
+FloatArray = NDArray[np.float64]
+
+#: the elements of a block of linear predictors (rows x draws) in the batched log posterior
+_BLOCK_ELEMENTS = 1 << 17
+#: at most this many posterior draws enter a predictive average (thinned evenly)
+_PREDICTIVE_DRAWS = 1000
+
+
+class _LogPosterior:
+    """``ln p(theta | y) + const = -f(theta)`` of the penalised ordinal objective, for the
+    rows of a batch ``W``: the log-likelihood of all of them in one pass over row blocks
+    (an ``X W`` product and the family's log interval probabilities per block)."""
+
+    def __init__(self, objective: OrdinalObjective, X: Any, t: NDArray[np.intp],
+                 sample_weight: FloatArray | None) -> None:
+        self.objective, self.X, self.t = objective, X, t
+        self.sample_weight = sample_weight
+
+    def __call__(self, W: FloatArray) -> FloatArray:
+        W = np.atleast_2d(W)
+        obj, D = self.objective, self.X.shape[1]
+        family = obj.family
+        bounds = np.array([np.concatenate(([-np.inf], family.cuts(w[1 + D:]), [np.inf]))
+                           for w in W])  # B x (K + 1)
+        slopes, shift = np.ascontiguousarray(W[:, 1:1 + D].T), W[:, 0]
+        total = np.zeros(W.shape[0])
+        rows = max(64, _BLOCK_ELEMENTS // W.shape[0])
+        for _, _, Xb, tb, sb in iter_blocks(self.X, self.t, self.sample_weight, rows=rows):
+            eta = np.asarray(Xb @ slopes) + shift  # n_b x B
+            upper, lower = bounds[:, tb + 1].T - eta, bounds[:, tb].T - eta
+            logp = log_interval(family.dist, upper, lower)
+            total += logp.sum(axis=0) if sb is None else sb @ logp
+        return total - np.array([obj.penalty.value(w) for w in W])
+
+    def value_and_grad(self, W: FloatArray) -> tuple[FloatArray, FloatArray]:
+        obj = self.objective
+        values, grads = [], []
+        for w in np.atleast_2d(W):
+            f, g = obj.value_grad(w, obj.linear_predictor(w))
+            values.append(-f)
+            grads.append(-g)
+        return np.array(values), np.array(grads)
+
+
+class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+    """Bayesian cumulative-link regression of ordered classes, by Laplace or MCMC.
+
+    .. math::
+
+        P(y \\le k | x) = F(\\theta_k - x^T \\beta), \\quad
+        \\beta \\sim N(0, \\alpha^{-1} I), \\quad
+        \\theta_0 - \\bar x^T \\beta \\sim N(0, \\sigma_\\theta^2), \\quad
+        \\log(\\theta_k - \\theta_{k-1}) \\sim N(0, \\sigma_\\gamma^2)
+
+    The prior on the cut-points is on the unconstrained parameters of the fit: the
+    first cut-point *at the centre of the data* (``theta_0 - xbar^T beta``, ``xbar`` the
+    weighted column means, so that shifting a column moves only the cut-points, as
+    :class:`~problin.BayesianLogisticRegression` places its intercept's prior) is normal
+    with sd ``cutpoint_sd``, and each log gap between consecutive cut-points is
+    independently normal with sd ``gap_sd`` (a log-normal prior on the gaps, median 1 on
+    the latent scale; it keeps them positive and the posterior proper for any data).
+    ``inference="laplace"`` approximates the posterior of ``[b, w, gamma]`` by
+    ``N(MAP, H^-1)`` (``H`` the observed Hessian of the negative log posterior);
+    ``"mcmc"`` samples it exactly. Reported parameters are ``[beta, theta]``: for
+    MCMC the mean and covariance of the transformed draws; for Laplace ``theta`` at the
+    MAP and its covariance by the delta method. ``predict_proba`` averages the class
+    probabilities over the posterior (the MCMC draws, or draws of the Laplace Gaussian),
+    at most 1,000 draws, thinned evenly.
+
+    Parameters
+    ----------
+    link : {"logit", "probit", "cloglog", "loglog", "cauchit"}, default="logit"
+        The latent distribution ``F`` (R ``ordinal::clm``'s links).
+    alpha : float, default=1.0
+        Precision of the slopes' Gaussian prior.
+    cutpoint_sd : float, default=10.0
+        Prior sd of the first cut-point at the centre of the data (latent scale).
+    gap_sd : float, default=2.0
+        Prior sd of the log gaps between consecutive cut-points.
+    classes : array-like or None, default=None
+        The ordered classes, lowest first (default: the sorted labels).
+    inference : {"laplace", "mcmc"}, default="laplace"
+    n_samples, n_chains : int, default=1000, 4
+        ``"mcmc"``: kept draws per chain (after ``max(100, n_samples // 4)`` warm-up
+        steps) and chains; ``"laplace"``: ``n_samples`` Gaussian draws for predictions.
+    tol, max_iter : float, int
+        The MAP's Newton tolerance and iterations.
+    random_state : int, RandomState or None, default=None
+    progress : bool, default=True
+        A progress bar while sampling takes over a second.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the slopes ``beta``.
+    cutpoints_ : ndarray of shape (K - 1,)
+        Posterior mean of the cut-points ``theta`` (increasing).
+    posterior_mean_, posterior_cov_ : ndarrays
+        ``[beta, theta]`` and their covariance.
+    theta_map_ : ndarray of shape (n_features + K - 1,)
+        The MAP in ``[beta, theta]``.
+    samples_ : ndarray of shape (n_chains, n_samples, n_features + K - 1)
+        ``"mcmc"``: the draws of ``[beta, theta]``, with ``rhat_``, ``ess_``,
+        ``acceptance_rate_`` and ``sampler_``.
+    classes_ : ndarray of shape (K,)
+    n_iter_, converged_ : int, bool
+    """
+
+    _parameter_constraints = {
+        "link": [StrOptions({"logit", "probit", "cloglog", "loglog", "cauchit"})],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "cutpoint_sd": [Interval(Real, 0, None, closed="neither")],
+        "gap_sd": [Interval(Real, 0, None, closed="neither")],
+        "classes": ["array-like", None],
+        "inference": [StrOptions({"laplace", "mcmc"})],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "progress": ["boolean"],
+    }
+
+    def __init__(self, link: str = "logit", *, alpha: float = 1.0, cutpoint_sd: float = 10.0,
+                 gap_sd: float = 2.0, classes: Any = None, inference: str = "laplace",
+                 n_samples: int = 1000, n_chains: int = 4, tol: float = 1e-8,
+                 max_iter: int = 100, random_state: Any = None, progress: bool = True) -> None:
+        self.link = link
+        self.alpha = alpha
+        self.cutpoint_sd = cutpoint_sd
+        self.gap_sd = gap_sd
+        self.classes = classes
+        self.inference = inference
+        self.n_samples = n_samples
+        self.n_chains = n_chains
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Self:
+        """Fit the posterior of the slopes and cut-points.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Ordered labels (at least three classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights multiplying each row's log-likelihood.
+
+        Returns
+        -------
+        self
+        """
+        validate_params(self)
+        X, y = validate_data(self, encode_frame(self, X, True), y, accept_sparse=["csr", "csc"],
+                             dtype=np.float64, reset=True)
+        classes, t = encode_classes(y, self.classes, owner=type(self).__name__)
+        K = classes.size
+        if K < 3:
+            raise ValueError(f"{type(self).__name__} needs at least three ordered classes; y "
+                             f"has {K} ({list(classes)}): use BayesianLogisticRegression")
+        s = check_sample_weight(sample_weight, X.shape[0])
+        family = CumulativeLink(self.link, K)
+        objective = OrdinalObjective(Design(X, True), family, t, s,
+                                     penalty=self._prior(X, s, family.n_gaps))
+        counts = np.bincount(t, weights=s, minlength=K).astype(np.float64)
+        b0, gaps0 = family.start(counts)
+        engine: Objective[Any] = objective
+        fit: SolverResult[Any] = newton(
+            engine, np.concatenate(([b0], np.zeros(X.shape[1]), gaps0)), tol=self.tol,
+            max_iter=self.max_iter)
+        if not fit.converged:
+            warn_at_caller(f"{type(self).__name__}: the MAP (Newton) did not converge in "
+                           f"{fit.n_iter} iterations ({fit.message}); increase max_iter.",
+                           ConvergenceWarning)
+        H = objective.observed_hessian(fit.theta, objective.linear_predictor(fit.theta))
+        cov = cholesky(H).inverse()
+        rng = np.random.default_rng(check_random_state(self.random_state)
+                                    .randint(np.iinfo(np.int32).max))
+        for stale in ("samples_", "rhat_", "ess_", "acceptance_rate_", "sampler_"):
+            self.__dict__.pop(stale, None)
+        reported = self._reported(family)
+        J = self._jacobian(family, fit.theta)
+        theta_map = reported(fit.theta[None, :])[0]
+        if self.inference == "mcmc":
+            draws = self._sample(objective, X, t, s, fit.theta, cov, rng)
+            samples = reported(draws.reshape(-1, draws.shape[2])).reshape(
+                draws.shape[0], draws.shape[1], -1)
+            flat = samples.reshape(-1, samples.shape[2])
+            mean, post_cov = flat.mean(axis=0), np.atleast_2d(np.cov(flat, rowvar=False))
+            self.samples_ = samples
+            predictive = flat
+        else:
+            mean, post_cov = theta_map, J @ cov @ J.T
+            predictive = reported(draw_gaussian(fit.theta, cov, self.n_samples, rng))
+        D = X.shape[1]
+        self.classes_ = classes
+        self.theta_map_ = theta_map
+        self.posterior_mean_, self.posterior_cov_ = mean, post_cov
+        self.coef_, self.cutpoints_ = mean[:D], mean[D:]
+        self.n_iter_, self.converged_ = fit.n_iter, fit.converged
+        step = max(1, predictive.shape[0] // _PREDICTIVE_DRAWS)
+        self._predictive_draws = predictive[::step][:_PREDICTIVE_DRAWS]
+        return self
+
+    def _prior(self, X: Any, s: FloatArray | None, n_gaps: int) -> GaussianPenalty:
+        """``N(0, P^-1)`` on ``[b, w, gamma]``: ``alpha`` on ``w``, ``1 / cutpoint_sd^2`` on
+        ``b + xbar^T w`` (minus the first cut-point at the centre), ``1 / gap_sd^2`` on
+        each log gap."""
+        D = X.shape[1]
+        w = np.ones(X.shape[0]) if s is None else s
+        xbar = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
+        diag = np.concatenate(([0.0], np.full(D, float(self.alpha)),
+                               np.full(n_gaps, 1.0 / self.gap_sd ** 2)))
+        centre = np.concatenate(([1.0], xbar, np.zeros(n_gaps)))
+        precision = PriorPrecision(diag, [(centre, 1.0 / self.cutpoint_sd ** 2)])
+        return GaussianPenalty(precision, np.zeros(diag.size))
+
+    def _reported(self, family: CumulativeLink) -> Any:
+        """Rows of ``[b, w, gamma]`` -> rows of ``[beta, theta]``."""
+        D = self.n_features_in_
+
+        def reported(W: FloatArray) -> FloatArray:
+            W = np.atleast_2d(W)
+            theta = np.array([family.cuts(w[1 + D:]) for w in W]) - W[:, :1]
+            return np.hstack((W[:, 1:1 + D], theta))
+        return reported
+
+    def _jacobian(self, family: CumulativeLink, theta: FloatArray) -> FloatArray:
+        """``d[beta, theta] / d[b, w, gamma]`` at ``theta`` (the delta method's)."""
+        D, M = self.n_features_in_, family.n_classes - 1
+        J = np.zeros((D + M, theta.size))
+        J[:D, 1:1 + D] = np.eye(D)
+        J[D:, 0] = -1.0
+        J[D:, 1 + D:] = family.gaps_jacobian(theta[1 + D:])
+        return J
+
+    def _sample(self, objective: OrdinalObjective, X: Any, t: NDArray[np.intp],
+                s: FloatArray | None, mode: FloatArray, cov: FloatArray,
+                rng: np.random.Generator) -> FloatArray:
+        """Posterior draws of ``[b, w, gamma]`` (chains x draws x p), as
+        :func:`problin.bayesian._fit.mcmc` draws the logistic posterior."""
+        target = _LogPosterior(objective, X, t, s)
+        n_warmup = max(100, self.n_samples // 4)
+        U = upper_factor(cov)
+        bar = _fit.LazyProgress(self.n_chains * (self.n_samples + n_warmup + 1),
+                                self.progress, "MCMC")
+        sampler = "independence-mh"
+        try:
+            samples, acceptance = independence_sampler(
+                target, mode, U, n_chains=self.n_chains, n_draws=self.n_samples,
+                n_warmup=n_warmup, rng=rng, min_acceptance=_fit._MIN_ACCEPTANCE, progress=bar)
+            if samples is None or (samples.shape[1] >= 4
+                                   and np.max(rhat(samples)) > _fit._RHAT_LIMIT):
+                sampler = "hmc"
+                samples, acceptance = hmc_sampler(target.value_and_grad, mode, U,
+                                                  n_chains=self.n_chains, n_draws=self.n_samples,
+                                                  n_warmup=n_warmup, rng=rng)
+        finally:
+            bar.close()
+        assert samples is not None, "HMC always returns its draws"
+        if samples.shape[1] >= 4:
+            self.rhat_, self.ess_ = np.asarray(rhat(samples)), np.asarray(ess_bulk(samples))
+            _fit.check_mixing(self.rhat_, self.ess_)
+        self.acceptance_rate_, self.sampler_ = acceptance, sampler
+        return samples
+
+    # -------------------------------------------------------------- predict
+    def _check_X(self, X: Any) -> Any:
+        check_is_fitted(self)
+        return validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
+                             dtype=np.float64, reset=False)
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        """Posterior predictive class probabilities ``E[P(y = k | x, beta, theta) | data]``
+        (columns follow ``classes_``)."""
+        X = self._check_X(X)
+        family = CumulativeLink(self.link, self.classes_.size)
+        D = self.n_features_in_
+        draws = self._predictive_draws
+        total = np.zeros((X.shape[0], self.classes_.size))
+        for draw in draws:
+            eta = np.asarray(X @ draw[:D], dtype=np.float64).ravel()
+            total += np.exp(family.log_proba(eta, draw[D:]))
+        return total / draws.shape[0]
+
+    def predict(self, X: Any) -> NDArray[Any]:
+        """The class of highest posterior predictive probability."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
+        """Posterior table ``mean, sd, ci_low, ci_high`` of the slopes and cut-points (the
+        cut-points named ``"a|b"`` as R's ``polr``): central credible intervals of
+        probability ``level``, from the draws (MCMC) or normal quantiles (Laplace)."""
+        check_is_fitted(self)
+        names = [n for n in parameter_names(self, self.n_features_in_) if n != "intercept"]
+        names += [f"{a}|{b}" for a, b in zip(self.classes_[:-1], self.classes_[1:])]
+        sd = np.sqrt(np.diag(self.posterior_cov_))
+        tail = (1.0 - level) / 2.0
+        if "samples_" in self.__dict__:
+            flat = self.samples_.reshape(-1, self.samples_.shape[2])
+            low, high = np.quantile(flat, [tail, 1.0 - tail], axis=0)
+        else:
+            z = stats.norm.ppf(1.0 - tail)
+            low, high = self.posterior_mean_ - z * sd, self.posterior_mean_ + z * sd
+        return pd.DataFrame({"mean": self.posterior_mean_, "sd": sd, "ci_low": low,
+                             "ci_high": high}, index=pd.Index(names, name="parameter"))
+
+    @property
+    def fit_intercept(self) -> bool:
+        """The cut-points take the intercept's place (``parameter_names`` reads this)."""
+        return False
