@@ -1,6 +1,7 @@
 """The ordinal model's checks of its input and of its fit: one clear error or warning each.
 
-* fewer than three classes: the binary models are the ordinal model of two classes;
+* two classes: a warning pointing to the binary models (the ordinal model of two
+  classes, fitted all the same: scikit-learn's checks fit two);
 * a class listed in ``classes=`` without observations (``encode_classes`` and
   ``check_class_weights`` refuse it where the rows are validated: its cut-points would be
   infinite);
@@ -16,7 +17,7 @@ import numpy as np
 from .._core.model.contract import Objective
 from .._core.model.objective_ordinal import OrdinalObjective
 from .._core.types import FloatArray
-from ..exceptions import SeparationWarning, warn_at_caller
+from ..exceptions import ProblinWarning, SeparationWarning, warn_at_caller
 
 __all__ = ["check_start", "check_three_classes", "separated_cuts"]
 
@@ -27,12 +28,15 @@ CERTAIN = 1e-8
 
 
 def check_three_classes(classes: np.ndarray) -> None:
-    """Raise unless there are at least three ordered classes."""
+    """Warn where there are two classes only (one class is refused where the labels are
+    encoded): the model is then binary regression with the cut-point as minus its
+    intercept, which the binary models fit with their own diagnostics."""
     if classes.size < 3:
-        raise ValueError(
-            f"OrdinalRegression needs at least three ordered classes, y has {classes.size} "
-            f"({classes.tolist()}): for two classes the cumulative-link model is binary "
-            "regression; use LogisticRegression (link='logit') or ProbitRegression")
+        warn_at_caller(
+            f"OrdinalRegression got two classes ({classes.tolist()}): an ordinal model needs "
+            "three or more; with two the cumulative-link model is binary regression "
+            "(cut-point = -intercept): use LogisticRegression (link='logit') or "
+            "ProbitRegression (link='probit')", ProblinWarning)
 
 
 def check_start(start: Any, n_features: int, classes: np.ndarray) -> FloatArray:

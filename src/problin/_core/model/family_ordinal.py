@@ -22,7 +22,6 @@ row's loss ``-log p`` has
 
 from which :class:`OrdinalRows` sums what the objective needs over rows.
 """
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,77 +45,161 @@ def log1mexp(x: FloatArray) -> FloatArray:
                         np.log1p(-np.exp(np.minimum(x, -_LN2))))
 
 
-@dataclass(frozen=True)
 class LatentDistribution:
     """A latent distribution ``F``: log CDF and survival function, log density, the
-    density's score ``psi = f'/f``, the quantile function, and its median."""
+    density's score ``psi = f'/f``, the quantile function, and its median (methods of a
+    class, so that fitted models pickle)."""
 
-    name: str
-    log_cdf: Callable[[FloatArray], FloatArray]
-    log_sf: Callable[[FloatArray], FloatArray]
-    log_pdf: Callable[[FloatArray], FloatArray]
-    score: Callable[[FloatArray], FloatArray]
-    ppf: Callable[[FloatArray], FloatArray]
-    median: float
+    name = ""
+    median = 0.0
     #: whether the density is log-concave (then the likelihood is concave in (eta, a))
-    log_concave: bool = True
+    log_concave = True
 
+    def log_cdf(self, x: FloatArray) -> FloatArray:
+        raise NotImplementedError  # pragma: no cover - each distribution's own
 
-def _cloglog_log_cdf(x: FloatArray) -> FloatArray:
-    with np.errstate(over="ignore"):
-        return log1mexp(-np.exp(x))
+    def log_sf(self, x: FloatArray) -> FloatArray:
+        raise NotImplementedError  # pragma: no cover
 
+    def log_pdf(self, x: FloatArray) -> FloatArray:
+        raise NotImplementedError  # pragma: no cover
 
-def _loglog_log_sf(x: FloatArray) -> FloatArray:
-    with np.errstate(over="ignore"):
-        return log1mexp(-np.exp(-x))
+    def score(self, x: FloatArray) -> FloatArray:
+        raise NotImplementedError  # pragma: no cover
 
+    def ppf(self, p: FloatArray) -> FloatArray:
+        raise NotImplementedError  # pragma: no cover
 
-def _exp_neg(x: FloatArray) -> FloatArray:
-    with np.errstate(over="ignore"):
-        return np.exp(-x)
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
 
 def _exp(x: FloatArray) -> FloatArray:
     with np.errstate(over="ignore"):
-        return np.exp(x)
+        out: FloatArray = np.exp(x)
+    return out
 
 
-def _cauchy_log_pdf(x: FloatArray) -> FloatArray:
-    # log(1 + x^2) without overflow for |x| > 1e154
-    return -_LOG_PI - np.logaddexp(0.0, 2.0 * np.log(np.abs(x) + 1e-300))
+class Logistic(LatentDistribution):
+    name = "logit"
+
+    def log_cdf(self, x: FloatArray) -> FloatArray:
+        return np.asarray(special.log_expit(x))
+
+    def log_sf(self, x: FloatArray) -> FloatArray:
+        return np.asarray(special.log_expit(-np.asarray(x)))
+
+    def log_pdf(self, x: FloatArray) -> FloatArray:
+        return self.log_cdf(x) + self.log_sf(x)
+
+    def score(self, x: FloatArray) -> FloatArray:
+        return -np.tanh(0.5 * np.asarray(x))
+
+    def ppf(self, p: FloatArray) -> FloatArray:
+        return np.asarray(special.logit(p))
 
 
-def _cauchy_score(x: FloatArray) -> FloatArray:
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = -2.0 * x / (1.0 + x * x)
-    return np.where(np.isfinite(out), out, 0.0)
+class Normal(LatentDistribution):
+    name = "probit"
+
+    def log_cdf(self, x: FloatArray) -> FloatArray:
+        return np.asarray(special.log_ndtr(x))
+
+    def log_sf(self, x: FloatArray) -> FloatArray:
+        return np.asarray(special.log_ndtr(-np.asarray(x)))
+
+    def log_pdf(self, x: FloatArray) -> FloatArray:
+        x = np.asarray(x)
+        return -0.5 * x * x - _LOG_SQRT_2PI
+
+    def score(self, x: FloatArray) -> FloatArray:
+        return -np.asarray(x, dtype=np.float64)
+
+    def ppf(self, p: FloatArray) -> FloatArray:
+        return np.asarray(special.ndtri(p))
+
+
+class MinimumExtreme(LatentDistribution):
+    """The minimum extreme value (Gumbel minimum), ``F = 1 - exp(-e^x)`` (cloglog)."""
+
+    name = "cloglog"
+    median = float(np.log(np.log(2.0)))
+
+    def log_cdf(self, x: FloatArray) -> FloatArray:
+        return log1mexp(-_exp(x))
+
+    def log_sf(self, x: FloatArray) -> FloatArray:
+        return -_exp(x)
+
+    def log_pdf(self, x: FloatArray) -> FloatArray:
+        return np.asarray(x) - _exp(x)
+
+    def score(self, x: FloatArray) -> FloatArray:
+        return 1.0 - _exp(x)
+
+    def ppf(self, p: FloatArray) -> FloatArray:
+        return np.log(-np.log1p(-np.asarray(p)))
+
+
+class MaximumExtreme(LatentDistribution):
+    """The maximum extreme value (Gumbel maximum), ``F = exp(-e^-x)`` (loglog)."""
+
+    name = "loglog"
+    median = -float(np.log(np.log(2.0)))
+
+    def log_cdf(self, x: FloatArray) -> FloatArray:
+        return -_exp(-np.asarray(x))
+
+    def log_sf(self, x: FloatArray) -> FloatArray:
+        return log1mexp(-_exp(-np.asarray(x)))
+
+    def log_pdf(self, x: FloatArray) -> FloatArray:
+        return -np.asarray(x) - _exp(-np.asarray(x))
+
+    def score(self, x: FloatArray) -> FloatArray:
+        return _exp(-np.asarray(x)) - 1.0
+
+    def ppf(self, p: FloatArray) -> FloatArray:
+        return -np.log(-np.log(np.asarray(p)))
+
+
+class Cauchy(LatentDistribution):
+    """The Cauchy distribution (cauchit): heavy tails, a density that is not log-concave."""
+
+    name = "cauchit"
+    log_concave = False
+
+    def log_cdf(self, x: FloatArray) -> FloatArray:
+        # F = atan2(1, -x) / pi: no cancellation in the lower tail
+        with np.errstate(divide="ignore"):
+            return np.log(np.arctan2(1.0, -np.asarray(x))) - _LOG_PI
+
+    def log_sf(self, x: FloatArray) -> FloatArray:
+        with np.errstate(divide="ignore"):
+            return np.log(np.arctan2(1.0, np.asarray(x))) - _LOG_PI
+
+    def log_pdf(self, x: FloatArray) -> FloatArray:
+        # log(1 + x^2) without overflow for |x| > 1e154
+        with np.errstate(divide="ignore"):
+            return -_LOG_PI - np.logaddexp(0.0, 2.0 * np.log(np.abs(x)))
+
+    def score(self, x: FloatArray) -> FloatArray:
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = -2.0 * x / (1.0 + x * x)
+        return np.where(np.isfinite(out), out, -2.0 / np.where(x == 0, 1.0, x))
+
+    def ppf(self, p: FloatArray) -> FloatArray:
+        return np.tan(np.pi * (np.asarray(p) - 0.5))
 
 
 #: The latent distributions by link name (R ``ordinal::clm``'s links).
 LATENT: dict[str, LatentDistribution] = {
-    "logit": LatentDistribution(
-        "logit", special.log_expit, lambda x: special.log_expit(-x),
-        lambda x: special.log_expit(x) + special.log_expit(-x),
-        lambda x: -np.tanh(0.5 * x), special.logit, 0.0),
-    "probit": LatentDistribution(
-        "probit", special.log_ndtr, lambda x: special.log_ndtr(-x),
-        lambda x: -0.5 * x * x - _LOG_SQRT_2PI, lambda x: -x, special.ndtri, 0.0),
-    # minimum extreme value (Gumbel min): F = 1 - exp(-e^x)
-    "cloglog": LatentDistribution(
-        "cloglog", _cloglog_log_cdf, lambda x: -_exp(x), lambda x: x - _exp(x),
-        lambda x: 1.0 - _exp(x), lambda p: np.log(-np.log1p(-p)),
-        float(np.log(np.log(2.0)))),
-    # maximum extreme value (Gumbel max): F = exp(-e^-x)
-    "loglog": LatentDistribution(
-        "loglog", lambda x: -_exp_neg(x), _loglog_log_sf, lambda x: -x - _exp_neg(x),
-        lambda x: _exp_neg(x) - 1.0, lambda p: -np.log(-np.log(p)),
-        -float(np.log(np.log(2.0)))),
-    "cauchit": LatentDistribution(
-        "cauchit", lambda x: np.log(np.arctan2(1.0, -x)) - _LOG_PI,
-        lambda x: np.log(np.arctan2(1.0, x)) - _LOG_PI, _cauchy_log_pdf, _cauchy_score,
-        lambda p: np.tan(np.pi * (p - 0.5)), 0.0, log_concave=False),
-}
+    dist.name: dist for dist in (Logistic(), Normal(), MinimumExtreme(), MaximumExtreme(),
+                                 Cauchy())}
 
 
 def log_interval(dist: LatentDistribution, upper: FloatArray, lower: FloatArray) -> FloatArray:

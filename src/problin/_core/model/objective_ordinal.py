@@ -12,12 +12,13 @@ Every term is a sum over rows, so a Dask chunk's objective is this one on its ro
 
 The likelihood is concave in ``(eta, a)`` for a log-concave latent density (Pratt 1981);
 the log gaps add ``diag(grad_gamma)``, which may be negative away from the optimum. The
-Newton steps take its positive part (``value_grad_hess``), which keeps the Hessian
-positive semi-definite and vanishes at the optimum with the gradient;
-:meth:`OrdinalObjective.observed_hessian` is the exact one (the covariance's).
+Newton steps take the exact Hessian where it is positive definite (near the optimum:
+quadratic convergence, the engine's last step squares the error) and its positive part
+elsewhere (``value_grad_hess``: a descent direction); :meth:`OrdinalObjective.
+observed_hessian` is always the exact one (the covariance's).
 """
 import numpy as np
-from scipy.linalg import block_diag
+from scipy.linalg import block_diag, lapack
 
 from .design import Design
 from .family_ordinal import CumulativeLink, OrdinalRows
@@ -26,6 +27,11 @@ from .penalty import Penalty, objective_penalty
 from .prior import PriorPrecision
 
 __all__ = ["OrdinalObjective"]
+
+
+def _positive_definite(H: np.ndarray) -> bool:
+    """Whether Cholesky factors ``H`` (p + K - 2 small: a fraction of a Gram pass)."""
+    return int(lapack.dpotrf(H, lower=0, clean=0, overwrite_a=0)[1]) == 0
 
 
 class OrdinalObjective(InMemoryObjective):
@@ -100,8 +106,12 @@ class OrdinalObjective(InMemoryObjective):
             H[:p, p:] = border
             H[p:, :p] = border.T
             grad_gaps = rows.grad_cuts @ J
-            diag = grad_gaps if exact else np.maximum(grad_gaps, 0.0)
-            H[p:, p:] = J.T @ rows.hess_cuts @ J + np.diag(diag)
+            H[p:, p:] = J.T @ rows.hess_cuts @ J
+            H[p:, p:] += np.diag(grad_gaps)
+            negative = grad_gaps < 0
+            if not exact and negative.any() and not _positive_definite(H):
+                # Far from the optimum: the positive part (a descent direction)
+                H[p:, p:] -= np.diag(np.where(negative, grad_gaps, 0.0))
         return H
 
     def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
