@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from ._version import __version__
-from .bayesian import BayesianLogisticRegression
+from .bayesian import BayesianLogisticRegression, BayesianOrdinalRegression
 from .decision import BayesDecision
 from .discriminant import (
                          FisherDiscriminant,
@@ -46,6 +46,7 @@ from .glm import (
                          PoissonRegression,
                          ProbitRegression,
                          TweedieRegression,
+                         brant_test,
 )
 from .inference.hypothesis import lr_test
 from .io import ModelFileError, load, save
@@ -64,14 +65,14 @@ __all__ = [
     "InverseGaussianRegression", "TweedieRegression", "BinomialRegression",
     "NegativeBinomialRegression", "OrdinalRegression",
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
-    "BayesianLinearRegression", "BayesianLogisticRegression",
+    "BayesianLinearRegression", "BayesianLogisticRegression", "BayesianOrdinalRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",
     "GaussianNB", "BernoulliNB", "MultinomialNB",
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
     "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
     "PerformanceWarning", "save", "load",
-    "ModelFileError", "MissingDependencyError", "lr_test",
+    "ModelFileError", "MissingDependencyError", "lr_test", "brant_test",
     "__version__",
 ]
 

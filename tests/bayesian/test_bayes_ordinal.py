@@ -5,6 +5,7 @@ import pytest
 from scipy import special
 
 from problin._core.bayes.mcmc import ess_bulk
+from problin import BayesianLogisticRegression, ProblinWarning
 from problin.bayesian.ordinal import BayesianOrdinalRegression
 from tests.glm._ordinal_mp import reference
 
@@ -97,7 +98,14 @@ def test_vague_prior_map_equals_maximum_likelihood(link):
     assert np.all(np.diff(model.cutpoints_) > 0)
 
 
-def test_bayesian_ordinal_refuses_two_classes():
+def test_two_classes_warn_and_fit_the_binary_model():
+    """Two classes: a warning pointing to the binary model, whose posterior it then is
+    (the cut-point at minus the intercept: Laplace MAP of BayesianLogisticRegression with
+    the same priors on the slope and the centred intercept)."""
     X, y = _problem()
-    with pytest.raises(ValueError, match="at least three ordered classes"):
-        BayesianOrdinalRegression().fit(X, np.minimum(y, 1))
+    t = np.minimum(y, 1)
+    with pytest.warns(ProblinWarning, match="BayesianLogisticRegression"):
+        model = BayesianOrdinalRegression(alpha=ALPHA, cutpoint_sd=CUT_SD).fit(X, t)
+    binary = BayesianLogisticRegression(alpha=ALPHA, intercept_alpha=CUT_SD ** -2).fit(X, t)
+    np.testing.assert_allclose(model.theta_map_, [binary.coef_[0, 0], -binary.intercept_[0]],
+                               rtol=1e-6)

@@ -15,6 +15,7 @@ from typing import Any, Self
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -26,7 +27,6 @@ from .._core.bayes.hmc import hmc_sampler
 from .._core.bayes.logistic import draw_gaussian, upper_factor
 from .._core.blocks import iter_blocks
 from .._core.bayes.mcmc import ess_bulk, independence_sampler, rhat
-from .._core.labels import encode_classes
 from .._core.linalg import cholesky
 from .._core.model.contract import Objective
 from .._core.model.design import Design
@@ -36,11 +36,11 @@ from .._core.model.penalty import GaussianPenalty
 from .._core.model.prior import PriorPrecision
 from .._core.solvers.newton import newton
 from .._core.solvers.steps import SolverResult
-from .._core.validation import check_sample_weight
 from .._frames import encode_frame
 from .._params import validate_params
+from .._source.classifier_data import check_classifier_data
 from .._state import AllOrNothingFit
-from ..exceptions import ConvergenceWarning, warn_at_caller
+from ..exceptions import ConvergenceWarning, ProblinWarning, warn_at_caller
 from ..glm.inference import parameter_names
 from . import _fit
 
@@ -59,22 +59,24 @@ class _LogPosterior:
     rows of a batch ``W``: the log-likelihood of all of them in one pass over row blocks
     (an ``X W`` product and the family's log interval probabilities per block)."""
 
-    def __init__(self, objective: OrdinalObjective, X: Any, t: NDArray[np.intp],
+    def __init__(self, objective: OrdinalObjective, t: NDArray[np.intp],
                  sample_weight: FloatArray | None) -> None:
-        self.objective, self.X, self.t = objective, X, t
-        self.sample_weight = sample_weight
+        self.objective, self.t, self.sample_weight = objective, t, sample_weight
 
     def __call__(self, W: FloatArray) -> FloatArray:
         W = np.atleast_2d(W)
-        obj, D = self.objective, self.X.shape[1]
-        family = obj.family
-        bounds = np.array([np.concatenate(([-np.inf], family.cuts(w[1 + D:]), [np.inf]))
+        obj = self.objective
+        design, family = obj.design, obj.family
+        p = design.n_params
+        block, params = design.kernel()  # W in the design's (standardised) coordinates
+        bounds = np.array([np.concatenate(([-np.inf], family.cuts(w[p:]), [np.inf]))
                            for w in W])  # B x (K + 1)
-        slopes, shift = np.ascontiguousarray(W[:, 1:1 + D].T), W[:, 0]
+        V = params(W[:, :p])
+        slopes, shift = np.ascontiguousarray(V[:, 1:].T), V[:, 0]
         total = np.zeros(W.shape[0])
         rows = max(64, _BLOCK_ELEMENTS // W.shape[0])
-        for _, _, Xb, tb, sb in iter_blocks(self.X, self.t, self.sample_weight, rows=rows):
-            eta = np.asarray(Xb @ slopes) + shift  # n_b x B
+        for _, _, Xb, tb, sb in iter_blocks(design.X, self.t, self.sample_weight, rows=rows):
+            eta = np.asarray(block(Xb) @ slopes) + shift  # n_b x B
             upper, lower = bounds[:, tb + 1].T - eta, bounds[:, tb].T - eta
             logp = log_interval(family.dist, upper, lower)
             total += logp.sum(axis=0) if sb is None else sb @ logp
@@ -194,7 +196,7 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Ordered labels (at least three classes).
+            Ordered labels (three or more classes; two warn: binary regression).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights multiplying each row's log-likelihood.
 
@@ -203,19 +205,26 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         self
         """
         validate_params(self)
-        X, y = validate_data(self, encode_frame(self, X, True), y, accept_sparse=["csr", "csc"],
-                             dtype=np.float64, reset=True)
-        classes, t = encode_classes(y, self.classes, owner=type(self).__name__)
+        X, t, s = check_classifier_data(self, X, y, sample_weight, multiclass=True)
+        if not sp.issparse(X):
+            X = np.asarray(X, dtype=np.float64)
+        classes = self.classes_
         K = classes.size
         if K < 3:
-            raise ValueError(f"{type(self).__name__} needs at least three ordered classes; y "
-                             f"has {K} ({list(classes)}): use BayesianLogisticRegression")
-        s = check_sample_weight(sample_weight, X.shape[0])
+            warn_at_caller(f"{type(self).__name__} got two classes ({classes.tolist()}): an "
+                           "ordinal model needs three or more; with two it is binary "
+                           "regression (cut-point = -intercept): use "
+                           "BayesianLogisticRegression", ProblinWarning)
         family = CumulativeLink(self.link, K)
-        objective = OrdinalObjective(Design(X, True), family, t, s,
-                                     penalty=self._prior(X, s, family.n_gaps))
+        # solved in the equilibrated (and, dense, centred) basis of the GLMs: R maps its
+        # [b_z, w_z] rows to raw [b, w] rows, and the prior is carried over exactly
+        design = Design.standardised(X, True, sample_weight=s)
+        p = design.n_params
+        R = np.eye(p) if design.basis is None else design.basis.to_raw(np.eye(p))
+        objective = OrdinalObjective(design, family, t, s,
+                                     penalty=self._prior(X, s, family.n_gaps, R))
         counts = np.bincount(t, weights=s, minlength=K).astype(np.float64)
-        b0, gaps0 = family.start(counts)
+        b0, gaps0 = family.start(counts)  # (at w = 0, b_z = b)
         engine: Objective[Any] = objective
         fit: SolverResult[Any] = newton(
             engine, np.concatenate(([b0], np.zeros(X.shape[1]), gaps0)), tol=self.tol,
@@ -230,11 +239,17 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
                                     .randint(np.iinfo(np.int32).max))
         for stale in ("samples_", "rhat_", "ess_", "acceptance_rate_", "sampler_"):
             self.__dict__.pop(stale, None)
-        reported = self._reported(family)
-        J = self._jacobian(family, fit.theta)
-        theta_map = reported(fit.theta[None, :])[0]
+
+        def reported(Wz: FloatArray) -> FloatArray:
+            """Rows of ``[b_z, w_z, gamma]`` -> rows of ``[beta, theta]``."""
+            Wz = np.atleast_2d(Wz)
+            raw = Wz[:, :p] @ R
+            theta = np.array([family.cuts(w[p:]) for w in Wz]) - raw[:, :1]
+            return np.hstack((raw[:, 1:], theta))
+
+        theta_map = reported(fit.theta)[0]
         if self.inference == "mcmc":
-            draws = self._sample(objective, X, t, s, fit.theta, cov, rng)
+            draws = self._sample(objective, t, s, fit.theta, cov, rng)
             samples = reported(draws.reshape(-1, draws.shape[2])).reshape(
                 draws.shape[0], draws.shape[1], -1)
             flat = samples.reshape(-1, samples.shape[2])
@@ -242,10 +257,10 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
             self.samples_ = samples
             predictive = flat
         else:
+            J = self._jacobian(family, fit.theta, R)
             mean, post_cov = theta_map, J @ cov @ J.T
             predictive = reported(draw_gaussian(fit.theta, cov, self.n_samples, rng))
         D = X.shape[1]
-        self.classes_ = classes
         self.theta_map_ = theta_map
         self.posterior_mean_, self.posterior_cov_ = mean, post_cov
         self.coef_, self.cutpoints_ = mean[:D], mean[D:]
@@ -254,44 +269,38 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         self._predictive_draws = predictive[::step][:_PREDICTIVE_DRAWS]
         return self
 
-    def _prior(self, X: Any, s: FloatArray | None, n_gaps: int) -> GaussianPenalty:
-        """``N(0, P^-1)`` on ``[b, w, gamma]``: ``alpha`` on ``w``, ``1 / cutpoint_sd^2`` on
-        ``b + xbar^T w`` (minus the first cut-point at the centre), ``1 / gap_sd^2`` on
-        each log gap."""
+    def _prior(self, X: Any, s: FloatArray | None, n_gaps: int, R: FloatArray
+               ) -> GaussianPenalty:
+        """``N(0, P^-1)``: in raw ``[b, w, gamma]`` ``alpha`` on ``w``, ``1 / cutpoint_sd^2``
+        on ``b + xbar^T w`` (minus the first cut-point at the centre of the data),
+        ``1 / gap_sd^2`` on each log gap; carried to the solver's ``[b_z, w_z]`` by
+        ``[b, w] = R^T [b_z, w_z]`` (``P_z = R P R^T``)."""
         D = X.shape[1]
         w = np.ones(X.shape[0]) if s is None else s
         xbar = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
-        diag = np.concatenate(([0.0], np.full(D, float(self.alpha)),
-                               np.full(n_gaps, 1.0 / self.gap_sd ** 2)))
-        centre = np.concatenate(([1.0], xbar, np.zeros(n_gaps)))
-        precision = PriorPrecision(diag, [(centre, 1.0 / self.cutpoint_sd ** 2)])
-        return GaussianPenalty(precision, np.zeros(diag.size))
+        dense = np.zeros((D + 1 + n_gaps,) * 2)
+        dense[:D + 1, :D + 1] = (R[:, 1:] * float(self.alpha)) @ R[:, 1:].T
+        dense[D + 1:, D + 1:] = np.eye(n_gaps) / self.gap_sd ** 2
+        centre = np.concatenate((R @ np.concatenate(([1.0], xbar)), np.zeros(n_gaps)))
+        precision = PriorPrecision(dense, [(centre, 1.0 / self.cutpoint_sd ** 2)])
+        return GaussianPenalty(precision, np.zeros(dense.shape[0]))
 
-    def _reported(self, family: CumulativeLink) -> Any:
-        """Rows of ``[b, w, gamma]`` -> rows of ``[beta, theta]``."""
-        D = self.n_features_in_
-
-        def reported(W: FloatArray) -> FloatArray:
-            W = np.atleast_2d(W)
-            theta = np.array([family.cuts(w[1 + D:]) for w in W]) - W[:, :1]
-            return np.hstack((W[:, 1:1 + D], theta))
-        return reported
-
-    def _jacobian(self, family: CumulativeLink, theta: FloatArray) -> FloatArray:
-        """``d[beta, theta] / d[b, w, gamma]`` at ``theta`` (the delta method's)."""
+    def _jacobian(self, family: CumulativeLink, theta: FloatArray, R: FloatArray
+                  ) -> FloatArray:
+        """``d[beta, theta] / d[b_z, w_z, gamma]`` at ``theta`` (the delta method's)."""
         D, M = self.n_features_in_, family.n_classes - 1
         J = np.zeros((D + M, theta.size))
-        J[:D, 1:1 + D] = np.eye(D)
-        J[D:, 0] = -1.0
+        J[:D, :D + 1] = R[:, 1:].T
+        J[D:, :D + 1] = -R[:, 0]
         J[D:, 1 + D:] = family.gaps_jacobian(theta[1 + D:])
         return J
 
-    def _sample(self, objective: OrdinalObjective, X: Any, t: NDArray[np.intp],
+    def _sample(self, objective: OrdinalObjective, t: NDArray[np.intp],
                 s: FloatArray | None, mode: FloatArray, cov: FloatArray,
                 rng: np.random.Generator) -> FloatArray:
-        """Posterior draws of ``[b, w, gamma]`` (chains x draws x p), as
+        """Posterior draws of ``[b_z, w_z, gamma]`` (chains x draws x p), as
         :func:`problin.bayesian._fit.mcmc` draws the logistic posterior."""
-        target = _LogPosterior(objective, X, t, s)
+        target = _LogPosterior(objective, t, s)
         n_warmup = max(100, self.n_samples // 4)
         U = upper_factor(cov)
         bar = _fit.LazyProgress(self.n_chains * (self.n_samples + n_warmup + 1),
