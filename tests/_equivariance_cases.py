@@ -37,6 +37,7 @@ from problin import (
     LogisticRegression,
     MultinomialNB,
     NegativeBinomialRegression,
+    OrdinalRegression,
     Perceptron,
     PoissonRegression,
     PolynomialBasis,
@@ -117,6 +118,28 @@ def check_glm_regression(ref, got, tf, X, Xt, y):
         assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-9, err_msg=name)
 
 
+def check_ordinal(ref, got, tf, X, Xt, y):
+    """OrdinalRegression (alpha = 0): equivariant by definition. ``beta' = beta / c`` and
+    every cut-point moves as minus an intercept, ``theta' = theta + beta^T s``; the
+    covariance of ``[beta, theta]`` maps by the same linear map."""
+    for theta, theta_t in zip(ref.cutpoints_, got.cutpoints_):
+        chk.assert_linear_map(ref.coef_, -theta, got.coef_, -theta_t, tf, X)
+    chk.assert_probabilities(ref, got, X, Xt)
+    assert got.converged_
+    d, K1 = tf.c.size, ref.cutpoints_.size
+    T = np.zeros((d + K1, d + K1))
+    T[:d, :d] = np.diag(1.0 / tf.c)
+    T[d:, :d] = tf.s
+    T[d:, d:] = np.eye(K1)
+    want = T @ ref.covariance_ @ T.T
+    se = np.sqrt(np.diag(want))
+    assert_allclose(np.sqrt(np.diag(got.covariance_)), se, rtol=chk.INFER)
+    assert_allclose(got.covariance_ / np.outer(se, se), want / np.outer(se, se), rtol=0,
+                    atol=chk.INFER)
+    assert_allclose(got.summary()["z"][:d], ref.summary()["z"][:d], rtol=chk.INFER)
+    assert_allclose(got.log_likelihood_, ref.log_likelihood_, rtol=1e-9)
+
+
 def sparsify(X, seed):
     """About 40 % of the entries set to zero (for the sparse input cases)."""
     rng = np.random.default_rng(seed + 1)
@@ -179,6 +202,8 @@ CASES = [
     Case("logistic-softmax", _fixed(LogisticRegression()), "multiclass", per_column,
          chk.check_glm, sparse=True),
     Case("probit", _fixed(ProbitRegression()), "binary", per_column, chk.check_glm,
+         sparse=True),
+    Case("ordinal", _fixed(OrdinalRegression()), "multiclass", per_column, check_ordinal,
          sparse=True),
     Case("linear-regression", _fixed(LinearRegression()), "regression", per_column,
          chk.check_linear_regression),

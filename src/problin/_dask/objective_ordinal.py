@@ -10,10 +10,10 @@ import functools
 import numpy as np
 from scipy.linalg import block_diag
 
-from .._core.model.contract import CurvatureChange, FitPoint
+from .._core.model.contract import CurvatureChange, FitPoint, Gram, Trial
 from .._core.model.design import Design
 from .._core.model.family_ordinal import CumulativeLink
-from .._core.model.objective_ordinal import OrdinalObjective
+from .._core.model.objective_ordinal import OrdinalObjective, descent_hessian
 from .._core.model.penalty import Penalty, objective_penalty
 from .._core.model.prior import PriorPrecision
 from .design import DaskDesign
@@ -24,7 +24,7 @@ __all__ = ["DaskOrdinalObjective"]
 
 def _ordinal_model(design: Design, t: np.ndarray, w: np.ndarray | None, *,
                    family: CumulativeLink) -> OrdinalObjective:
-    return OrdinalObjective(design, family, np.asarray(t, dtype=np.intp), w)
+    return OrdinalObjective(design, family, np.asarray(t, dtype=np.intp), w, chunk=True)
 
 
 class DaskOrdinalObjective(_DaskObjective):
@@ -45,6 +45,19 @@ class DaskOrdinalObjective(_DaskObjective):
     def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray,  # type: ignore[override]
                    penalty: Penalty) -> OrdinalObjective:
         return OrdinalObjective(design, self.family, t, w, penalty=penalty)
+
+    def value_grad_hess(self, theta: np.ndarray, eta: LazyEta, single: bool = False
+                        ) -> tuple[float, np.ndarray, np.ndarray]:
+        f, grad, H = super().value_grad_hess(theta, eta, single)
+        return f, grad, descent_hessian(H, grad, self.design.n_params)
+
+    def advance(self, theta: np.ndarray, eta: LazyEta | None, d: np.ndarray, gram: Gram = None,
+                accept_below: float | None = None) -> Trial[LazyEta]:
+        trial = super().advance(theta, eta, d, gram, accept_below)
+        if trial.hess is None or trial.grad is None:
+            return trial
+        return Trial(trial.eta, trial.f, trial.grad,
+                     descent_hessian(trial.hess, trial.grad, self.design.n_params), trial.Xd)
 
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> CurvatureChange:

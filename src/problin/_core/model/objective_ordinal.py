@@ -26,12 +26,22 @@ from .objective import InMemoryObjective, _range_basis, _scaled_weights
 from .penalty import Penalty, objective_penalty
 from .prior import PriorPrecision
 
-__all__ = ["OrdinalObjective"]
+__all__ = ["OrdinalObjective", "descent_hessian"]
 
 
-def _positive_definite(H: np.ndarray) -> bool:
-    """Whether Cholesky factors ``H`` (p + K - 2 small: a fraction of a Gram pass)."""
-    return int(lapack.dpotrf(H, lower=0, clean=0, overwrite_a=0)[1]) == 0
+def descent_hessian(H: np.ndarray, grad: np.ndarray, n_design: int) -> np.ndarray:
+    """The Newton steps' Hessian: the exact (penalised) ``H`` where Cholesky factors it
+    (near the optimum: quadratic convergence), else with the log gaps' negative gradient
+    terms dropped from its diagonal (positive semi-definite for a log-concave latent
+    density: a descent direction). Decided on the whole sum (a Dask chunk's share of a
+    positive definite Hessian need not be one). ``H`` is changed in place."""
+    grad_gaps = grad[n_design:]
+    negative = np.minimum(grad_gaps, 0.0)
+    if not negative.any() or int(lapack.dpotrf(H, lower=0, clean=0, overwrite_a=0)[1]) == 0:
+        return H
+    k = np.arange(n_design, H.shape[0])
+    H[k, k] -= negative
+    return H
 
 
 class OrdinalObjective(InMemoryObjective):
@@ -44,8 +54,10 @@ class OrdinalObjective(InMemoryObjective):
     def __init__(self, design: Design, family: CumulativeLink, t: np.ndarray,
                  sample_weight: np.ndarray | None = None,
                  prior_precision: PriorPrecision | np.ndarray | None = None, *,
-                 penalty: Penalty | None = None) -> None:
+                 penalty: Penalty | None = None, chunk: bool = False) -> None:
         self.design = design
+        # a Dask chunk's share: exact Hessians (their sum decides the Newton steps')
+        self.chunk = chunk
         self.family = family
         self.t = np.asarray(t, dtype=np.intp)
         self.sample_weight = sample_weight
@@ -94,7 +106,7 @@ class OrdinalObjective(InMemoryObjective):
         rows = self.row_terms(theta, eta, curvature=False)
         return self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
 
-    def _hessian(self, theta: np.ndarray, rows: OrdinalRows, exact: bool) -> np.ndarray:
+    def _hessian(self, theta: np.ndarray, rows: OrdinalRows) -> np.ndarray:
         assert rows.h is not None and rows.cross is not None and rows.hess_cuts is not None
         p, gaps = self.design.n_params, self._split(theta)[1]
         J = self.family.gaps_jacobian(gaps)
@@ -105,25 +117,20 @@ class OrdinalObjective(InMemoryObjective):
             border = self.design.rmatmat(rows.cross[:, 1:]).T @ J[1:]
             H[:p, p:] = border
             H[p:, :p] = border.T
-            grad_gaps = rows.grad_cuts @ J
-            H[p:, p:] = J.T @ rows.hess_cuts @ J
-            H[p:, p:] += np.diag(grad_gaps)
-            negative = grad_gaps < 0
-            if not exact and negative.any() and not _positive_definite(H):
-                # Far from the optimum: the positive part (a descent direction)
-                H[p:, p:] -= np.diag(np.where(negative, grad_gaps, 0.0))
+            H[p:, p:] = J.T @ rows.hess_cuts @ J + np.diag(rows.grad_cuts @ J)
         return H
 
     def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         rows = self.row_terms(theta, eta)
         f, grad = self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
-        return f, grad, self.penalty.add_hessian(theta, self._hessian(theta, rows, False))
+        H = self.penalty.add_hessian(theta, self._hessian(theta, rows))
+        return f, grad, H if self.chunk else descent_hessian(H, grad, self.design.n_params)
 
     def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """The exact Hessian (the log gaps' gradient term with its sign)."""
         rows = self.row_terms(theta, eta)
-        return self.penalty.add_hessian(theta, self._hessian(theta, rows, True))
+        return self.penalty.add_hessian(theta, self._hessian(theta, rows))
 
     def row_scores(self, theta: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(g, G)``: each row's ``d loss_i / d eta_i`` and its gradient in the log gaps
