@@ -55,7 +55,6 @@ ESTIMATORS = [
     NegativeBinomialRegression(nb_alpha=0.5),
     ProportionsBinomial(),
     OrdinalRegression(),
-    OrdinalRegression(link="cloglog", alpha=1.0),
 ]
 
 

@@ -31,7 +31,7 @@ class DaskOrdinalObjective(_DaskObjective):
     """:class:`~problin._core.model.objective_ordinal.OrdinalObjective` of a
     :class:`~problin._dask.design.DaskDesign`."""
 
-    family: CumulativeLink  # type: ignore[assignment]
+    family: CumulativeLink
 
     def __init__(self, design: DaskDesign, family: CumulativeLink,
                  prior_precision: PriorPrecision | np.ndarray | None = None) -> None:

@@ -71,13 +71,20 @@ def separated_cuts(objective: Objective[Any], theta: FloatArray, classes: np.nda
     used = np.ones(t.size, dtype=bool) if objective.sample_weight is None \
         else objective.sample_weight > 0
     labels = [str(c) for c in classes]
+    # each class's extreme linear predictors: the rows nearest to each cut-point
+    K = classes.size
+    highest, lowest = np.full(K, -np.inf), np.full(K, np.inf)
+    for k in range(K):
+        mine = eta[used & (t == k)]
+        if mine.size:
+            highest[k], lowest[k] = mine.max(), mine.min()
     found = []
     limit = np.log(CERTAIN)
     for j in range(a.size):
-        below, above = used & (t <= j), used & (t > j)
-        u = a[j] - eta
-        if (np.max(family.dist.log_sf(u[below]), initial=-np.inf) < limit
-                and np.max(family.dist.log_cdf(u[above]), initial=-np.inf) < limit):
+        below = float(np.max(highest[:j + 1]))  # P(y > j) is largest at the largest eta
+        above = float(np.min(lowest[j + 1:]))
+        if (family.dist.log_sf(np.array([a[j] - below]))[0] < limit
+                and family.dist.log_cdf(np.array([a[j] - above]))[0] < limit):
             found.append(f"{labels[j]}|{labels[j + 1]}")
     if found:
         warn_at_caller(f"the categories are separated at the cut-point(s) {', '.join(found)}: "

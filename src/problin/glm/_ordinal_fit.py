@@ -103,9 +103,14 @@ class OrdinalFit:
                        cov_type=cov_type)
 
 
-def model_covariance(objective: Any, theta: FloatArray) -> tuple[FloatArray, bool]:
-    """``(H^-1, singular)`` of the exact observed information at the solver's ``theta``."""
-    H = objective.observed_hessian(theta, objective.linear_predictor(theta))
+def model_covariance(objective: Any, theta: FloatArray, hessian: FloatArray | None
+                     ) -> tuple[FloatArray, bool]:
+    """``(H^-1, singular)`` of the exact observed information at the solver's ``theta``:
+    the engine's Hessian at the answer where Cholesky factors it (its steps' Hessian is
+    the exact one there), else formed anew."""
+    H = hessian
+    if H is None or np.linalg.eigvalsh(H)[0] <= 0:
+        H = objective.observed_hessian(theta, objective.linear_predictor(theta))
     cov, rank = solve_psd(H, np.eye(H.shape[0]))
     return 0.5 * (cov + cov.T), rank < H.shape[0]
 

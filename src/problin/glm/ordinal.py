@@ -158,7 +158,7 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         fit = OrdinalFit(family, design.basis, theta, params, J, None, None, "nonrobust",
                          ll, ll0, n_obs, result.n_iter, result.converged, result.message,
                          float(self.alpha), stats)
-        cov_z, singular = model_covariance(objective, theta)
+        cov_z, singular = model_covariance(objective, theta, result.hessian)
         if singular:
             warn_at_caller("the information matrix is singular: some standard errors are "
                            "not identified", SingularCovarianceWarning)

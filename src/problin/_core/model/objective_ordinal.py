@@ -49,7 +49,7 @@ class OrdinalObjective(InMemoryObjective):
     ``[b, w]`` (the design's ``n_params``) then the ``K - 2`` log gaps."""
 
     design: Design
-    family: CumulativeLink  # type: ignore[assignment]
+    family: CumulativeLink
 
     def __init__(self, design: Design, family: CumulativeLink, t: np.ndarray,
                  sample_weight: np.ndarray | None = None,
@@ -65,6 +65,7 @@ class OrdinalObjective(InMemoryObjective):
         self.penalty = objective_penalty(penalty, prior_precision, None, self.n_params)
         self.exact_hessian = self.penalty.exact_hessian
         self._cached: tuple[np.ndarray, np.ndarray, OrdinalRows] | None = None
+        self._buffers: list[np.ndarray] | None = None
 
     # ---------------------------------------------------------------- parts
     def _split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,15 +73,17 @@ class OrdinalObjective(InMemoryObjective):
         theta = np.asarray(theta, dtype=np.float64)
         return theta[:p], theta[p:]
 
-    def row_terms(self, theta: np.ndarray, eta: np.ndarray, curvature: bool = True
-                  ) -> OrdinalRows:
-        """The family's row sums at ``(eta, gaps of theta)`` (cached for the last pair)."""
+    def row_terms(self, theta: np.ndarray, eta: np.ndarray) -> OrdinalRows:
+        """The family's row terms at ``(eta, gaps of theta)`` (cached for the last pair:
+        a value and the derivatives at the same point cost one evaluation)."""
         gaps = self._split(theta)[1]
         cached = self._cached
-        if cached is not None and cached[0] is eta and np.array_equal(cached[1], gaps) \
-                and (cached[2].h is not None or not curvature):
+        if cached is not None and cached[0] is eta and np.array_equal(cached[1], gaps):
             return cached[2]
-        rows = self.family.rows(self.t, eta, gaps, self.sample_weight, curvature)
+        self._cached = None  # (its arrays are the buffers written below)
+        rows = self.family.rows(self.t, eta, gaps, self.sample_weight, self._buffers)
+        self._buffers = [rows.g, rows.h, rows.cross_upper, rows.cross_lower, rows.upper,
+                         rows.lower]
         self._cached = (eta, gaps.copy(), rows)
         return rows
 
@@ -95,54 +98,77 @@ class OrdinalObjective(InMemoryObjective):
 
     # ------------------------------------------------------------ evaluations
     def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
-        return self.row_terms(theta, eta, curvature=False).loss + self.penalty.value(theta)
+        return self.row_terms(theta, eta).loss + self.penalty.value(theta)
 
     def _gradient(self, theta: np.ndarray, rows: OrdinalRows) -> np.ndarray:
-        gaps = self._split(theta)[1]
-        J = self.family.gaps_jacobian(gaps)
+        J = self.family.gaps_jacobian(self._split(theta)[1])
         return np.concatenate((self.design.rmatvec(rows.g), rows.grad_cuts @ J))
 
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
-        rows = self.row_terms(theta, eta, curvature=False)
+        rows = self.row_terms(theta, eta)
         return self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
 
-    def _hessian(self, theta: np.ndarray, rows: OrdinalRows) -> np.ndarray:
-        assert rows.h is not None and rows.cross is not None and rows.hess_cuts is not None
+    def _derivatives(self, theta: np.ndarray, rows: OrdinalRows
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """The exact gradient and Hessian: the design's gradient and the border in one
+        backward pass (``[g, C]``, formed block by block), the Gram in another."""
         p, gaps = self.design.n_params, self._split(theta)[1]
         J = self.family.gaps_jacobian(gaps)
+        t, family = self.t, self.family
+        GC = self.design.rmatmat(lambda lo, hi: family.cross_block(t, rows, lo, hi),
+                                 1 + family.n_gaps)  # (1 + K - 2) x p
+        grad = np.concatenate((GC[0], rows.grad_cuts @ J))
         H = np.empty((self.n_params, self.n_params))
         H[:p, :p] = self.design.gram(rows.h)
         if gaps.size:
-            # only a_1.. move with gamma (a_0 = 0): the border needs those columns
-            border = self.design.rmatmat(rows.cross[:, 1:]).T @ J[1:]
+            # only a_1.. move with gamma (a_0 = 0): the border's columns are theirs
+            border = GC[1:].T @ J[1:]
             H[:p, p:] = border
             H[p:, :p] = border.T
             H[p:, p:] = J.T @ rows.hess_cuts @ J + np.diag(rows.grad_cuts @ J)
-        return H
+        return grad, H
 
     def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         rows = self.row_terms(theta, eta)
-        f, grad = self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
-        H = self.penalty.add_hessian(theta, self._hessian(theta, rows))
+        grad, H = self._derivatives(theta, rows)
+        f, grad = self.penalty.add_gradient(theta, rows.loss, grad)
+        H = self.penalty.add_hessian(theta, H)
         return f, grad, H if self.chunk else descent_hessian(H, grad, self.design.n_params)
+
+    def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray, single: bool = False
+              ) -> np.ndarray:
+        """``H v`` with the exact Hessian (formed: the ordinal model is fitted by
+        Newton, whose Hessian this is; truncated Newton would call it per CG step)."""
+        return self.observed_hessian(theta, eta) @ v
 
     def observed_hessian(self, theta: np.ndarray, eta: np.ndarray) -> np.ndarray:
         """The exact Hessian (the log gaps' gradient term with its sign)."""
-        rows = self.row_terms(theta, eta)
-        return self.penalty.add_hessian(theta, self._hessian(theta, rows))
+        return self.penalty.add_hessian(theta, self._derivatives(theta, self.row_terms(theta,
+                                                                                    eta))[1])
 
     def row_scores(self, theta: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(g, G)``: each row's ``d loss_i / d eta_i`` and its gradient in the log gaps
         (n x (K-2)), weighted (robust covariances)."""
-        rows = self.row_terms(theta, eta, curvature=False)
-        assert rows.upper is not None and rows.lower is not None
+        rows = self.row_terms(theta, eta)
         K, n = self.family.n_classes, self.t.size
         D = np.zeros((n, K + 1))
         D[np.arange(n), self.t + 1] = rows.upper
         D[np.arange(n), self.t] = rows.lower
         J = self.family.gaps_jacobian(self._split(theta)[1])
         return rows.g, D[:, 1:K] @ J
+
+    # The coordinate-wise solvers' questions: the ordinal model is fitted by Newton only.
+    def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0
+                               ) -> tuple[float, float]:
+        raise NotImplementedError("the ordinal model is fitted by Newton's method")
+
+    def block_direction(self, c: np.ndarray, block: int = 0) -> np.ndarray:
+        raise NotImplementedError("the ordinal model is fitted by Newton's method")
+
+    def recentre(self, theta: np.ndarray) -> np.ndarray:
+        """No direction leaves the likelihood flat (the cut-points pin the location)."""
+        return theta
 
     def row_certainty(self, eta: np.ndarray) -> np.ndarray:
         raise NotImplementedError("the ordinal model's separation is read off its cut-points")
