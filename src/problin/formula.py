@@ -404,6 +404,11 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
         """The estimator's linear predictors on the design of ``data``."""
         return self.estimator_.decision_function(self.transform(data))
 
+    @if_has("predict_latent")
+    def predict_latent(self, data: Any) -> Any:
+        """The ordinal model's latent scores ``x^T beta`` on the design of ``data``."""
+        return self.estimator_.predict_latent(self.transform(data))
+
     @if_has("predict_interval")
     def predict_interval(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         """The estimator's prediction intervals on the design of ``data`` (``offset=``,

@@ -310,3 +310,20 @@ def test_tails_in_log_space(link):
         assert np.all(np.isfinite(got[finite]))
         assert_allclose(got[finite], np.asarray(want)[finite], rtol=1e-12, atol=1e-300)
     mp.mp.dps = 15
+
+
+def test_formula_and_model_file(tmp_path):
+    """The generic Formula wrapper (its design without the intercept column, as polr)
+    and model files give the plain estimator's fit."""
+    from problin import Formula, load, save
+    df = UCLA.copy()
+    plain = OrdinalRegression(classes=ORDER).fit(df[["pared", "public", "gpa"]], df["apply"])
+    model = Formula("apply ~ pared + public + gpa", OrdinalRegression(classes=ORDER)).fit(df)
+    assert_allclose(model.cutpoints_, plain.cutpoints_, rtol=1e-12)
+    assert_allclose(model.covariance_, plain.covariance_, rtol=1e-10)
+    assert model.parameter_names()[3:] == ["unlikely|somewhat likely",
+                                           "somewhat likely|very likely"]
+    save(model, tmp_path / "m.problin")
+    back = load(tmp_path / "m.problin")
+    assert_allclose(back.predict_proba(df[:5]), plain.predict_proba(df[["pared", "public",
+                                                                        "gpa"]][:5]), rtol=1e-12)
