@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special, stats
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -69,8 +69,7 @@ class _LogPosterior:
         design, family = obj.design, obj.family
         p = design.n_params
         block, params = design.kernel()  # W in the design's (standardised) coordinates
-        bounds = np.array([np.concatenate(([-np.inf], family.cuts(w[p:]), [np.inf]))
-                           for w in W])  # B x (K + 1)
+        bounds = _bounds(_cuts(W[:, p:]))  # B x (K + 1)
         V = params(W[:, :p])
         slopes, shift = np.ascontiguousarray(V[:, 1:].T), V[:, 0]
         total = np.zeros(W.shape[0])
@@ -216,13 +215,16 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
                            "regression (cut-point = -intercept): use "
                            "BayesianLogisticRegression", ProblinWarning)
         family = CumulativeLink(self.link, K)
-        # solved in the equilibrated (and, dense, centred) basis of the GLMs: R maps its
+        # solved in the equilibrated basis, centred where dense (the Laplace draws are then
+        # the same for data in other units and offsets, as BayesianLogisticRegression): R maps its
         # [b_z, w_z] rows to raw [b, w] rows, and the prior is carried over exactly
-        design = Design.standardised(X, True, sample_weight=s)
+        design = Design.standardised(X, True, sample_weight=s, centre="always")
         p = design.n_params
         R = np.eye(p) if design.basis is None else design.basis.to_raw(np.eye(p))
+        w = np.ones(X.shape[0]) if s is None else s
+        xbar = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()  # the data's centre
         objective = OrdinalObjective(design, family, t, s,
-                                     penalty=self._prior(X, s, family.n_gaps, R))
+                                     penalty=self._prior(xbar, family.n_gaps, R))
         counts = np.bincount(t, weights=s, minlength=K).astype(np.float64)
         b0, gaps0 = family.start(counts)  # (at w = 0, b_z = b)
         engine: Objective[Any] = objective
@@ -244,7 +246,7 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
             """Rows of ``[b_z, w_z, gamma]`` -> rows of ``[beta, theta]``."""
             Wz = np.atleast_2d(Wz)
             raw = Wz[:, :p] @ R
-            theta = np.array([family.cuts(w[p:]) for w in Wz]) - raw[:, :1]
+            theta = _cuts(Wz[:, p:]) - raw[:, :1]
             return np.hstack((raw[:, 1:], theta))
 
         theta_map = reported(fit.theta)[0]
@@ -259,7 +261,7 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         else:
             J = self._jacobian(family, fit.theta, R)
             mean, post_cov = theta_map, J @ cov @ J.T
-            predictive = reported(draw_gaussian(fit.theta, cov, self.n_samples, rng))
+            predictive = reported(self._laplace_draws(fit.theta, cov, R, xbar, rng))
         D = X.shape[1]
         self.theta_map_ = theta_map
         self.posterior_mean_, self.posterior_cov_ = mean, post_cov
@@ -269,15 +271,29 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         self._predictive_draws = predictive[::step][:_PREDICTIVE_DRAWS]
         return self
 
-    def _prior(self, X: Any, s: FloatArray | None, n_gaps: int, R: FloatArray
-               ) -> GaussianPenalty:
+    def _laplace_draws(self, mode: FloatArray, cov: FloatArray, R: FloatArray,
+                       xbar: FloatArray, rng: np.random.Generator) -> FloatArray:
+        """``n_samples`` draws of the Laplace posterior, as rows of ``[b_z, w_z, gamma]``.
+
+        Drawn as ``mean + L z`` with ``L`` the Cholesky factor of the covariance of
+        ``[w, b + xbar^T w, gamma]`` (the slopes in raw units and the intercept at the
+        centre of the data): data in other units or offsets (or sparse, never centred,
+        against dense) only rescale the slopes there, which carries ``L`` to the other
+        data's factor, so the same seed gives the same draws, mapped (a factor in the
+        solver's coordinates would depend on its basis)."""
+        p = R.shape[0]
+        M = np.eye(mode.size)
+        M[:p - 1, :p] = R[:, 1:].T  # w = ...
+        M[p - 1, :p] = R[:, 0] + R[:, 1:] @ xbar  # b + xbar^T w
+        draws = draw_gaussian(M @ mode, M @ cov @ M.T, self.n_samples, rng)
+        return np.linalg.solve(M, draws.T).T
+
+    def _prior(self, xbar: FloatArray, n_gaps: int, R: FloatArray) -> GaussianPenalty:
         """``N(0, P^-1)``: in raw ``[b, w, gamma]`` ``alpha`` on ``w``, ``1 / cutpoint_sd^2``
         on ``b + xbar^T w`` (minus the first cut-point at the centre of the data),
         ``1 / gap_sd^2`` on each log gap; carried to the solver's ``[b_z, w_z]`` by
         ``[b, w] = R^T [b_z, w_z]`` (``P_z = R P R^T``)."""
-        D = X.shape[1]
-        w = np.ones(X.shape[0]) if s is None else s
-        xbar = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
+        D = xbar.size
         dense = np.zeros((D + 1 + n_gaps,) * 2)
         dense[:D + 1, :D + 1] = (R[:, 1:] * float(self.alpha)) @ R[:, 1:].T
         dense[D + 1:, D + 1:] = np.eye(n_gaps) / self.gap_sd ** 2
@@ -331,18 +347,28 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         return validate_data(self, encode_frame(self, X, False), accept_sparse=["csr", "csc"],
                              dtype=np.float64, reset=False)
 
+    def predict_log_proba(self, X: Any) -> FloatArray:
+        """Log posterior predictive class probabilities, ``log mean_s P(y = k | x, draw_s)``
+        over the kept draws, by ``logsumexp`` of each row's log probabilities (never the
+        log of a rounded mean); columns follow ``classes_``. One ``X B`` product per block
+        of rows for all the draws' slopes ``B``."""
+        X = self._check_X(X)
+        dist = CumulativeLink(self.link, self.classes_.size).dist
+        D, draws = self.n_features_in_, self._predictive_draws
+        slopes, bounds = np.ascontiguousarray(draws[:, :D].T), _bounds(draws[:, D:])
+        out = np.empty((X.shape[0], self.classes_.size))
+        rows = max(64, _BLOCK_ELEMENTS // draws.shape[0])
+        for lo, hi, Xb in iter_blocks(X, rows=rows):
+            eta = np.asarray(Xb @ slopes, dtype=np.float64)  # rows x draws
+            for k in range(self.classes_.size):
+                log_p = log_interval(dist, bounds[:, k + 1] - eta, bounds[:, k] - eta)
+                out[lo:hi, k] = special.logsumexp(log_p, axis=1)
+        return out - np.log(draws.shape[0])
+
     def predict_proba(self, X: Any) -> FloatArray:
         """Posterior predictive class probabilities ``E[P(y = k | x, beta, theta) | data]``
         (columns follow ``classes_``)."""
-        X = self._check_X(X)
-        family = CumulativeLink(self.link, self.classes_.size)
-        D = self.n_features_in_
-        draws = self._predictive_draws
-        total = np.zeros((X.shape[0], self.classes_.size))
-        for draw in draws:
-            eta = np.asarray(X @ draw[:D], dtype=np.float64).ravel()
-            total += np.exp(family.log_proba(eta, draw[D:]))
-        return total / draws.shape[0]
+        return np.exp(self.predict_log_proba(X))
 
     def predict(self, X: Any) -> NDArray[Any]:
         """The class of highest posterior predictive probability."""
@@ -370,3 +396,14 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
     def fit_intercept(self) -> bool:
         """The cut-points take the intercept's place (``parameter_names`` reads this)."""
         return False
+
+
+def _cuts(gaps: FloatArray) -> FloatArray:
+    """Rows of log gaps -> rows of cuts ``a_0 = 0, a_j = sum_{m<j} exp(gamma_m)``."""
+    return np.hstack((np.zeros((gaps.shape[0], 1)), np.cumsum(np.exp(gaps), axis=1)))
+
+
+def _bounds(cutpoints: FloatArray) -> FloatArray:
+    """Rows of cut-points with ``-inf`` and ``+inf`` at their ends."""
+    ends = np.full((cutpoints.shape[0], 1), np.inf)
+    return np.hstack((-ends, cutpoints, ends))
