@@ -47,6 +47,7 @@ from .glm import (
                          ProbitRegression,
                          TweedieRegression,
                          brant_test,
+                         proportional_odds_lr_test,
 )
 from .inference.hypothesis import lr_test
 from .io import ModelFileError, load, save
@@ -73,6 +74,7 @@ __all__ = [
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
     "PerformanceWarning", "save", "load",
     "ModelFileError", "MissingDependencyError", "lr_test", "brant_test",
+    "proportional_odds_lr_test",
     "__version__",
 ]
 

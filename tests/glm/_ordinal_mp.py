@@ -82,24 +82,45 @@ def loglik(X, y, beta, theta, link="logit"):
     return total
 
 
-def _derivatives(Z, y, beta, theta, link):
-    """Log-likelihood, score and Hessian in ``[beta, theta]``."""
-    D, M = len(beta), len(theta)
-    p = D + M
+def _jacobians(x, k, D, M, parallel):
+    """``du/dparams``, ``dv/dparams`` of a row of class ``k``: ``u = theta_k - x^T beta``
+    (``beta`` shared, or ``beta_k`` of block k when not ``parallel``)."""
+    def one(m):
+        if parallel:
+            slopes = [-xj for xj in x]
+        else:
+            slopes = [mp.mpf(0)] * (D * M)
+            if 0 <= m < M:
+                slopes[m * D:(m + 1) * D] = [-xj for xj in x]
+        return slopes + [mp.mpf(1) if c == m else mp.mpf(0) for c in range(M)]
+    return one(k), one(k - 1)
+
+
+def _derivatives(Z, y, beta, theta, link, parallel=True):
+    """Log-likelihood, score and Hessian in ``[beta, theta]`` (``beta`` the ``M`` blocks of
+    slopes, cut-major, when not ``parallel``)."""
+    M = len(theta)
+    D = len(beta) if parallel else len(beta) // M
+    p = len(beta) + M
     value, grad = mp.mpf(0), [mp.mpf(0)] * p
     hess = [[mp.mpf(0)] * p for _ in range(p)]
     for x, k in zip(Z, y):
         k = int(k)
-        eta = mp.fsum(a * b for a, b in zip(x, beta))
-        (Fu, fu, du), (Fv, fv, dv) = _bounds(theta, k, eta, link)
+        if parallel:
+            eta_u = eta_l = mp.fsum(a * b for a, b in zip(x, beta))
+        else:  # each cut its own slopes (u and l read different blocks)
+            eta_u = mp.fsum(a * b for a, b in zip(x, beta[k * D:(k + 1) * D])) if k < M else 0
+            eta_l = mp.fsum(a * b for a, b in zip(x, beta[(k - 1) * D:k * D])) if k else 0
+        (Fu, fu, du) = _ONE if k == M else LINKS[link](theta[k] - eta_u)
+        (Fv, fv, dv) = _ZERO if k == 0 else LINKS[link](theta[k - 1] - eta_l)
         prob = Fu - Fv
+        if prob <= 0:
+            raise ValueError("a row's cumulative probabilities cross")
         value += mp.log(prob)
         # d l / d(u, v) and the 2 x 2 second derivatives of log(F(u) - F(v))
         lu, lv = fu / prob, -fv / prob
         luu, lvv, luv = du / prob - lu * lu, -dv / prob - lv * lv, -lu * lv
-        # du/dparams = e_{theta_k} - [x, 0];  dv/dparams = e_{theta_{k-1}} - [x, 0]
-        ju = [-xj for xj in x] + [mp.mpf(1) if m == k else mp.mpf(0) for m in range(M)]
-        jv = [-xj for xj in x] + [mp.mpf(1) if m == k - 1 else mp.mpf(0) for m in range(M)]
+        ju, jv = _jacobians(x, k, D, M, parallel)
         for a in range(p):
             grad[a] += lu * ju[a] + lv * jv[a]
             for b in range(a + 1):
@@ -122,15 +143,17 @@ def _start(y, K, link):
     return theta
 
 
-def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200):
+def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200, parallel=True):
     """``(beta, theta, covariance, loglik)`` at 50 digits; covariance in ``[beta, theta]``.
 
     ``y`` holds the category indices ``0, ..., K - 1``; every category must be observed.
+    ``parallel=False``: the unconstrained cumulative model, one slope vector per cut
+    (``beta`` then holds the K - 1 blocks, cut-major), from zero slopes.
     """
     Z = _rows(X)
-    D = len(Z[0])
+    D = len(Z[0]) * (1 if parallel else K - 1)
     beta, theta = [mp.mpf(0)] * D, _start(y, K, link)
-    value, grad, hess = _derivatives(Z, y, beta, theta, link)
+    value, grad, hess = _derivatives(Z, y, beta, theta, link, parallel)
     for _ in range(max_iter):
         step = mp.lu_solve(-hess, grad)
         decrement = mp.fsum(g * s for g, s in zip(grad, step))
@@ -141,8 +164,11 @@ def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200):
             new_beta = [b + t * s for b, s in zip(beta, step[:D])]
             new_theta = [c + t * s for c, s in zip(theta, step[D:])]
             if all(b > a for a, b in zip(new_theta, new_theta[1:])):
-                trial = _derivatives(Z, y, new_beta, new_theta, link)
-                if trial[0] >= value + t * decrement / 4:
+                try:
+                    trial = _derivatives(Z, y, new_beta, new_theta, link, parallel)
+                except ValueError:  # (a row's two cuts crossed: log of a negative)
+                    trial = None
+                if trial is not None and trial[0] >= value + t * decrement / 4:
                     break
             t /= 2
             if t < mp.mpf("1e-30"):

@@ -1,13 +1,15 @@
 """The Brant (1990) test of proportional odds: R's published example (``brant`` package,
 ``MASS::survey``: Smoke ~ Sex + Height) to its printed precision, and a 50-digit
-implementation of Brant's formula (``_ordinal_mp.brant_mp``) to 1e-8."""
+implementation of Brant's formula (``_ordinal_mp.brant_mp``) to 1e-8; the likelihood-ratio
+test against the unconstrained cumulative model (a slope vector per cut) against a 50-digit
+Newton fit of that model."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from problin import OrdinalRegression
-from problin.glm._ordinal_tests import brant_test
-from tests.glm._ordinal_mp import brant_mp
+from problin.glm._ordinal_tests import brant_test, proportional_odds_lr_test
+from tests.glm._ordinal_mp import brant_mp, ordinal_fit, reference
 from tests.glm._ordinal_ref import SMOKE_LEVELS, SURVEY_BRANT, SURVEY_POLR, survey
 
 
@@ -59,3 +61,20 @@ def test_brant_refusals(survey_fit):
         brant_test(model, frame, np.where(np.arange(len(labels)) == 3, "Often", labels))
     with pytest.raises(ValueError, match="rows"):
         brant_test(model, frame, labels[:-1])
+
+
+def test_lr_test_against_the_unconstrained_model_equals_mpmath():
+    """2 (l_1 - l_0) on D (K - 2) df, the alternative's slopes per cut and cut-points:
+    the 50-digit fits of both models (``ordinal_fit(parallel=False)``), to 1e-8."""
+    X, y, *_, loglik = reference("logit")
+    beta, theta, _, alternative = ordinal_fit(X, y, 4, "logit", parallel=False)
+    model = OrdinalRegression().fit(X, y)
+    result = proportional_odds_lr_test(model, X, y)
+    statistic, df, p = result
+    assert df == 4.0 and result.converged
+    assert statistic == pytest.approx(2 * (float(alternative) - loglik), rel=1e-8)
+    assert result.null_log_likelihood == pytest.approx(loglik, rel=1e-12)
+    np.testing.assert_allclose(result.coef.to_numpy().ravel(), [float(b) for b in beta],
+                               rtol=1e-7)
+    np.testing.assert_allclose(result.cutpoints, [float(t) for t in theta], rtol=1e-7)
+    assert list(result.coef.index) == ["0|1", "1|2", "2|3"]

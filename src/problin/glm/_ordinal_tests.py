@@ -31,11 +31,17 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy import stats
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.blocks import map_reduce
+from .._core.model.contract import Objective
+from .._core.model.family_ordinal import CumulativeLink
+from .._core.model.objective_cumulative import CumulativeObjective
+from .._core.solvers.newton import newton
+from .._core.solvers.steps import SolverResult
 from .._core.linalg import add_intercept_gram, cholesky, symmetrize
 from .._core.numerics import log_sigmoid
 from .._frames import encode_frame
@@ -43,16 +49,18 @@ from ..inference.hypothesis import TestResult
 from .inference import parameter_names
 from .logistic import LogisticRegression
 
-__all__ = ["BrantResult", "brant_test"]
+__all__ = ["BrantResult", "brant_test", "NonParallelFit", "proportional_odds_lr_test"]
 
 
 class OrdinalFit(Protocol):
-    """What the test reads of a fitted cumulative-link model."""
+    """What the tests read of a fitted cumulative-link model."""
 
     link: str
     fit_intercept: bool
     classes_: NDArray[Any]
     n_features_in_: int
+    coef_: NDArray[np.float64]
+    cutpoints_: NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,36 @@ def _split_labels(classes: NDArray[Any]) -> list[str]:
     return [f"y>{c}" for c in classes[:-1]]
 
 
+def _ordinal_data(model: OrdinalFit, X: Any, y: Any, sample_weight: Any
+                  ) -> tuple[Any, NDArray[np.intp], NDArray[np.float64]]:
+    """``(X, class codes, weights)`` of the rows a fitted ordinal model is tested on,
+    encoded as at fit; errors name what does not match."""
+    check_is_fitted(model, "classes_")
+    classes = np.asarray(model.classes_)
+    K = classes.size
+    if K < 3:
+        raise ValueError(f"a test of proportional odds needs at least three classes; the "
+                         f"model has {K}")
+    Xn = check_array(encode_frame(model, X, reset=False), accept_sparse=("csr", "csc"),
+                     dtype=np.float64)
+    n, D = Xn.shape
+    if D != model.n_features_in_:
+        raise ValueError(f"X has {D} features; the model was fitted on {model.n_features_in_}")
+    labels = np.asarray(y).ravel()
+    if labels.shape[0] != n:
+        raise ValueError(f"X has {n} rows and y {labels.shape[0]}")
+    codes = np.full(n, -1)
+    for k, c in enumerate(classes):
+        codes[labels == c] = k
+    if np.any(codes < 0):
+        bad = np.flatnonzero(codes < 0)
+        raise ValueError(f"y has labels outside the model's classes {list(classes)} at rows "
+                         f"{bad[:10].tolist()}: {list(np.unique(labels[bad]))[:10]}")
+    weight = (np.ones(n) if sample_weight is None
+              else np.asarray(sample_weight, dtype=np.float64).ravel())
+    return Xn, codes, weight
+
+
 def brant_test(model: OrdinalFit, X: Any, y: Any, sample_weight: Any = None) -> BrantResult:
     """Brant's (1990) Wald test of the proportional-odds assumption.
 
@@ -142,32 +180,12 @@ def brant_test(model: OrdinalFit, X: Any, y: Any, sample_weight: Any = None) -> 
         A link other than the logit, fewer than three classes, labels outside
         ``classes_``, or rows that do not match.
     """
-    check_is_fitted(model, "classes_")
     if model.link != "logit":
         raise ValueError(f"the Brant test is a test of proportional odds, for link='logit'; "
                          f"this model has link={model.link!r}")
+    Xn, codes, weight = _ordinal_data(model, X, y, sample_weight)
     classes = np.asarray(model.classes_)
-    K = classes.size
-    if K < 3:
-        raise ValueError(f"the Brant test needs at least three classes; the model has {K}")
-    Xn = check_array(encode_frame(model, X, reset=False), accept_sparse=("csr", "csc"),
-                     dtype=np.float64)
-    n, D = Xn.shape
-    if D != model.n_features_in_:
-        raise ValueError(f"X has {D} features; the model was fitted on {model.n_features_in_}")
-    labels = np.asarray(y).ravel()
-    if labels.shape[0] != n:
-        raise ValueError(f"X has {n} rows and y {labels.shape[0]}")
-    codes = np.full(n, -1)
-    for k, c in enumerate(classes):
-        codes[labels == c] = k
-    if np.any(codes < 0):
-        bad = np.flatnonzero(codes < 0)
-        raise ValueError(f"y has labels outside the model's classes {list(classes)} at rows "
-                         f"{bad[:10].tolist()}: {list(np.unique(labels[bad]))[:10]}")
-    weight = (np.ones(n) if sample_weight is None
-              else np.asarray(sample_weight, dtype=np.float64).ravel())
-
+    K, D = classes.size, Xn.shape[1]
     M = K - 1
     fits = [LogisticRegression(alpha=0.0, fit_intercept=True).fit(
         Xn, (codes > m).astype(np.float64), sample_weight=weight) for m in range(M)]
@@ -201,3 +219,84 @@ def brant_test(model: OrdinalFit, X: Any, y: Any, sample_weight: Any = None) -> 
                            for f in fits], index=pd.Index(_split_labels(classes), name="split"),
                           columns=["intercept"] + names)
     return BrantResult(table, omnibus, binary, V)
+
+
+@dataclass(frozen=True)
+class NonParallelFit:
+    """The likelihood-ratio test of proportional odds against the unconstrained
+    cumulative-link model (a slope vector per cut).
+
+    Attributes
+    ----------
+    test : TestResult
+        ``2 (l_1 - l_0)`` on ``D (K - 2)`` degrees of freedom (chi-squared).
+    coef : DataFrame
+        The alternative's slopes ``beta_k``, one row per cut ``"a|b"``.
+    cutpoints : ndarray of shape (K - 1,)
+    log_likelihood, null_log_likelihood : float
+        Of the alternative and of the proportional-odds model, on the same rows.
+    crossing_rows : int
+        Rows whose fitted cumulative probabilities decrease across a cut (some class has
+        a negative probability there: the alternative is then not a proper model at
+        those rows, and the statistic is to be read with care).
+    converged : bool
+    """
+
+    test: TestResult
+    coef: pd.DataFrame
+    cutpoints: NDArray[np.float64]
+    log_likelihood: float
+    null_log_likelihood: float
+    crossing_rows: int
+    converged: bool
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.test)
+
+
+def proportional_odds_lr_test(model: OrdinalFit, X: Any, y: Any,
+                              sample_weight: Any = None) -> NonParallelFit:
+    """The likelihood-ratio test of proportional (parallel) slopes, any link.
+
+    The alternative, ``P(y <= k | x) = F(theta_k - x^T beta_k)`` with a slope vector per
+    cut (VGAM's ``cumulative(parallel = FALSE)``, Stata's unconstrained ``gologit2``), is
+    fitted by the Newton engine from the model's own estimates
+    (:class:`~problin._core.model.objective_cumulative.CumulativeObjective`); both
+    log-likelihoods are evaluated on the rows given, so the statistic is
+    ``2 (l_1 - l_0)`` on ``D (K - 2)`` degrees of freedom. Dense rows in memory.
+
+    Parameters
+    ----------
+    model : OrdinalRegression
+        A fitted (unpenalised) cumulative-link model, at least three classes.
+    X, y, sample_weight :
+        The rows it was fitted on, as for :func:`brant_test`.
+
+    Returns
+    -------
+    NonParallelFit
+        Unpacks as ``chi2, df, p_value``.
+    """
+    Xn, codes, weight = _ordinal_data(model, X, y, sample_weight)
+    if sp.issparse(Xn):
+        Xn = Xn.toarray()
+    classes = np.asarray(model.classes_)
+    M, D = classes.size - 1, Xn.shape[1]
+    family = CumulativeLink(model.link, classes.size)
+    objective = CumulativeObjective(Xn, family, codes, weight)
+    # the null model's estimates as blocks [a_k, w_k] = [theta_k, -beta]
+    start = np.column_stack((model.cutpoints_, np.tile(-model.coef_, (M, 1)))).ravel()
+    null = -objective.value(start, objective.linear_predictor(start))
+    engine: Objective[Any] = objective
+    result: SolverResult[Any] = newton(engine, start)
+    blocks = result.theta.reshape(M, D + 1)
+    alternative = -result.value
+    statistic = max(0.0, 2.0 * (alternative - null))
+    df = D * (M - 1)
+    names = [name for name in parameter_names(model, D) if name != "intercept"]
+    cuts = [f"{a}|{b}" for a, b in zip(classes[:-1], classes[1:])]
+    return NonParallelFit(
+        TestResult(statistic, float(df), float(stats.chi2.sf(statistic, df))),
+        pd.DataFrame(-blocks[:, 1:], index=pd.Index(cuts, name="cut"), columns=names),
+        blocks[:, 0].copy(), alternative, null, objective.crossing_rows(result.theta),
+        bool(result.converged))
