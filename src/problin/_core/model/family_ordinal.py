@@ -346,56 +346,29 @@ class CumulativeLink:
         shifted = bounds[None, :] - eta[:, None]
         return log_interval(self.dist, shifted[:, 1:], shifted[:, :-1])
 
+    def row_pass(self, t: np.ndarray, gaps: FloatArray, sample_weight: FloatArray | None,
+                 out: list[FloatArray] | None = None) -> "RowPass":
+        """A pass of the row kernel at the cuts of ``gaps`` (see :class:`RowPass`)."""
+        return RowPass(self, t, gaps, sample_weight, out)
+
     def rows(self, t: np.ndarray, eta: FloatArray, gaps: FloatArray,
              sample_weight: FloatArray | None, out: list[FloatArray] | None = None
              ) -> OrdinalRows:
         """Loss and derivatives of the rows with classes ``t`` at ``eta`` (module
         docstring), by chunks of rows in parallel threads (each chunk's temporaries in
         cache)."""
-        K, dist = self.n_classes, self.dist
-        a = np.concatenate(([-np.inf], self.cuts(gaps), [np.inf]))
-        n = eta.shape[0]
-        s = sample_weight
-        # (``out``: six n-vectors reused between calls; fresh ones cost a page fault
-        # per 4 KB, a quarter of the kernel's time)
-        outputs = out if out is not None and len(out) == 6 and out[0].shape == (n,) \
-            else [np.empty(n) for _ in range(6)]
-        parts: list[tuple[int, FloatArray]] = []  # each chunk's per-class sums, by chunk
+        rows = self.row_pass(t, gaps, sample_weight, out)
 
         def chunk(lo: int, hi: int) -> tuple[float | FloatArray, ...]:
-            tb, eb = t[lo:hi], eta[lo:hi]
-            upper, lower = a[tb + 1] - eb, a[tb] - eb
-            logp, r_u, r_l, psi_u, psi_l = dist.row_terms(upper, lower)
-            Lu, Ll, Lul = -r_u, r_l, -r_u * r_l
-            Luu, Lll = r_u * r_u - psi_u, r_l * r_l + psi_l
-            if s is None:
-                loss = -float(np.sum(logp))
-            else:
-                sb = s[lo:hi]
-                loss = -float(sb @ logp)
-                Lu, Ll, Luu, Lll, Lul = sb * Lu, sb * Ll, sb * Luu, sb * Lll, sb * Lul
-            parts.append((lo, np.stack([np.bincount(tb, weights=w, minlength=K)
-                                        for w in (Lu, Ll, Luu, Lll, Lul)])))
-            return (loss, -(Lu + Ll), Luu + 2.0 * Lul + Lll, -(Luu + Lul), -(Lul + Lll),
-                    Lu, Ll)
+            return rows.block(lo, hi, eta[lo:hi])
 
-        loss = map_rows(chunk, n, outputs, rows=_CHUNK_ROWS)
-        parts.sort(key=lambda part: part[0])  # (a fixed order of the sums)
-        Su, Sl, Suu, Sll, Sul = np.sum([part for _, part in parts], axis=0) if parts \
-            else np.zeros((5, K))
-        grad_cuts = Su[:K - 1] + Sl[1:]
-        H = np.zeros((K - 1, K - 1))
-        idx = np.arange(K - 1)
-        H[idx, idx] = Suu[:K - 1] + Sll[1:]
-        off = Sul[1:K - 1]
-        H[idx[:-1], idx[:-1] + 1] = off
-        H[idx[:-1] + 1, idx[:-1]] = off
-        g, h, cross_upper, cross_lower, Lu, Ll = outputs
-        return OrdinalRows(float(loss), g, grad_cuts, h, cross_upper, cross_lower, H, Lu, Ll)
+        return rows.finish(map_rows(chunk, t.size, rows.outputs[:2], rows=_CHUNK_ROWS))
 
-    def cross_block(self, t: np.ndarray, rows: OrdinalRows, lo: int, hi: int) -> FloatArray:
-        """Rows ``lo:hi`` of ``[g, C]``: the gradient weights and ``d2 loss / d eta d a_j``
-        for the cuts ``a_1..a_{K-2}`` that move with the gaps (two entries per row)."""
+    def cross_block(self, t: np.ndarray, rows: OrdinalRows, lo: int, hi: int,
+                    with_gradient: bool = True) -> FloatArray:
+        """Rows ``lo:hi`` of ``[g, C]`` (``with_gradient``; else ``C``): the gradient
+        weights and ``d2 loss / d eta d a_j`` for the cuts ``a_1..a_{K-2}`` that move
+        with the gaps (two entries per row)."""
         K = self.n_classes
         m = hi - lo
         M = np.zeros((m, K + 2))
@@ -403,5 +376,64 @@ class CumulativeLink:
         tb = t[lo:hi]
         M[r, tb + 2] = rows.cross_upper[lo:hi]  # (cut j in column j + 2)
         M[r, tb + 1] = rows.cross_lower[lo:hi]
+        if not with_gradient:
+            return M[:, 3:K + 1]
         M[:, 2] = rows.g[lo:hi]  # (over a_0 = 0, which no parameter moves)
         return M[:, 2:K + 1]
+
+
+class RowPass:
+    """One pass of the row kernel over blocks of rows, in any order and on any thread:
+    :meth:`block` is a :data:`~.design.RowDerivatives` (the design's fused pass calls it
+    on each block of X it reads), the per-row terms go into six n-vectors (``out``:
+    reused between calls; fresh ones cost a page fault per 4 KB, a quarter of the
+    kernel's time) and the per-class sums are kept by block and added in the blocks'
+    order (:meth:`finish`), so that the result does not depend on the threads."""
+
+    def __init__(self, family: CumulativeLink, t: np.ndarray, gaps: FloatArray,
+                 sample_weight: FloatArray | None, out: list[FloatArray] | None) -> None:
+        self.family, self.t, self.s = family, t, sample_weight
+        self.a = np.concatenate(([-np.inf], family.cuts(gaps), [np.inf]))
+        n = t.size
+        self.outputs = out if out is not None and len(out) == 6 and out[0].shape == (n,) \
+            else [np.empty(n) for _ in range(6)]
+        self.parts: list[tuple[int, FloatArray]] = []
+
+    def block(self, lo: int, hi: int, eta: FloatArray) -> tuple[float, FloatArray, FloatArray]:
+        """``(loss, g, h)`` of rows ``lo:hi`` at their ``eta``; the rest kept."""
+        K, tb = self.family.n_classes, self.t[lo:hi]
+        upper, lower = self.a[tb + 1] - eta, self.a[tb] - eta
+        logp, r_u, r_l, psi_u, psi_l = self.family.dist.row_terms(upper, lower)
+        Lu, Ll, Lul = -r_u, r_l, -r_u * r_l
+        Luu, Lll = r_u * r_u - psi_u, r_l * r_l + psi_l
+        if self.s is None:
+            loss = -float(np.sum(logp))
+        else:
+            sb = self.s[lo:hi]
+            loss = -float(sb @ logp)
+            Lu, Ll, Luu, Lll, Lul = sb * Lu, sb * Ll, sb * Luu, sb * Lll, sb * Lul
+        self.parts.append((lo, np.stack([np.bincount(tb, weights=w, minlength=K)
+                                         for w in (Lu, Ll, Luu, Lll, Lul)])))
+        _, _, cross_upper, cross_lower, upper_out, lower_out = self.outputs
+        cross_upper[lo:hi] = -(Luu + Lul)
+        cross_lower[lo:hi] = -(Lul + Lll)
+        upper_out[lo:hi] = Lu
+        lower_out[lo:hi] = Ll
+        return loss, -(Lu + Ll), Luu + 2.0 * Lul + Lll
+
+    def finish(self, loss: float) -> OrdinalRows:
+        """The rows' terms, once every block is done (``g, h`` in the first two
+        n-vectors, written by the caller's pass)."""
+        K = self.family.n_classes
+        self.parts.sort(key=lambda part: part[0])  # (a fixed order of the sums)
+        Su, Sl, Suu, Sll, Sul = np.sum([part for _, part in self.parts], axis=0) \
+            if self.parts else np.zeros((5, K))
+        grad_cuts = Su[:K - 1] + Sl[1:]
+        H = np.zeros((K - 1, K - 1))
+        idx = np.arange(K - 1)
+        H[idx, idx] = Suu[:K - 1] + Sll[1:]
+        off = Sul[1:K - 1]
+        H[idx[:-1], idx[:-1] + 1] = off
+        H[idx[:-1] + 1, idx[:-1]] = off
+        g, h, cross_upper, cross_lower, Lu, Ll = self.outputs
+        return OrdinalRows(float(loss), g, grad_cuts, h, cross_upper, cross_lower, H, Lu, Ll)

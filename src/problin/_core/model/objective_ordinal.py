@@ -18,9 +18,11 @@ elsewhere (``value_grad_hess``: a descent direction); :meth:`OrdinalObjective.
 observed_hessian` is always the exact one (the covariance's).
 """
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import block_diag, lapack
 
-from .design import Design
+from .contract import Trial
+from .design import Design, Gram
 from .family_ordinal import CumulativeLink, OrdinalRows
 from .objective import InMemoryObjective, _range_basis, _scaled_weights
 from .penalty import Penalty, objective_penalty
@@ -108,25 +110,63 @@ class OrdinalObjective(InMemoryObjective):
         rows = self.row_terms(theta, eta)
         return self.penalty.add_gradient(theta, rows.loss, self._gradient(theta, rows))
 
+    def advance(self, theta: np.ndarray, eta: np.ndarray | None, d: np.ndarray,
+                gram: Gram = None, accept_below: float | None = None) -> Trial[np.ndarray]:
+        """The point ``theta + d`` in one fused pass over dense X (the design's
+        ``advance``: ``eta + [1,X] d``, the row kernel on each block, ``[1,X]^T g`` and
+        the Gram), and with ``gram`` one more for the border ``[1,X]^T C``. Its
+        derivatives are formed whether or not it passes ``accept_below`` (Newton's full
+        step is nearly always the accepted one). Sparse X: the unfused default."""
+        if sp.issparse(self.design.X):
+            return super().advance(theta, eta, d, gram, accept_below)
+        p = self.design.n_params
+        theta_new = d if eta is None else theta + d
+        gaps = self._split(theta_new)[1]
+        rows = self.family.row_pass(self.t, gaps, self.sample_weight, self._buffers)
+        g, h = rows.outputs[:2]
+        eta_new, loss, _, _, grad_design, H_design = self.design.advance(
+            eta, d[:p], rows.block, "double" if gram else None, out=(g, h))
+        terms = rows.finish(loss)
+        self._buffers = rows.outputs
+        self._cached = (eta_new, gaps.copy(), terms)
+        J = self.family.gaps_jacobian(gaps)
+        f, grad = self.penalty.add_gradient(theta_new, loss,
+                                            np.concatenate((grad_design, terms.grad_cuts @ J)))
+        if H_design is None:
+            return Trial(eta_new, f, grad, None)
+        H = self.penalty.add_hessian(theta_new, self._assemble(gaps, terms, H_design, None))
+        return Trial(eta_new, f, grad, H if self.chunk else descent_hessian(H, grad, p))
+
+    def _assemble(self, gaps: np.ndarray, rows: OrdinalRows, gram: np.ndarray,
+                  border: np.ndarray | None) -> np.ndarray:
+        """The Hessian from the design's Gram, the border ``[1,X]^T C`` (formed here
+        where None) and the cut block."""
+        p, family, t = self.design.n_params, self.family, self.t
+        H = np.empty((self.n_params, self.n_params))
+        H[:p, :p] = gram
+        if gaps.size:
+            J = family.gaps_jacobian(gaps)
+            if border is None:
+                border = self.design.rmatmat(
+                    lambda lo, hi: family.cross_block(t, rows, lo, hi, False), family.n_gaps)
+            # only a_1.. move with gamma (a_0 = 0): the border's columns are theirs
+            B = border.T @ J[1:]
+            H[:p, p:] = B
+            H[p:, :p] = B.T
+            H[p:, p:] = J.T @ rows.hess_cuts @ J + np.diag(rows.grad_cuts @ J)
+        return H
+
     def _derivatives(self, theta: np.ndarray, rows: OrdinalRows
                      ) -> tuple[np.ndarray, np.ndarray]:
         """The exact gradient and Hessian: the design's gradient and the border in one
         backward pass (``[g, C]``, formed block by block), the Gram in another."""
-        p, gaps = self.design.n_params, self._split(theta)[1]
+        gaps = self._split(theta)[1]
         J = self.family.gaps_jacobian(gaps)
         t, family = self.t, self.family
         GC = self.design.rmatmat(lambda lo, hi: family.cross_block(t, rows, lo, hi),
                                  1 + family.n_gaps)  # (1 + K - 2) x p
         grad = np.concatenate((GC[0], rows.grad_cuts @ J))
-        H = np.empty((self.n_params, self.n_params))
-        H[:p, :p] = self.design.gram(rows.h)
-        if gaps.size:
-            # only a_1.. move with gamma (a_0 = 0): the border's columns are theirs
-            border = GC[1:].T @ J[1:]
-            H[:p, p:] = border
-            H[p:, :p] = border.T
-            H[p:, p:] = J.T @ rows.hess_cuts @ J + np.diag(rows.grad_cuts @ J)
-        return grad, H
+        return grad, self._assemble(gaps, rows, self.design.gram(rows.h), GC[1:])
 
     def value_grad_hess(self, theta: np.ndarray, eta: np.ndarray, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
