@@ -5,8 +5,9 @@ most 2x the fit's time (one pass over the data for the predictions and the Jacob
 a plain column's slope is ``avg(mu'(eta)) w_j``, every variable's from the same two sums. The
 fit and the slopes are timed interleaved in one process (fit, slopes, fit, slopes, ...),
 median of the repeats, and statsmodels' ``get_margeff`` (per design column, analytic)
-beside them for scale. A formula model's slopes re-encode the data per variable and are
-not timed here.
+beside them for scale. The elasticities ``slopes(X, slope="eyex")`` are timed beside them
+(every variable's from one ``X^T diag(s a') X~`` per block). A formula model's slopes
+re-encode the data per variable and are not timed here.
 
     python bench/bench_effects.py                # N=1e6, D=50, 3 repeats
     python bench/bench_effects.py --quick        # N=100,000, D=20
@@ -40,11 +41,12 @@ def main() -> None:
         args.n, args.d = 100_000, 20
     from problin import LogisticRegression
     X, y = make_logistic_data(args.n, args.d)[:2]
-    fits, slopes, margeff = [], [], []
+    fits, slopes, elastic, margeff = [], [], [], []
     for _ in range(args.repeats):
         box = {}
         fits.append(_time(lambda: box.setdefault("m", LogisticRegression().fit(X, y))))
         slopes.append(_time(lambda: box["m"].slopes(X)))
+        elastic.append(_time(lambda: box["m"].slopes(X, slope="eyex")))
         if args.statsmodels:
             import statsmodels.api as sm
             res = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
@@ -53,6 +55,9 @@ def main() -> None:
     print(f"N={args.n:,} D={args.d}: fit {fit:.2f} s [{min(fits):.2f}, {max(fits):.2f}], "
           f"slopes {slope:.2f} s [{min(slopes):.2f}, {max(slopes):.2f}]: "
           f"{slope / fit:.2f}x the fit (target <= 2)")
+    eyex = statistics.median(elastic)
+    print(f"elasticities (eyex) {eyex:.2f} s [{min(elastic):.2f}, {max(elastic):.2f}]: "
+          f"{eyex / fit:.2f}x the fit")
     if margeff:
         print(f"statsmodels get_margeff (per column, analytic): "
               f"{statistics.median(margeff):.2f} s")

@@ -23,6 +23,7 @@ from problin import (
     BayesianOrdinalRegression,
     BernoulliNB,
     ConvergenceWarning,
+    ExponentialFamilyNB,
     GLM,
     BinomialRegression,
     FisherDiscriminant,
@@ -268,6 +269,8 @@ CASES = [
          chk.check_gaussian("full")),
     Case("gaussian-nb", _fixed(GaussianNB()), "multiclass", per_column,
          chk.check_gaussian("diag")),
+    Case("exponential-family-nb", _fixed(ExponentialFamilyNB()), "multiclass", per_column,
+         chk.check_exponential_family_nb, dask=False),
     # "spherical" shares one variance lambda over all features: it mixes their
     # units, so only a common scaling (and any shifts) can leave it unchanged.
     Case("gda-spherical", _fixed(GaussianDiscriminantAnalysis("spherical")), "multiclass",

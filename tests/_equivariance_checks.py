@@ -235,6 +235,24 @@ def check_gaussian(kind):
     return check
 
 
+def check_exponential_family_nb(ref, got, tf, X, Xt, y):
+    """ExponentialFamilyNB with Gaussian columns: each column's means and variances
+    transform as GaussianNB's, posteriors do not, log-densities shift by the Jacobian."""
+    assert_allclose(got.priors_, ref.priors_, rtol=1e-14, err_msg="priors_")
+    assert_array_equal(got.class_count_, ref.class_count_)
+    for i, what in ((0, "means"), (1, "variances")):
+        a, b = (np.stack([p[:, i] for p in m.params_], axis=1) for m in (ref, got))
+        if i == 0:
+            _assert_means(a, b, tf, X, f"params_ ({what})")
+        else:
+            _assert_covariances(a, b, tf, "diag", f"params_ ({what})")
+    assert_allclose(got.epsilon_, ref.epsilon_ * tf.c ** 2, rtol=COEF, err_msg="epsilon_")
+    assert_probabilities(ref, got, X, Xt)
+    density = ref.score_samples(X)
+    assert_allclose(got.score_samples(Xt) + tf.log_jacobian, density, rtol=0,
+                    atol=PROB * max(1.0, np.max(np.abs(density))), err_msg="score_samples")
+
+
 def check_fisher(ref, got, tf, X, Xt, y):
     assert_linear_map(ref.components_, None, got.components_, None, tf, X, "components_")
     assert_allclose(got.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=COEF,

@@ -28,6 +28,7 @@ def _copy_sources(target: Path) -> None:
         shutil.copy2(ROOT / name, target / name)
 
 
+@pytest.mark.slow
 def test_docs_build_without_warnings(tmp_path: Path) -> None:
     pytest.importorskip("sphinx")
     sources = tmp_path / "src"

@@ -393,6 +393,7 @@ def test_cli_fit_refuses_in_one_line(tmp_path, model):
     assert "2 rows" in line and "x1" in line and not (tmp_path / "m.problin").exists()
 
 
+@pytest.mark.slow
 def test_cli_fit_on_dask_refuses_in_one_line(tmp_path):
     pytest.importorskip("dask.dataframe")
     _frame(_with(1e308), Y2).to_csv(tmp_path / "d.csv", index=False)
@@ -403,6 +404,7 @@ def test_cli_fit_on_dask_refuses_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("model", ["lda", "qda", "gaussian-nb", "bayes-logistic", "logistic",
                                    "linear"])
+@pytest.mark.slow
 def test_cli_predict_and_report_far_rows(tmp_path, model):
     y = (T, T[:4]) if model == "linear" else (Y2, Y2[:4])
     _frame(X, y[0]).to_csv(tmp_path / "train.csv", index=False)

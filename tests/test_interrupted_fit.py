@@ -34,7 +34,8 @@ CLASSIFIERS = [pl.LogisticRegression(), pl.LogisticRegression(alpha=1.0),
                pl.ProbitRegression(), pl.BayesianLogisticRegression(progress=False),
                pl.GaussianDiscriminantAnalysis(), pl.LinearDiscriminantAnalysis(),
                pl.QuadraticDiscriminantAnalysis(), pl.GaussianNB(), pl.BernoulliNB(),
-               pl.MultinomialNB(), pl.FisherDiscriminant(), pl.LeastSquaresClassifier(),
+               pl.MultinomialNB(), pl.ExponentialFamilyNB(), pl.FisherDiscriminant(),
+               pl.LeastSquaresClassifier(),
                pl.Perceptron(max_iter=5), pl.BayesDecision(pl.LogisticRegression()),
                pl.OrdinalRegression(), pl.BayesianOrdinalRegression(progress=False)]
 REGRESSORS = [pl.LinearRegression(), pl.BayesianLinearRegression(), pl.LMSRegressor()]
@@ -45,7 +46,8 @@ GLM_REGRESSORS = [pl.GLM("gaussian"), pl.PoissonRegression(), pl.GammaRegression
 TRANSFORMERS = [pl.PolynomialBasis(degree=2), pl.GaussianBasis(), pl.SigmoidalBasis()]
 PARTIAL = [pl.GaussianDiscriminantAnalysis(), pl.LinearDiscriminantAnalysis(),
            pl.QuadraticDiscriminantAnalysis(), pl.GaussianNB(), pl.BernoulliNB(),
-           pl.MultinomialNB(), pl.LinearRegression(), pl.BayesianLinearRegression(),
+           pl.MultinomialNB(), pl.ExponentialFamilyNB(), pl.LinearRegression(),
+           pl.BayesianLinearRegression(),
            pl.LMSRegressor()]
 
 

@@ -269,6 +269,7 @@ def test_plot_without_matplotlib(tmp_path):
 
 
 # ------------------------------------------------------------------ the command line
+@pytest.mark.slow
 def test_command_line_without_click(tmp_path):
     """``python -m problin`` and the console script's function: one line, exit 1."""
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]

@@ -59,7 +59,7 @@ from .linear_model import (
                          PolynomialBasis,
                          SigmoidalBasis,
 )
-from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
+from .naive_bayes import BernoulliNB, ExponentialFamilyNB, GaussianNB, MultinomialNB
 
 __all__ = [
     "LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression", "GammaRegression",
@@ -68,7 +68,7 @@ __all__ = [
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
     "BayesianLinearRegression", "BayesianLogisticRegression", "BayesianOrdinalRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",
-    "GaussianNB", "BernoulliNB", "MultinomialNB",
+    "GaussianNB", "BernoulliNB", "MultinomialNB", "ExponentialFamilyNB",
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
     "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",

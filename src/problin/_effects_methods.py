@@ -115,9 +115,35 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
     return DataEncoding(frame, variables, design, linear)
 
 
+def _row_values(frame: pd.DataFrame, values: Any, name: str) -> Any:
+    """``offset=``/``exposure=``: an array, or the name of a column of the data."""
+    if not isinstance(values, str):
+        return values
+    if values not in frame.columns:
+        raise ValueError(f"{name}={values!r} names no column of the data; its columns "
+                         f"are {[str(c) for c in frame.columns][:20]}")
+    return frame[values].to_numpy(dtype=np.float64)
+
+
+def _offsets(model: EffectsModel, frame: pd.DataFrame, rows: pd.DataFrame, at: Any,
+             offset: Any, exposure: Any) -> FloatArray | None:
+    """The rows' offsets: each observed row its own; at a grid (``at``), every grid
+    row the data's mean offset and mean exposure (as ``marginaleffects`` holds an
+    exposure column at its mean in a grid)."""
+    offset = _row_values(frame, offset, "offset")
+    exposure = _row_values(frame, exposure, "exposure")
+    found = model.offsets(offset, exposure, len(frame))
+    if found is None or at is None:
+        return found
+    mean = {name: None if v is None else np.full(len(rows), float(np.mean(v)))
+            for name, v in (("offset", offset), ("exposure", exposure))}
+    return model.offsets(mean["offset"], mean["exposure"], len(rows))
+
+
 def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any, by: Any,
            type: str, level: float, sample_weight: Any, kind: str,
-           hypothesis: Any = None, sampling: Sampling = Sampling()) -> pd.DataFrame:
+           hypothesis: Any = None, sampling: Sampling = Sampling(),
+           offset: Any = None, exposure: Any = None) -> pd.DataFrame:
     model = source._effects_model(_check_type(type))
     draws = source._effects_draws(sampling)
     if draws is not None:  # (a Bayesian model: each effect per posterior draw)
@@ -142,11 +168,16 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
             grouped = ([(tuple(rows.iloc[i][by_names]), np.array([i]))
                         for i in range(len(rows))] if by_names
                        else [((), np.arange(len(rows)))])
+    offsets = _offsets(model, frame, rows, at, offset, exposure)
     variants = {key: variant(key) for key in needed(estimates)}
     functions = [part for e in estimates for part in e.parts]
     first = np.cumsum([0] + [len(e.parts) for e in estimates])
     shifts = encoding.shifts(variants)
-    batched = plain_slopes(functions, shifts)
+    batched = {f: j for f, (j, _) in plain_slopes(functions, shifts).items()}
+    # (a single-index model's plain-column elasticities from shared sums, every variable)
+    elastic = (plain_slopes(functions, shifts, ("eyex", "dyex", "eydx"))
+               if model.draws is None and model.blocks.shape[0] == 1 and
+               model.outputs is None else {})
     index: list[tuple[Any, ...]] = []
     # per reported row: its estimate and the vector that maps linearly with it (its
     # Jacobian for the delta method; its draws for a Bayesian model, with no estimate)
@@ -157,10 +188,12 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
             continue
         parts = (encoding.design, rows.iloc[idx], w, variants, functions, shifts, batched)
         if model.draws is None:
-            A, J = average_rows(model, *parts)
+            A, J = average_rows(model, *parts, None if offsets is None else offsets[idx],
+                                elastic)
             found = [e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
                      for i, e in enumerate(estimates)]
         else:
+            assert offsets is None, "the Bayesian models take no offsets"
             S = average_draws(model, *parts)  # (D, F, K)
             found = [(np.full(S.shape[2], np.nan), e.point(S[:, first[i]:first[i + 1]]).T)
                      for i, e in enumerate(estimates)]
@@ -205,27 +238,32 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
 def slopes(source: EffectsSource, data: Any, variables: Any = None, *, slope: str = "dydx",
            at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
            sample_weight: Any = None, hypothesis: Any = None, n_draws: int | None = None,
-           random_state: Any = None) -> pd.DataFrame:
+           random_state: Any = None, offset: Any = None, exposure: Any = None
+           ) -> pd.DataFrame:
     """See :meth:`EffectsMethods.slopes`."""
     encoding = source._effects_data(data)
     estimates = slope_estimates(encoding, check_variables(encoding, variables), slope)
     return _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
-                  sample_weight, "slopes", hypothesis, Sampling(n_draws, random_state))
+                  sample_weight, "slopes", hypothesis, Sampling(n_draws, random_state),
+                  offset, exposure)
 
 
 def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
                 change: Any = 1, levels: str = "reference", comparison: str = "difference",
                 at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
                 sample_weight: Any = None, hypothesis: Any = None,
-                n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
+                n_draws: int | None = None, random_state: Any = None,
+                direction: str = "center", offset: Any = None, exposure: Any = None
+                ) -> pd.DataFrame:
     """See :meth:`EffectsMethods.comparisons`."""
     if comparison not in ("difference", "ratio"):
         raise ValueError(f"comparison must be 'difference' or 'ratio', got {comparison!r}")
     encoding = source._effects_data(data)
     estimates = comparison_estimates(encoding, check_variables(encoding, variables), change,
-                                     levels, comparison == "ratio")
+                                     levels, comparison == "ratio", direction)
     table = _table(_Fixed(source, encoding), data, estimates, at, by, type, level,
-                   sample_weight, "comparisons", hypothesis, Sampling(n_draws, random_state))
+                   sample_weight, "comparisons", hypothesis, Sampling(n_draws, random_state),
+                   offset, exposure)
     table.attrs["comparison"] = comparison
     return table
 
@@ -233,11 +271,12 @@ def comparisons(source: EffectsSource, data: Any, variables: Any = None, *,
 def predictions(source: EffectsSource, data: Any, *, at: Any = None, by: Any = None,
                 type: str = "response", level: float = 0.95,
                 sample_weight: Any = None, hypothesis: Any = None,
-                n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
+                n_draws: int | None = None, random_state: Any = None,
+                offset: Any = None, exposure: Any = None) -> pd.DataFrame:
     """See :meth:`EffectsMethods.predictions`."""
     return _table(source, data, [Estimate("prediction", "", (RowContrast(OBSERVED),))], at,
                   by, type, level, sample_weight, "predictions", hypothesis,
-                  Sampling(n_draws, random_state))
+                  Sampling(n_draws, random_state), offset, exposure)
 
 
 class _Fixed:
@@ -277,7 +316,8 @@ class EffectsMethods:
     def slopes(self, data: Any, variables: Any = None, *, slope: str = "dydx",
                at: Any = None, by: Any = None, type: str = "response", level: float = 0.95,
                sample_weight: Any = None, hypothesis: Any = None, n_draws: int | None = None,
-               random_state: Any = None) -> pd.DataFrame:
+               random_state: Any = None, offset: Any = None, exposure: Any = None
+               ) -> pd.DataFrame:
         """Average slopes ``d E[y] / d x`` of each variable, with delta-method errors.
 
         A numeric variable's slope is the central difference of the average prediction
@@ -323,6 +363,13 @@ class EffectsMethods:
             Gaussian posterior, ``n_samples`` for ``BayesianLogisticRegression``).
         random_state : int, RandomState or None, optional
             Bayesian models with a Gaussian posterior: the seed of its draws.
+        offset, exposure : array-like or str, optional
+            The rows' offsets (binary GLM classifiers and GLM regressors) and exposures
+            (regressors of the log link), as ``predict(X, offset=, exposure=)``: one
+            value per row of ``data``, or the name of a column of it. Each row keeps
+            its own in every counterfactual copy (a variable changes, the exposure does
+            not); at a grid (``at``), every grid row takes their means over ``data``
+            (as ``marginaleffects`` holds an exposure column at its mean). None: 0.
 
         Returns
         -------
@@ -337,35 +384,43 @@ class EffectsMethods:
         """
         return slopes(self, data, variables, slope=slope, at=at, by=by, type=type,
                       level=level, sample_weight=sample_weight, hypothesis=hypothesis,
-                      n_draws=n_draws, random_state=random_state)
+                      n_draws=n_draws, random_state=random_state, offset=offset,
+                      exposure=exposure)
 
     def comparisons(self, data: Any, variables: Any = None, *, change: Any = 1,
                     levels: str = "reference", comparison: str = "difference",
                     at: Any = None, by: Any = None, type: str = "response",
                     level: float = 0.95, sample_weight: Any = None,
                     hypothesis: Any = None, n_draws: int | None = None,
-                    random_state: Any = None) -> pd.DataFrame:
+                    random_state: Any = None, direction: str = "center",
+                    offset: Any = None, exposure: Any = None) -> pd.DataFrame:
         """Average discrete changes of the prediction, with delta-method errors.
 
         Numeric variables change by ``change`` centred on each row's value
         (``mu(x + d/2) - mu(x - d/2)``; ``"sd"``: one standard deviation; ``"minmax"``:
-        every row at the maximum against the minimum); categorical ones are set to each
-        level against the reference (``levels="pairwise"``: every pair).
+        every row at the maximum against the minimum); ``direction="forward"``: from
+        each row's value (``mu(x + d) - mu(x)``, contrast ``"x+d - x"``; Stata's
+        ``margeff, count`` and statsmodels' ``get_margeff(count=True)`` are the centred
+        ``change=2`` halved, ``hypothesis="0.5 * b1"``); categorical ones are set to each level against the reference
+        (``levels="pairwise"``: every pair).
         ``comparison="ratio"``: the ratio of the average predictions. ``at``, ``by``,
         ``type``, ``level``, ``sample_weight``, ``hypothesis``, ``n_draws``,
-        ``random_state`` and the table: as :meth:`slopes`.
+        ``random_state``, ``offset``, ``exposure`` and the table: as :meth:`slopes`.
         """
         return comparisons(self, data, variables, change=change, levels=levels,
                            comparison=comparison, at=at, by=by, type=type, level=level,
                            sample_weight=sample_weight, hypothesis=hypothesis,
-                           n_draws=n_draws, random_state=random_state)
+                           n_draws=n_draws, random_state=random_state,
+                           direction=direction, offset=offset, exposure=exposure)
 
     def predictions(self, data: Any, *, at: Any = None, by: Any = None,
                     type: str = "response", level: float = 0.95,
                     sample_weight: Any = None, hypothesis: Any = None,
-                    n_draws: int | None = None, random_state: Any = None) -> pd.DataFrame:
+                    n_draws: int | None = None, random_state: Any = None,
+                    offset: Any = None, exposure: Any = None) -> pd.DataFrame:
         """The average prediction (per class, per group, per grid row), with
         delta-method errors. Arguments and table as :meth:`slopes` (without ``term``)."""
         return predictions(self, data, at=at, by=by, type=type, level=level,
                            sample_weight=sample_weight, hypothesis=hypothesis,
-                           n_draws=n_draws, random_state=random_state)
+                           n_draws=n_draws, random_state=random_state, offset=offset,
+                           exposure=exposure)

@@ -174,6 +174,8 @@ class FormulaResults:
     theta_: Fitted[FloatArray] = Fitted()
     var_: Fitted[FloatArray] = Fitted()
     epsilon_: Fitted[float] = Fitted()
+    distributions_: Fitted[list[str]] = Fitted()
+    params_: Fitted[list[FloatArray]] = Fitted()
     components_: Fitted[FloatArray] = Fitted()
     explained_variance_ratio_: Fitted[FloatArray] = Fitted()
     mean_: Fitted[FloatArray] = Fitted()
@@ -199,20 +201,49 @@ class FormulaResults:
         estimator that has none."""
         return hypothesis.likelihood_fit(self.fitted_estimator())
 
+    def _training_rows(self, data: Any, y: Any, rows: dict[str, Any], what: str
+                       ) -> tuple[pd.DataFrame, Any, dict[str, Any]]:
+        """The design, response and per-row arguments of the training ``data`` (the
+        formula reads them; see :class:`~problin.Formula`)."""
+        raise NotImplementedError
+
+    def _refit_rows(self, data: Any, y: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with the estimator's ``X, y`` read from the training ``data``: what
+        the refits of profile intervals and likelihood-ratio tests need."""
+        if data is None:
+            return kwargs if y is None else {**kwargs, "y": y}
+        design, y, rows = self._training_rows(data, y, kwargs, "refit the model")
+        return {**rows, "X": design, "y": y}
+
     @if_has("summary")
-    def summary(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        """The estimator's coefficient table; rows are named by the formula's columns."""
-        table = cast(pd.DataFrame, self.fitted_estimator().summary(*args, **kwargs))
+    def summary(self, *args: Any, data: Any = None, y: Any = None, **kwargs: Any
+                ) -> pd.DataFrame:
+        """The estimator's coefficient table; rows are named by the formula's columns.
+        ``ci="profile"`` and ``pvalues="lr"`` refit on the training ``data`` (its design
+        and response; ``sample_weight=``, ``offset=``: arrays or column names)."""
+        table = cast(pd.DataFrame, self.fitted_estimator().summary(
+            *args, **self._refit_rows(data, y, kwargs)))
         table.attrs["formula"] = self.formula
         return table
 
     @if_has("summary_text")
-    def summary_text(self, *args: Any, **kwargs: Any) -> SummaryText:
+    def summary_text(self, *args: Any, data: Any = None, y: Any = None, **kwargs: Any
+                     ) -> SummaryText:
         """The estimator's text summary, its header naming the dependent variable
         (statsmodels' "Dep. Variable": the formula's left-hand side, or ``y`` for a
-        one-sided formula fitted with ``y``), its rows the formula's full column names."""
-        text = cast(SummaryText, self.fitted_estimator().summary_text(*args, **kwargs))
+        one-sided formula fitted with ``y``), its rows the formula's full column names;
+        ``data`` as in :meth:`summary`."""
+        text = cast(SummaryText, self.fitted_estimator().summary_text(
+            *args, **self._refit_rows(data, y, kwargs)))
         return text.with_header("Dep. Variable", self.response_ or "y")
+
+    @if_has("restricted_lr_test")
+    def restricted_lr_test(self, R: Restrictions, q: Any = None, *, data: Any, y: Any = None,
+                           **kwargs: Any) -> TestResult:
+        """The estimator's likelihood-ratio test of ``R beta = q`` refitted on the
+        training ``data``; restrictions name the formula's columns."""
+        return cast(TestResult, self.fitted_estimator().restricted_lr_test(
+            R, q, **self._refit_rows(data, y, kwargs)))
 
     @if_has("wald_test")
     def wald_test(self, R: Restrictions, *args: Any, **kwargs: Any) -> TestResult:

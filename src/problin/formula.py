@@ -409,6 +409,11 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
         """The ordinal model's latent scores ``x^T beta`` on the design of ``data``."""
         return self.estimator_.predict_latent(self.transform(data))
 
+    @if_has("signed_distance")
+    def signed_distance(self, data: Any) -> Any:
+        """The estimator's distances to its decision boundary, on the design of ``data``."""
+        return self.estimator_.signed_distance(self.transform(data))
+
     @if_has("predict_interval")
     def predict_interval(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         """The estimator's prediction intervals on the design of ``data`` (``offset=``,
@@ -475,12 +480,19 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
     def compute_covariance(self, data: Any, y: Any = None, **kwargs: Any) -> Self:
         """The estimator's ``compute_covariance`` on the design and response of the
         training ``data`` (``offset=``, ``sample_weight=``: arrays or column names)."""
-        check_is_fitted(self)
-        frame = _frame(data, self._parse())
-        y = self._response_or(frame, y, "compute the covariance")
-        design, kwargs = self._design_and_rows(frame, kwargs)
+        design, y, kwargs = self._training_rows(data, y, kwargs, "compute the covariance")
         self.estimator_.compute_covariance(design, y, **kwargs)
         return self
+
+    def _training_rows(self, data: Any, y: Any, rows: dict[str, Any], what: str
+                       ) -> tuple[pd.DataFrame, Any, dict[str, Any]]:
+        """The design of the training ``data``, its response (unless ``y``) and the
+        per-row arguments ``rows`` read (column names) as :meth:`fit` reads them."""
+        check_is_fitted(self)
+        frame = _frame(data, self._parse())
+        y = self._response_or(frame, y, what)
+        design, rows = self._design_and_rows(frame, rows)
+        return design, y, rows
 
     @if_has("predict_activation")
     def predict_activation(self, data: Any) -> Any:

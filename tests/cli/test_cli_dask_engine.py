@@ -20,6 +20,9 @@ from problin.io import read_model_file
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
+# Several model fits in subprocesses (about 50 s on 2 cores): the second CI step.
+pytestmark = pytest.mark.slow
+
 FITS = {"lda": "y", "logistic": "y", "linear": "a"}  # "a": from b, kind and y
 
 

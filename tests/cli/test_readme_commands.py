@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
@@ -24,6 +26,7 @@ def _argv(words: list[str]) -> list[str]:
     return [sys.executable, *words[1:]]
 
 
+@pytest.mark.slow
 def test_readme_command_line_example_runs(tmp_path):
     commands = _commands()
     assert any(words[0] == "problin" for words in commands)

@@ -242,6 +242,7 @@ def big_parquet(tmp_path_factory):
         shutil.rmtree(d)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["lda", "logistic"])
 def test_fit_2gb_parquet_under_600mb(big_parquet, model):
     start = time.perf_counter()

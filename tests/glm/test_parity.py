@@ -157,6 +157,7 @@ def test_sample_weight_matches_statsmodels_glm_freq_weights():
     assert_allclose(ours.summary()["std_err"], ref.bse, rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", [LogisticRegression, ProbitRegression])
 def test_large_data_fast_path_matches_statsmodels(model):
     """n large enough for the sketched / float32 fast path: still statsmodels' answer."""

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils.multiclass import check_classification_targets
 
-__all__ = ["distinct_labels", "encode_classes"]
+__all__ = ["distinct_labels", "encode_classes", "stream_labels"]
 
 
 def _label_list(values: Iterable[Any], limit: int = 10) -> str:
@@ -53,6 +53,30 @@ def encode_classes(y: ArrayLike, classes: ArrayLike | None = None, *,
     order = np.argsort(classes_, kind="stable")
     t = order[np.searchsorted(classes_[order], y)]
     return classes_, t.astype(np.intp)
+
+
+def stream_labels(y: np.ndarray, classes: ArrayLike | None, owner: str, *,
+                  ordered: bool = False) -> np.ndarray:
+    """The classes a stream fixes on its first ``partial_fit`` batch ``y``: ``classes``
+    (sorted, or as given where ``ordered``: the first a reference class), else the
+    batch's sorted labels; at least two, none repeated."""
+    if classes is None:
+        labels = np.unique(y)
+        if labels.size < 2:
+            raise ValueError(f"{owner}.partial_fit: the first batch holds only one class "
+                             f"({labels.tolist()}); pass classes= with every label of the "
+                             "stream on the first call")
+        return labels
+    given = np.asarray(classes)
+    if given.ndim != 1:
+        raise ValueError(f"classes must be a 1-D list of labels, got shape {given.shape}")
+    labels = given if ordered else np.unique(given)
+    if np.unique(given).size != given.size:
+        raise ValueError("classes contains duplicate labels")
+    if labels.size < 2:
+        raise ValueError(f"{owner} needs at least 2 classes, but classes holds only one "
+                         f"class: {labels.tolist()}")
+    return labels
 
 
 def distinct_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

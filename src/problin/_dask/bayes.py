@@ -72,8 +72,8 @@ class DaskLogitLogPosterior(LogitLogPosterior):
     """:class:`~problin._core.bayes.mcmc.LogitLogPosterior` of a Dask design: the data
     terms at a batch of parameter vectors ``W`` are one distributed pass."""
 
-    def __init__(self, design: Any, prior: Any) -> None:
-        self.design, self.prior = design, prior
+    def __init__(self, design: Any, prior: Any, prior_mean: np.ndarray | None = None) -> None:
+        self.design, self.prior, self.prior_mean = design, prior, prior_mean
         self.linear = design.reduce(_logpost_linear)[0]
 
     def _data_terms(self, W: np.ndarray, grad: bool) -> Any:

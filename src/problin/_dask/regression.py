@@ -26,9 +26,8 @@ from .._core.model.design import Design
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.fitted_rows import FittedRows, RowSum
 from .._core.model.objective import GLMObjective
-from .._core.model.penalty import Penalty
+from .._core.model.penalty import GaussianPenalty, Penalty
 from .._core.model.penalty_firth import Jeffreys
-from .._core.model.prior import PriorPrecision
 from .chunks import align_rows, dask_features, reduce_chunks
 from .design import DaskDesign, Sums, _ChunkReader, _chunk_task
 from .objective import DaskGLMObjective, LazyEta
@@ -147,8 +146,8 @@ class DaskRegressionObjective(DaskGLMObjective):
     design: DaskRegressionDesign
 
     def __init__(self, design: DaskRegressionDesign, family: ExponentialFamily,
-                 prior: PriorPrecision | None, information: str) -> None:
-        super().__init__(design, family, prior, information=information)
+                 prior: GaussianPenalty | None, information: str) -> None:
+        super().__init__(design, family, information=information, penalty=prior)
         self._model = functools.partial(_regression_model, family=family,
                                         information=information, columns=design.columns)
 
@@ -265,7 +264,7 @@ class DaskRegressionRows:
                              "Dask input never collects: use solver='newton' or 'lbfgs' (or "
                              "'auto') for Dask arrays and DataFrames")
 
-    def objective(self, design: Any, family: ExponentialFamily, prior: PriorPrecision | None,
+    def objective(self, design: Any, family: ExponentialFamily, prior: GaussianPenalty | None,
                   information: str, penalty: Jeffreys | None = None
                   ) -> DaskRegressionObjective:
         if penalty is not None:

@@ -27,6 +27,7 @@ from .._core.model.families import ClassFamily
 from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
+from .._core.model.penalty import GaussianPenalty
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
 from .._dask.bayes import DaskJJTerms
@@ -70,7 +71,7 @@ class ClassifierRows(Protocol):
         """Whether Newton's final Hessian is exact (``affordable``: a full one in memory)."""
         ...
 
-    def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
+    def objective(self, family: ClassFamily, prior: GaussianPenalty | None, information: str,
                   offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         """The negative log-posterior of ``family`` on these rows (``penalty``: Firth's,
         bound to these rows, instead of ``prior``)."""
@@ -92,7 +93,7 @@ class ClassifierRows(Protocol):
         """The Jaakkola-Jordan bound's passes over the rows (binary logit)."""
         ...
 
-    def log_posterior(self, prior: PriorPrecision | None) -> LogitLogPosterior:
+    def log_posterior(self, prior: GaussianPenalty | None) -> LogitLogPosterior:
         """Batches of binary-logit log posteriors over the rows (MCMC)."""
         ...
 

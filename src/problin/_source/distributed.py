@@ -15,6 +15,7 @@ from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
+from .._core.model.penalty import GaussianPenalty
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
@@ -71,7 +72,7 @@ class DaskRows:
         # Hessian-vector products would each be a pass: always exact.
         return True
 
-    def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
+    def objective(self, family: ClassFamily, prior: GaussianPenalty | None, information: str,
                   offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         if offset is not None:
             raise ValueError(OFFSET_SUPPORT)
@@ -95,14 +96,16 @@ class DaskRows:
     def jj_terms(self) -> DaskJJTerms:
         return DaskJJTerms(self.design)
 
-    def log_posterior(self, prior: PriorPrecision | None) -> DaskLogitLogPosterior:
-        return DaskLogitLogPosterior(self.design, prior)
+    def log_posterior(self, prior: GaussianPenalty | None) -> DaskLogitLogPosterior:
+        if prior is None:
+            return DaskLogitLogPosterior(self.design, None)
+        return DaskLogitLogPosterior(self.design, prior.precision, prior.mean)
 
 
 class _Objectives:
     """The distributed objective of each family layout (``family.on_layout``)."""
 
-    def __init__(self, design: DaskDesign, family: ClassFamily, prior: PriorPrecision | None,
+    def __init__(self, design: DaskDesign, family: ClassFamily, prior: GaussianPenalty | None,
                  information: str) -> None:
         self.design, self.family, self.prior, self.information = design, family, prior, \
             information
@@ -110,13 +113,13 @@ class _Objectives:
     def one_predictor(self) -> Objective:
         family = self.family  # (the family called this case: it is a binary one)
         assert not isinstance(family, CategoricalSoftmax)
-        return DaskGLMObjective(self.design, family, self.prior,
-                                information=self.information)
+        return DaskGLMObjective(self.design, family, information=self.information,
+                                penalty=self.prior)
 
     def class_blocks(self) -> Objective:
         family = self.family  # (the family called this case: softmax)
         assert isinstance(family, CategoricalSoftmax)
-        return DaskSoftmaxObjective(self.design, family, self.prior)
+        return DaskSoftmaxObjective(self.design, family, penalty=self.prior)
 
 
 class OnDask:

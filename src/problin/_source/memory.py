@@ -24,6 +24,7 @@ from .._core.model.objective_ordinal import OrdinalObjective
 from .._core.model.objective_softmax import SoftmaxObjective
 from .._core.model.penalty_firth import Jeffreys
 from .._core.model.prior import PriorPrecision
+from .._core.model.penalty import GaussianPenalty
 from .._core.moments.class_stats import ClassStats
 from .._core.moments.standardize import column_stats
 from .._core.types import FloatArray, MatrixLike
@@ -68,7 +69,7 @@ class MemoryRows:
     def exact_final(self, affordable: bool) -> bool:
         return affordable
 
-    def objective(self, family: ClassFamily, prior: PriorPrecision | None, information: str,
+    def objective(self, family: ClassFamily, prior: GaussianPenalty | None, information: str,
                   offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         return family.on_layout(_Objectives(self, family, prior, information, offset, penalty))
 
@@ -94,8 +95,10 @@ class MemoryRows:
     def jj_terms(self) -> JJTerms:
         return JJTerms(self.design, self.t, self.sample_weight)
 
-    def log_posterior(self, prior: PriorPrecision | None) -> LogitLogPosterior:
-        return LogitLogPosterior(self.design, self.t, self.sample_weight, prior)
+    def log_posterior(self, prior: GaussianPenalty | None) -> LogitLogPosterior:
+        return LogitLogPosterior(self.design, self.t, self.sample_weight,
+                                 None if prior is None else prior.precision,
+                                 None if prior is None else prior.mean)
 
 
 class SparseRows(MemoryRows):
@@ -113,7 +116,7 @@ class SparseRows(MemoryRows):
 class _Objectives:
     """The in-memory objective of each family layout (``family.on_layout``)."""
 
-    def __init__(self, rows: MemoryRows, family: ClassFamily, prior: PriorPrecision | None,
+    def __init__(self, rows: MemoryRows, family: ClassFamily, prior: GaussianPenalty | None,
                  information: str, offset: FloatArray | None, penalty: Jeffreys | None
                  ) -> None:
         self.rows, self.family, self.prior = rows, family, prior
@@ -128,8 +131,9 @@ class _Objectives:
                                 information=self.information, offset=self.offset,
                                 penalty=self.penalty.bind(rows.design, family, rows.y01,
                                                           rows.sample_weight, self.offset))
-        return GLMObjective(rows.design, family, rows.y01, rows.sample_weight, self.prior,
-                            information=self.information, offset=self.offset)
+        return GLMObjective(rows.design, family, rows.y01, rows.sample_weight,
+                            information=self.information, offset=self.offset,
+                            penalty=self.prior)
 
     def class_blocks(self) -> Objective:
         family = self.family  # (the family called this case: softmax)
@@ -140,7 +144,7 @@ class _Objectives:
             raise ValueError(FIRTH_CLASSES)
         rows = self.rows
         return SoftmaxObjective(rows.design, family, rows.t, rows.sample_weight,
-                                self.prior)
+                                penalty=self.prior)
 
 
 def memory_rows(X: MatrixLike, t: NDArray[np.intp], sw: FloatArray | None, n_classes: int,

@@ -22,6 +22,7 @@ from .._core.bayes.hmc import hmc_sampler
 from .._core.bayes.logistic import (
     JJTerms,
     gaussian_from_precision,
+    general_jaakkola_jordan,
     jaakkola_jordan,
     laplace_log_evidence,
     mackay_alpha,
@@ -30,12 +31,14 @@ from .._core.bayes.logistic import (
 from .._core.bayes.mcmc import LogitLogPosterior, ess_bulk, independence_sampler, rhat
 from .._core.model.contract import Objective
 from .._core.model.families import BernoulliLogit
-from .._core.model.prior import PriorPrecision
+from .._core.model.penalty import GaussianPenalty
+from .._core.model.prior import GaussianPrior, PriorPrecision
 from .._core.solvers.newton import newton, sketch_rows
 from .._optional import optional_module
 from .._params import validate_params
 from ..exceptions import ConvergenceWarning, warn_at_caller
 from .._source import ClassifierDesign, ClassifierRows
+from ..glm._gaussian_prior import bayes_prior, has_prior
 from ..glm.problem import classifier_family, classifier_problem
 
 __all__ = [
@@ -60,6 +63,8 @@ _PROGRESS_AFTER_S = 1.0
 _MIN_ACCEPTANCE = 0.3
 # The range searched for alpha=None.
 _ALPHA_BOUNDS = (1e-8, 1e8)
+#: The default precision of the intercept's broad proper prior (sd 1e5 on the log-odds).
+INTERCEPT_ALPHA = 1e-10
 # Chains whose split R-hat exceeds this may not have mixed (Vehtari et al. 2021).
 _RHAT_LIMIT = 1.01
 
@@ -94,16 +99,24 @@ class Posterior:
     sampler: str | None = None
 
 
-def prior_of(objective: Any) -> PriorPrecision:
-    """The precision of the Gaussian prior the Bayesian objective's penalty is."""
+def gaussian_of(objective: Any) -> GaussianPenalty:
+    """The Gaussian prior the Bayesian objective's penalty is (precision and mean)."""
     gaussian = objective.penalty.gaussian
     assert gaussian is not None, "a Bayesian fit's penalty is its Gaussian prior"
-    return gaussian.precision
+    return gaussian
+
+
+def prior_of(objective: Any) -> PriorPrecision:
+    """The precision of the Gaussian prior the Bayesian objective's penalty is."""
+    return gaussian_of(objective).precision
 
 
 def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha: float, *,
-            tol: float, max_iter: int, theta0: FloatArray | None = None) -> Posterior:
-    """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``.
+            tol: float, max_iter: int, theta0: FloatArray | None = None,
+            prior: GaussianPrior | None = None) -> Posterior:
+    """MAP by Newton, ``S_N = H^-1`` and the Laplace evidence at a fixed ``alpha``
+    (``prior``: a prior ``N(m_0, P^-1)`` on the raw parameters, its precision scaled
+    by ``alpha``, instead of ``alpha``'s and ``intercept_alpha``'s; binary only).
 
     For softmax (all K blocks free) the intercepts' common shift is seen by
     no likelihood, only by their broad prior: the MAP has them summing to
@@ -113,7 +126,8 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
     """
     design = rows.design
     problem = classifier_problem(rows, classifier_family(_LOGIT, n_classes, alpha), alpha,
-                                 intercept_alpha=intercept_alpha)
+                                 intercept_alpha=intercept_alpha,
+                                 prior=None if prior is None else prior.scaled(alpha))
     objective, start = problem.objective, problem.theta0
     # Many rows: Newton's warm start and first steps on a row sketch, as the GLMs.
     sketch = sketch_rows(design.n_samples, objective.n_params)
@@ -124,10 +138,10 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
     # final one in its own metric); the posterior gets the one at the MAP.
     f, _, H = objective.value_grad_hess(theta, result.eta)
     cov, logdet = gaussian_from_precision(H)
-    prior = prior_of(objective)
-    diag = prior.diag
-    assert diag is not None, "the Bayesian prior is diagonal plus rank one"
-    for v, c in prior.rank_one:
+    precision = prior_of(objective)
+    diag = precision.diag if precision.dense_matrix is None else precision.dense_matrix
+    assert diag is not None, "the Bayesian prior is diagonal plus rank one, or dense"
+    for v, c in precision.rank_one:
         # v is an eigenvector of the data Hessian (eigenvalue 0) and of the prior
         # (eigenvalue e): removing the pin changes the eigenvalue e + c|v|^2 to e.
         vv = float(v @ v)
@@ -146,7 +160,8 @@ def laplace(rows: ClassifierRows, n_classes: int, alpha: float, intercept_alpha:
 
 
 def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha: float, *,
-                           tol: float, max_iter: int) -> Posterior:
+                           tol: float, max_iter: int,
+                           prior: GaussianPrior | None = None) -> Posterior:
     """The Laplace posterior at the evidence framework's ``alpha``.
 
     MacKay's re-estimation ``alpha = gamma / |w_MAP|^2``, ``gamma = D -
@@ -164,7 +179,14 @@ def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha
     directions no training point constrains, makes every prediction
     near-uniform. The re-estimation neglects exactly that term; it has an
     interior fixed point on such data (wine: 1.32).
+
+    ``prior``: a prior ``N(m_0, P^-1)`` on the raw parameters whose precision ``alpha``
+    scales; the same re-estimation over all ``p`` parameters in its metric,
+    ``alpha = gamma / (m_N - m_0)^T P (m_N - m_0)``, ``gamma = p - alpha tr(P S_N)``
+    (both invariant under the solver's change of basis), from ``alpha = 1``.
     """
+    if prior is not None:
+        return _evidence_scale(rows, n_classes, prior, tol=tol, max_iter=max_iter)
     design = rows.design
     weights = np.ones(design.n_params, dtype=bool)
     weights[0] = not design.intercept
@@ -198,14 +220,58 @@ def laplace_evidence_alpha(rows: ClassifierRows, n_classes: int, intercept_alpha
     return dataclasses.replace(post, evidence_converged=converged)
 
 
+def _evidence_scale(rows: ClassifierRows, n_classes: int, prior: GaussianPrior, *,
+                    tol: float, max_iter: int) -> Posterior:
+    """:func:`laplace_evidence_alpha` for a prior of the estimator's own (its scale)."""
+    state: dict[str, Posterior] = {}
+
+    def reestimate(alpha: float) -> float:
+        prev = state.get("post")
+        post = laplace(rows, n_classes, alpha, 0.0, tol=tol, max_iter=max_iter,
+                       theta0=None if prev is None else prev.theta_map, prior=prior)
+        state["post"] = post
+        gaussian = gaussian_of(post.objective)  # alpha P in the solver's basis
+        r = post.mean - gaussian.mean
+        Pr = gaussian.precision.matvec(r)
+        trace = float(np.sum(_dense(gaussian.precision) * post.cov))
+        quad = float(r @ Pr)  # alpha (m - m0)^T P (m - m0)
+        return alpha * (r.size - trace) / quad if quad > 0 else np.inf
+
+    alpha, converged = mackay_alpha(reestimate, bounds=_ALPHA_BOUNDS)
+    post = state["post"]
+    if post.alpha != alpha:
+        post = laplace(rows, n_classes, alpha, 0.0, tol=tol, max_iter=max_iter,
+                       theta0=post.theta_map, prior=prior)
+    return dataclasses.replace(post, evidence_converged=converged)
+
+
+def _dense(P: PriorPrecision) -> FloatArray:
+    """A raw prior's precision in the solver's basis, as a matrix (diagonal or dense)."""
+    assert not P.rank_one, "a raw prior is diagonal or dense"
+    if P.dense_matrix is not None:
+        return P.dense_matrix
+    assert P.diag is not None
+    return np.diag(P.diag)
+
+
 def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
                 intercept_alpha: float, alpha_prior: Any, *, tol: float,
-                max_iter: int) -> Posterior:
+                max_iter: int, prior: GaussianPrior | None = None) -> Posterior:
     """Jaakkola-Jordan variational posterior started from a Laplace fit ``start``.
 
     ``alpha=None``: ``alpha`` maximises the bound; ``alpha_prior=(a0, b0)``:
     Gamma hyperprior with ``q(alpha)``, started at ``E[alpha] = start.alpha``.
+    ``prior``: a prior ``N(m_0, P^-1)`` on the raw parameters whose precision ``alpha``
+    scales (``start``'s), the scale estimated over all parameters as ``alpha`` is.
     """
+    if prior is not None:
+        precision, mean = prior.standardised(rows.design.basis)
+        vb = general_jaakkola_jordan(rows.jj_terms(), _dense(precision), mean,
+                                     float(start.alpha), mean0=start.mean, cov0=start.cov,
+                                     estimate_alpha=alpha is None, hyperprior=alpha_prior,
+                                     tol=tol, max_iter=max_iter)
+        assert vb.alpha is not None, "a general prior's fit reports its scale"
+        return _variational_posterior(vb, vb.alpha, start)
     design = rows.design
     p = design.n_params
     mask = np.ones(p, dtype=bool)
@@ -220,6 +286,11 @@ def variational(rows: ClassifierRows, start: Posterior, alpha: float | None,
                          max_iter=max_iter, prior_shape=shape)
     alpha_used = float(vb.prior_diag[mask][0] / shape[mask][0]) if mask.any() \
         else float(start.alpha)
+    return _variational_posterior(vb, alpha_used, start)
+
+
+def _variational_posterior(vb: Any, alpha_used: float, start: Posterior) -> Posterior:
+    """The :class:`Posterior` of a variational fit ``vb`` from the Laplace fit ``start``."""
     return Posterior(alpha=alpha_used, mean=vb.mean, cov=vb.cov, theta_map=start.theta_map,
                      log_evidence=vb.elbo, n_iter=vb.n_iter, converged=vb.converged,
                      history=np.asarray(vb.history),
@@ -279,7 +350,7 @@ def mcmc(rows: ClassifierRows, start: Posterior, *, n_chains: int, n_samples: in
     objective = start.objective
     assert objective is not None, "the Laplace fit keeps its objective"
     design = rows.design
-    log_target = rows.log_posterior(prior_of(objective))  # (on Dask: a distributed pass a batch)
+    log_target = rows.log_posterior(gaussian_of(objective))  # (on Dask: a distributed pass a batch)
     n_warmup = max(100, n_samples // 4)
     U = upper_factor(start.cov)
     bar = LazyProgress(n_chains * (n_samples + n_warmup + 1), progress, "MCMC")
@@ -339,6 +410,16 @@ def check_mixing(rhat: FloatArray | None, ess: FloatArray | None) -> None:
         warn_at_caller(f"R-hat is {worst:.3f} > {_RHAT_LIMIT} (minimum bulk ESS "
                        f"{np.nanmin(ess):.0f}): the chains may not have converged; "
                        "increase n_samples.", ConvergenceWarning)
+
+
+def raw_prior(est: Any, n_features: int) -> GaussianPrior | None:
+    """``est``'s prior on the raw parameters (``prior_mean``/``prior_precision``) at
+    unit scale (``alpha`` multiplies its precision), or None for its own prior on the
+    intercept at the data's centre."""
+    if not has_prior(est):
+        return None
+    return bayes_prior(est, n_features, est.alpha, float(est.intercept_alpha),
+                       INTERCEPT_ALPHA)
 
 
 def check_parameters(est: Any) -> None:

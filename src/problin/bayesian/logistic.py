@@ -22,6 +22,7 @@ from .._frames import encode_frame
 from .._source import data_source
 from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning, warn_at_caller
+from ..glm._gaussian_prior import PRIOR_CONSTRAINTS
 from ..inference.effects import (
     EffectsModel,
     IdentityMap,
@@ -130,6 +131,24 @@ class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixi
     progress : bool, default=True
         Show a progress bar while sampling, when sampling is expected to take
         more than a second.
+    prior_mean : array-like of shape (p,) or None, default=None
+    prior_precision : array-like of shape (p, p) or (p,) or None, default=None
+        The texts' prior ``N(m_0, S_0)`` on the raw parameters ``theta = [b, w]``
+        (Bishop 2006, eq. 4.140; ``p = n_features + 1``, the intercept first, or
+        ``n_features`` without one), for every inference method and the evidence.
+        As in :class:`~problin.BayesianLinearRegression`, ``alpha`` scales the given
+        precision, ``S_0^-1 = alpha P`` (the default ``alpha=1`` uses
+        ``prior_precision = P`` as it is; a vector is its diagonal; ``alpha=None``
+        estimates the scale over all ``p`` parameters: MacKay's
+        ``alpha = gamma / (m_N - m_0)^T P (m_N - m_0)``, ``gamma = p - alpha tr(P S_N)``,
+        or the variational bound's maximum, or with ``alpha_prior`` its Gamma
+        posterior); ``P`` must be symmetric positive definite (a proper prior).
+        ``prior_mean`` is ``m_0`` (None: zero); given alone, the precision is
+        ``diag(intercept_alpha, alpha, ...)`` (``alpha`` given). Either one puts the
+        prior on the *raw* intercept (not at the data's centre), and
+        ``intercept_alpha`` other than its default does not combine with
+        ``prior_precision`` (its first row and column are the intercept's). Binary
+        models.
 
     Attributes
     ----------
@@ -181,13 +200,15 @@ class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixi
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "progress": ["boolean"],
+        **PRIOR_CONSTRAINTS,
     }
 
     def __init__(self, alpha: float | None = 1.0, *, fit_intercept: bool = True,
-                 inference: str = "laplace", intercept_alpha: float = 1e-10,
+                 inference: str = "laplace", intercept_alpha: float = _fit.INTERCEPT_ALPHA,
                  alpha_prior: Any = None, n_samples: int = 1000, n_chains: int = 4,
                  tol: float = 1e-8, max_iter: int = 500, random_state: Any = None,
-                 progress: bool = True) -> None:
+                 progress: bool = True, prior_mean: Any = None,
+                 prior_precision: Any = None) -> None:
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.inference = inference
@@ -199,6 +220,8 @@ class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixi
         self.max_iter = max_iter
         self.random_state = random_state
         self.progress = progress
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Self:
@@ -230,6 +253,9 @@ class BayesianLogisticRegression(AllOrNothingFit, EffectsMethods, ClassifierMixi
                       "alpha_posterior_"):
             self.__dict__.pop(stale, None)  # from an earlier fit with other settings
         opts: dict[str, Any] = {"tol": self.tol, "max_iter": self.max_iter}
+        prior = _fit.raw_prior(self, rows.design.n_features)
+        if prior is not None:
+            opts["prior"] = prior
         if self.alpha is None and self.inference != "variational":
             post = _fit.laplace_evidence_alpha(rows, K, self.intercept_alpha, **opts)
             if not post.evidence_converged:

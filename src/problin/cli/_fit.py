@@ -34,6 +34,7 @@ from ._glm_columns import (
     read_with_columns,
 )
 from ._options import MODELS, data_command, engine_options, model_listing, model_path
+from ._refit_options import RefitRequest, refit_options
 from ._suggest import Choice, did_you_mean, one_line
 
 __all__ = ["fit", "configure", "check_target", "scaling_note"]
@@ -196,13 +197,14 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               callback=model_path, help="Model file to write (e.g. model.problin); a "
               "symlink's target is written, a directory, device or FIFO refused.")
+@refit_options
 @fit_column_options
 @engine_options
 @data_command
 def fit(data: str, target: str | None, model_name: str, formula: str | None,
         alpha: float | None, link: str | None, settings: tuple[str, ...], standardize: bool,
-        out: str,
-        offset: str | None, exposure: str | None, trials: str | None,
+        out: str, ci: str, pvalues: str, offset: str | None, exposure: str | None,
+        trials: str | None,
         engine: str, blocksize: str, scheduler: str | None,
         data_format: str | None, drop_missing: bool, header: bool | None,
         categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
@@ -229,16 +231,20 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
       problin fit admit.csv -m logistic -f "admit ~ gre + gpa + C(rank)" -o m.problin
       problin fit claims.csv -t n -m poisson --exposure years -o claims.problin
       problin fit survey.csv -t rating -m ordinal --link probit -o rating.problin
+      problin fit sex2.csv -t case -m logistic -p penalty=firth --ci profile --pvalues lr -o m.problin
     """
     columns = chosen_columns(offset, exposure, trials)
+    request = RefitRequest(ci, pvalues)
     if formula is not None or target is None:
         _formula.check_formula_options(formula, target, standardize, categorical, engine)
         est = configure(model_name, alpha, settings, link)
         check_model_takes(model_name, est, columns)
+        request.check(engine, est)
         return _formula.fit_formula(data, str(formula), model_name, est, out, data_format,
-                                    drop_missing, header, check_target, columns)
+                                    drop_missing, header, check_target, columns, request)
     est = configure(model_name, alpha, settings, link)  # before reading: a typo fails at once
     check_model_takes(model_name, est, columns)
+    request.check(engine, est)
     if engine == "memory":
         if blocksize is not None or scheduler is not None:
             raise click.UsageError("--blocksize and --scheduler apply to --engine dask")
@@ -246,7 +252,7 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
             raise click.UsageError(f"{data} is a directory: read a directory of Parquet or "
                                    "CSV files with --engine dask")
         _fit(data, target, model_name, est, standardize, out, data_format, drop_missing,
-             header, categorical, n_features, columns=columns)
+             header, categorical, n_features, columns=columns, request=request)
         return
     if standardize:
         raise click.UsageError("--standardize needs the data in memory; drop it with "
@@ -260,9 +266,11 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
 def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, out: str,
          data_format: str | None, drop_missing: bool, header: bool | None,
          categorical: Sequence[str], n_features: int | None, blocksize: Any = None,
-         lazy: bool = False, columns: dict[str, str] | None = None) -> None:
+         lazy: bool = False, columns: dict[str, str] | None = None,
+         request: RefitRequest = RefitRequest()) -> None:
     """Read, fit, save and print (``lazy``: on Dask arrays, see :func:`_read_lazily`;
-    ``columns``: the fit arguments read from columns, see :mod:`._glm_columns`)."""
+    ``columns``: the fit arguments read from columns, see :mod:`._glm_columns`;
+    ``request``: the printed summary's refitted intervals and p-values)."""
     values: dict[str, Any] = {}
     ds: Any  # (a Dataset, or the Dask engine's lazy one)
     if lazy:  # (the fit arguments' columns lazy too, from the features' partitions)
@@ -300,5 +308,12 @@ def _fit(data: str, target: str, model_name: str, est: Any, standardize: bool, o
     note = scaling_note(model)
     if note:
         echo(note)
-    echo(format_table(parameter_table(model, ds.feature_names)))
+    steps = getattr(model, "steps", None)  # (the final estimator's rows: scaled)
+    X = steps[0][1].transform(ds.X) if steps else ds.X
+    with echo_warnings():
+        table = parameter_table(model, ds.feature_names,
+                                **request.keywords(X=X, y=ds.y, **values))
+    echo(format_table(table))
+    for note in request.notes(table):
+        echo(note)
     echo(f"\nmodel saved to {out}")

@@ -20,6 +20,7 @@ from ..io.errors import ColumnNotFoundError, DataFileError
 from ..io.readers import _read_csv, _read_parquet, detect_format
 from ..report.tables import format_table, parameter_table
 from ._common import echo, echo_warnings, spinner
+from ._refit_options import RefitRequest
 from ._rows import kept_formula_rows
 from ._suggest import one_line
 
@@ -81,7 +82,8 @@ def select_rows(frame: pd.DataFrame, variables: Sequence[str], path: str,
 def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: str,
                 data_format: str | None, drop_missing: bool, header: bool | None,
                 check_target: Callable[[str, Any, str], None],
-                columns: Mapping[str, str] | None = None) -> None:
+                columns: Mapping[str, str] | None = None,
+                request: RefitRequest = RefitRequest()) -> None:
     """Read ``data``, fit ``Formula(formula, estimator)``, save it to ``out`` and print it;
     ``columns``: ``{fit argument: column}`` (``--offset``, ``--exposure``, ``--trials``)."""
     columns = dict(columns or {})
@@ -118,20 +120,24 @@ def fit_formula(data: str, formula: str, model_name: str, estimator: Any, out: s
     more = f", {dropped} rows with missing values dropped" if dropped else ""
     echo(f"{model_name}: {type(model.estimator_).__name__} fitted on {n} rows by the "
          f"formula {formula!r}, {len(names)} column{'s' * (len(names) != 1)}{more}")
-    echo(printed_summary(model, names))
+    with echo_warnings():
+        echo(printed_summary(model, names, request.keywords(data=frame, **columns)))
     echo(f"\nmodel saved to {out}")
 
 
-def printed_summary(model: Formula, names: Sequence[str] | None) -> str:
+def printed_summary(model: Formula, names: Sequence[str] | None,
+                    refits: Mapping[str, Any] | None = None) -> str:
     """What ``problin fit --formula`` and ``problin summary`` print of a formula model: its
     ``summary_text()`` (the header naming the dependent variable above the full term
     names) where the estimator has one and it exists for this fit, else the estimator's
-    parameter table."""
+    parameter table. ``refits``: ``summary_text``'s ``ci``, ``pvalues`` and training
+    ``data`` (``--ci profile``, ``--pvalues lr``; their errors are raised)."""
     if hasattr(model, "summary_text"):  # (scikit-learn's available_if: the estimator's)
         try:
-            return str(model.summary_text())
+            return str(model.summary_text(**(refits or {})))
         except ValueError:  # (no summary for this fit: a ridge LinearRegression)
-            pass
+            if refits:
+                raise
     return format_table(parameter_table(model.estimator_, names))
 
 

@@ -23,6 +23,7 @@ from ._common import command_errors, debug_option, echo, echo_warnings, progress
 from ._fit import scaling_note
 from ._glm_columns import EXTRA_KEY, read_with_columns, saved_columns
 from ._options import data_command, out_path
+from ._refit_options import RefitRequest, refit_options
 from ._rows import ROW, kept_rows
 from ._suggest import did_you_mean
 
@@ -206,10 +207,12 @@ def _plot_features(features: str | None, names: list[str]) -> list[str] | None:
 @click.option("--cv", "cv", default="5", show_default=True, metavar="K|FRACTION|none",
               help="Out-of-sample scores: K-fold cross-validation (an integer >= 2), a "
                    "held-out fraction of the rows (0 < f < 1), or 'none' (in sample only).")
+@refit_options
 @data_command
 def report(model_file: str, data: str, out: str, features: str | None, title: str | None,
-           cv: str, data_format: str | None, drop_missing: bool, header: bool | None,
-           categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
+           cv: str, ci: str, pvalues: str, data_format: str | None, drop_missing: bool,
+           header: bool | None, categorical: tuple[str, ...], n_features: int | None,
+           debug: bool) -> None:
     """Write a self-contained HTML report of a saved model evaluated on DATA.
 
     Parameter table and scores; for classifiers the confusion matrix, ROC and
@@ -220,6 +223,9 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     optimiser's trace. Images are embedded: the file needs no
     network access to view.
 
+    --ci profile and --pvalues lr refit the model on DATA, which must then be the
+    training rows.
+
     \b
     Example:
       problin report sex.problin heights.csv --out report.html
@@ -227,6 +233,8 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
     from ..report import build_report  # on first use: loads matplotlib (0.5 s a command)
     evaluation = _cv_option(cv)
     bundle = read_model_file(model_file)
+    request = RefitRequest(ci, pvalues)
+    request.check("memory", bundle.model)
     columns = dict((bundle.extra or {}).get(EXTRA_KEY) or {})  # offset, exposure, trials
     values: dict[str, np.ndarray] = {}
     if _formula.is_formula_model(bundle.encoding, bundle.model):  # raw columns: the formula
@@ -250,7 +258,8 @@ def report(model_file: str, data: str, out: str, features: str | None, title: st
             _using(model_file):
         page = build_report(bundle.model, X, y, feature_names=names, bundle=bundle,
                             features=chosen, title=title, source=data, progress=step,
-                            cv=evaluation, fit_arguments=values)
+                            cv=evaluation, fit_arguments=values,
+                            summary=request.keywords())
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(page)
     echo(f"report written to {out} ({len(page) / 1024:.0f} KiB)")

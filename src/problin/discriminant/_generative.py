@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.labels import encode_classes
+from .._core.labels import encode_classes, stream_labels
 from .._core.numerics import log_softmax, logsumexp
 from .._core.types import Matrix, MatrixLike
 from .._core.validation import (
@@ -230,20 +230,7 @@ class GenerativeClassifier(AllOrNothingFit, SoftmaxPosteriorMixin, ClassifierMix
                         "it on computed chunks")
 
     def _stream_classes(self, y: np.ndarray, classes: ArrayLike | None) -> np.ndarray:
-        if classes is None:
-            classes_ = np.unique(y)
-            if classes_.size < 2:
-                raise ValueError(f"{type(self).__name__}.partial_fit: the first batch holds "
-                                 f"only one class ({classes_.tolist()}); pass classes= with "
-                                 "every label of the stream on the first call")
-            return classes_
-        classes_ = np.unique(np.asarray(classes))
-        if classes_.size != np.asarray(classes).size:
-            raise ValueError("classes contains duplicate labels")
-        if classes_.size < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes, but classes "
-                             f"holds only one class: {classes_.tolist()}")
-        return classes_
+        return stream_labels(y, classes, type(self).__name__)
 
     def _codes(self, y: np.ndarray) -> np.ndarray:
         """Class index of every label; a label not in ``classes_`` is an error."""

@@ -11,21 +11,40 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
 )
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.linalg import symmetrize
 from .._core.model.layout import class_layout
-from .._core.moments.class_stats import between_scatter, pooled_scatter
+from .._core.moments.class_stats import ClassStats, between_scatter, class_stats, pooled_scatter
 from .._core.types import MatrixLike
 from .._core.validation import resolvable
 from .._dask.lazy import lazy_on_dask
 from .._params import validate_params
 from .._state import AllOrNothingFit
+from .._linear_boundary import LinearBoundaryMixin
 from ..exceptions import CollinearityWarning, warn_at_caller
 from ._class_data import fit_class_stats, linear_scores, validated_X
 from ._generative import SoftmaxPosteriorMixin, log_class_priors
 
 __all__ = ["FisherDiscriminant", "fisher_directions"]
+
+
+def _class_covariances(X: MatrixLike, codes: np.ndarray, w: np.ndarray | None,
+                       n_classes: int) -> ClassStats:
+    """Per-class statistics with each class's own scatter (``within="sum"``; module
+    level: a Dask chunk's reduction is pickled)."""
+    return class_stats(X, codes, n_classes, w, kind="full")
+
+
+def within_covariance(stats: ClassStats, within: str) -> np.ndarray:
+    """The within-class covariance Fisher's criterion divides by: the count-weighted
+    pooled ``S_W / n = sum_k (n_k / n) Sigma_k`` (``"pooled"``), or the unweighted mean
+    ``sum_k Sigma_k / K`` of the classes' maximum-likelihood covariances ``Sigma_k = S_k /
+    n_k`` (``"sum"``: the texts' ``Sigma_1 + Sigma_2``, halved, which scales no direction)."""
+    if within == "sum":
+        covariances: np.ndarray = stats.covariances()
+        return covariances.mean(axis=0)
+    return pooled_scatter(stats) / float(stats.counts.sum())
 
 
 def fisher_directions(S_W: np.ndarray, S_B: np.ndarray, *,
@@ -53,7 +72,8 @@ def fisher_directions(S_W: np.ndarray, S_B: np.ndarray, *,
 
 
 class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                         SoftmaxPosteriorMixin, ClassifierMixin, BaseEstimator):
+                         SoftmaxPosteriorMixin, LinearBoundaryMixin, ClassifierMixin,
+                         BaseEstimator):
     """Fisher's linear discriminant: a projection to at most K-1 dimensions, and a classifier there.
 
     .. math::
@@ -61,6 +81,7 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
         J(W) = \\mathrm{Tr}\\big[(W^T S_W W)^{-1} (W^T S_B W)\\big], \\quad
         S_B w = \\lambda S_W w, \\quad
         \\text{binary: } w \\propto S_W^{-1}(m_2 - m_1)
+        \\;\\text{or, } \\texttt{within="sum"}\\text{: } (\\Sigma_1 + \\Sigma_2)^{-1}(m_2 - m_1)
 
     ``S_W = sum_k sum_{n in C_k} (x_n - m_k)(x_n - m_k)^T`` is the within-class
     and ``S_B = sum_k n_k (m_k - m)(m_k - m)^T`` the between-class scatter.
@@ -90,6 +111,16 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
         Class priors of the classifier (non-negative, summing to 1, in the
         order of ``classes_``; a class of prior 0 is never predicted); None:
         the (weighted) class frequencies. They do not change the projection.
+    within : {"pooled", "sum"}, default="pooled"
+        The within-class matrix of the criterion. ``"pooled"``: the scatter
+        ``S_W`` above, each class weighted by its size (Bishop 2006 eq. 4.28, LDA's
+        pooled covariance). ``"sum"``: the classes' maximum-likelihood covariances
+        ``Sigma_k = S_k / n_k`` added unweighted, ``(Sigma_1 + Sigma_2)^-1 (m_2 - m_1)``
+        for two classes as the lecture texts write Fisher discriminant analysis
+        (the same direction as ``"pooled"`` when the classes are of equal size or
+        share their covariance; for K classes the mean ``sum_k Sigma_k / K``). The
+        directions are then scaled to unit variance under that matrix
+        (``W^T (sum_k Sigma_k / K) W = I``) and the classifier reads them alike.
 
     Attributes
     ----------
@@ -122,11 +153,14 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "priors": ["array-like", None],
+        "within": [StrOptions({"pooled", "sum"})],
     }
 
-    def __init__(self, n_components: int | None = None, *, priors: ArrayLike | None = None) -> None:
+    def __init__(self, n_components: int | None = None, *, priors: ArrayLike | None = None,
+                 within: str = "pooled") -> None:
         self.n_components = n_components
         self.priors = priors
+        self.within = within
 
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Find the Fisher directions and the projected class means.
@@ -145,7 +179,8 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
         self
         """
         validate_params(self)
-        stats = resolvable(self, fit_class_stats(self, X, y, sample_weight)[1])
+        reduce = _class_covariances if self.within == "sum" else None
+        stats = resolvable(self, fit_class_stats(self, X, y, sample_weight, reduce)[1])
         K, D = stats.n_classes, stats.n_features
         limit = min(K - 1, D)
         r = limit if self.n_components is None else int(self.n_components)
@@ -155,7 +190,7 @@ class FisherDiscriminant(AllOrNothingFit, ClassNamePrefixFeaturesOutMixin, Trans
                              f"directions for {K} classes and {D} features")
         n = float(stats.counts.sum())
         self.priors_, log_pi = log_class_priors(stats.counts, self.priors, self.classes_)
-        lambdas, W, rank = fisher_directions(pooled_scatter(stats) / n,
+        lambdas, W, rank = fisher_directions(within_covariance(stats, self.within),
                                              between_scatter(stats) / n)
         if rank == 0:
             raise ValueError("every class has all its samples at one point: the within-class "

@@ -18,6 +18,7 @@ from .._dask.lazy import lazy_on_dask
 from .._dask.reductions import _class_stats_of, dask_class_stats
 from .._params import validate_params
 from .._source import data_source
+from .._linear_boundary import LinearBoundaryMixin
 from ._gaussian import draw, feature_variances, gaussian_model, joint_log_likelihood
 from ._generative import GenerativeClassifier, log_class_priors
 
@@ -239,7 +240,7 @@ class GaussianDiscriminantAnalysis(GenerativeClassifier):
         return X, self.classes_[codes]
 
 
-class LinearDiscriminantAnalysis(GaussianDiscriminantAnalysis):
+class LinearDiscriminantAnalysis(LinearBoundaryMixin, GaussianDiscriminantAnalysis):
     """Linear discriminant analysis: Gaussian classes sharing one covariance.
 
     ``x | C_k ~ N(mu_k, Sigma)``, ``p(C_k) = pi_k``; the posterior is the softmax of

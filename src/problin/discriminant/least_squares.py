@@ -13,13 +13,15 @@ from .._core.types import MatrixLike
 from .._dask.lazy import lazy_on_dask
 from .._params import validate_params
 from .._state import AllOrNothingFit
+from .._linear_boundary import LinearBoundaryMixin
 from ..linear_model._base import warn_least_squares
 from ._class_data import fit_class_stats, linear_scores
 
 __all__ = ["LeastSquaresClassifier"]
 
 
-class LeastSquaresClassifier(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+class LeastSquaresClassifier(AllOrNothingFit, LinearBoundaryMixin, ClassifierMixin,
+                             BaseEstimator):
     """Least-squares classifier: K linear discriminants fitted to 1-of-K target codes.
 
     .. math::

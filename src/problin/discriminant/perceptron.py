@@ -31,6 +31,7 @@ from .._frames import encode_frame
 from .._params import validate_params
 from .._source import data_source
 from .._state import AllOrNothingFit
+from .._linear_boundary import LinearBoundaryMixin
 from ..exceptions import ConvergenceWarning, warn_at_caller
 
 __all__ = ["Perceptron"]
@@ -152,7 +153,7 @@ def _dask_rows(k: int, lo: int, Xb: np.ndarray, yb: np.ndarray, classes: np.ndar
     return scaling.transform(Xb), layout.targets(codes)
 
 
-class Perceptron(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+class Perceptron(AllOrNothingFit, LinearBoundaryMixin, ClassifierMixin, BaseEstimator):
     """Rosenblatt's perceptron, trained by stochastic descent on the perceptron criterion.
 
     .. math::

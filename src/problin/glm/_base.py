@@ -34,6 +34,7 @@ from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, ta
 from ..inference.summaries import glm_summary_text
 from ..inference.text import SummaryText
 from ._effects import classifier_effects_model
+from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, has_prior, penalised
 from ._diagnostics import (
     check_fits_in_memory,
     covariance_on_request,
@@ -45,7 +46,8 @@ from ._diagnostics import (
 )
 from ._firth_corrections import FIRTH_PENALTIES, flac, flic
 from ._predict import linear_predictors
-from ._profile import check_ci, profile_table, raw_map
+from ._penalized_lr import check_lr_inputs, check_pvalues, lr_pvalue_table, restricted_lr_test
+from ._profile import Refit, check_ci, profile_table, raw_map
 from .inference import parameter_names, wald_table
 from .interval import check_offset, interval_table
 from .marginal import marginal_effects_table
@@ -97,7 +99,11 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         "tol": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
         "cov_type": [StrOptions(set(COV_TYPES))],
+        **PRIOR_CONSTRAINTS,
     }
+    #: No Gaussian prior of the estimator's own (``prior_mean``/``prior_precision``).
+    prior_mean: Any = None
+    prior_precision: Any = None
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None,
@@ -167,7 +173,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         statistics = found._asdict()
         del statistics["theta"]
         fit = GLMFit.from_solver(objective, result, solver=solver, alpha=self.alpha,
-                                 penalty_name=self.penalty, null_log_likelihood=null,
+                                 penalty_name="gaussian" if has_prior(self) else self.penalty,
+                                 null_log_likelihood=null,
                                  reference_class=family.reference_class, **statistics)
         if self.penalty in ("flic", "flac"):
             fit = self._calibrated(fit, problem)
@@ -216,7 +223,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         firth = self.penalty in FIRTH_PENALTIES
         information = "expected" if firth else getattr(self, "information", "observed")
         return classifier_problem(rows, family, self.alpha, information=information,
-                                  offset=offset, penalty=JEFFREYS if firth else None)
+                                  offset=offset, penalty=JEFFREYS if firth else None,
+                                  prior=glm_prior(self, rows.design.n_features))
 
     def _choose_solver(self, problem: ClassifierProblem) -> str:
         solver = self.solver
@@ -302,14 +310,19 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         return interval_table(self, X, level, offset)
 
     # ----------------------------------------------------------- inference
-    def summary(self, level: float = 0.95, ci: str = "wald", *, X: Any = None, y: Any = None,
-                sample_weight: Any = None, offset: Any = None) -> pd.DataFrame:
+    def summary(self, level: float = 0.95, ci: str = "wald", *, pvalues: str = "wald",
+                X: Any = None, y: Any = None, sample_weight: Any = None, offset: Any = None
+                ) -> pd.DataFrame:
         """Coefficient table: ``coef, std_err, z, p_value, ci_low, ci_high`` (Wald).
 
         ``ci="profile"``: ``ci_low, ci_high`` are profile-likelihood intervals instead
         (of the penalised likelihood for penalised fits, R ``logistf``'s default for
         Firth's), refitted on the training rows ``X, y`` (with the fit's
         ``sample_weight`` and ``offset``); ``attrs["ci"]`` says which.
+        ``pvalues="lr"``: likelihood-ratio p-values, each parameter fixed at 0 and the
+        model refitted on ``X, y``; column ``chi2`` replaces ``z`` (Firth's fits: the
+        penalised likelihood ratio with the full model's penalty, logistf's p-values;
+        ``ci="profile", pvalues="lr"`` is logistf's summary).
 
         Indexed by parameter name (``intercept`` first, then the feature
         names); for softmax by ``(class, parameter)``, one block per free
@@ -330,18 +343,41 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         if fit.log_likelihood is not None:
             table.attrs["log_likelihood"] = fit.log_likelihood
         check_ci(ci, X, y)
+        check_pvalues(pvalues, X, y, self.alpha, has_prior(self))
         table.attrs["ci"] = ci
-        if ci == "profile":
-            return self._profile(table, level, X, y, sample_weight, offset)
+        if ci == "profile" or pvalues == "lr":
+            refit = self._refit(X, y, sample_weight, offset, "ci='profile'" if ci ==
+                                "profile" else "pvalues='lr'")
+            if ci == "profile":
+                table = profile_table(table, refit, level)
+            if pvalues == "lr":
+                table = lr_pvalue_table(table, refit)
         return table
 
-    def _profile(self, table: pd.DataFrame, level: float, X: Any, y: Any,
-                 sample_weight: Any, offset: Any) -> pd.DataFrame:
-        """``table`` with profile intervals (:mod:`problin.glm._profile`): the fit's
-        objective rebuilt on the rows in the fit's basis, as ``compute_covariance``."""
+    def restricted_lr_test(self, R: Restrictions, q: Any = None, *, X: Any, y: Any,
+                           sample_weight: Any = None, offset: Any = None) -> TestResult:
+        """Likelihood-ratio test of ``R beta = q`` (``beta`` in the order of
+        ``summary()``; ``R`` a matrix or text such as ``"x1 = 0, x2 = 0"``) by refitting
+        the model under the restrictions on its training rows ``X, y``:
+        ``2 (l_hat - l_restricted) ~ chi2(J)``. For a Firth fit the penalised likelihood
+        ratio, the restricted fit keeping the full model's Jeffreys penalty (R
+        ``logistftest``; ``anova(full, smaller)`` of two logistf fits is this test of
+        the smaller model's missing terms at 0)."""
+        check_is_fitted(self)
+        check_lr_inputs(X, y, self.alpha, "restricted_lr_test", has_prior(self))
+        refit = self._refit(X, y, sample_weight, offset, "restricted_lr_test")
+        return restricted_lr_test(self.summary(), refit, R, q)
+
+    def _refit(self, X: Any, y: Any, sample_weight: Any, offset: Any, what: str) -> Refit:
+        """The fit's objective rebuilt on the rows in the fit's basis, as
+        ``compute_covariance`` (:mod:`problin.glm._profile`)."""
         fit = self._result
         if fit.n_blocks > 1:
-            raise ValueError("ci='profile' is for binary models; softmax shows Wald intervals")
+            raise ValueError(f"{what} is for binary models; softmax shows Wald inference")
+        if self.penalty in ("flic", "flac"):
+            raise ValueError(f"{what} refits Firth's penalised likelihood, which a "
+                             f"{self.penalty.upper()} fit does not maximise: use "
+                             "penalty='firth' (FLIC/FLAC keep its slopes and tests)")
         source = data_source(X)
         if offset is not None:
             source.require_in_memory(_IN_MEMORY_ONLY)
@@ -350,9 +386,8 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         problem = self._problem(rows, family, check_offset(offset, rows.design.n_samples))
         objective = problem.objective
         theta = fit.theta_standard if fit.basis is not None else fit.theta
-        table.attrs["penalised"] = self.alpha > 0 or self.penalty in FIRTH_PENALTIES
-        return profile_table(table, objective, theta, raw_map(fit.basis, theta.size), 1.0,
-                             level)
+        return Refit.of(objective, theta, raw_map(fit.basis, theta.size), 1.0,
+                        penalised(self) or self.penalty in FIRTH_PENALTIES)
 
     def marginal_effects(self, X: Any = None, at: str = "overall", *,
                          sample_weight: Any = None, level: float = 0.95,
@@ -417,9 +452,9 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         return table_wald_test(table, self.covariance_, R, q, use_f=use_f,
                                df_resid=self.df_resid_ if use_f else None)
 
-    def summary_text(self, level: float = 0.95, ci: str = "wald", *, X: Any = None,
-                     y: Any = None, sample_weight: Any = None, offset: Any = None
-                     ) -> SummaryText:
+    def summary_text(self, level: float = 0.95, ci: str = "wald", *, pvalues: str = "wald",
+                     X: Any = None, y: Any = None, sample_weight: Any = None,
+                     offset: Any = None) -> SummaryText:
         """The fit's statistics (log-likelihood, pseudo R², LR test, AIC, BIC, ...)
         above the ``summary()`` table, as statsmodels prints a summary.
 
@@ -427,7 +462,7 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         notebook cell the :class:`~problin.inference.text.SummaryText` renders as HTML.
         The estimator's own ``_repr_html_`` stays scikit-learn's parameter diagram.
         """
-        return glm_summary_text(self, self.summary(level, ci, X=X, y=y,
+        return glm_summary_text(self, self.summary(level, ci, pvalues=pvalues, X=X, y=y,
                                                    sample_weight=sample_weight,
                                                    offset=offset))
 

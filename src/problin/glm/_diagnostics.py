@@ -22,6 +22,7 @@ from .._core.model.separation import (
 from ..exceptions import ConvergenceWarning, SeparationWarning, warn_at_caller
 from .._core.solvers.steps import SolverResult
 from ._covariance import covariance, unidentified_held
+from ._gaussian_prior import penalised
 from .inference import parameter_names
 from .problem import ClassifierProblem
 
@@ -261,7 +262,7 @@ def _check_separation(est: Any, problem: ClassifierProblem, result: SolverResult
     """The separated rows (None if none), with a warning, when the classes are
     (quasi-)separable."""
     objective = problem.objective
-    if est.alpha > 0 or not objective.penalty.exact_hessian:  # (Firth's estimates are finite)
+    if penalised(est) or not objective.penalty.exact_hessian:  # (Firth's estimates are finite)
         return None
     if result.converged and not _fitted_with_certainty(objective, result.eta):
         return None

@@ -18,6 +18,7 @@ penalised log-likelihood, as R's ``logistf`` does by default.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,10 +26,10 @@ import pandas as pd
 from scipy import stats
 
 from .._core.model.basis import ColumnBasis
-from .._core.solvers.profile import profile_intervals
+from .._core.solvers.profile import ProfiledObjective, profile_intervals
 from ..exceptions import ConvergenceWarning
 
-__all__ = ["CI_KINDS", "check_ci", "profile_table", "raw_map"]
+__all__ = ["CI_KINDS", "Refit", "check_ci", "profile_table", "raw_map"]
 
 #: The intervals ``summary(ci=...)`` shows.
 CI_KINDS = ("wald", "profile")
@@ -51,7 +52,29 @@ def raw_map(basis: ColumnBasis | None, p: int) -> np.ndarray:
     return np.column_stack([basis.to_raw(e) for e in np.eye(p)])
 
 
-def _vgh(objective: Any) -> Any:
+@dataclass(frozen=True)
+class Refit:
+    """What the refits of a fitted model on its training rows (profile intervals,
+    likelihood-ratio tests) need: the objective it minimised (the negative (penalised)
+    log-likelihood at unit dispersion) as ``theta -> (f, grad, Hessian)``, the estimate
+    in its coordinates, the map ``T`` to the reported parameters (``T @ theta``), the
+    dispersion ``phi`` that scales the deviance and whether the objective is penalised."""
+
+    function: ProfiledObjective
+    theta: np.ndarray
+    T: np.ndarray
+    phi: float
+    penalised: bool
+
+    @classmethod
+    def of(cls, objective: Any, theta: np.ndarray, T: np.ndarray, phi: float,
+           penalised: bool) -> "Refit":
+        """The refit of an engine objective (``value_grad_hess``)."""
+        return cls(_vgh(objective), np.asarray(theta, dtype=np.float64), T, float(phi),
+                   bool(penalised))
+
+
+def _vgh(objective: Any) -> ProfiledObjective:
     def call(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         try:
             with np.errstate(all="ignore"):
@@ -66,14 +89,14 @@ def _vgh(objective: Any) -> Any:
     return call
 
 
-def profile_table(table: pd.DataFrame, objective: Any, theta: np.ndarray, T: np.ndarray,
-                  phi: float, level: float) -> pd.DataFrame:
+def profile_table(table: pd.DataFrame, refit: Refit, level: float) -> pd.DataFrame:
     """``table`` (a Wald ``summary()``) with ``ci_low, ci_high`` the profile bounds of
-    its parameters (``T @ theta``, ``theta`` in ``objective``'s coordinates); parameters
-    not identified keep NaN. ``attrs["ci"]`` says which intervals are shown."""
+    its parameters (``refit.T @ theta``); parameters not identified keep NaN.
+    ``attrs["ci"]`` says which intervals are shown."""
     q = float(stats.chi2.ppf(level, 1))
+    phi = refit.phi
     keep = np.isfinite(table["std_err"].to_numpy(dtype=np.float64))
-    bounds = profile_intervals(_vgh(objective), theta, T[keep], q, float(phi))
+    bounds = profile_intervals(refit.function, refit.theta, refit.T[keep], q, phi)
     out = table.copy()
     low = np.full(len(table), np.nan)
     high = np.full(len(table), np.nan)
@@ -91,7 +114,7 @@ def profile_table(table: pd.DataFrame, objective: Any, theta: np.ndarray, T: np.
     out.attrs.update(table.attrs)
     out.attrs["ci"] = "profile"
     note = (f"Profile-likelihood {100 * level:g}% intervals"
-            + (" (of the penalised likelihood)" if table.attrs.get("penalised") else "")
+            + (" (of the penalised likelihood)" if refit.penalised else "")
             + ("" if phi == 1.0 else f", the deviance scaled by the dispersion {phi:.6g}")
             + ".")
     if flat:

@@ -25,7 +25,7 @@ from .._core.model.family_statistics import NullModel
 from .._core.model.fitted_rows import FittedRows, RowProducts, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.penalty_firth import Jeffreys
-from .._core.model.prior import PriorPrecision
+from .._core.model.penalty import GaussianPenalty
 from .._core.solvers.steps import SolverResult
 from .._core.validation import check_sample_weight
 from .._core.model.contract import Objective
@@ -110,7 +110,7 @@ class RegressionRows(Protocol[Obj]):
         """The rows in memory; a ValueError(message) where they are not."""
         ...
 
-    def objective(self, design: Any, family: ExponentialFamily, prior: PriorPrecision | None,
+    def objective(self, design: Any, family: ExponentialFamily, prior: GaussianPenalty | None,
                   information: str, penalty: Jeffreys | None = None) -> Obj:
         """The negative log-likelihood of ``family`` on ``design`` (the rows' own), with
         the prior ``prior`` or Firth's ``penalty`` (bound to the rows)."""
@@ -179,7 +179,7 @@ class RegressionData:
         return self
 
     def objective(self, design: Any, family: ExponentialFamily,
-                  prior: PriorPrecision | None, information: str,
+                  prior: GaussianPenalty | None, information: str,
                   penalty: Jeffreys | None = None) -> GLMObjective[ExponentialFamily]:
         """The negative log-likelihood of ``family`` on ``design`` and these targets."""
         if penalty is not None:
@@ -187,8 +187,8 @@ class RegressionData:
                                 offset=self.offset,
                                 penalty=penalty.bind(design, family, self.y, self.weights,
                                                      self.offset))
-        return GLMObjective(design, family, self.y, self.weights, prior,
-                            information=information, offset=self.offset)
+        return GLMObjective(design, family, self.y, self.weights, information=information,
+                            offset=self.offset, penalty=prior)
 
     def start_intercept(self, family: ExponentialFamily) -> float:
         return family.start_intercept(self.y, self.weights, self.offset)

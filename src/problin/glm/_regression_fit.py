@@ -8,7 +8,7 @@ information by default, whose inverse is what statsmodels' ``GLM`` (IRLS) and R'
 ``glm`` report for every link; the observed one with ``information="observed"``
 (the same for canonical links).
 """
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,6 +25,7 @@ from .._core.model.separation import LP_MAX_SIZE
 from ..exceptions import ConvergenceWarning, PerfectFitWarning, warn_at_caller
 from ._covariance import covariance, unidentified_held
 from ._diagnostics import Diagnosis, hessian_affordable
+from ._gaussian_prior import penalised
 from .inference import parameter_names
 
 __all__ = ["Penalised", "boundary_fit", "regression_diagnosis", "converged_within"]
@@ -38,6 +39,8 @@ class Penalised(Protocol):
     """What the boundary check reads of the estimator: its penalty."""
 
     alpha: float
+    prior_mean: Any
+    prior_precision: Any
 
 
 def converged_within(objective: Objective[Eta], result: SolverResult[Eta], unit: float,
@@ -79,7 +82,7 @@ def boundary_fit(est: Penalised, objective: GLMObjective[ExponentialFamily],
     design = objective.design
     if not np.any(d < _AT_END) or design.n_samples * design.n_params > LP_MAX_SIZE:
         return None
-    if est.alpha > 0 and not design.intercept:
+    if penalised(est) and not design.intercept:
         return None
     rows = np.flatnonzero(used)
     if sp.issparse(design.X):  # (the LP takes the sparse rows; the scaling changes nothing)
@@ -88,7 +91,7 @@ def boundary_fit(est: Penalised, objective: GLMObjective[ExponentialFamily],
             X = sp.hstack([np.ones((rows.size, 1)), X], format="csr")
     else:
         X = design.dense_rows(rows)
-    found = boundary_rows(X[:, :1] if est.alpha > 0 else X, signs[rows])
+    found = boundary_rows(X[:, :1] if penalised(est) else X, signs[rows])
     if not found.any():
         return None
     mask = np.zeros(signs.size, dtype=bool)

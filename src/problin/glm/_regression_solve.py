@@ -22,6 +22,7 @@ from ._base import DEFAULT_MAX_ITER, NEWTON_MAX_PARAMS, SOLVERS
 from ._diagnostics import hessian_affordable, lbfgs_pairs
 from ._regression_data import RegressionObjective, RegressionRows
 from ._regression_fit import converged_within, regression_diagnosis
+from ._gaussian_prior import penalised
 from .result import GLMFit
 from .statistics import regression_statistics
 
@@ -35,6 +36,8 @@ class RegressorSettings(Protocol):
     information (:meth:`~problin.glm.regression.GLMRegressor._objective`)."""
 
     alpha: float
+    prior_mean: Any
+    prior_precision: Any
     solver: str
     max_iter: int | None
     tol: float
@@ -105,7 +108,7 @@ def solve_regression(est: RegressorSettings, objective: Obj,
         eta, sums = objective.linear_predictor(result.theta), None
     # (the sums of the dispersion's check above where eta is the same: a pass saved)
     stats = regression_statistics(family, data, eta, fit.n_estimated, est.scale,
-                                  est.alpha > 0, extra_params, sums)
+                                  penalised(est), extra_params, sums)
     phi = float(stats["scale_"])
     return fit.replace(
         dispersion=phi, t_df=stats["df_resid_"] if stats["scale_estimated_"] else None,

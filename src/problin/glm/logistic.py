@@ -2,12 +2,14 @@
 from numpy.typing import ArrayLike
 
 from .._core.model.families import BernoulliLogit
+from .._linear_boundary import LinearBoundaryMixin
 from ._base import GLMClassifier
+from ._stochastic import StochasticGradientMixin
 
 __all__ = ["LogisticRegression"]
 
 
-class LogisticRegression(GLMClassifier):
+class LogisticRegression(StochasticGradientMixin, LinearBoundaryMixin, GLMClassifier):
     """Logistic regression; softmax (multinomial) regression for K > 2 classes.
 
     .. math::
@@ -72,6 +74,15 @@ class LogisticRegression(GLMClassifier):
         cluster ``G / (G - 1) (n - 1) / (n - k)`` over the clusters of
         ``fit(..., groups=...)`` (:mod:`problin.glm.robust`; statsmodels itself
         returns HC0 for HC1-HC3 of these models).
+    prior_mean : array-like of shape (p,) or None, default=None
+    prior_precision : array-like of shape (p, p) or (p,) or None, default=None
+        A Gaussian prior ``N(m_0, S_0^-1)`` on the raw parameters ``[intercept,
+        coef...]`` (intercept first where ``fit_intercept``; Bishop 2006, eq. 4.140),
+        the penalty ``1/2 (theta - m_0)^T S_0 (theta - m_0)``: ``prior_precision`` is
+        ``S_0`` (symmetric positive semidefinite, a zero row unpenalised; a vector: its
+        diagonal), and then ``alpha`` must be 0; ``prior_mean`` is ``m_0`` (None: zero;
+        alone, it centres ``alpha``'s ridge, the intercept unpenalised). Binary models;
+        not with ``penalty="firth"``, ``"flic"`` or ``"flac"``.
 
     Attributes
     ----------
@@ -125,7 +136,9 @@ class LogisticRegression(GLMClassifier):
     def __init__(self, alpha: float = 0.0, *, penalty: str = "l2", fit_intercept: bool = True,
                  solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
+                 classes: ArrayLike | None = None, cov_type: str = "nonrobust",
+                 prior_mean: ArrayLike | None = None,
+                 prior_precision: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.penalty = penalty
         self.fit_intercept = fit_intercept
@@ -134,3 +147,5 @@ class LogisticRegression(GLMClassifier):
         self.tol = tol
         self.classes = classes
         self.cov_type = cov_type
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision

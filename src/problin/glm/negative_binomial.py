@@ -79,11 +79,13 @@ class NegativeBinomialRegression(_OneFamily):
                  fit_intercept: bool = True, cov_type: str = "nonrobust",
                  scale: float | str | None = None, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "observed", penalty: str = "l2") -> None:
+                 information: str = "observed", penalty: str = "l2",
+                 prior_mean: Any = None, prior_precision: Any = None) -> None:
         self.nb_alpha = nb_alpha
         super().__init__(link, alpha, fit_intercept=fit_intercept, cov_type=cov_type,
                          scale=scale, solver=solver, max_iter=max_iter, tol=tol,
-                         information=information, penalty=penalty)
+                         information=information, penalty=penalty, prior_mean=prior_mean,
+                         prior_precision=prior_precision)
 
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "nb_alpha": [Interval(Real, 0, None, closed="neither"), None]}

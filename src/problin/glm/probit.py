@@ -3,12 +3,14 @@ from numpy.typing import ArrayLike
 from sklearn.utils._param_validation import StrOptions
 
 from .._core.model.families import BernoulliProbit
+from .._linear_boundary import LinearBoundaryMixin
 from ._base import GLMClassifier
+from ._stochastic import StochasticGradientMixin
 
 __all__ = ["ProbitRegression"]
 
 
-class ProbitRegression(GLMClassifier):
+class ProbitRegression(StochasticGradientMixin, LinearBoundaryMixin, GLMClassifier):
     """Binary probit regression.
 
     .. math::
@@ -20,7 +22,7 @@ class ProbitRegression(GLMClassifier):
 
     Parameters
     ----------
-    alpha, penalty, fit_intercept, solver, max_iter, tol :
+    alpha, penalty, fit_intercept, solver, max_iter, tol, prior_mean, prior_precision :
         As in :class:`problin.LogisticRegression` (``penalty="firth"``: the Jeffreys
         prior of the probit's Fisher information ``phi^2 / (Phi (1 - Phi))``, the
         adjusted score of Kosmidis & Firth 2009).
@@ -72,7 +74,9 @@ n_obs_, pseudo_r2_, lr_statistic_, lr_pvalue_ :
     def __init__(self, alpha: float = 0.0, *, penalty: str = "l2", fit_intercept: bool = True,
                  solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8, information: str = "observed",
-                 classes: ArrayLike | None = None, cov_type: str = "nonrobust") -> None:
+                 classes: ArrayLike | None = None, cov_type: str = "nonrobust",
+                 prior_mean: ArrayLike | None = None,
+                 prior_precision: ArrayLike | None = None) -> None:
         self.alpha = alpha
         self.penalty = penalty
         self.fit_intercept = fit_intercept
@@ -82,3 +86,5 @@ n_obs_, pseudo_r2_, lr_statistic_, lr_pvalue_ :
         self.classes = classes
         self.cov_type = cov_type
         self.information = information
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision

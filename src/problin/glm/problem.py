@@ -16,6 +16,8 @@ import pandas as pd
 from .._core.model.contract import DesignShape, Objective
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.model.objective import InMemoryObjective, PriorPrecision
+from .._core.model.penalty import GaussianPenalty
+from .._core.model.prior import GaussianPrior
 from .._core.model.penalty_firth import Jeffreys
 from ._firth_corrections import FIRTH_PENALTIES
 from .._core.types import FloatArray
@@ -30,6 +32,7 @@ __all__ = [
     "classifier_family",
     "check_penalty",
     "classifier_problem",
+    "design_prior",
     "parameter_index",
     "prior_precision",
 ]
@@ -122,20 +125,41 @@ def classifier_family(binary: BinaryFamily, n_classes: int, alpha: float) -> Cla
 
 def classifier_problem(rows: ClassifierRows, family: ClassFamily, alpha: float, *,
                        information: str = "observed", intercept_alpha: float = 0.0,
-                       offset: FloatArray | None = None, penalty: Jeffreys | None = None
-                       ) -> ClassifierProblem:
+                       offset: FloatArray | None = None, penalty: Jeffreys | None = None,
+                       prior: GaussianPrior | None = None) -> ClassifierProblem:
     """The negative log-posterior of a GLM classifier on ``rows`` and its starting point
     (zero weights, the intercepts of the class frequencies). The prior is
-    :func:`prior_precision`'s, or Firth's ``penalty`` (the Jeffreys prior, bound to the
+    :func:`design_prior`'s (``prior``, on the raw parameters, or that of ``alpha`` and
+    ``intercept_alpha``), or Firth's ``penalty`` (the Jeffreys prior, bound to the
     rows where they are). ``offset``: a known term of the binary linear predictor
     (in-memory data only)."""
     design = rows.design
-    prior = prior_precision(design, family.n_blocks, alpha, intercept_alpha)
-    objective = rows.objective(family, prior, information, offset, penalty)
+    gaussian = design_prior(design, family.n_blocks, alpha, intercept_alpha, prior)
+    objective = rows.objective(family, gaussian, information, offset, penalty)
     theta0 = family.start(rows, design.n_params, design.intercept)
     if offset is not None and design.intercept:
         theta0[0] -= float(np.average(offset, weights=rows.sample_weight))
     return ClassifierProblem(rows, family, objective, theta0, offset)
+
+
+def design_prior(design: DesignShape, n_blocks: int, alpha: float,
+                 intercept_alpha: float = 0.0, raw: GaussianPrior | None = None
+                 ) -> GaussianPenalty | None:
+    """The Gaussian prior of a fit as its penalty in the design's coordinates: ``raw``,
+    a prior ``N(m_0, S_0^-1)`` on the raw parameters (the estimators'
+    ``prior_mean``/``prior_precision``; one parameter block), or else the zero-mean
+    prior of ``alpha`` and ``intercept_alpha`` (:func:`prior_precision`); None: flat.
+    The one place where an estimator's prior becomes its objective's penalty."""
+    if raw is not None:
+        if n_blocks > 1:
+            raise ValueError("prior_mean and prior_precision are on the parameters of one "
+                             "linear predictor: binary models only (not softmax, "
+                             f"{n_blocks} parameter blocks); use alpha for K > 2 classes")
+        return GaussianPenalty.on_raw(raw, design.basis)
+    precision = prior_precision(design, n_blocks, alpha, intercept_alpha)
+    if precision is None:
+        return None
+    return GaussianPenalty(precision, np.zeros(n_blocks * design.n_params))
 
 
 def prior_precision(design: DesignShape, n_blocks: int, alpha: float,

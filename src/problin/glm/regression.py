@@ -57,7 +57,8 @@ from ..inference.text import SummaryText
 from ._covariance import covariance
 from ._effects import regressor_effects_model
 from ._predict import linear_predictors
-from ._profile import check_ci, profile_table, raw_map
+from ._penalized_lr import check_lr_inputs, check_pvalues, lr_pvalue_table, restricted_lr_test
+from ._profile import Refit, check_ci, profile_table, raw_map
 from ._regression_data import (
     RegressionData,
     RegressionObjective,
@@ -69,7 +70,8 @@ from ._regression_inference import dispersion_source, mean_effects_table, mean_i
 from ._regression_solve import solve_regression
 from .inference import parameter_names, wald_table
 from .interval import check_offset
-from .problem import _plain_arrays, prior_precision
+from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, has_prior, penalised
+from .problem import _plain_arrays, design_prior
 from .result import GLMFit
 from .robust import check_groups, one_predictor_scores, robust_covariance
 
@@ -95,10 +97,14 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
                   None],
         "information": [StrOptions({"observed", "expected"})],
         "penalty": [StrOptions({"l2", "firth"})],
+        **PRIOR_CONSTRAINTS,
     }
     #: The default of a regressor without the parameter (the negative binomial's: its
     #: dispersion is estimated, which Firth's penalty does not take).
     penalty = "l2"
+    #: No Gaussian prior of the estimator's own (``prior_mean``/``prior_precision``).
+    prior_mean: Any = None
+    prior_precision: Any = None
 
     def _make_family(self) -> ExponentialFamily:  # pragma: no cover - abstract
         """The family object (distribution x link) of the current parameters."""
@@ -230,14 +236,15 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         negative (``observed_convex``: Newton converges quadratically there, Fisher
         scoring only linearly, Gamma-log 4 iterations against 14), else ``information``;
         the covariance is ``information``'s whichever it is (:meth:`_solve`)."""
+        raw = glm_prior(self, design.n_features)  # (refused with Firth's penalty)
         if self.penalty == "firth":
             self._check_firth(family)
             # (scored with the expected information, whose inverse it reports)
             return data.objective(design, family, None, "expected", JEFFREYS)
         if information is None:
             information = "observed" if family.observed_convex else self.information
-        return data.objective(design, family, prior_precision(design, 1, self.alpha),
-                              information)
+        return data.objective(design, family,
+                              design_prior(design, 1, self.alpha, raw=raw), information)
 
     def _check_firth(self, family: ExponentialFamily) -> None:
         """One clear error for what Firth's penalty does not combine with."""
@@ -327,14 +334,17 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         return mean_interval_table(self._result, self._make_family(), Xv, eta, level, index)
 
     # ----------------------------------------------------------- inference
-    def summary(self, level: float = 0.95, ci: str = "wald", *, X: Any = None, y: Any = None,
-                **rows: Any) -> pd.DataFrame:
+    def summary(self, level: float = 0.95, ci: str = "wald", *, pvalues: str = "wald",
+                X: Any = None, y: Any = None, **rows: Any) -> pd.DataFrame:
         """Coefficient table ``coef, std_err, z (or t), p_value, ci_low, ci_high``.
 
         ``ci="profile"``: profile-likelihood intervals refitted on the training rows
         ``X, y`` (and the fit's ``sample_weight``, ``offset``, ... as ``rows``): the
         deviance profile scaled by the fitted dispersion, cut at the normal quantile,
-        as R's ``confint.glm`` (:mod:`problin.glm._profile`).
+        as R's ``confint.glm`` (:mod:`problin.glm._profile`). ``pvalues="lr"``:
+        likelihood-ratio p-values, each parameter fixed at 0 and the model refitted
+        (the deviance change over the fitted dispersion, chi²(1): R's
+        ``drop1(test="Chisq")``); column ``chi2`` replaces ``z``/``t``.
 
         Standard errors are ``sqrt(phi)`` times those of the inverse information
         (expected by default: statsmodels' ``GLM`` IRLS and R's ``glm``), ``phi`` the
@@ -359,15 +369,29 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
                            log_likelihood=self.log_likelihood_,
                            boundary_rows=0 if fit.separated is None else int(fit.separated.sum()))
         check_ci(ci, X, y)
+        check_pvalues(pvalues, X, y, self.alpha, has_prior(self))
         table.attrs["ci"] = ci
-        if ci == "profile":
-            return self._profile(table, level, X, y, rows)
+        if ci == "profile" or pvalues == "lr":
+            refit = self._refit(X, y, rows)
+            if ci == "profile":
+                table = profile_table(table, refit, level)
+            if pvalues == "lr":
+                table = lr_pvalue_table(table, refit)
         return table
 
-    def _profile(self, table: pd.DataFrame, level: float, X: Any, y: Any,
-                 rows: dict[str, Any]) -> pd.DataFrame:
-        """``table`` with profile intervals: the fit's objective rebuilt on the rows
-        (in memory), its estimate mapped into the rebuilt design's basis."""
+    def restricted_lr_test(self, R: Restrictions, q: Any = None, *, X: Any, y: Any,
+                           **rows: Any) -> TestResult:
+        """Likelihood-ratio test of ``R beta = q`` (``beta`` in the order of
+        ``summary()``; ``R`` a matrix or text such as ``"x1 = 0"``) by refitting the
+        model under the restrictions on its training rows ``X, y`` (and ``rows``, as
+        :meth:`summary`): the deviance change over the fitted dispersion, chi²(J)."""
+        check_is_fitted(self)
+        check_lr_inputs(X, y, self.alpha, "restricted_lr_test", has_prior(self))
+        return restricted_lr_test(self.summary(), self._refit(X, y, rows), R, q)
+
+    def _refit(self, X: Any, y: Any, rows: dict[str, Any]) -> Refit:
+        """The fit's objective rebuilt on the rows (in memory), its estimate mapped into
+        the rebuilt design's basis (:mod:`problin.glm._profile`)."""
         family = self._make_family()
         X = encode_frame(self, X, False)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
@@ -381,16 +405,17 @@ class GLMRegressor(AllOrNothingFit, LikelihoodModel, EffectsMethods, RegressorMi
         fit = self._result
         T = raw_map(design.basis, fit.theta.size)
         theta = np.linalg.solve(T, fit.theta)
-        table.attrs["penalised"] = self.alpha > 0 or self.penalty == "firth"
-        return profile_table(table, objective, theta, T, fit.dispersion, level)
+        return Refit.of(objective, theta, T, fit.dispersion,
+                        penalised(self) or self.penalty == "firth")
 
-    def summary_text(self, level: float = 0.95, ci: str = "wald", *, X: Any = None,
-                     y: Any = None, **rows: Any) -> SummaryText:
+    def summary_text(self, level: float = 0.95, ci: str = "wald", *, pvalues: str = "wald",
+                     X: Any = None, y: Any = None, **rows: Any) -> SummaryText:
         """statsmodels' GLM summary: family, link, deviance, Pearson chi², scale,
         log-likelihood, AIC, BIC and degrees of freedom above the :meth:`summary`
         table (with a note where a Poisson or binomial fit looks overdispersed)."""
         family = self._make_family()
-        return glm_regression_summary_text(self, self.summary(level, ci, X=X, y=y, **rows),
+        return glm_regression_summary_text(self, self.summary(level, ci, pvalues=pvalues, X=X, y=y,
+                                                                **rows),
                                            family.distribution.name,
                                            family.link_function.name,
                                            not family.fixed_dispersion)

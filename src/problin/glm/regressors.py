@@ -58,6 +58,14 @@ _COMMON = """
         binomial, Bernoulli): finite estimates where the ML ones diverge, standard
         errors from the information with the leverages held (as logistf's). In
         memory, Newton, ``alpha = 0``, the expected information.
+    prior_mean : array-like of shape (p,) or None, default=None
+    prior_precision : array-like of shape (p, p) or (p,) or None, default=None
+        A Gaussian prior ``N(m_0, S_0^-1)`` on the raw parameters ``[intercept,
+        coef...]`` (the intercept first where ``fit_intercept``), the penalty
+        ``1/2 (theta - m_0)^T S_0 (theta - m_0)``: ``prior_precision`` is ``S_0``
+        (symmetric positive semidefinite; a vector: its diagonal; then ``alpha``
+        must be 0), ``prior_mean`` is ``m_0`` (None: zero; alone, it centres
+        ``alpha``'s ridge). Not with ``penalty="firth"``.
 
     Attributes
     ----------
@@ -118,7 +126,8 @@ class GLM(GLMRegressor):
                  fit_intercept: bool = True, cov_type: str = "nonrobust",
                  scale: float | str | None = None, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected", penalty: str = "l2") -> None:
+                 information: str = "expected", penalty: str = "l2",
+                 prior_mean: Any = None, prior_precision: Any = None) -> None:
         self.family = family
         self.link = link
         self.alpha = alpha
@@ -130,6 +139,8 @@ class GLM(GLMRegressor):
         self.tol = tol
         self.information = information
         self.penalty = penalty
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision
 
     _parameter_constraints = {**GLMRegressor._parameter_constraints,
                               "family": [str, object], "link": [str, None]}
@@ -151,7 +162,8 @@ class _OneFamily(GLMRegressor):
     def __init__(self, link: str = "log", alpha: float = 0.0, *, fit_intercept: bool = True,
                  cov_type: str = "nonrobust", scale: float | str | None = None,
                  solver: str = "auto", max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected", penalty: str = "l2") -> None:
+                 information: str = "expected", penalty: str = "l2",
+                 prior_mean: Any = None, prior_precision: Any = None) -> None:
         self.link = link
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -162,6 +174,8 @@ class _OneFamily(GLMRegressor):
         self.tol = tol
         self.information = information
         self.penalty = penalty
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision
 
     _parameter_constraints = {**GLMRegressor._parameter_constraints, "link": [str]}
 
@@ -232,10 +246,12 @@ class BinomialRegression(_OneFamily):
     def __init__(self, link: str = "logit", alpha: float = 0.0, *, fit_intercept: bool = True,
                  cov_type: str = "nonrobust", scale: float | str | None = None,
                  solver: str = "auto", max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected", penalty: str = "l2") -> None:
+                 information: str = "expected", penalty: str = "l2",
+                 prior_mean: Any = None, prior_precision: Any = None) -> None:
         super().__init__(link, alpha, fit_intercept=fit_intercept, cov_type=cov_type,
                          scale=scale, solver=solver, max_iter=max_iter, tol=tol,
-                         information=information, penalty=penalty)
+                         information=information, penalty=penalty, prior_mean=prior_mean,
+                         prior_precision=prior_precision)
 
 
 @_doc
@@ -257,11 +273,13 @@ class TweedieRegression(_OneFamily):
                  fit_intercept: bool = True, cov_type: str = "nonrobust",
                  scale: float | str | None = None, solver: str = "auto",
                  max_iter: int | None = None, tol: float = 1e-8,
-                 information: str = "expected", penalty: str = "l2") -> None:
+                 information: str = "expected", penalty: str = "l2",
+                 prior_mean: Any = None, prior_precision: Any = None) -> None:
         self.power = power
         super().__init__(link, alpha, fit_intercept=fit_intercept, cov_type=cov_type,
                          scale=scale, solver=solver, max_iter=max_iter, tol=tol,
-                         information=information, penalty=penalty)
+                         information=information, penalty=penalty, prior_mean=prior_mean,
+                         prior_precision=prior_precision)
 
     _parameter_constraints = {**_OneFamily._parameter_constraints,
                               "power": [Interval(Real, 1, 2, closed="neither")]}

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 
 from .._core.bayes.logistic import draw_gaussian
 from .._core.blocks import one_blas_thread
-from .effects import EffectsModel, RowFunction, Sampling, Variant
+from .effects import EffectsModel, RowFunction, Sampling, Variant, encode_variants
 
 __all__ = ["as_blocks", "average_draws", "check_n_draws", "draws_frame", "gaussian_draws", "thinned"]
 
@@ -71,13 +71,9 @@ def _average_draws(model: EffectsModel, draws: FloatArray,
         s = weights[lo:lo + rows] / total
         base = (np.asarray(design(block), dtype=np.float64)
                 if derivatives or any(key in shifts for key in variants) else None)
-        designs: dict[Hashable, FloatArray] = {}
-        for key, change in variants.items():
-            if key not in shifts:
-                designs[key] = np.asarray(design(change(block)), dtype=np.float64)
-                if designs[key].shape[1] != p1 - 1:
-                    raise ValueError(f"the data give {designs[key].shape[1]} design "
-                                     f"columns, the model has {p1 - 1}")
+        designs = encode_variants(design, block, {key: change for key, change in
+                                                  variants.items() if key not in shifts},
+                                  p1 - 1)
         chunk = max(1, _BLOCK_VALUES // (len(block) * K * L * (1 + len(variants))))
         for d0 in range(0, D, chunk):
             part = slice(d0, min(D, d0 + chunk))

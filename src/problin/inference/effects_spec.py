@@ -134,19 +134,20 @@ def _contrast(term: str, label: str, hi: Hashable, lo: Hashable, ratio: bool,
     return Estimate(term, label, (RowContrast(hi, lo, divisor, slope, term),))
 
 
-def plain_slopes(functions: Sequence[Any], shifts: dict[Hashable, tuple[int, float, bool]]
-                 ) -> dict[int, int]:
-    """The functions that are a ``dy/dx`` slope along one design column as it is
-    (index -> column): the central difference of two nudges of that column, which
-    :func:`~problin.inference.effects.average_rows` sums for every variable at once."""
-    out: dict[int, int] = {}
+def plain_slopes(functions: Sequence[Any], shifts: dict[Hashable, tuple[int, float, bool]],
+                 kinds: Sequence[str] = ("dydx",)) -> dict[int, tuple[int, str]]:
+    """The functions that are a slope (of a kind in ``kinds``) along one design column
+    as it is (index -> ``(column, kind)``): the central difference of two nudges of that
+    column, which :func:`~problin.inference.effects.average_rows` sums for every
+    variable at once."""
+    out: dict[int, tuple[int, str]] = {}
     for f, part in enumerate(functions):
-        if not isinstance(part, RowContrast) or part.slope != "dydx" or part.lo is None:
+        if not isinstance(part, RowContrast) or part.slope not in kinds or part.lo is None:
             continue
         hi, lo = shifts.get(part.hi), shifts.get(part.lo)
         if hi is not None and lo is not None and hi[2] and lo[2] and hi[0] == lo[0] \
                 and hi[1] - lo[1] == part.divisor:
-            out[f] = hi[0]
+            out[f] = (hi[0], part.slope)
     return out
 
 
@@ -238,10 +239,17 @@ def _level_contrasts(name: str, levels: list[Any], how: str, ratio: bool
             for a, b in pairs]
 
 
+DIRECTIONS = ("center", "forward")
+
+
 def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: Any,
-                         levels: str, ratio: bool) -> list[Estimate]:
+                         levels: str, ratio: bool, direction: str = "center"
+                         ) -> list[Estimate]:
     """Discrete changes: numeric variables by ``change`` (a number, ``"sd"`` or
-    ``"minmax"``), categorical ones by ``levels`` (``"reference"``, ``"pairwise"``)."""
+    ``"minmax"``; centred on each row's value, or from it, ``direction="forward"``),
+    categorical ones by ``levels`` (``"reference"``, ``"pairwise"``)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'center' or 'forward', got {direction!r}")
     out: list[Estimate] = []
     for name in names:
         var_levels = encoding.variables[name]
@@ -262,6 +270,10 @@ def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: A
         else:
             raise ValueError(f"change must be a nonzero number, 'sd' or 'minmax', got "
                              f"{change!r}")
+        if direction == "forward":  # (x + delta against x itself: Stata's margeff, count)
+            out.append(_contrast(name, f"x{label} - x" if not ratio else f"x{label} / x",
+                                 ("add", name, delta), OBSERVED, ratio))
+            continue
         out.append(_contrast(name, label, ("add", name, delta / 2), ("add", name, -delta / 2),
                              ratio))
     return out

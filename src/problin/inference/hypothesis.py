@@ -317,6 +317,10 @@ def lr_test(restricted: NestedFit, full: NestedFit) -> TestResult:
     if _penalty(restricted) > 0 or _penalty(full) > 0:
         raise ValueError("lr_test needs maximum-likelihood fits (alpha=0): a penalised "
                          "log-likelihood does not give a chi-squared statistic")
+    if any(m.get_params().get("penalty") in ("firth", "flic", "flac") for m in (restricted, full)):
+        raise ValueError("lr_test compares maximum-likelihood fits; for Firth's penalised "
+                         "likelihood ratio (logistf's anova) refit the full model under the "
+                         "restriction: full.restricted_lr_test('x3 = 0, x4 = 0', X=X, y=y)")
     try:
         return _lr_test(restricted, full)
     except AttributeError as exc:  # (a fit without the statistics: several outputs)

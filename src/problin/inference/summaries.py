@@ -42,7 +42,17 @@ def _cov_type(model: Any) -> str:
 
 
 #: The "Method" of the penalised-likelihood fits that take no alpha.
-_PENALTY_METHODS = {"firth": "Firth", "flic": "FLIC", "flac": "FLAC"}
+_PENALTY_METHODS = {"firth": "Firth", "flic": "FLIC", "flac": "FLAC",
+                    "gaussian": "MAP, Gaussian prior"}
+#: How a model's own Gaussian prior (``prior_mean``/``prior_precision``) is named.
+_RAW_PRIOR = "N(prior_mean, prior_precision^-1) on the raw [intercept, coef...]"
+
+
+def _raw_prior(model: Any) -> bool:
+    """Whether ``model`` was given a Gaussian prior of its own (``prior_mean`` or
+    ``prior_precision``: the texts' prior on the raw parameters)."""
+    params = model.get_params(deep=False)
+    return params.get("prior_mean") is not None or params.get("prior_precision") is not None
 
 
 def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
@@ -71,15 +81,15 @@ def glm_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
                    ("LR statistic", model.lr_statistic_, ""),
                    ("LLR p-value", model.lr_pvalue_, "p")])
     notes = [_COV_NOTES.get(cov_type, f"Covariance type {cov_type}.")]
-    if alpha > 0:
-        notes.append(f"Penalised fit (alpha={alpha:g}): standard errors are those of the "
+    if alpha > 0 or _raw_prior(model):
+        what = f"alpha={alpha:g}" if alpha > 0 else f"Gaussian prior {_RAW_PRIOR}"
+        notes.append(f"Penalised fit ({what}): standard errors are those of the "
                      "Laplace posterior around the MAP estimate; log-likelihood, deviance and "
                      "pseudo R-squared at the MAP estimate; AIC, BIC and LR test omitted.")
     if model._result.firth_separated:
         notes.append("The data are (quasi-)separated: maximum-likelihood estimates do not "
                      "exist; Firth's are finite.")
-    if "ci_note" in table.attrs:
-        notes.append(table.attrs["ci_note"])
+    notes += [table.attrs[key] for key in ("ci_note", "pvalue_note") if key in table.attrs]
     if multi:
         notes.append("Softmax: one block of parameters per class shown (the contrasts "
                      "against the first class when alpha=0); wald_test names them "
@@ -104,7 +114,8 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
     alpha = float(model.alpha)
     cov_type = _cov_type(model)
     left = _rows([("Model", name, ""), ("Family", family, ""), ("Link", link, ""),
-                  ("Method", "IRLS/Newton" if alpha == 0 else f"MAP, alpha={alpha:g}", ""),
+                  ("Method", _PENALTY_METHODS["gaussian"] if _raw_prior(model) else
+                   "IRLS/Newton" if alpha == 0 else f"MAP, alpha={alpha:g}", ""),
                   ("Covariance", cov_type, ""),
                   ("Converged", bool(table.attrs.get("converged", True)), ""),
                   ("Iterations", table.attrs.get("n_iter"), ""),
@@ -118,8 +129,7 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
         notes.append(f"{family} {pname} = {format_value(value)}"
                      + ("" if not math.isfinite(se) else f" (std err {format_value(se)})")
                      + ".")
-    if "ci_note" in table.attrs:
-        notes.append(table.attrs["ci_note"])
+    notes += [table.attrs[key] for key in ("ci_note", "pvalue_note") if key in table.attrs]
     source = table.attrs.get("dispersion")  # (how scale_ was found, where the model says)
     if table.attrs.get("statistic") == "t":
         notes.append(f"t statistics on {format_value(model.df_resid_)} degrees of freedom: "
@@ -140,8 +150,9 @@ def glm_regression_summary_text(model: Any, table: pd.DataFrame, family: str, li
                      "counts, proportions of 0 or 1) by coefficients that diverge: the "
                      "maximum-likelihood estimates do not exist, and the standard errors of "
                      "the coefficients that isolate those rows are meaningless.")
-    if alpha > 0:
-        notes.append(f"Penalised fit (alpha={alpha:g}): AIC and BIC omitted.")
+    if alpha > 0 or _raw_prior(model):
+        what = f"alpha={alpha:g}" if alpha > 0 else f"Gaussian prior {_RAW_PRIOR}"
+        notes.append(f"Penalised fit ({what}): AIC and BIC omitted.")
     return format_summary(f"{name} results", left, right, table, notes)
 
 
@@ -184,4 +195,7 @@ def posterior_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
     level = float(attrs.get("level", 0.95))
     notes = [(f"Posterior mean, sd and central {100 * level:g}% credible intervals; "
               "P(opp.) is the posterior probability of the sign opposite to the mean.")]
+    if _raw_prior(model):
+        notes.append(f"Prior {_RAW_PRIOR}, its precision scaled by alpha (Bishop 2006, "
+                     "eq. 4.140).")
     return format_summary(f"{name} posterior", left, right, table, notes)

@@ -151,7 +151,8 @@ def _header_lines(left: Pairs, right: Pairs) -> list[str]:
 def _columns(table: pd.DataFrame, level: float) -> list[tuple[str, str]]:
     """(column, label) of the numeric columns to show."""
     t_dist = "t" in table.columns
-    labels = dict(_LABELS, p_value="P>|t|" if t_dist else "P>|z|",
+    labels = dict(_LABELS, p_value="P>chi2" if "chi2" in table.columns
+                  else "P>|t|" if t_dist else "P>|z|",
                   ci_low=f"[{(1 - level) / 2:.3g}", ci_high=f"{(1 + level) / 2:.3g}]")
     return [(c, labels.get(c, c)) for c in table.columns
             if c != "note" and pd.api.types.is_numeric_dtype(table[c])]

@@ -28,6 +28,7 @@ from .._core.moments.least_squares import Moments
 from .._core.model.basis import ColumnBasis
 from .._core.model.distributions import Distribution
 from .._core.model.family_ordinal import CumulativeLink
+from .._core.solvers.stochastic import StochasticState
 from .._core.model.exponential_family import (ExponentialFamily, family_from_params,
                                               family_to_params)
 from ..bayesian.result import PosteriorFit
@@ -63,7 +64,8 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
         "problin.ClassStats": ClassStats, "problin.GaussianModel": GaussianModel,
         "problin.Moments": Moments, "problin.GLMFit": GLMFit,
         "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit,
-        "problin.OrdinalFit": OrdinalFit, "problin.ColumnBasis": ColumnBasis}
+        "problin.OrdinalFit": OrdinalFit, "problin.ColumnBasis": ColumnBasis,
+        "problin.StochasticState": StochasticState}
     return estimators, records
 
 

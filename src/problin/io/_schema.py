@@ -72,6 +72,7 @@ INTERNAL: Mapping[str, str] = {
     "lms_weights": "_W", "rng": "_rng", "step": "_step", "seen_count": "_seen_count",
     "seen_origin": "_seen_origin", "seen_offset": "_seen_offset", "seen_sq": "_seen_sq",
     "x_origin": "_x_origin", "x_offset": "_x_offset", "x_scale": "_x_scale",
+    "sgd_stream": "_stream",  # the GLM classifiers' partial_fit (a StochasticState)
     # scikit-learn's own (``set_output``) on any estimator
     "sklearn_output_config": "_sklearn_output_config",
 }

@@ -54,6 +54,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from ..formula import INTERCEPT, Formula
+from ..naive_bayes import ExponentialFamilyNB
 from ._encodings import encoding_problem
 from .errors import ModelFileError
 
@@ -122,6 +123,8 @@ def _check(est: Any, where: str, n_values: int, is_estimator: Callable[[object],
         _probe(est, where, _raw_row(encoding, where))
         return
     zeros = np.zeros((1, width))
+    if isinstance(est, ExponentialFamilyNB):  # its Gamma columns exclude 0; 1 suits all
+        zeros[:] = 1.0
     _probe(est, where, zeros if columns is None else pd.DataFrame(zeros, columns=columns))
 
 

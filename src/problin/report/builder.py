@@ -164,7 +164,8 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
                  bundle: Any = None, features: Sequence[str] | None = None,
                  title: str | None = None, source: str | None = None,
                  progress: Callable[[], Any] | None = None, cv: float | None = 5,
-                 fit_arguments: Mapping[str, Any] | None = None) -> str:
+                 fit_arguments: Mapping[str, Any] | None = None,
+                 summary: Mapping[str, str] | None = None) -> str:
     """The HTML report of a fitted model evaluated on ``X`` (and ``y`` when given).
 
     Parameters
@@ -194,6 +195,10 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         Per-row arguments of the model's ``fit`` (a GLM regressor's ``offset``,
         ``exposure``, ``trials``), one value per row of ``X``: the refits take them
         all, the predictions the offset and the exposure.
+    summary : dict, optional
+        ``summary()``'s ``ci`` and ``pvalues`` for the parameter table (a GLM's
+        ``{"ci": "profile", "pvalues": "lr"}``): refitted on ``X, y``, which must then be
+        the training rows.
 
     Returns
     -------
@@ -249,15 +254,15 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
         tables.append(entry)
         figures += diagnostics
     step()
+    params, caption = _parameters(model, X, y, names, summary, arguments)
     cols, y_plot = _plot_data(model, X, dense, y, far, names)
     chosen = choose_features(model, cols, names, features) if cols is not None else []
     if cols is not None and not chosen:
         notes.append("No continuous feature to draw the model over (only indicators or "
                      "constants): name two with features=.")
-    figures += model_figures(model, cols, y_plot, chosen, classifier, names, notes)
+    figures += model_figures(model, cols, y_plot, chosen, classifier, names, notes, params)
     step()
-    tables.insert(0, ("Parameters", parameter_table(model, names),
-                      "As fitted, on the training data."))
+    tables.insert(0, ("Parameters", params, caption))
     step()
     if sparse:
         notes.append("Sparse data: decision-region and uncertainty plots are not drawn.")
@@ -272,6 +277,21 @@ def build_report(model: Any, X: Any, y: Any = None, *, feature_names: Sequence[s
 
 
 build_report.n_steps = 5  # type: ignore[attr-defined]  # sections, for the CLI's progress bar
+
+
+def _parameters(model: Any, X: Any, y: Any, names: list[str],
+                summary: Mapping[str, str] | None, arguments: Mapping[str, Any]
+                ) -> tuple[pd.DataFrame, str]:
+    """The parameter table and its caption; with ``summary`` (``ci``, ``pvalues``) its
+    intervals and p-values refitted on ``X, y`` (a scaler's output for a Pipeline)."""
+    if not summary:
+        return parameter_table(model, names), "As fitted, on the training data."
+    steps = getattr(model, "steps", None)
+    rows = steps[0][1].transform(X) if steps else X
+    table = parameter_table(model, names, **summary, X=rows, y=y, **arguments)
+    notes = [str(table.attrs[k]) for k in ("ci_note", "pvalue_note") if k in table.attrs]
+    return table, " ".join(["As fitted; refitted on these rows, which are taken to be the "
+                            "training rows.", *notes])
 
 
 def write_report(path: str | os.PathLike[str], model: Any, X: Any, y: Any = None,

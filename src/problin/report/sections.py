@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.stats import rankdata
 
 from ..plot import (
@@ -90,13 +91,15 @@ def regression_diagnostics(y: np.ndarray, p: Predictions,
 
 def model_figures(model: Any, cols: Columns | None, y: np.ndarray | None,
                   chosen: list[int], classifier: bool, names: list[str],
-                  notes: list[str]) -> list[FigureEntry]:
+                  notes: list[str], parameters: pd.DataFrame | None = None
+                  ) -> list[FigureEntry]:
     """Pictures of the fitted model: decision regions or the predictive band, the
-    posterior uncertainty, the coefficients and the traces."""
+    posterior uncertainty, the coefficients (those of ``parameters``, the report's
+    parameter table, where given) and the traces."""
     out: list[FigureEntry] = []
     if cols is not None and chosen:
         out += _regions_and_bands(model, cols, y, chosen, classifier, notes)
-    out += _coefficients(model, cols, names, notes)
+    out += _coefficients(model, cols, names, notes, parameters)
     est = final_estimator(model)
     if getattr(est, "history_", None) is not None and np.size(est.history_) > 1:
         what = ("misclassified samples per epoch" if type(est).__name__ == "Perceptron" else
@@ -150,8 +153,8 @@ def _ordered_classes(model: Any, cols: Columns, feature: int, held: str,
 
 
 def _coefficients(model: Any, cols: Columns | None, names: list[str],
-                  notes: list[str]) -> list[FigureEntry]:
-    table = parameter_table(model, names)
+                  notes: list[str], parameters: pd.DataFrame | None) -> list[FigureEntry]:
+    table = parameter_table(model, names) if parameters is None else parameters
     if isinstance(final_estimator(model), _ORDERED):  # the slopes; cut-points are no columns
         table = table[table.index.isin(names)]
     if not {"ci_low", "ci_high"} <= set(table.columns):

@@ -22,7 +22,8 @@ def _names(est: Any, n: int, feature_names: Sequence[str] | None) -> list[str]:
     return [f"x{j}" for j in range(n)]
 
 
-def parameter_table(model: Any, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
+def parameter_table(model: Any, feature_names: Sequence[str] | None = None,
+                    **summary: Any) -> pd.DataFrame:
     """The model's parameters as a DataFrame indexed by parameter name.
 
     ``summary()`` for models that have it (GLMs: coefficients with standard errors, z,
@@ -32,7 +33,7 @@ def parameter_table(model: Any, feature_names: Sequence[str] | None = None) -> p
     feature probabilities (Bernoulli/multinomial naive Bayes).
     """
     est = final_estimator(model)
-    table = _summary_or_none(est)
+    table = _summary_or_none(est, summary)
     if table is not None:
         if getattr(est, "feature_names_in_", None) is None and feature_names is not None \
                 and len(feature_names) == getattr(est, "n_features_in_", -1):
@@ -69,14 +70,17 @@ def parameter_table(model: Any, feature_names: Sequence[str] | None = None) -> p
     return pd.DataFrame()
 
 
-def _summary_or_none(est: Any) -> pd.DataFrame | None:
-    """``est.summary()``, or None where the model has none or refuses one for this fit
-    (``LinearRegression`` with ``alpha > 0`` or several outputs: a ``ValueError``)."""
+def _summary_or_none(est: Any, summary: dict[str, Any]) -> pd.DataFrame | None:
+    """``est.summary(**summary)``, or None where the model has none or refuses one for
+    this fit (``LinearRegression`` with ``alpha > 0`` or several outputs: a
+    ``ValueError``); the refits ``summary`` asks for (``ci``, ``pvalues``) raise theirs."""
     if not hasattr(est, "summary"):
         return None
     try:
-        table: pd.DataFrame = est.summary()
+        table: pd.DataFrame = est.summary(**summary)
     except ValueError:
+        if summary:
+            raise
         return None
     return table
 

@@ -1,9 +1,10 @@
 """Gaussian posteriors of logistic models: Laplace, evidence, predictive integrals, variational.
 
-Model: ``t_n ~ Bernoulli(sigma(a_n))``, ``a_n = phi_n^T w``, prior ``w ~ N(0, P^-1)``.
+Model: ``t_n ~ Bernoulli(sigma(a_n))``, ``a_n = phi_n^T w``, prior ``w ~ N(m_0, P^-1)``
+(``m_0 = 0`` unless given; Bishop 2006, eq. 4.140).
 
 * **Laplace.** ``q(w) = N(w_MAP, H^-1)``, ``H = Phi^T V Phi + P`` the Hessian of
-  ``f(w) = -ln p(t | w) - ln N(w | 0, P^-1)`` (up to its constant) at the MAP;
+  ``f(w) = -ln p(t | w) - ln N(w | m_0, P^-1)`` (up to its constant) at the MAP;
   the evidence ``ln p(t) ~ -f(w_MAP) + 1/2 ln|P| - 1/2 ln|H|``.
 * **Predictive.** The activation ``a = phi^T w`` is Gaussian under ``q``
   (mean ``mu_a = phi^T m``, variance ``sigma_a^2 = phi^T S phi``) and
@@ -32,7 +33,7 @@ from ..types import Matrix
 __all__ = ["gaussian_from_precision", "laplace_log_evidence", "upper_factor",
            "activation_moments", "probit_kappa", "moderated_log_proba",
            "draw_gaussian", "mackay_alpha", "jj_lambda", "VariationalPosterior",
-           "jaakkola_jordan"]
+           "jaakkola_jordan", "general_jaakkola_jordan"]
 
 _LOG_2PI = np.log(2.0 * np.pi)
 _EPS = np.finfo(np.float64).eps
@@ -50,12 +51,15 @@ def gaussian_from_precision(H: np.ndarray) -> tuple[np.ndarray, float]:
 def laplace_log_evidence(f_map: float, prior_diag: np.ndarray, hessian_logdet: float) -> float:
     """Laplace approximation ``ln p(t) ~ -f(w_MAP) + ln|P| / 2 - ln|H| / 2``.
 
-    ``f`` is the negative log-likelihood plus ``w^T P w / 2`` for the diagonal
-    prior precision ``prior_diag``: the prior's ``-D/2 ln 2 pi`` and the
-    Gaussian integral's ``+D/2 ln 2 pi`` cancel. Zero entries are flat
-    (improper) priors of unit density: each adds ``ln(2 pi) / 2`` instead.
+    ``f`` is the negative log-likelihood plus ``(w - m_0)^T P (w - m_0) / 2`` for the
+    prior precision ``prior_diag`` (a diagonal, or a dense positive definite ``P``):
+    the prior's ``-D/2 ln 2 pi`` and the Gaussian integral's ``+D/2 ln 2 pi`` cancel.
+    Zero diagonal entries are flat (improper) priors of unit density: each adds
+    ``ln(2 pi) / 2`` instead.
     """
     d = np.asarray(prior_diag, dtype=np.float64)
+    if d.ndim == 2:
+        return float(-f_map + 0.5 * cholesky(d).logdet() - 0.5 * hessian_logdet)
     flat = d <= 0
     logdet = float(np.sum(np.log(d[~flat]))) + float(np.sum(flat)) * _LOG_2PI
     return float(-f_map + 0.5 * logdet - 0.5 * hessian_logdet)
@@ -208,6 +212,7 @@ class VariationalPosterior:
     converged: bool = False
     gamma_shape: float | None = None   # q(alpha) = Gamma(shape, rate) with a hyperprior
     gamma_rate: float | None = None
+    alpha: float | None = None         # the scale of a general prior's precision
 
 
 def _row_quadratics(design: Any, mean: np.ndarray,
@@ -297,6 +302,8 @@ def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np
 
     ``terms``: what the sweeps read from the rows, :class:`JJTerms` in memory
     (``problin._dask.bayes.DaskJJTerms`` on Dask: one distributed pass per sweep).
+
+    A prior with a mean and a dense precision: :func:`general_jaakkola_jordan`.
     """
     b = terms.linear()
     d = float(weight_mask.sum())
@@ -339,6 +346,60 @@ def jaakkola_jordan(terms: "BoundTerms", prior_diag: np.ndarray, weight_mask: np
             break
     return VariationalPosterior(mean, cov, P, float(history[-1]), history, n_iter, converged,
                                 shape, rate)
+
+
+def general_jaakkola_jordan(terms: "BoundTerms", base: np.ndarray, m0: np.ndarray,
+                            alpha: float, *, mean0: np.ndarray, cov0: np.ndarray,
+                            estimate_alpha: bool = False,
+                            hyperprior: tuple[float, float] | None = None, tol: float = 1e-10,
+                            max_iter: int = 500) -> VariationalPosterior:
+    """:func:`jaakkola_jordan` under a general prior ``N(m_0, (alpha P)^-1)``: ``P`` =
+    ``base`` dense positive definite, ``alpha`` its scale (all ``D`` parameters).
+
+    The sweeps (Bishop 2006, eqs. 10.156-10.157 with ``S_0^-1 = alpha P``):
+    ``S^-1 = alpha P + 2 Phi^T diag(s lambda(xi)) Phi``,
+    ``m = S (Phi^T (s (t - 1/2)) + alpha P m_0)``; ``alpha = D / E[r^T P r]``,
+    ``E[r^T P r] = tr(P S) + (m - m_0)^T P (m - m_0)`` (``estimate_alpha``), or
+    ``q(alpha) = Gamma(a0 + D/2, b0 + E[r^T P r] / 2)`` (``hyperprior``). The prior's
+    term is ``D/2 E[ln alpha] + ln|P| / 2 - E[alpha] E[r^T P r] / 2 - D/2 ln 2 pi``.
+    """
+    base = np.asarray(base, dtype=np.float64)
+    m0 = np.asarray(m0, dtype=np.float64)
+    d = base.shape[0]
+    linear = terms.linear()
+    base_m0 = base @ m0
+    log_base = cholesky(base).logdet()
+    e_alpha, e_log_alpha = float(alpha), float(np.log(alpha))
+    mean, cov = np.asarray(mean0, dtype=np.float64), np.asarray(cov0, dtype=np.float64)
+    shape: float | None = None
+    rate: float | None = None
+    gamma_terms = 0.0
+    xi = terms.at(mean, cov)
+    history, converged, n_iter = [], False, 0
+    for n_iter in range(1, max_iter + 1):
+        cov, logdet_h = gaussian_from_precision(terms.curvature(xi) + e_alpha * base)
+        mean = cov @ (linear + e_alpha * base_m0)
+        xi = terms.at(mean, cov)
+        r = mean - m0
+        q = float(np.sum(base * cov)) + float(r @ base @ r)  # E[(w - m0)^T P (w - m0)]
+        if hyperprior is not None:
+            a0, b0 = hyperprior
+            shape, rate = a0 + d / 2, b0 + q / 2
+            gamma_terms = _gamma_terms(shape, rate, a0, b0)
+            e_alpha, e_log_alpha = shape / rate, float(special.digamma(shape) - np.log(rate))
+        elif estimate_alpha:
+            e_alpha = d / q
+            e_log_alpha = float(np.log(e_alpha))
+        data = terms.bound(xi) + float(linear @ mean)
+        prior = 0.5 * (d * e_log_alpha + log_base) - 0.5 * e_alpha * q - 0.5 * d * _LOG_2PI
+        entropy = -0.5 * logdet_h + 0.5 * d * (1.0 + _LOG_2PI)
+        elbo = data + prior + entropy + gamma_terms
+        history.append(elbo)
+        if n_iter > 1 and abs(elbo - history[-2]) <= max(tol, 64 * _EPS * abs(elbo)):
+            converged = True
+            break
+    return VariationalPosterior(mean, cov, e_alpha * base, float(history[-1]), history,
+                                n_iter, converged, shape, rate, alpha=e_alpha)
 
 
 def _diag_plus(H: np.ndarray, d: np.ndarray) -> np.ndarray:

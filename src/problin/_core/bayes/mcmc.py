@@ -39,16 +39,17 @@ _BLOCK_BYTES = 1 << 20
 
 
 class LogitLogPosterior:
-    """``ln p(w | t) + const = sum_n s_n [t_n a_n - softplus(a_n)] - w^T P w / 2``,
-    ``a_n = [1, x_n]^T w``, evaluated for many ``w`` at once.
+    """``ln p(w | t) + const = sum_n s_n [t_n a_n - softplus(a_n)] - (w - m)^T P (w - m) / 2``,
+    ``a_n = [1, x_n]^T w``, evaluated for many ``w`` at once (``prior``: the
+    precision ``P``, None for a flat prior; ``prior_mean``: ``m``, None for zero).
 
     ``sum_n s_n t_n a_n = w^T Phi^T (s t)`` is one product with a vector
     formed once; only the softplus needs each row, for each ``w``.
     """
 
     def __init__(self, design: Any, y: np.ndarray, sample_weight: np.ndarray | None,
-                 prior: Any) -> None:
-        self.design, self.prior = design, prior
+                 prior: Any, prior_mean: np.ndarray | None = None) -> None:
+        self.design, self.prior, self.prior_mean = design, prior, prior_mean
         y = np.asarray(y, dtype=np.float64)
         self.sw = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight)
         self.linear = design.rmatvec(self.sw * y)
@@ -57,15 +58,18 @@ class LogitLogPosterior:
         return softplus_terms(self.design, self.sw, W, grad)
 
     def _prior_terms(self, W: np.ndarray) -> tuple[Any, Any]:
-        """``(w^T P w, P w)`` for each row of ``W``."""
+        """``(r^T P r, P r)``, ``r = w - m``, for each row of ``W``."""
         P = self.prior
         if P is None:
             return 0.0, 0.0
-        if P.diag is not None and not P.rank_one:
-            PW = W * P.diag
-        else:
-            PW = np.array([P.matvec(w) for w in W])
-        return np.einsum("bi,bi->b", W, PW), PW
+        R = W if self.prior_mean is None else W - self.prior_mean
+        if P.rank_one:
+            PR = np.array([P.matvec(r) for r in R])
+        elif P.diag is not None:
+            PR = R * P.diag
+        else:  # (a dense P is symmetric: one product for the batch)
+            PR = R @ P.dense_matrix
+        return np.einsum("bi,bi->b", R, PR), PR
 
     def __call__(self, W: np.ndarray) -> np.ndarray:
         """Log posterior (unnormalised) at each row of ``W`` (B x p)."""

@@ -19,7 +19,9 @@ Two implementations today:
   negative log-density of a Gaussian prior ``N(m, P^-1)`` (Bishop 2006,
   §4.5.1; ridge with ``P = alpha I`` on the slopes, the intercept
   unpenalised, and for softmax a rank-one term on the intercepts' sum:
-  ``prior.PriorPrecision``).
+  ``prior.PriorPrecision``); any ``N(m_0, S_0^-1)`` on the raw parameters
+  (``prior.GaussianPrior``, the estimators' ``prior_mean``/``prior_precision``)
+  is the same penalty mapped to the solver's basis (:meth:`GaussianPenalty.on_raw`).
 
 Room for the penalties to come. A *data-dependent* penalty (Firth's
 ``-1/2 log |I(theta)|``, whose gradient needs the leverages of the weighted
@@ -36,7 +38,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from .prior import PriorPrecision
+from .prior import GaussianPrior, PriorPrecision, ParameterBasis
 
 __all__ = ["Penalty", "PenaltyBase", "FlatPenalty", "GaussianPenalty", "objective_penalty",
            "add_penalty", "Information"]
@@ -210,6 +212,13 @@ class GaussianPenalty(PenaltyBase):
         self.precision = precision if isinstance(precision, PriorPrecision) \
             else PriorPrecision(precision)
         self.mean = np.asarray(mean, dtype=np.float64)
+
+    @classmethod
+    def on_raw(cls, prior: GaussianPrior, basis: ParameterBasis | None) -> "GaussianPenalty":
+        """The penalty of a prior ``N(m_0, S_0^-1)`` on the raw parameters, in the
+        solver's coordinates of ``basis`` (:meth:`GaussianPrior.standardised`)."""
+        precision, mean = prior.standardised(basis)
+        return cls(precision, mean)
 
     @property
     def gaussian(self) -> "GaussianPenalty":

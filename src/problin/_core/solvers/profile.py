@@ -22,7 +22,8 @@ import numpy as np
 
 from ..linalg import Cholesky, cholesky
 
-__all__ = ["ProfiledObjective", "ProfileBound", "profile_bound", "profile_intervals"]
+__all__ = ["ConstrainedMinimum", "ProfiledObjective", "ProfileBound", "constrained_minimum",
+           "profile_bound", "profile_intervals"]
 
 
 class ProfiledObjective(Protocol):
@@ -83,6 +84,32 @@ class _Secant:
         return None
 
 
+#: The largest move of any coordinate of theta in one step (the objectives' coordinates
+#: are standardised: a linear predictor moving by ~10 leaves the quadratic model behind).
+_RADIUS = 10.0
+
+
+def _within_radius(d: np.ndarray) -> np.ndarray:
+    """``d`` shortened so that no coordinate moves by more than the trust radius."""
+    largest = float(np.max(np.abs(d))) if d.size else 0.0
+    return d * (_RADIUS / largest) if largest > _RADIUS else d
+
+
+def _solves(factor: Cholesky | None, c: np.ndarray, g: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(H^-1 c, H^-1 g)``, or None where there is no factor or the solves overflow (a
+    Hessian that underflowed far along a flat direction, as under separation)."""
+    if factor is None:
+        return None
+    with np.errstate(all="ignore"):
+        Hinv_c, Hinv_g = factor.solve(c), factor.solve(g)
+        cHc = float(c @ Hinv_c)
+    if not (np.all(np.isfinite(Hinv_c)) and np.all(np.isfinite(Hinv_g))
+            and math.isfinite(cHc) and cHc > 0.0):
+        return None
+    return Hinv_c, Hinv_g
+
+
 def _kkt_step(g: np.ndarray, Hinv_c: np.ndarray, Hinv_g: np.ndarray, c: np.ndarray,
               gap: float) -> tuple[np.ndarray, float]:
     """The Newton step ``d`` of ``min f`` with ``c^T (theta + d) = c^T theta + gap``, and
@@ -139,7 +166,10 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     b_hat = float(c @ theta)
     se = math.sqrt(phi * float(c @ Hinv_c))
     side, target = (1.0 if t > 0 else -1.0), abs(t)
-    u = target * se
+    # (the tangent moves theta by |H^-1 c| / c^T H^-1 c per unit of u: within the trust
+    # radius, as where the Wald se is huge, separation's flat direction)
+    per_u = float(np.max(np.abs(Hinv_c))) / float(c @ Hinv_c)
+    u = min(target * se, _RADIUS / per_u)
     u_in, u_out = 0.0, math.inf
     theta = theta + side * u * Hinv_c / float(c @ Hinv_c)
     last: tuple[np.ndarray, float, float] | None = None  # (theta, u, f) before the step
@@ -148,18 +178,19 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     for it in range(1, max_iter + 1):
         f, g, H = objective(theta)
         factor = secant.factor(theta, g, H) if math.isfinite(f) else None
+        solved = _solves(factor, c, g)
         worse = last is not None and last[1] == u and f > last[2]
-        if (factor is None or worse) and last is not None:  # (halve the step)
+        if (solved is None or worse) and last is not None:  # (halve the step)
             theta, u = 0.5 * (theta + last[0]), 0.5 * (u + last[1])
             cap *= 0.5
             secant.reset()
             continue
-        if factor is None:  # (the start itself: back towards the estimate)
+        if solved is None:  # (the start itself: back towards the estimate)
             theta, u = 0.5 * (theta + theta_hat), 0.5 * u
             cap *= 0.5
             continue
         H = secant.hessian
-        Hinv_c, Hinv_g = factor.solve(c), factor.solve(g)
+        Hinv_c, Hinv_g = solved
         gap = b_hat + side * u - float(c @ theta)
         d, mu = _kkt_step(g, Hinv_c, Hinv_g, c, gap)
         decrement = float(-(g @ d) - 0.5 * d @ (H @ d))  # f - model minimum (gap ~ 0)
@@ -173,6 +204,7 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
         region = max(target ** 2, f - f_hat)
         if decrement > region:
             d = d * math.sqrt(region / decrement)
+        d = _within_radius(d)
         root = math.sqrt(max(2.0 * (f - max(decrement, 0.0) - f_hat) / phi, 0.0))  # |r|
         if abs(decrement) < tol and abs(root - target) < tol:
             return ProfileBound(b_hat + side * u, it, True)
@@ -199,7 +231,80 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
             cap = max(cap, 2.0 * abs(u_new - u))
         # The constrained step to the new b: the old b's step plus the tangent move.
         last = (theta, u, f)
-        theta, u = theta + d + side * (u_new - u) * Hinv_c / float(c @ Hinv_c), u_new
+        tangent = side * Hinv_c / float(c @ Hinv_c)
+        step = float(np.max(np.abs(tangent))) * abs(u_new - u)
+        if step > _RADIUS:  # (b's move shortened to the trust radius)
+            u_new = u + (u_new - u) * _RADIUS / step
+        theta, u = theta + d + (u_new - u) * tangent, u_new
     if not math.isfinite(u_out):
         return ProfileBound(side * math.inf, max_iter, False)
     return ProfileBound(b_hat + side * u, max_iter, False)
+
+
+@dataclass(frozen=True)
+class ConstrainedMinimum:
+    """The minimum of the objective over ``C theta = v``: ``theta``, ``value``, the
+    passes it took and whether the decrement fell below the tolerance."""
+
+    theta: np.ndarray
+    value: float
+    n_iter: int
+    converged: bool
+
+
+def constrained_minimum(objective: ProfiledObjective, theta_hat: np.ndarray, C: np.ndarray,
+                        v: np.ndarray, *, max_iter: int = 200, rtol: float = 1e-13
+                        ) -> ConstrainedMinimum:
+    """``min f(theta)`` subject to ``C theta = v`` (``C``: k x p of rank k; k = 0 is the
+    unconstrained minimum), the restricted fit of a likelihood-ratio test.
+
+    Starts on the constraint at the point of the quadratic model at ``theta_hat``
+    (``theta_hat + H^-1 C^T (C H^-1 C^T)^-1 (v - C theta_hat)``), then Newton steps in the
+    constraint's null space ``theta = theta_0 + N z`` with Armijo backtracking; the
+    Hessian is corrected by the gradients' changes (:class:`_Secant`), so that an
+    approximate one (Firth's held leverages) still converges superlinearly. Converged
+    when the decrement ``g_z^T H_z^-1 g_z / 2`` (the objective's distance to the
+    minimum) is below ``rtol (1 + |f|)``.
+    """
+    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
+    theta = np.array(theta_hat, dtype=np.float64)
+    p, k = theta.size, C.shape[0] if C.size else 0
+    f, g, H = objective(theta)
+    if k:
+        Hinv_Ct = cholesky(H).solve(C.T).reshape(p, k)
+        gap = np.asarray(v, dtype=np.float64) - C @ theta
+        theta = theta + Hinv_Ct @ np.linalg.solve(C @ Hinv_Ct, gap)
+        f, g, H = objective(theta)
+        if not math.isfinite(f):  # (the model's point outside the family's range: the
+            # nearest point on the constraint instead)
+            theta = theta_hat + C.T @ np.linalg.solve(C @ C.T, gap)
+            f, g, H = objective(theta)
+    # (an orthonormal basis of C's null space: the last p - k columns of C^T's QR)
+    N = np.linalg.qr(C.T, mode="complete")[0][:, k:] if k else np.eye(p)
+    secant = _Secant(N.shape[1])
+    secant.active = True
+    z = np.zeros(N.shape[1])
+    theta_0 = theta
+    for it in range(1, max_iter + 1):
+        gz = N.T @ g
+        factor = secant.factor(z, gz, N.T @ H @ N) if math.isfinite(f) else None
+        with np.errstate(all="ignore"):
+            d = -factor.solve(gz) if factor is not None else gz * np.nan
+        if not np.all(np.isfinite(d)):  # (no Newton step: H singular, as under separation)
+            return ConstrainedMinimum(theta, f, it, False)
+        decrement = -0.5 * float(gz @ d)
+        if decrement <= rtol * (1.0 + abs(f)):
+            return ConstrainedMinimum(theta, f, it, True)
+        t = 1.0
+        for _ in range(40):
+            trial = theta_0 + N @ (z + t * d)
+            f_t, g_t, H_t = objective(trial)
+            if math.isfinite(f_t) and f_t <= f - 1e-4 * t * 2.0 * decrement:
+                break
+            t *= 0.5
+        else:  # (no decrease left above f's rounding)
+            return ConstrainedMinimum(theta, f, it, decrement <= 1e-8 * (1.0 + abs(f)))
+        if t < 1.0:
+            secant.reset()
+        z, theta, f, g, H = z + t * d, trial, f_t, g_t, H_t
+    return ConstrainedMinimum(theta, f, max_iter, False)

@@ -1,9 +1,5 @@
-"""Naive Bayes: features independent given the class.
-
-``p(x | C_k) = prod_j p(x_j | C_k)``, so every class needs only per-feature
-statistics: Gaussian (means and variances), Bernoulli (how often a feature is
-present) or multinomial (how often it occurs). The Bernoulli and multinomial
-models take scipy.sparse input without densifying it: fitting is one sparse
+"""Naive Bayes for counts: Bernoulli (how often a feature is present) and
+multinomial (how often it occurs). Both take scipy.sparse input without densifying it: fitting is one sparse
 product ``X^T Y`` (Y the weighted one-hot class matrix) and prediction one
 ``X W``.
 """
@@ -18,87 +14,20 @@ from scipy.special import gammaln
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._core.blocks import iter_blocks
-from ._core.extreme import fix_linear_rows
-from ._core.moments.class_stats import ClassStats
-from ._core.numerics import logsumexp
-from ._core.types import Matrix, MatrixLike
-from ._dask.chunks import is_dask
-from ._dask.lazy import lazy_on_dask
-from ._dask.reductions import ClassSums, dask_class_reduce
-from ._params import validate_params
-from .discriminant._gaussian import feature_variances
-from .discriminant._generative import GenerativeClassifier, canonical, log_class_priors
-from .discriminant.gaussian import GaussianDiscriminantAnalysis
+from .._core.blocks import iter_blocks
+from .._core.extreme import fix_linear_rows
+from .._core.numerics import logsumexp
+from .._core.types import Matrix, MatrixLike
+from .._dask.chunks import is_dask
+from .._dask.lazy import lazy_on_dask
+from .._dask.reductions import ClassSums, dask_class_reduce
+from .._params import validate_params
+from ..discriminant._generative import GenerativeClassifier, canonical, log_class_priors
+from ..discriminant.gaussian import GaussianDiscriminantAnalysis
+from ..exceptions import SeparationWarning, warn_at_caller
+from ._unsmoothed import limit_log, limit_log_likelihood, limit_posterior_scores
 
-__all__ = ["GaussianNB", "BernoulliNB", "MultinomialNB"]
-
-
-class GaussianNB(GaussianDiscriminantAnalysis):
-    """Gaussian naive Bayes: a diagonal Gaussian per class.
-
-    ``x_j | C_k ~ N(theta_kj, var_kj)`` independently, ``p(C_k) = pi_k``;
-    ``a_k(x) = log pi_k - sum_j [log(2 pi var_kj) + (x_j - theta_kj)^2 / var_kj] / 2``;
-    ML ``theta``, ``var`` per class, plus ``epsilon_j = var_smoothing * var(x_j)``
-    (a feature constant over all the data: the mean variance of the others).
-
-    The "diag" case of :class:`~problin.GaussianDiscriminantAnalysis` with a
-    variance floor like scikit-learn's, but per feature: each feature's
-    variances get ``var_smoothing`` times *its own* variance over all the
-    data seen so far (with ``partial_fit`` the same as one ``fit``).
-    scikit-learn adds ``var_smoothing * max_j var(x_j)`` to every feature,
-    so that a feature measured in small units (a column in metres next to one
-    in nanometres) is smoothed by the other's variance and its information is
-    wiped out; per feature, scaling or shifting a column changes nothing but
-    that column's parameters. On data whose features all have the same
-    variance the two agree.
-
-    Parameters
-    ----------
-    priors : array-like of shape (n_classes,), optional
-        Class priors to use instead of the class frequencies.
-    var_smoothing : float, default=1e-9
-        Fraction of each feature's variance added to that feature's variances.
-
-    Attributes
-    ----------
-    classes_, class_count_, priors_, means_, covariances_
-        As in :class:`~problin.GaussianDiscriminantAnalysis` (``covariances_`` is
-        (n_classes, n_features), the variances).
-    theta_, var_, class_prior_ : ndarray
-        scikit-learn's names for ``means_``, ``covariances_`` and ``priors_``.
-    epsilon_ : ndarray of shape (n_features,)
-        The variance added to each feature's variances.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from problin import GaussianNB
-    >>> X, y = load_iris(return_X_y=True)
-    >>> nb = GaussianNB().fit(X, y)
-    >>> nb.var_.shape, round(float(nb.score(X, y)), 2)
-    ((3, 4), 0.96)
-    """
-
-    _parameter_constraints = {
-        "priors": ["array-like", None],
-        "var_smoothing": [Interval(Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, priors: ArrayLike | None = None, var_smoothing: float = 1e-9) -> None:
-        self.priors = priors
-        self.var_smoothing = var_smoothing
-
-    def _kind(self) -> str:
-        return "diag"
-
-    def _reg(self, stats: ClassStats) -> np.ndarray:
-        self.epsilon_ = float(self.var_smoothing) * feature_variances(stats)
-        return self.epsilon_
-
-    def _set_model(self, strict: bool) -> None:
-        super()._set_model(strict)
-        self.theta_, self.var_, self.class_prior_ = self.means_, self.covariances_, self.priors_
+__all__ = ["BernoulliNB", "MultinomialNB"]
 
 
 def _one_hot(codes: np.ndarray, n_classes: int, sample_weight: np.ndarray | None) -> Any:
@@ -111,7 +40,7 @@ class _DiscreteNB(GenerativeClassifier):
     """Shared by the count models: ``a_k(x) = x^T W_k + b_k`` from per-class feature counts."""
 
     _parameter_constraints = {
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
         "priors": ["array-like", None],
     }
 
@@ -209,11 +138,37 @@ class _DiscreteNB(GenerativeClassifier):
         """``(W, b)`` with ``a_k(x) = f(x)^T w_k + b_k`` (each model its own)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def _limit_forms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``alpha=0``: ``(W, b, Wz, bz)``, the finite part ``F = f(X) W^T + b`` of the
+        class scores and their count of zero-probability events ``Z = f(X) Wz^T + bz``
+        (see :mod:`._unsmoothed`; each model its own)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _limit_parts(self, X: Matrix, relative: bool) -> tuple[np.ndarray, np.ndarray]:
+        W, b, Wz, bz = self._limit_forms()
+        return self._linear(X, W, b, relative), self._linear(X, Wz, bz)
+
     def _joint_log_likelihood(self, X: Matrix) -> np.ndarray:
+        if self.alpha == 0:
+            return limit_log_likelihood(*self._limit_parts(X, relative=False))
         return self._linear(X, *self._linear_form())
 
     def _relative_log_likelihood(self, X: Matrix) -> np.ndarray:
+        if self.alpha == 0:
+            return limit_posterior_scores(*self._limit_parts(X, relative=True),
+                                          self.class_log_prior_)
         return self._linear(X, *self._linear_form(), relative=True)
+
+    def _warn_zero(self, zeros: np.ndarray, what: str) -> None:
+        """The one warning of an unsmoothed fit with probabilities of 0 (``zeros``:
+        their mask over classes with data) -- the count models' separation."""
+        if np.any(zeros):
+            warn_at_caller(
+                f"{type(self).__name__}(alpha=0): {int(np.sum(zeros))} maximum-likelihood "
+                f"{what} are 0 (a feature never seen in a class); a row holding one has "
+                "probability 0 in that class, and where it has in every class, the "
+                "posterior of vanishing smoothing (alpha -> 0: the classes with the "
+                "fewest such features). Set alpha > 0 to smooth them", SeparationWarning)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -232,7 +187,12 @@ class BernoulliNB(_DiscreteNB):
     Parameters
     ----------
     alpha : float, default=1.0
-        Pseudo-count added to both outcomes of every feature (1: Laplace smoothing).
+        Pseudo-count added to both outcomes of every feature (1: Laplace smoothing;
+        0: the maximum-likelihood ``p_kj = #{x_j = 1, C_k} / n_k`` of the texts, with a
+        :class:`~problin.SeparationWarning` where one is 0 or 1. A row that has
+        probability 0 in every class then gets the posterior of vanishing smoothing,
+        ``alpha -> 0``: the classes in which it has the fewest zero-probability
+        features, in proportion to the rest of their likelihood; never NaN).
     binarize : float or None, default=0.0
         A feature counts as present when it exceeds this threshold; ``None``
         takes the input as already binary (0/1). Sparse input needs a
@@ -295,6 +255,12 @@ class BernoulliNB(_DiscreteNB):
         return (X > self.binarize).astype(np.float64)
 
     def _set_feature_probs(self) -> None:
+        if self.alpha == 0:
+            (F1, Z1), (F0, Z0) = self._limit_logs()
+            self.feature_log_prob_ = limit_log_likelihood(F1, Z1)
+            self._log_absent = limit_log_likelihood(F0, Z0)
+            self._warn_zero(((Z1 > 0) | (Z0 > 0)), "probabilities of presence or absence")
+            return
         n = self.class_count_[:, None] + 2.0 * self.alpha
         self.feature_log_prob_ = np.log(self.feature_count_ + self.alpha) - np.log(n)
         # log(1 - p) from the counts themselves: no cancellation when p ~ 1.
@@ -305,6 +271,16 @@ class BernoulliNB(_DiscreteNB):
         """``(W, b)`` with ``a_k(x) = x^T w_k + b_k``."""
         W = self.feature_log_prob_ - self._log_absent
         return W, self.class_log_prior_ + self._log_absent.sum(axis=1)
+
+    def _limit_logs(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """``alpha=0``: ``(f, z)`` of ``log p_kj`` and of ``log(1 - p_kj)``."""
+        n = self.class_count_[:, None]
+        absent = np.maximum(n - self.feature_count_, 0.0)
+        return limit_log(self.feature_count_, n, 2.0), limit_log(absent, n, 2.0)
+
+    def _limit_forms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        (F1, Z1), (F0, Z0) = self._limit_logs()
+        return (F1 - F0, self.class_log_prior_ + F0.sum(axis=1), Z1 - Z0, Z0.sum(axis=1))
 
 
 class MultinomialNB(_DiscreteNB):
@@ -318,7 +294,12 @@ class MultinomialNB(_DiscreteNB):
     Parameters
     ----------
     alpha : float, default=1.0
-        Pseudo-count added to every feature count (1: Laplace smoothing).
+        Pseudo-count added to every feature count (1: Laplace smoothing; 0: the
+        maximum-likelihood ``theta_kj = N_kj / sum_i N_ki``, with a
+        :class:`~problin.SeparationWarning` where one is 0; a row of probability 0 in
+        every class gets the posterior of ``alpha -> 0``: the classes in which its
+        counts of unseen features sum to the least, in proportion to the rest of
+        their likelihood; never NaN).
     priors : array-like of shape (n_classes,), optional
         Class priors to use instead of the class frequencies.
 
@@ -358,12 +339,26 @@ class MultinomialNB(_DiscreteNB):
         return X
 
     def _set_feature_probs(self) -> None:
+        if self.alpha == 0:
+            F, Z = self._limit_logs()
+            self.feature_log_prob_ = limit_log_likelihood(F, Z)
+            self._warn_zero(Z > 0, "word probabilities")
+            return
         smoothed = self.feature_count_ + self.alpha
         self.feature_log_prob_ = (np.log(smoothed)
                                   - np.log(smoothed.sum(axis=1, keepdims=True)))
 
     def _linear_form(self) -> tuple[np.ndarray, np.ndarray]:
         return self.feature_log_prob_, self.class_log_prior_
+
+    def _limit_logs(self) -> tuple[np.ndarray, np.ndarray]:
+        """``alpha=0``: ``(f, z)`` of ``log theta_kj``."""
+        total = self.feature_count_.sum(axis=1, keepdims=True)
+        return limit_log(self.feature_count_, total, float(self.feature_count_.shape[1]))
+
+    def _limit_forms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        F, Z = self._limit_logs()
+        return F, self.class_log_prior_, Z, np.zeros(Z.shape[0])
 
     @lazy_on_dask()
     def score_samples(self, X: MatrixLike) -> np.ndarray:

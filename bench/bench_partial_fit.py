@@ -1,0 +1,77 @@
+"""Benchmark: ``partial_fit``'s averaged stochastic gradient against the batch MLE.
+
+A stream of N rows (default 1,000,000) in batches of 1,000 is fed to
+``partial_fit`` of ``LogisticRegression`` (binary and softmax) and
+``ProbitRegression``; the same rows are fitted at once by ``fit`` (Newton, maximum
+likelihood). For every parameter it prints the z-score
+``(averaged SGD - MLE) / MLE standard error``; the target (issue 37, item 3) is
+``|z| < 2`` for every parameter. It also prints the seconds per million rows.
+
+    python bench/bench_partial_fit.py                       # N = 1e6, all three models
+    python bench/bench_partial_fit.py --n 100000 --models logit
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import make_logistic_data, make_probit_data, make_softmax_data  # noqa: E402
+
+TARGET = 2.0
+
+
+def _data(model, n, d, seed):
+    if model == "softmax":
+        return make_softmax_data(n, d, 3, seed=seed)[:2]
+    make = make_probit_data if model == "probit" else make_logistic_data
+    return make(n, d, seed=seed)[:2]
+
+
+def _estimator(model):
+    from problin import LogisticRegression, ProbitRegression
+    return ProbitRegression() if model == "probit" else LogisticRegression()
+
+
+def run(model, n, d, batch, seed):
+    X, y = _data(model, n, d, seed)
+    # Columns in different units and far from zero: the result must not care.
+    X = X * np.geomspace(1e-3, 1e3, d) + np.linspace(-50.0, 1e4, d)
+    stream = _estimator(model)
+    classes = np.unique(y)
+    t0 = time.perf_counter()
+    for lo in range(0, n, batch):
+        stream.partial_fit(X[lo:lo + batch], y[lo:lo + batch], classes=classes)
+    seconds = time.perf_counter() - t0
+    batch_fit = _estimator(model).fit(X, y)
+    se = np.sqrt(np.diag(batch_fit.covariance_))
+    first = 1 if model == "softmax" else 0  # (the reference class's zero block)
+    sgd = np.column_stack([stream.intercept_, stream.coef_])[first:].ravel()
+    ml = np.column_stack([batch_fit.intercept_, batch_fit.coef_])[first:].ravel()
+    return (sgd - ml) / se, seconds
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--d", type=int, default=5)
+    p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--models", default="logit,probit,softmax")
+    args = p.parse_args(argv)
+    worst = 0.0
+    print(f"N = {args.n:,} rows in batches of {args.batch:,}, D = {args.d}; "
+          f"z = (averaged SGD - MLE) / SE(MLE), target |z| < {TARGET}")
+    for model in args.models.split(","):
+        z, seconds = run(model, args.n, args.d, args.batch, args.seed)
+        worst = max(worst, float(np.max(np.abs(z))))
+        print(f"{model:8s} max |z| = {np.max(np.abs(z)):.3f}   z = {np.round(z, 3).tolist()}   "
+              f"{seconds / args.n * 1e6:.1f} s per million rows", flush=True)
+    print(f"worst |z| = {worst:.3f}: {'met' if worst < TARGET else 'NOT met'}")
+    return 0 if worst < TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
