@@ -82,35 +82,50 @@ def loglik(X, y, beta, theta, link="logit"):
     return total
 
 
-def _jacobians(x, k, D, M, parallel):
-    """``du/dparams``, ``dv/dparams`` of a row of class ``k``: ``u = theta_k - x^T beta``
-    (``beta`` shared, or ``beta_k`` of block k when not ``parallel``)."""
+def _mask(nominal, D):
+    """Which columns have a slope per cut: none (parallel), all (True) or a list."""
+    if nominal is None or nominal is False:
+        return [False] * D
+    if nominal is True:
+        return [True] * D
+    return [bool(v) for v in nominal]
+
+
+def _cut_slopes(beta, mask, m):
+    """The slopes of cut ``m``: ``beta = [shared..., nominal of cut 0, cut 1, ...]``."""
+    shared = [b for b in beta[:mask.count(False)]]
+    width = mask.count(True)
+    own = beta[mask.count(False) + m * width:mask.count(False) + (m + 1) * width]
+    s, o = iter(shared), iter(own)
+    return [next(o) if nominal else next(s) for nominal in mask]
+
+
+def _jacobians(x, k, M, mask):
+    """``du/dparams``, ``dv/dparams`` of a row of class ``k`` (``u = theta_k - x^T
+    beta_k``), in ``[shared slopes, nominal slopes per cut, theta]``."""
+    width = mask.count(True)
+
     def one(m):
-        if parallel:
-            slopes = [-xj for xj in x]
-        else:
-            slopes = [mp.mpf(0)] * (D * M)
-            if 0 <= m < M:
-                slopes[m * D:(m + 1) * D] = [-xj for xj in x]
-        return slopes + [mp.mpf(1) if c == m else mp.mpf(0) for c in range(M)]
+        shared = [-xj for xj, nominal in zip(x, mask) if not nominal]
+        blocks = [mp.mpf(0)] * (M * width)
+        if 0 <= m < M:
+            blocks[m * width:(m + 1) * width] = [-xj for xj, nom in zip(x, mask) if nom]
+        return shared + blocks + [mp.mpf(1) if c == m else mp.mpf(0) for c in range(M)]
     return one(k), one(k - 1)
 
 
-def _derivatives(Z, y, beta, theta, link, parallel=True):
-    """Log-likelihood, score and Hessian in ``[beta, theta]`` (``beta`` the ``M`` blocks of
-    slopes, cut-major, when not ``parallel``)."""
+def _derivatives(Z, y, beta, theta, link, nominal=None):
+    """Log-likelihood, score and Hessian in ``[beta, theta]`` (``beta``: the shared slopes,
+    then those of the ``nominal`` columns cut by cut; :func:`_mask`)."""
     M = len(theta)
-    D = len(beta) if parallel else len(beta) // M
+    mask = _mask(nominal, len(Z[0]))
     p = len(beta) + M
     value, grad = mp.mpf(0), [mp.mpf(0)] * p
     hess = [[mp.mpf(0)] * p for _ in range(p)]
     for x, k in zip(Z, y):
         k = int(k)
-        if parallel:
-            eta_u = eta_l = mp.fsum(a * b for a, b in zip(x, beta))
-        else:  # each cut its own slopes (u and l read different blocks)
-            eta_u = mp.fsum(a * b for a, b in zip(x, beta[k * D:(k + 1) * D])) if k < M else 0
-            eta_l = mp.fsum(a * b for a, b in zip(x, beta[(k - 1) * D:k * D])) if k else 0
+        eta_u = mp.fsum(a * b for a, b in zip(x, _cut_slopes(beta, mask, k))) if k < M else 0
+        eta_l = mp.fsum(a * b for a, b in zip(x, _cut_slopes(beta, mask, k - 1))) if k else 0
         (Fu, fu, du) = _ONE if k == M else LINKS[link](theta[k] - eta_u)
         (Fv, fv, dv) = _ZERO if k == 0 else LINKS[link](theta[k - 1] - eta_l)
         prob = Fu - Fv
@@ -120,7 +135,7 @@ def _derivatives(Z, y, beta, theta, link, parallel=True):
         # d l / d(u, v) and the 2 x 2 second derivatives of log(F(u) - F(v))
         lu, lv = fu / prob, -fv / prob
         luu, lvv, luv = du / prob - lu * lu, -dv / prob - lv * lv, -lu * lv
-        ju, jv = _jacobians(x, k, D, M, parallel)
+        ju, jv = _jacobians(x, k, M, mask)
         for a in range(p):
             grad[a] += lu * ju[a] + lv * jv[a]
             for b in range(a + 1):
@@ -143,17 +158,19 @@ def _start(y, K, link):
     return theta
 
 
-def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200, parallel=True):
+def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200, nominal=None):
     """``(beta, theta, covariance, loglik)`` at 50 digits; covariance in ``[beta, theta]``.
 
     ``y`` holds the category indices ``0, ..., K - 1``; every category must be observed.
-    ``parallel=False``: the unconstrained cumulative model, one slope vector per cut
-    (``beta`` then holds the K - 1 blocks, cut-major), from zero slopes.
+    ``nominal``: the columns with a slope vector per cut (``True``: all, the unconstrained
+    cumulative model; a list of booleans: the partial proportional-odds model); ``beta``
+    then holds the shared slopes and the nominal ones cut by cut. From zero slopes.
     """
     Z = _rows(X)
-    D = len(Z[0]) * (1 if parallel else K - 1)
+    mask = _mask(nominal, len(Z[0]))
+    D = mask.count(False) + (K - 1) * mask.count(True)
     beta, theta = [mp.mpf(0)] * D, _start(y, K, link)
-    value, grad, hess = _derivatives(Z, y, beta, theta, link, parallel)
+    value, grad, hess = _derivatives(Z, y, beta, theta, link, nominal)
     for _ in range(max_iter):
         step = mp.lu_solve(-hess, grad)
         decrement = mp.fsum(g * s for g, s in zip(grad, step))
@@ -165,7 +182,7 @@ def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200, parall
             new_theta = [c + t * s for c, s in zip(theta, step[D:])]
             if all(b > a for a, b in zip(new_theta, new_theta[1:])):
                 try:
-                    trial = _derivatives(Z, y, new_beta, new_theta, link, parallel)
+                    trial = _derivatives(Z, y, new_beta, new_theta, link, nominal)
                 except ValueError:  # (a row's two cuts crossed: log of a negative)
                     trial = None
                 if trial is not None and trial[0] >= value + t * decrement / 4:

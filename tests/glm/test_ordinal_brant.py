@@ -63,18 +63,27 @@ def test_brant_refusals(survey_fit):
         brant_test(model, frame, labels[:-1])
 
 
-def test_lr_test_against_the_unconstrained_model_equals_mpmath():
-    """2 (l_1 - l_0) on D (K - 2) df, the alternative's slopes per cut and cut-points:
-    the 50-digit fits of both models (``ordinal_fit(parallel=False)``), to 1e-8."""
+@pytest.mark.parametrize("variables, nominal", [(None, True), (["x0"], [True, False])])
+def test_lr_test_against_non_parallel_models_equals_mpmath(variables, nominal):
+    """2 (l_1 - l_0) on V (K - 2) df, the alternative's slopes per cut and cut-points
+    against the 50-digit fits of both models (``ordinal_fit(nominal=...)``) to 1e-8: the
+    unconstrained cumulative model (every slope per cut), and the partial
+    proportional-odds model (x0's slopes per cut, x1's shared)."""
     X, y, *_, loglik = reference("logit")
-    beta, theta, _, alternative = ordinal_fit(X, y, 4, "logit", parallel=False)
+    beta, theta, _, alternative = ordinal_fit(X, y, 4, "logit", nominal=nominal)
     model = OrdinalRegression().fit(X, y)
-    result = proportional_odds_lr_test(model, X, y)
+    result = proportional_odds_lr_test(model, X, y, variables=variables)
     statistic, df, p = result
-    assert df == 4.0 and result.converged
+    assert df == (4.0 if variables is None else 2.0) and result.converged
     assert statistic == pytest.approx(2 * (float(alternative) - loglik), rel=1e-8)
     assert result.null_log_likelihood == pytest.approx(loglik, rel=1e-12)
-    np.testing.assert_allclose(result.coef.to_numpy().ravel(), [float(b) for b in beta],
-                               rtol=1e-7)
+    beta = [float(b) for b in beta]
+    want = np.reshape(beta, (3, 2)) if variables is None else \
+        np.column_stack((beta[1:], np.full(3, beta[0])))  # [shared x1, x0 per cut]
+    np.testing.assert_allclose(result.coef.to_numpy(), want, rtol=1e-7)
     np.testing.assert_allclose(result.cutpoints, [float(t) for t in theta], rtol=1e-7)
     assert list(result.coef.index) == ["0|1", "1|2", "2|3"]
+    with pytest.raises(ValueError, match="not a column"):
+        proportional_odds_lr_test(model, X, y, variables=["x7"])
+    with pytest.raises(ValueError, match="at least one"):
+        proportional_odds_lr_test(model, X, y, variables=[])

@@ -25,7 +25,7 @@ implementation).
 Every product with the rows is a sum over row blocks (``map_reduce`` of the weighted
 Gram ``[1, X]^T diag(w) [1, X]``); the inverses are Cholesky solves.
 """
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -254,16 +254,19 @@ class NonParallelFit:
         return iter(self.test)
 
 
-def proportional_odds_lr_test(model: OrdinalFit, X: Any, y: Any,
-                              sample_weight: Any = None) -> NonParallelFit:
+def proportional_odds_lr_test(model: OrdinalFit, X: Any, y: Any, sample_weight: Any = None,
+                              variables: Sequence[int | str] | None = None) -> NonParallelFit:
     """The likelihood-ratio test of proportional (parallel) slopes, any link.
 
     The alternative, ``P(y <= k | x) = F(theta_k - x^T beta_k)`` with a slope vector per
-    cut (VGAM's ``cumulative(parallel = FALSE)``, Stata's unconstrained ``gologit2``), is
+    cut for the ``variables`` tested (all by default: VGAM's
+    ``cumulative(parallel = FALSE)``, Stata's unconstrained ``gologit2``; some: the partial
+    proportional-odds model of Peterson & Harrell 1990, R's ``clm(nominal = ~ x)``), is
     fitted by the Newton engine from the model's own estimates
     (:class:`~problin._core.model.objective_cumulative.CumulativeObjective`); both
     log-likelihoods are evaluated on the rows given, so the statistic is
-    ``2 (l_1 - l_0)`` on ``D (K - 2)`` degrees of freedom. Dense rows in memory.
+    ``2 (l_1 - l_0)`` on ``V (K - 2)`` degrees of freedom, ``V`` the variables tested.
+    Dense rows in memory.
 
     Parameters
     ----------
@@ -271,6 +274,8 @@ def proportional_odds_lr_test(model: OrdinalFit, X: Any, y: Any,
         A fitted (unpenalised) cumulative-link model, at least three classes.
     X, y, sample_weight :
         The rows it was fitted on, as for :func:`brant_test`.
+    variables : list of column names or indices, optional
+        The columns whose slopes may differ between the cuts (default: all).
 
     Returns
     -------
@@ -282,21 +287,34 @@ def proportional_odds_lr_test(model: OrdinalFit, X: Any, y: Any,
         Xn = Xn.toarray()
     classes = np.asarray(model.classes_)
     M, D = classes.size - 1, Xn.shape[1]
-    family = CumulativeLink(model.link, classes.size)
-    objective = CumulativeObjective(Xn, family, codes, weight)
-    # the null model's estimates as blocks [a_k, w_k] = [theta_k, -beta]
-    start = np.column_stack((model.cutpoints_, np.tile(-model.coef_, (M, 1)))).ravel()
+    names = [name for name in parameter_names(model, D) if name != "intercept"]
+    nominal = np.ones(D, dtype=bool)
+    if variables is not None:
+        if not len(variables):
+            raise ValueError("variables: name at least one column whose slopes may differ "
+                             "between the cuts (None: all)")
+        nominal[:] = False
+        for v in variables:
+            j = names.index(v) if isinstance(v, str) and v in names else v
+            if not isinstance(j, (int, np.integer)) or not 0 <= j < D:
+                raise ValueError(f"variables: {v!r} is not a column of the model "
+                                 f"({', '.join(names[:20])})")
+            nominal[j] = True
+    objective = CumulativeObjective(Xn, CumulativeLink(model.link, classes.size), codes,
+                                    weight, nominal)
+    # the null model's estimates: a_k = theta_k, every cut's w = -beta
+    start = objective.join(np.asarray(model.cutpoints_, dtype=np.float64),
+                           np.tile(-np.asarray(model.coef_, dtype=np.float64), (M, 1)))
     null = -objective.value(start, objective.linear_predictor(start))
     engine: Objective[Any] = objective
     result: SolverResult[Any] = newton(engine, start)
-    blocks = result.theta.reshape(M, D + 1)
+    a, W = objective.split(result.theta)
     alternative = -result.value
     statistic = max(0.0, 2.0 * (alternative - null))
-    df = D * (M - 1)
-    names = [name for name in parameter_names(model, D) if name != "intercept"]
-    cuts = [f"{a}|{b}" for a, b in zip(classes[:-1], classes[1:])]
+    df = int(np.sum(nominal)) * (M - 1)
+    cuts = [f"{lo}|{hi}" for lo, hi in zip(classes[:-1], classes[1:])]
     return NonParallelFit(
         TestResult(statistic, float(df), float(stats.chi2.sf(statistic, df))),
-        pd.DataFrame(-blocks[:, 1:], index=pd.Index(cuts, name="cut"), columns=names),
-        blocks[:, 0].copy(), alternative, null, objective.crossing_rows(result.theta),
+        pd.DataFrame(-W, index=pd.Index(cuts, name="cut"), columns=names),
+        a.copy(), alternative, null, objective.crossing_rows(result.theta),
         bool(result.converged))
