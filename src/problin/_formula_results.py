@@ -146,6 +146,7 @@ class FormulaResults:
     intercept_: Fitted[FloatArray | float] = Fitted()
     covariance_: Fitted[FloatArray] = Fitted()
     cutpoints_: Fitted[FloatArray] = Fitted()  # (an ordinal model's)
+    theta_map_: Fitted[FloatArray] = Fitted()  # (the Bayesian ordinal model's MAP)
     identified_: Fitted[NDArray[np.bool_]] = Fitted()
     alpha_: Fitted[float] = Fitted()
     alpha_se_: Fitted[float] = Fitted()
