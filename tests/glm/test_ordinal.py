@@ -327,3 +327,21 @@ def test_formula_and_model_file(tmp_path):
     back = load(tmp_path / "m.problin")
     assert_allclose(back.predict_proba(df[:5]), plain.predict_proba(df[["pared", "public",
                                                                         "gpa"]][:5]), rtol=1e-12)
+
+
+def test_average_predictions_delta_method():
+    """``predictions`` per category at a chosen value (the other columns at their means,
+    as marginaleffects' grid): the probabilities and their standard errors by the delta
+    method, against statsmodels' probabilities differentiated numerically in
+    ``[beta, theta]`` with the same covariance."""
+    X, y, order = _data("ucla")
+    psi, model, _, _ = _statsmodels("ucla", "logit")
+    m = OrdinalRegression(classes=order).fit(X, y)
+    table = m.predictions(X, at={"pared": [1.0]})
+    at = X.mean().to_frame().T.assign(pared=1.0).to_numpy()
+    f = lambda v: model.predict(_sm_params(v, 3), exog=at).mean(axis=0)
+    J = _row_scores(f, psi, 1e-6)
+    assert_allclose(table["estimate"].to_numpy(), f(psi), rtol=1e-9)
+    assert_allclose(table["std_err"].to_numpy(),
+                    np.sqrt(np.einsum("ij,jk,ik->i", J, m.covariance_, J)), rtol=1e-6)
+    assert_allclose(table["estimate"].sum(), 1.0, rtol=1e-12)
