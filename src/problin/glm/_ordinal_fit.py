@@ -119,9 +119,6 @@ def robust_standard(objective: OrdinalObjective, theta: FloatArray, bread: Float
                     cov_type: str, clusters: tuple[np.ndarray, int] | None) -> FloatArray:
     """The sandwich ``c B M B`` in the solver's parameters: the rows' scores
     ``[g_i x~_i, G_i]`` (frequency weights count a row w times, as the GLMs')."""
-    if cov_type in ("HC2", "HC3"):
-        raise ValueError(f"cov_type={cov_type!r} needs each row's leverage, which for the "
-                         "ordinal model is a matrix: use 'HC0', 'HC1' or 'cluster'")
     eta = objective.linear_predictor(theta)
     g, G = objective.row_scores(theta, eta)
     design, sw = objective.design, objective.sample_weight

@@ -23,6 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.model.family_ordinal import LATENT, CumulativeLink
+from .._core.model.objective_ordinal import OrdinalObjective
 from .._core.model.prior import PriorPrecision
 from .._core.model.sandwich import COV_TYPES
 from .._core.solvers.newton import newton, sketch_rows
@@ -121,6 +122,9 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         if self.fit_intercept:
             raise ValueError("OrdinalRegression has no intercept: its cut-points are the "
                              "intercepts (fit_intercept must be False)")
+        if self.cov_type in ("HC2", "HC3"):
+            raise ValueError(f"cov_type={self.cov_type!r} needs each row's leverage, which "
+                             "for the ordinal model is a matrix: use 'HC0', 'HC1' or 'cluster'")
         source = data_source(X)
         if self.cov_type != "nonrobust":
             source.require_in_memory(_IN_MEMORY_ONLY)
@@ -164,7 +168,6 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
                            "not identified", SingularCovarianceWarning)
         fit = fit.with_covariance(cov_z, "nonrobust")
         if self.cov_type != "nonrobust":
-            from .._core.model.objective_ordinal import OrdinalObjective
             assert isinstance(objective, OrdinalObjective)  # (Dask refused above)
             fit = fit.with_covariance(robust_standard(objective, theta, cov_z, self.cov_type,
                                                       clusters), self.cov_type)
