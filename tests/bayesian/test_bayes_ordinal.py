@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from scipy import special
 
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
 from problin._core.bayes.mcmc import ess_bulk
 from problin import BayesianLogisticRegression, ProblinWarning
 from problin.bayesian.ordinal import BayesianOrdinalRegression
@@ -109,3 +111,15 @@ def test_two_classes_warn_and_fit_the_binary_model():
     binary = BayesianLogisticRegression(alpha=ALPHA, intercept_alpha=CUT_SD ** -2).fit(X, t)
     np.testing.assert_allclose(model.theta_map_, [binary.coef_[0, 0], -binary.intercept_[0]],
                                rtol=1e-6)
+
+
+@parametrize_with_checks([BayesianOrdinalRegression(n_samples=100, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_dask_input_is_refused_by_name():
+    da = pytest.importorskip("dask.array")
+    X, y = _problem()
+    with pytest.raises(ValueError, match="rows in memory"):
+        BayesianOrdinalRegression().fit(da.from_array(X, chunks=10), y)

@@ -38,6 +38,7 @@ from .._core.solvers.newton import newton
 from .._core.solvers.steps import SolverResult
 from .._frames import encode_frame
 from .._params import validate_params
+from .._source import data_source
 from .._source.classifier_data import check_classifier_data
 from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning, ProblinWarning, warn_at_caller
@@ -204,6 +205,8 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         self
         """
         validate_params(self)
+        data_source(X).require_in_memory(f"{type(self).__name__} fits rows in memory: "
+                                         "compute the Dask arrays first")
         X, t, s = check_classifier_data(self, X, y, sample_weight, multiclass=True)
         if not sp.issparse(X):
             X = np.asarray(X, dtype=np.float64)
@@ -372,7 +375,8 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
 
     def predict(self, X: Any) -> NDArray[Any]:
         """The class of highest posterior predictive probability."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # (checks that the model is fitted)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """Posterior table ``mean, sd, ci_low, ci_high`` of the slopes and cut-points (the
@@ -391,6 +395,16 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
             low, high = self.posterior_mean_ - z * sd, self.posterior_mean_ + z * sd
         return pd.DataFrame({"mean": self.posterior_mean_, "sd": sd, "ci_low": low,
                              "ci_high": high}, index=pd.Index(names, name="parameter"))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = True
+        # scikit-learn's training check scores three blobs that lie in no order on any
+        # line: a model of ordered classes cannot reach its accuracy there
+        tags.classifier_tags.poor_score = True
+        tags.non_deterministic = self.random_state is None
+        return tags
 
     @property
     def fit_intercept(self) -> bool:
