@@ -15,7 +15,8 @@ cumulative-link model (McCullagh 1980) treats them as the intervals of a latent 
 example fits :class:`problin.OrdinalRegression` to the UCLA data used by R's ``polr`` and
 Stata's ``ologit`` tutorials (shipped with statsmodels' tests), draws the cumulative
 probabilities against the grade point average, stacks the three class probabilities,
-checks the proportional-odds assumption with Brant's test, and compares the links.
+checks the proportional-odds assumption with Brant's test and the likelihood-ratio test,
+and compares the links.
 """
 
 # %%
@@ -32,7 +33,8 @@ import numpy as np
 import pandas as pd
 import statsmodels.miscmodels.tests.results as results
 
-from problin import BayesianOrdinalRegression, OrdinalRegression, brant_test
+from problin import (BayesianOrdinalRegression, OrdinalRegression, brant_test,
+                     proportional_odds_lr_test)
 
 data = pd.read_csv(os.path.join(os.path.dirname(results.__file__), "ologit_ucla.csv"))
 levels = ["unlikely", "somewhat likely", "very likely"]
@@ -72,11 +74,17 @@ fig.tight_layout()
 # -------------------------
 # Brant (1990) fits the two binary logits of ``y > unlikely`` and ``y > somewhat
 # likely`` separately and tests whether their slopes are equal (one chi² per variable
-# and an omnibus one). Here nothing is rejected at 5 %.
+# and an omnibus one): nothing is rejected at 5 %. The likelihood-ratio test fits the
+# model with a slope vector per cut instead (all variables, or some: the partial
+# proportional-odds model) by the same Newton engine: jointly nothing is rejected, and
+# ``public`` alone is borderline (p ≈ 0.049, as Brant's 0.064 for it).
 
 result = brant_test(model, X, y)
 print(result)
 print(result.binary_coef.round(3))
+print("LR, every slope per cut:", proportional_odds_lr_test(model, X, y).test)
+print("LR, public's slope per cut:",
+      proportional_odds_lr_test(model, X, y, variables=["public"]).test)
 
 # %%
 # Links and the Bayesian model

@@ -87,3 +87,18 @@ def test_lr_test_against_non_parallel_models_equals_mpmath(variables, nominal):
         proportional_odds_lr_test(model, X, y, variables=["x7"])
     with pytest.raises(ValueError, match="at least one"):
         proportional_odds_lr_test(model, X, y, variables=[])
+
+
+def test_weights_are_frequencies():
+    """Integer sample weights give both tests of the rows repeated that many times."""
+    X, y, *_ = reference("logit")
+    counts = np.arange(len(y)) % 3 + 1
+    Xr, yr = np.repeat(X, counts, axis=0), np.repeat(y, counts)
+    weighted = OrdinalRegression().fit(X, y, sample_weight=counts)
+    repeated = OrdinalRegression().fit(Xr, yr)
+    np.testing.assert_allclose(brant_test(weighted, X, y, sample_weight=counts).table,
+                               brant_test(repeated, Xr, yr).table, rtol=1e-7)
+    a = proportional_odds_lr_test(weighted, X, y, sample_weight=counts)
+    b = proportional_odds_lr_test(repeated, Xr, yr)
+    assert a.test.statistic == pytest.approx(b.test.statistic, rel=1e-7)
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7)
