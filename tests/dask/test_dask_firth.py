@@ -98,8 +98,8 @@ def test_poisson_firth_on_dask_equals_memory():
 
 def test_separated_firth_on_dask_is_finite():
     """Complete separation (the exact-Hessian steps, ``M M^T`` formed after the chunk
-    sums): finite estimates solving the modified score, no SeparationWarning, the
-    in-memory fit; its profile intervals too, refitted on the chunks (on data whose
+    sums): finite estimates solving the modified score, no SeparationWarning but the
+    summary's note, the in-memory fit; its profile intervals too, refitted on the chunks (on data whose
     classes overlap: on separated data the profile's bounds move with the estimate's
     rounding, in memory as on Dask)."""
     rng = np.random.default_rng(5)
@@ -115,6 +115,7 @@ def test_separated_firth_on_dask_is_finite():
     assert np.all(np.isfinite(params)) and np.abs(params).max() < 20
     assert np.abs(_modified_score(X, y, params)).max() < 1e-8
     assert not hasattr(got, "separated_")
+    assert "separated" in str(got.summary_text())  # (the note: the margins' certificate)
 
     X, y, _ = _binary(8, 30)
     X = X[:, :1]

@@ -12,8 +12,9 @@ step; the statistics (deviance, Pearson's chi², log-likelihoods, the null model
 over chunks of the same per-row functions as in memory, at the global dispersion.
 
 What needs all rows in one place is not done here: the boundary linear program (rows
-fitted at an end of the mean's range), leverages (HC2, HC3) and cluster sums; the
-estimators refuse them for Dask input.
+fitted at an end of the mean's range), per-row leverages (HC2, HC3) and cluster sums; the
+estimators refuse them for Dask input. Firth's penalty needs only sums of the leverages'
+terms: each chunk's (``fisher_rows.DaskFisherRows``).
 """
 import functools
 from collections.abc import Callable
