@@ -1,0 +1,152 @@
+"""Firth's penalty for the softmax (multinomial logit): the Jeffreys prior's row sums.
+
+With the K - 1 contrasts against the first class (``M = K - 1`` free classes, one block
+``[1, x]`` of ``p`` parameters each, class-major), the Fisher information is
+
+    I(theta) = sum_i s_i W_i (x) z_i z_i^T,   W_i = diag(p_i) - p_i p_i^T   (M x M),
+
+the exact Hessian of the softmax loss (its link is canonical). Differentiating
+``log |I| `` in the free logit ``eta_ic`` of one row,
+
+    d log |I| / d eta_ic = s_i tr(I^-1 (dW_i / d eta_ic (x) z_i z_i^T))
+                         = s_i tr(Q_i dW_i / d eta_ic),
+    Q_i = (I_M (x) z_i)^T I^-1 (I_M (x) z_i)                               (M x M),
+
+the row's leverage-like matrix (for ``M = 1``, ``h_i = s_i w_i Q_i``). With
+``dp_a / d eta_c = p_a (delta_ac - p_c)`` and ``g = diag(Q) - 2 Q p``,
+
+    tr(Q_i dW_i / d eta_ic) = p_ic (g_ic - p_i^T g_i),
+
+so the penalty ``r = -tau log |I|`` has the gradient ``-tau sum_i s_i c_i (x) z_i``,
+``c_ic = p_ic (g_ic - p_i^T g_i)``: for ``M = 1`` it is ``h_i (1 - 2 p_i)``, the binary
+logit's. The adjusted score is that of Kosmidis & Firth (2011), derived here directly
+(their Poisson log-linear route gives the same vector field). ``Q_i`` comes from the
+rows ``U_ia = z_i^T R^-1`` restricted to block ``a``'s rows of ``R^-1`` (``I = R^T R``):
+one product of each row block with the ``p x M (M p)`` slices, ``Q_i = U_i U_i^T``;
+no N x N or n x (Mp)^2 array.
+
+The Hessian the steps take is the information alone (Fisher scoring on the adjusted
+score; the penalty's curvature is ``O(1/n)`` of it), so the covariance a fit reports is
+``I(theta_hat)^-1``, the inverse expected information at the bias-reduced estimate, as
+R's brglm2 (``brmultinom``) reports. (For binary fits problin reports logistf's
+augmented information instead: a softmax with K = 2 equals the binary fit's estimates,
+not its standard errors.)
+"""
+from typing import Any, Callable
+
+import numpy as np
+
+from ..blocks import block_rows, iter_blocks, one_blas_thread, reduce_row_ranges
+from ..linalg import add_intercept_gram, symmetrize
+from ..types import Matrix
+from .design import Design
+from .family_softmax import CategoricalSoftmax
+
+__all__ = ["SoftmaxFisherRows"]
+
+
+class SoftmaxFisherRows:
+    """:class:`~.penalty_firth.FisherRows` of a softmax's rows in memory (the K - 1
+    contrasts), read by contiguous row blocks of their design (dense or sparse)."""
+
+    def __init__(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
+                 sample_weight: np.ndarray | None) -> None:
+        if not family.contrast:
+            raise ValueError("penalty='firth' needs the softmax's K - 1 contrasts (the "
+                             "information of all K blocks is singular): alpha=0")
+        self.design, self.family = design, family
+        self.t, self.sample_weight = np.asarray(t, dtype=np.intp), sample_weight
+        self.n_free = family.n_free
+        self.n_params = self.n_free * design.n_params
+        # Blocks of ~512 KB of the M x (M p) leverage rows U_i (the largest temporary).
+        self._rows = block_rows(self.n_free * self.n_params, 8, target_bytes=1 << 19)
+
+    def _scale(self) -> np.ndarray:
+        """The kernel's column scales, tiled over the blocks (solving = kernel * m)."""
+        _, params = self.design.kernel()
+        return np.asarray(params(np.ones((self.n_free, self.design.n_params)))).ravel()
+
+    def _probabilities(self, theta_k: np.ndarray, Xb: Matrix) -> np.ndarray:
+        """The free classes' probabilities ``p_i`` (n_b x M) of rows ``Xb``."""
+        Theta = theta_k.reshape(self.n_free, self.design.n_params)
+        if self.design.intercept:
+            eta = np.asarray(Xb @ Theta[:, 1:].T, dtype=np.float64) + Theta[:, 0]
+        else:
+            eta = np.asarray(Xb @ Theta.T, dtype=np.float64)
+        return np.asarray(np.exp(self.family.log_proba(eta))[:, 1:])
+
+    def _row_weights(self, lo: int, hi: int) -> np.ndarray:
+        sw = self.sample_weight
+        return np.ones(hi - lo) if sw is None else np.asarray(sw[lo:hi], dtype=np.float64)
+
+    def _sum(self, func: Callable[[int, int, Matrix], tuple[Any, ...]]) -> Any:
+        design, rows = self.design, self._rows
+        block, _ = design.kernel()
+
+        def over(lo: int, hi: int) -> tuple[Any, ...]:
+            total: tuple[Any, ...] | None = None
+            for start, stop, Xb in iter_blocks(design.X, rows=rows, start=lo, stop=hi):
+                part = func(start, stop, block(Xb))
+                total = part if total is None else tuple(a + b for a, b in zip(total, part))
+            assert total is not None
+            return total
+
+        with one_blas_thread():
+            return reduce_row_ranges(over, design.n_samples, rows)
+
+    def information(self, theta: np.ndarray) -> np.ndarray:
+        """``sum_i s_i W_i (x) z_i z_i^T`` (one Gram per pair of free classes)."""
+        M, p, intercept = self.n_free, self.design.n_params, self.design.intercept
+        m = self._scale()
+        theta_k = np.asarray(theta, dtype=np.float64) * m
+
+        def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray]:
+            P, s = self._probabilities(theta_k, Xb), self._row_weights(lo, hi)
+            G = np.zeros((M * p, M * p))
+            for a in range(M):
+                for b in range(a + 1):
+                    w = s * ((P[:, a] if a == b else 0.0) - P[:, a] * P[:, b])
+                    block = np.zeros((p, p))
+                    add_intercept_gram(block, Xb, w, intercept, np.float64, None)
+                    G[a * p:(a + 1) * p, b * p:(b + 1) * p] = block
+            return (G,)
+
+        (G,) = self._sum(part)
+        G = np.tril(G) + np.tril(G, -1).T
+        return np.asarray(symmetrize(G * m[:, None] * m[None, :]))
+
+    def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
+                   curvature: bool, exact: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The gradient ``-tau sum_i s_i c_i (x) z_i`` (see the module docstring) and
+        (``curvature``) a zero curvature: the steps are Fisher scoring on ``I``."""
+        M, p, intercept = self.n_free, self.design.n_params, self.design.intercept
+        m = self._scale()
+        theta_k = np.asarray(theta, dtype=np.float64) * m
+        # z_i^T R^-1 restricted to block a's rows, for kernel rows: m_a * R^-1[block a];
+        # the blocks side by side, p x M (M p).
+        K = (m[:, None] * np.asarray(r_inv, dtype=np.float64)).reshape(M, p, M * p)
+        K = np.ascontiguousarray(K.transpose(1, 0, 2).reshape(p, M * M * p))
+        K_rows, K_first = (K[1:], K[0]) if intercept else (K, None)
+
+        def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray]:
+            P, s = self._probabilities(theta_k, Xb), self._row_weights(lo, hi)
+            U = np.asarray(Xb @ K_rows, dtype=np.float64)
+            if K_first is not None:
+                U += K_first
+            U = U.reshape(-1, M, M * p)
+            Q = np.einsum("iam,ibm->iab", U, U)
+            g = np.einsum("iaa->ia", Q) - 2.0 * np.einsum("iab,ib->ia", Q, P)
+            C = (-tau * s)[:, None] * P * (g - np.einsum("ia,ia->i", P, g)[:, None])
+            grad = np.asarray(Xb.T @ C, dtype=np.float64).T  # M x (p - intercept)
+            if intercept:
+                grad = np.hstack((C.sum(axis=0)[:, None], grad))
+            return (grad,)
+
+        (grad,) = self._sum(part)
+        H = np.zeros((self.n_params, self.n_params)) if curvature else None
+        return np.asarray(grad.ravel() * m), H
+
+    def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "SoftmaxFisherRows":
+        return SoftmaxFisherRows(self.design.subsample(rows), self.family, self.t[rows],
+                                 sample_weight)
