@@ -10,7 +10,7 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import optimize
+from scipy import linalg, optimize
 
 from problin import LogisticRegression
 from problin._core.model.design import Design
@@ -194,3 +194,27 @@ def test_calibrated_firth_refuses_classes(penalty):
     X, t = _three_classes()
     with pytest.raises(ValueError, match="more than two classes use penalty='firth'"):
         LogisticRegression(penalty=penalty).fit(X, t)
+
+
+@pytest.mark.parametrize("n_classes, sparse", [(3, False), (4, True)])
+def test_firth_softmax_exact_hessian(n_classes, sparse):
+    """The penalty's exact Hessian (the steps' once the held one fails, as on separated
+    data) equals central differences of its gradient; dense standardised and sparse rows."""
+    import scipy.sparse as sps
+    rng = np.random.default_rng(n_classes)
+    X = rng.normal(size=(50, 3)) * [1.0, 3.0, 0.5] + 1.0
+    t, sw = rng.integers(0, n_classes, 50), rng.uniform(0.5, 2.0, 50)
+    design = Design(sps.csr_matrix(X), True) if sparse else Design.standardised(
+        X, True, sample_weight=sw, centre="always")
+    family = CategoricalSoftmax(n_classes)
+    penalty = JEFFREYS.bind_classes(design, family, t, sw)
+    theta = rng.normal(size=penalty.rows.n_params) * 0.5
+    rows = penalty.rows  # the exact Hessian, as the steps ask once the held one fails
+    R = np.linalg.cholesky(rows.information(theta)).T
+    exact = rows.adjustment(theta, linalg.solve_triangular(R, np.eye(theta.size)), 0.5,
+                            curvature=True, exact=True)[1]
+    step = 1e-6
+    numeric = [(JEFFREYS.bind_classes(design, family, t, sw).gradient(theta + e)
+                - JEFFREYS.bind_classes(design, family, t, sw).gradient(theta - e)) / (2 * step)
+               for e in step * np.eye(theta.size)]
+    np.testing.assert_allclose(exact, numeric, rtol=0, atol=1e-7)

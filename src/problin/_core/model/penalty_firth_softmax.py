@@ -99,43 +99,58 @@ class SoftmaxFisherRows:
         with one_blas_thread():
             return reduce_row_ranges(over, design.n_samples, rows)
 
+    def _pairs(self) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
+        """The pairs ``a >= b`` of free classes, as a list and as two index arrays."""
+        pairs = [(a, b) for a in range(self.n_free) for b in range(a + 1)]
+        first, second = (np.array(side) for side in zip(*pairs))
+        return pairs, first, second
+
+    def _pair_grams(self, Xb: Matrix, w: np.ndarray) -> np.ndarray:
+        """``[1, X_b]^T diag(w_k) [1, X_b]`` for each column ``k`` of ``w`` (one per pair
+        of classes; signed weights allowed): one product for dense rows."""
+        p, intercept = self.design.n_params, self.design.intercept
+        if sp.issparse(Xb):
+            G = np.zeros((w.shape[1], p, p))
+            for k in range(w.shape[1]):
+                add_intercept_gram(G[k], Xb, w[:, k], intercept, np.float64, None)
+            return G
+        Z = np.asarray(Xb, dtype=np.float64)
+        if intercept:
+            Z = np.hstack((np.ones((Z.shape[0], 1)), Z))
+        product = Z.T @ (w[:, :, None] * Z[:, None, :]).reshape(Z.shape[0], -1)
+        return np.asarray(product.reshape(p, w.shape[1], p).transpose(1, 0, 2))
+
+    def _assemble(self, G_pairs: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """The ``M p x M p`` matrix of the pairs' blocks (kernel units) in the solving
+        basis."""
+        p = self.design.n_params
+        G = np.zeros((self.n_params, self.n_params))
+        for k, (a, b) in enumerate(self._pairs()[0]):
+            G[a * p:(a + 1) * p, b * p:(b + 1) * p] = G_pairs[k]
+            G[b * p:(b + 1) * p, a * p:(a + 1) * p] = G_pairs[k].T
+        return np.asarray(symmetrize(G * m[:, None] * m[None, :]))
+
     def information(self, theta: np.ndarray) -> np.ndarray:
         """``sum_i s_i W_i (x) z_i z_i^T``: per row block one product ``Z^T [w_ab Z]``
-        over the pairs ``a >= b`` of free classes (dense rows; sparse ones a Gram per
-        pair)."""
-        M, p, intercept = self.n_free, self.design.n_params, self.design.intercept
+        over the pairs ``a >= b`` of free classes."""
         m = self._scale()
         theta_k = np.asarray(theta, dtype=np.float64) * m
-        pairs = [(a, b) for a in range(M) for b in range(a + 1)]
-        first, second = (np.array(side) for side in zip(*pairs))
+        _, first, second = self._pairs()
         diagonal = (first == second).astype(np.float64)
 
         def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray]:
             P, s = self._probabilities(theta_k, Xb), self._row_weights(lo, hi)
-            w = s[:, None] * (P[:, first] * (diagonal - P[:, second]))  # n_b x pairs
-            if sp.issparse(Xb):
-                G = np.zeros((len(pairs), p, p))
-                for k in range(len(pairs)):
-                    add_intercept_gram(G[k], Xb, w[:, k], intercept, np.float64, None)
-                return (G,)
-            Z = np.asarray(Xb, dtype=np.float64)
-            if intercept:
-                Z = np.hstack((np.ones((Z.shape[0], 1)), Z))
-            product = Z.T @ (w[:, :, None] * Z[:, None, :]).reshape(Z.shape[0], -1)
-            return (product.reshape(p, len(pairs), p).transpose(1, 0, 2),)
+            return (self._pair_grams(Xb, s[:, None] * (P[:, first]
+                                                       * (diagonal - P[:, second]))),)
 
-        (G_pairs,) = self._sum(part)
-        G = np.zeros((M * p, M * p))
-        for k, (a, b) in enumerate(pairs):
-            G[a * p:(a + 1) * p, b * p:(b + 1) * p] = G_pairs[k]
-            G[b * p:(b + 1) * p, a * p:(a + 1) * p] = G_pairs[k].T
-        return np.asarray(symmetrize(G * m[:, None] * m[None, :]))
+        return self._assemble(self._sum(part)[0], m)
 
     def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
                    curvature: bool, exact: bool = False
                    ) -> tuple[np.ndarray, np.ndarray | None]:
         """The gradient ``-tau sum_i s_i c_i (x) z_i`` (see the module docstring) and
-        (``curvature``) a zero curvature: the steps are Fisher scoring on ``I``."""
+        (``curvature``) a zero curvature, the steps then being Fisher scoring on ``I``,
+        or (``exact``) the penalty's Hessian (:func:`_exact_terms`)."""
         M, p, intercept = self.n_free, self.design.n_params, self.design.intercept
         m = self._scale()
         theta_k = np.asarray(theta, dtype=np.float64) * m
@@ -144,8 +159,12 @@ class SoftmaxFisherRows:
         K = (m[:, None] * np.asarray(r_inv, dtype=np.float64)).reshape(M, p, M * p)
         K = np.ascontiguousarray(K.transpose(1, 0, 2).reshape(p, M * M * p))
         K_rows, K_first = (K[1:], K[0]) if intercept else (K, None)
+        _, first, second = self._pairs()
+        upper = np.triu_indices(M * p)
+        flat_upper = upper[0] * (M * p) + upper[1]
+        pair_scale = np.where(upper[0] == upper[1], 1.0, np.sqrt(2.0))
 
-        def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray]:
+        def part(lo: int, hi: int, Xb: Matrix) -> tuple[np.ndarray, ...]:
             P, s = self._probabilities(theta_k, Xb), self._row_weights(lo, hi)
             U = np.asarray(Xb @ K_rows, dtype=np.float64)
             if K_first is not None:
@@ -157,15 +176,64 @@ class SoftmaxFisherRows:
                     Q[:, a, b] = Q[:, b, a] = np.einsum("im,im->i", U[:, a], U[:, b])
             g = np.einsum("iaa->ia", Q) - 2.0 * np.einsum("iab,ib->ia", Q, P)
             C = (-tau * s)[:, None] * P * (g - np.einsum("ia,ia->i", P, g)[:, None])
-            grad = np.asarray(Xb.T @ C, dtype=np.float64).T  # M x (p - intercept)
-            if intercept:
-                grad = np.hstack((C.sum(axis=0)[:, None], grad))
-            return (grad,)
+            grad = self._bordered(Xb, C)
+            if not exact:
+                return (grad,)
+            A, V = _exact_terms(P, Q, g, U, flat_upper, pair_scale)
+            held = self._pair_grams(Xb, (-tau * s)[:, None] * A[:, first, second])
+            N = np.concatenate([self._bordered(Xb, s[:, None] * V[c]) for c in range(M)])
+            return grad, held, N
 
-        (grad,) = self._sum(part)
-        H = np.zeros((self.n_params, self.n_params)) if curvature else None
-        return np.asarray(grad.ravel() * m), H
+        parts = self._sum(part)
+        gradient = np.asarray(parts[0].T.ravel() * m)
+        if not curvature:
+            return gradient, None
+        if not exact:
+            return gradient, np.zeros((self.n_params, self.n_params))
+        # -tau (sum_i s_i A_i (x) z_i z_i^T - N N^T) (see _exact_terms)
+        m_rows = m[:, None]
+        return gradient, self._assemble(parts[1], m) + tau * (m_rows * parts[2]) @ (
+            m_rows * parts[2]).T
+
+    def _bordered(self, Xb: Matrix, B: np.ndarray) -> np.ndarray:
+        """``[1, X_b]^T B`` (dense or sparse ``X_b``)."""
+        product = np.asarray(Xb.T @ B, dtype=np.float64)
+        return np.vstack((B.sum(axis=0), product)) if self.design.intercept else product
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "SoftmaxFisherRows":
         return SoftmaxFisherRows(self.design.subsample(rows), self.family, self.t[rows],
                                  sample_weight)
+
+
+def _exact_terms(P: np.ndarray, Q: np.ndarray, g: np.ndarray, U: np.ndarray,
+                 flat_upper: np.ndarray, pair_scale: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' parts of ``d^2 log |I|``: ``A_i`` (M x M), the derivative of
+    ``tr(Q_i dW_i / d eta_c)`` in ``eta_d`` with ``Q_i`` held,
+
+        A_cd = W_cd (g_c - p^T g) - 2 p_c (Q W)_cd - p_c (W g)_d + 2 p_c (W Q p)_d,
+
+    and, per free class ``c``, the upper triangles (off-diagonal ones scaled by sqrt 2)
+    of ``U_i^T (dW_i / d eta_c) U_i`` (``V[c]``, n x (Mp)(Mp + 1)/2). With them
+    ``d^2 log |I| = sum_i s_i A_i (x) z_i z_i^T - N N^T``, ``N = sum_i s_i sum_c (e_c (x)
+    z_i) V[c]_i^T``: the second term is ``sum_il s_i s_l tr(I^-1 dI_i I^-1 dI_l)``, each
+    trace ``<U_i^T D_ic U_i, U_l^T D_ld U_l>`` (the binary case's ``P_il^2`` terms)."""
+    n, M = P.shape
+    W = P[:, :, None] * (np.eye(M) - P[:, None, :])
+    QW = np.matmul(Q, W)
+    Wg = np.einsum("iab,ib->ia", W, g)
+    WQp = np.einsum("iab,ib->ia", W, np.einsum("iab,ib->ia", Q, P))
+    pg = np.einsum("ia,ia->i", P, g)
+    A = W * (g - pg[:, None])[:, :, None] - 2.0 * P[:, :, None] * QW \
+        - P[:, :, None] * Wg[:, None, :] + 2.0 * P[:, :, None] * WQp[:, None, :]
+    A = 0.5 * (A + A.transpose(0, 2, 1))  # (symmetric up to rounding)
+    pU = np.einsum("ib,ibm->im", P, U)
+    V = []
+    for c in range(M):
+        # (D_c)_ab = W_ac delta_ab - W_ac p_b - p_a W_bc: D_c U row by row
+        Wc = W[:, :, c]
+        Y = Wc[:, :, None] * (U - pU[:, None, :]) \
+            - P[:, :, None] * np.einsum("ib,ibm->im", Wc, U)[:, None, :]
+        F = np.matmul(U.transpose(0, 2, 1), Y).reshape(n, -1)
+        V.append(F[:, flat_upper] * pair_scale)
+    return A, np.stack(V)
