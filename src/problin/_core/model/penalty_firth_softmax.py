@@ -23,14 +23,16 @@ logit's. The adjusted score is that of Kosmidis & Firth (2011), derived here dir
 (their Poisson log-linear route gives the same vector field). ``Q_i`` comes from the
 rows ``U_ia = z_i^T R^-1`` restricted to block ``a``'s rows of ``R^-1`` (``I = R^T R``):
 one product of each row block with the ``p x M (M p)`` slices, ``Q_i = U_i U_i^T``;
-no N x N or n x (Mp)^2 array.
+no N x N array, and the exact Hessian's ``(Mp)^2`` per row only within a row block.
 
 The Hessian the steps take is the information alone (Fisher scoring on the adjusted
-score; the penalty's curvature is ``O(1/n)`` of it), so the covariance a fit reports is
-``I(theta_hat)^-1``, the inverse expected information at the bias-reduced estimate, as
-R's brglm2 (``brmultinom``) reports. (For binary fits problin reports logistf's
-augmented information instead: a softmax with K = 2 equals the binary fit's estimates,
-not its standard errors.)
+score: the penalty's "held" curvature is zero here), and, once a step shows that it
+misses the gradient's change (separated classes: :class:`~.penalty_firth.JeffreysPenalty`
+decides, as for binary fits), the penalty's exact Hessian (:func:`_exact_terms`). The
+covariance a fit reports is ``I(theta_hat)^-1``, the inverse expected information at the
+bias-reduced estimate, as R's brglm2 (``brmultinom``) reports. (For binary fits problin
+reports logistf's augmented information instead: a softmax with K = 2 has the binary
+fit's estimates, not its standard errors.)
 """
 from typing import Any, Callable
 
