@@ -45,7 +45,9 @@ from ..linalg import add_intercept_gram, cholesky, symmetrize
 from ..types import Matrix
 from .design import Design
 from .exponential_family import ExponentialFamily
+from .family_softmax import CategoricalSoftmax
 from .penalty import Information, Penalty, PenaltyBase
+from .penalty_firth_softmax import SoftmaxFisherRows
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
            "combined_adjustment", "information_slope", "log_weight_derivatives"]
@@ -455,6 +457,12 @@ class Jeffreys:
         """The penalty on ``rows`` wherever they are (in memory, Dask chunks)."""
         self.check(family)
         return JeffreysPenalty(rows, self.tau)
+
+    def bind_classes(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
+                     sample_weight: np.ndarray | None) -> JeffreysPenalty:
+        """The penalty of a softmax's rows (:mod:`.penalty_firth_softmax`): the same
+        :class:`JeffreysPenalty` on the classes' row sums."""
+        return JeffreysPenalty(SoftmaxFisherRows(design, family, t, sample_weight), self.tau)
 
 
 #: Firth's penalty, ``tau = 1/2``.
