@@ -73,6 +73,14 @@ class Penalty(Protocol):
         ...
 
     @property
+    def reads_information(self) -> bool:
+        """Whether ``r``'s value at a new ``theta`` needs the data's Fisher information
+        there (Firth's ``log |I|``): a Gram pass of its own unless the objective's pass
+        formed one (:class:`Information`), so that the Newton engine forms a Gram in
+        every pass."""
+        ...
+
+    @property
     def gaussian(self) -> "GaussianPenalty | None":
         """This penalty as a Gaussian prior ``N(m, P^-1)`` (the Bayesian posteriors and
         the Kronecker start need ``P`` itself), or None where it is not one."""
@@ -134,6 +142,7 @@ class PenaltyBase:
     flat = False
     smooth = True
     exact_hessian = True
+    reads_information = False
 
     @property
     def gaussian(self) -> "GaussianPenalty | None":

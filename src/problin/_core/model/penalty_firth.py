@@ -281,6 +281,7 @@ class JeffreysPenalty(PenaltyBase):
     the leverages at that point until an exact one comes."""
 
     exact_hessian = False
+    reads_information = True  # (the engine forms a Gram in every pass: see newton.py)
 
     def __init__(self, rows: FisherRows, tau: float = 0.5) -> None:
         self.rows, self.tau = rows, float(tau)
