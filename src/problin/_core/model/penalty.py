@@ -123,6 +123,13 @@ class Penalty(Protocol):
         None where there is none to scale by."""
         ...
 
+    def lagged(self, gradient: np.ndarray) -> AbstractContextManager[None]:
+        """Within it, where a pass forms only a float32 information (a step's direction,
+        never the answer), ``gradient`` stands in for ``grad r`` there (a penalty whose
+        gradient costs a pass of its own: Firth's leverages, lagged; the fixed point is
+        unchanged). A penalty of ``theta`` alone ignores it."""
+        ...
+
     def reported_curvature(self) -> AbstractContextManager[bool]:
         """Within it, :meth:`add_hessian` adds the curvature a covariance is read from;
         it yields whether the steps used another (then the engine's last Hessian is not
@@ -175,6 +182,9 @@ class PenaltyBase:
 
     def reported_curvature(self) -> AbstractContextManager[bool]:
         return nullcontext(False)
+
+    def lagged(self, gradient: np.ndarray) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def hessian_diagonal(self) -> np.ndarray | None:
         return None
