@@ -56,13 +56,13 @@ and contract far less). The Hessians are float32 until the decrement is below ``
 ~1e-9 contraction), and the engine stops AT the first point with the double Hessian and
 ``lambda^2 / 2 <= tol^2`` instead of stepping on: its score and Hessian are exact there,
 and a point beyond would cost the penalty one more Gram pass for its value. The first
-step's penalty gradient is the sketch's at the warm start (``penalty.lagged``: Fisher
-scoring with lagged leverages keeps its fixed point, and the next points' are exact;
-measured at 300,000 x 50: the decrement after two steps 1e-5 instead of 2e-6, the same
-number of points, one leverage pass fewer).
+two points' penalty gradient is the sketch's at the warm start (``penalty.lagged``:
+Fisher scoring with lagged leverages keeps its fixed point, and the next points' are
+exact; measured at 300,000 x 50: the decrement at the third point 1e-5 instead of 2e-6,
+the same number of points, two leverage passes over all rows fewer; lagged at the third
+point too, it took one point more).
 """
 import math
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Generic
 
@@ -262,15 +262,7 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
                                       warm.last_hessian, unit)
             if result is not None:
                 return result
-        # (a penalty of the information: full float32 Newton steps; module docstring)
-        information = objective.penalty.reads_information
-        # Its gradient at the warm start: the sketch's (lagged leverages, m rows) for the
-        # first step, instead of a leverage pass over all rows (module docstring).
-        with objective.penalty.lagged(sub.penalty.gradient(warm.theta)) if information \
-                else nullcontext():
-            state = _sketched_phase(objective, sub, warm.theta, 0 if information else _SKETCH_STEPS)
-        n_sketched = len(state.history) - 1
-        state.history[-1] = state.f  # the point the exact phase starts from
+        n_sketched = 0  # (counted below)
     # After a sketched phase: full Hessians, in float32 until Newton's next step
     # is the last, reused for a step where that costs less than building one anew
     # (also after a BFGS opening: its Hessians cost many gradients).
@@ -278,6 +270,12 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
     policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, unit, always_single=single,
                      chords=(sketch is not None or n_sketched > 0) and not information,
                      final_hessian=final_hessian, information=information)
+    if information:  # (a penalty of the information: module docstring)
+        state, n_sketched = _information_opening(objective, sub, warm.theta, policy), 1
+    elif sketch is not None:
+        state = _sketched_phase(objective, sub, warm.theta, _SKETCH_STEPS)
+        n_sketched = len(state.history) - 1
+        state.history[-1] = state.f  # the point the exact phase starts from
     n_iter = _exact_phase(objective, state, policy, max(max_iter - n_sketched, 1))
     return _finish(objective, state, n_sketched + n_iter, final_hessian)
 
@@ -365,6 +363,23 @@ def _secant_phase(objective: Objective[Eta], theta: np.ndarray, start: np.ndarra
     return _finish(objective, state, run.n_steps + n_iter, True)
 
 
+def _information_opening(objective: Objective[Eta], sketch: Objective[np.ndarray],
+                         theta: np.ndarray, policy: _Policy) -> _State[Eta]:
+    """A penalty of the information from the warm start ``theta``: the point with its
+    float32 Gram and the first full Newton step, the penalty's gradient at both the
+    sketch's at ``theta`` (lagged leverages: ``penalty.lagged``) instead of two leverage
+    passes over all rows. The next point's gradient is exact; so is every one the
+    engine stops at (the double Hessian's pass is never lagged)."""
+    with objective.penalty.lagged(sketch.penalty.gradient(theta)):
+        state = _sketched_phase(objective, sketch, theta, 0)
+        stopped = _iteration(objective, state, policy)
+    if stopped or state.g is None:  # (a failed search: on from there with exact derivatives)
+        state.f, state.g, state.H = objective.value_grad_hess(state.theta, state.eta, single=True)
+        state.h_single = state.single = state.fresh = True
+        state.converged, state.message = False, "maximum number of iterations reached"
+    return state
+
+
 def _sketched_phase(objective: Objective[Eta], sketch: Objective[np.ndarray], theta: np.ndarray,
                     n_steps: int) -> _State[Eta]:
     """Newton steps with exact gradients and the sketch's Hessian (float32).
@@ -424,6 +439,13 @@ def _iteration(objective: Objective[Eta], s: _State[Eta], policy: _Policy) -> bo
         # the step promises is below f's rounding: a line search would judge
         # rounding noise (and so depend on the order of summation, e.g. on
         # chunking). In this regime the full step is the right one.
+        _step_without_search(objective, s)
+        return False
+    if policy.information and s.h_single and decrement2 / 2 <= policy.double_below:
+        # Into the double point unsearched: f here holds the penalty's log |I| of a
+        # float32 Gram, whose rounding (~1e-6 p) is far above the decrease promised
+        # (below tol, in Newton's quadratic regime); the next f, of the double Gram, is
+        # comparable with the ones after it.
         _step_without_search(objective, s)
         return False
     return _searched_step(objective, s, policy, decrement2)
