@@ -261,7 +261,7 @@ def test_training_priors_are_found_inside_formulas_and_searches():
     frame = pd.DataFrame(X, columns=["a", "b"])
     for est, data in ((problin.Formula("a + b", problin.GaussianNB(priors=priors)), frame),
                       (GridSearchCV(problin.GaussianNB(priors=priors),
-                                    {"var_smoothing": [1e-9]}, cv=3), X)):
+                                    {"var_smoothing": [0.1]}, cv=3), X)):
         model = BayesDecision(est, priors=priors).fit(data, y)
         np.testing.assert_allclose(model.training_priors_, priors)
         np.testing.assert_allclose(model.predict_proba(data), reference, atol=1e-12)

@@ -67,6 +67,18 @@ def test_each_family_is_its_closed_form_maximum_likelihood():
     assert_allclose(unweighted.params_[0][0], [a * scale, a], rtol=1e-4)
 
 
+def test_gamma_shape_solves_its_equation_to_rounding_for_every_spread():
+    """log a - digamma(a) = s from nearly constant data (s = 1e-10, a = 5e9: both sides
+    ~log a, their difference 1e-10) to very skewed data (s = 50), against mpmath."""
+    from problin._core.model.feature_families import gamma_shape
+    mpmath.mp.dps = 40
+    s = np.array([1e-10, 1e-4, 0.02, 1.0, 50.0])
+    for v, a in zip(s, gamma_shape(s)):
+        ref = mpmath.findroot(lambda x: mpmath.log(x) - mpmath.digamma(x) - mpmath.mpf(v),
+                              mpmath.mpf(float(a)))
+        assert abs(float(a / ref) - 1.0) < 1e-14, (v, a)
+
+
 def test_gaussian_and_bernoulli_columns_equal_gaussian_nb_and_bernoulli_nb():
     X, y = load_wine(return_X_y=True)
     for smoothing in (0.1, 1e-9):

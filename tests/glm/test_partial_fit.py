@@ -155,6 +155,8 @@ def test_bad_batches_are_refused_and_leave_the_model():
         LogisticRegression(penalty="firth").partial_fit(X[:50], Y_BIN[:50])
     with pytest.raises(AttributeError, match="alpha=1.0"):
         ProbitRegression(alpha=1.0).partial_fit(X[:50], Y_BIN[:50])
+    with pytest.raises(AttributeError, match="prior_precision needs fit"):
+        LogisticRegression(prior_precision=[1.0, 1.0, 1.0]).partial_fit(X[:50], Y_BIN[:50])
     with pytest.raises(ValueError, match="binary model.*3 classes"):
         ProbitRegression().partial_fit(X[:50], Y_3[:50])
 

@@ -23,7 +23,8 @@ OFFSET_SUPPORT = ("offset is supported for binary models on in-memory data only:
                   "Dask input would need the offset in its chunks")
 FIRTH_CLASSES = ("penalty='firth' is built for binary models (logit, probit) on in-memory "
                  "data: the softmax's adjusted score needs each row's leverage matrix")
-FIRTH_DASK = "penalty='firth' is not yet available for Dask input: fit rows in memory"
+FIRTH_DASK = ("penalty='firth' on Dask input is built for binary models (logit, probit): "
+              "fit a softmax's rows in memory")
 
 
 def check_classifier_data(est: BaseEstimator, X: MatrixLike, y: MatrixLike,

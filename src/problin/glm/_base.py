@@ -137,6 +137,9 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         source = data_source(X)  # the one choice of where the rows are
         if cov_type != "nonrobust" or offset is not None:
             source.require_in_memory(_IN_MEMORY_ONLY)
+        if self.penalty in ("flic", "flac"):  # (their refits read the rows one by one)
+            source.require_in_memory(f"penalty={self.penalty!r} refits in memory: Dask input "
+                                     "takes penalty='firth'")
         rows = source.classifier_rows(self, y, sample_weight, self._multiclass,
                                       self.fit_intercept, standardise=True)
         design = rows.design

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from .._core.labels import stream_labels
 from .._core.model.families import BinaryFamily, ClassFamily, class_family
 from .._core.solvers.stochastic import (
     StochasticSchedule,
@@ -22,7 +23,6 @@ from .._core.solvers.stochastic import (
     sgd_rows,
     start_state,
 )
-from .._core.labels import stream_labels
 from .._core.validation import check_finite_magnitude, check_sample_weight, label_values
 from .._frames import encode_frame
 from .._params import validate_params
@@ -39,7 +39,7 @@ class StochasticGradientMixin(AllOrNothingFit):
     _family: BinaryFamily
     _multiclass: bool
     fit_intercept: bool
-    #: The learning-rate schedule (``eta0 / ((D + 1) t^(2/3))``; see the core module).
+    #: The learning-rate schedule (``eta0 / ((D + 1) I_t t^(2/3))``; see the core module).
     _schedule = StochasticSchedule()
 
     def partial_fit(self, X: Any, y: Any, classes: Any = None,
@@ -51,7 +51,9 @@ class StochasticGradientMixin(AllOrNothingFit):
         the logit (the texts' per-sample rule; the probit's and softmax's scores
         likewise), taken in the columns standardised by the running mean and standard
         deviation of the rows seen, so the path does not depend on the columns' units
-        or offsets. The step is ``gamma_t = 1 / ((D + 1) t^(2/3))``; the estimate
+        or offsets. The first ``10 (D + 1)`` rows only feed those statistics; then
+        step ``t`` is ``gamma_t = 1 / ((D + 1) I_t t^(2/3))``, ``I_t`` the running mean
+        squared score (the information per parameter block); the estimate
         (``coef_``, ``intercept_`` and every prediction) is the Polyak–Ruppert average
         of the iterates, which tends to the maximum-likelihood estimate at its own
         rate (Polyak & Juditsky 1992): on a long stream the two differ by a small
@@ -62,10 +64,11 @@ class StochasticGradientMixin(AllOrNothingFit):
           its batch already holds them all (or the estimator's ``classes`` does);
           ignored afterwards. The first is the reference class of softmax's
           contrasts. A label outside them later is an error.
-        * Maximum likelihood only: with ``alpha > 0`` or Firth's penalties the
-          estimator has no ``partial_fit`` (an ``AttributeError`` that says why, as
-          scikit-learn hides unavailable methods; a penalty on the sum of the
-          log-likelihoods has no per-row share while the stream's length is unknown).
+        * Maximum likelihood only: with ``alpha > 0``, ``prior_precision`` or Firth's
+          penalties the estimator has no ``partial_fit`` (an ``AttributeError`` that
+          says why, as scikit-learn hides unavailable methods; a penalty on the sum of
+          the log-likelihoods has no per-row share while the stream's length is
+          unknown).
           ``solver``, ``max_iter`` and ``tol`` are ``fit``'s.
         * ``covariance_`` is None: the averaged iterate carries no information
           matrix. ``compute_covariance(X, y)`` forms the inverse information at the
@@ -170,6 +173,9 @@ def _maximum_likelihood(est: Any) -> bool:
         raise AttributeError(f"{type(est).__name__}.partial_fit estimates by maximum "
                              f"likelihood: penalty={penalty!r} with alpha={alpha!r} needs fit "
                              "(the stochastic steps take penalty='l2' with alpha=0)")
+    if getattr(est, "prior_precision", None) is not None:
+        raise AttributeError(f"{type(est).__name__}.partial_fit estimates by maximum "
+                             "likelihood: the Gaussian prior of prior_precision needs fit")
     return True
 
 

@@ -48,7 +48,7 @@ from .exponential_family import ExponentialFamily
 from .penalty import Information, Penalty, PenaltyBase
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
-           "information_slope", "log_weight_derivatives"]
+           "combined_adjustment", "information_slope", "log_weight_derivatives"]
 
 
 def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
@@ -121,7 +121,8 @@ EXACT_MAX_PARAMS = 128
 
 class FisherRows(Protocol):
     """The row sums Firth's penalty needs at ``theta``, in the solving basis: two
-    passes, each one read of the rows (a Dask objective would sum them over chunks)."""
+    passes, each one read of the rows (on Dask summed over the chunks:
+    ``problin._dask.fisher_rows``)."""
 
     n_params: int
 
@@ -206,6 +207,15 @@ class MemoryFisherRows:
     def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
                    curvature: bool, exact: bool = False
                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        return combined_adjustment(self.adjustment_sums(theta, r_inv, tau, curvature, exact),
+                                   tau)
+
+    def adjustment_sums(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
+                        curvature: bool, exact: bool = False) -> tuple[np.ndarray, ...]:
+        """The row sums :meth:`adjustment` combines (:func:`combined_adjustment`), in the
+        solving basis: the gradient, with ``curvature`` the held-leverage Gram, with
+        ``exact`` the factor ``M`` of the exact Hessian's ``tau M M^T``. Each is a sum
+        over rows, so row chunks' shares add up (Dask: ``DaskFisherRows``)."""
         design, family = self.design, self.family
         _, params = design.kernel()
         theta_k, p, intercept = params(theta), design.n_params, design.intercept
@@ -247,17 +257,28 @@ class MemoryFisherRows:
         upper = np.triu_indices(p)
         pair_scale = np.where(upper[0] == upper[1], 1.0, np.sqrt(2.0))
         parts = self._sum(part)
-        if not curvature:
-            return np.asarray(params(parts[0])), None
-        G = parts[1]
-        if exact:  # + tau sum_il s_i s_l P_il^2 z_i z_l^T = tau M M^T
-            G = G + tau * (parts[2] @ parts[2].T)
-        return np.asarray(params(parts[0])), np.asarray(params(symmetrize(G), cov=True))
+        # (M's rows are parameters: the basis scales them as it scales a gradient)
+        return (params(parts[0]),) + tuple(
+            params(a, cov=True) if i == 1 else params(a.T).T for i, a in enumerate(parts) if i)
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "MemoryFisherRows":
         return MemoryFisherRows(self.design.subsample(rows), self.family, self.y[rows],
                                 sample_weight, None if self.offset is None
                                 else self.offset[rows])
+
+
+def combined_adjustment(sums: tuple[np.ndarray, ...], tau: float
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+    """:meth:`FisherRows.adjustment` from :meth:`MemoryFisherRows.adjustment_sums` (summed
+    over any row chunks): the gradient and the curvature, ``+ tau M M^T`` where exact
+    (``tau sum_il s_i s_l P_il^2 z_i z_l^T``, not a sum over rows: formed after the
+    sum)."""
+    if len(sums) == 1:
+        return np.asarray(sums[0]), None
+    G = np.array(sums[1], dtype=np.float64)
+    if len(sums) == 3:
+        G += tau * (sums[2] @ sums[2].T)
+    return np.asarray(sums[0]), symmetrize(G)
 
 
 class JeffreysPenalty(PenaltyBase):
@@ -439,9 +460,12 @@ class Jeffreys:
 
     def bind(self, design: Design, family: ExponentialFamily, y: np.ndarray,
              sample_weight: np.ndarray | None, offset: np.ndarray | None) -> JeffreysPenalty:
+        return self.on(MemoryFisherRows(design, family, y, sample_weight, offset), family)
+
+    def on(self, rows: FisherRows, family: ExponentialFamily) -> JeffreysPenalty:
+        """The penalty on ``rows`` wherever they are (in memory, Dask chunks)."""
         self.check(family)
-        return JeffreysPenalty(MemoryFisherRows(design, family, y, sample_weight, offset),
-                               self.tau)
+        return JeffreysPenalty(rows, self.tau)
 
 
 #: Firth's penalty, ``tau = 1/2``.
