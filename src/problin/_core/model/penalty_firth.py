@@ -304,6 +304,7 @@ class JeffreysPenalty(PenaltyBase):
     the leverages at that point until an exact one comes."""
 
     exact_hessian = False
+    reads_information = True  # (the engine forms a Gram in every pass: see newton.py)
 
     def __init__(self, rows: FisherRows, tau: float = 0.5) -> None:
         self.rows, self.tau = rows, float(tau)
@@ -315,6 +316,7 @@ class JeffreysPenalty(PenaltyBase):
         self._exact = False  # steps take the exact Hessian (the held-leverage one failed)
         self._report = False  # within reported_curvature
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # (theta, grad r) of a step
+        self._lagged: np.ndarray | None = None  # grad r standing in for a leverage pass
 
     def _evaluate(self, theta: np.ndarray, information: Information | None = None
                   ) -> tuple[float, np.ndarray]:
@@ -372,7 +374,8 @@ class JeffreysPenalty(PenaltyBase):
         value = self._evaluate(theta, information)[0]
         if hess is None or (information is not None and information.rounded):
             # (a gradient, or a direction's float32 Hessian: the information alone)
-            return f + value, grad + self.gradient(theta), hess
+            lagged = self._lagged if hess is not None else None
+            return f + value, grad + (self.gradient(theta) if lagged is None else lagged), hess
         g, H = self._adjustment(theta, True)
         assert H is not None
         if not self._report:
@@ -405,6 +408,14 @@ class JeffreysPenalty(PenaltyBase):
         total = float(step @ (hess + H) @ step)
         return bool(total > 0.0 and abs(float(step @ (g - last[1])) - float(step @ H @ step))
                     > 0.25 * total)
+
+    @contextmanager
+    def lagged(self, gradient: np.ndarray) -> Iterator[None]:
+        self._lagged = gradient
+        try:
+            yield
+        finally:
+            self._lagged = None
 
     @contextmanager
     def reported_curvature(self) -> Iterator[bool]:
