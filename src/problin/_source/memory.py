@@ -30,7 +30,7 @@ from .._core.moments.standardize import column_stats
 from .._core.types import FloatArray, MatrixLike
 from .._core.validation import check_sample_weight
 from .._frames import encode_frame
-from .classifier_data import FIRTH_CLASSES, OFFSET_SUPPORT, check_classifier_data
+from .classifier_data import OFFSET_SUPPORT, check_classifier_data
 
 __all__ = ["InMemory", "MemoryRows", "SparseRows"]
 
@@ -140,11 +140,11 @@ class _Objectives:
         assert isinstance(family, CategoricalSoftmax)
         if self.offset is not None:
             raise ValueError(OFFSET_SUPPORT)
-        if self.penalty is not None:
-            raise ValueError(FIRTH_CLASSES)
         rows = self.rows
+        penalty = self.prior if self.penalty is None else self.penalty.bind_classes(
+            rows.design, family, rows.t, rows.sample_weight)
         return SoftmaxObjective(rows.design, family, rows.t, rows.sample_weight,
-                                penalty=self.prior)
+                                penalty=penalty)
 
 
 def memory_rows(X: MatrixLike, t: NDArray[np.intp], sw: FloatArray | None, n_classes: int,

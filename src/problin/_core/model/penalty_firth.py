@@ -45,7 +45,9 @@ from ..linalg import add_intercept_gram, cholesky, symmetrize
 from ..types import Matrix
 from .design import Design
 from .exponential_family import ExponentialFamily
+from .family_softmax import CategoricalSoftmax
 from .penalty import Information, Penalty, PenaltyBase
+from .penalty_firth_softmax import SoftmaxFisherRows
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
            "combined_adjustment", "information_slope", "log_weight_derivatives"]
@@ -311,6 +313,7 @@ class JeffreysPenalty(PenaltyBase):
     the leverages at that point until an exact one comes."""
 
     exact_hessian = False
+    reads_information = True  # (the engine forms a Gram in every pass: see newton.py)
 
     def __init__(self, rows: FisherRows, tau: float = 0.5) -> None:
         self.rows, self.tau = rows, float(tau)
@@ -322,6 +325,7 @@ class JeffreysPenalty(PenaltyBase):
         self._exact = False  # steps take the exact Hessian (the held-leverage one failed)
         self._report = False  # within reported_curvature
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # (theta, grad r) of a step
+        self._lagged: np.ndarray | None = None  # grad r standing in for a leverage pass
 
     def _evaluate(self, theta: np.ndarray, information: Information | None = None
                   ) -> tuple[float, np.ndarray]:
@@ -379,7 +383,8 @@ class JeffreysPenalty(PenaltyBase):
         value = self._evaluate(theta, information)[0]
         if hess is None or (information is not None and information.rounded):
             # (a gradient, or a direction's float32 Hessian: the information alone)
-            return f + value, grad + self.gradient(theta), hess
+            lagged = self._lagged if hess is not None else None
+            return f + value, grad + (self.gradient(theta) if lagged is None else lagged), hess
         g, H = self._adjustment(theta, True)
         assert H is not None
         if not self._report:
@@ -412,6 +417,14 @@ class JeffreysPenalty(PenaltyBase):
         total = float(step @ (hess + H) @ step)
         return bool(total > 0.0 and abs(float(step @ (g - last[1])) - float(step @ H @ step))
                     > 0.25 * total)
+
+    @contextmanager
+    def lagged(self, gradient: np.ndarray) -> Iterator[None]:
+        self._lagged = gradient
+        try:
+            yield
+        finally:
+            self._lagged = None
 
     @contextmanager
     def reported_curvature(self) -> Iterator[bool]:
@@ -464,6 +477,12 @@ class Jeffreys:
         """The penalty on ``rows`` wherever they are (in memory, Dask chunks)."""
         self.check(family)
         return JeffreysPenalty(rows, self.tau)
+
+    def bind_classes(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
+                     sample_weight: np.ndarray | None) -> JeffreysPenalty:
+        """The penalty of a softmax's rows (:mod:`.penalty_firth_softmax`): the same
+        :class:`JeffreysPenalty` on the classes' row sums."""
+        return JeffreysPenalty(SoftmaxFisherRows(design, family, t, sample_weight), self.tau)
 
 
 #: Firth's penalty, ``tau = 1/2``.
