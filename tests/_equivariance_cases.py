@@ -20,6 +20,7 @@ from problin import (
     BayesDecision,
     BayesianLinearRegression,
     BayesianLogisticRegression,
+    BayesianOrdinalRegression,
     BernoulliNB,
     ConvergenceWarning,
     ExponentialFamilyNB,
@@ -38,6 +39,7 @@ from problin import (
     LogisticRegression,
     MultinomialNB,
     NegativeBinomialRegression,
+    OrdinalRegression,
     Perceptron,
     PoissonRegression,
     PolynomialBasis,
@@ -118,6 +120,52 @@ def check_glm_regression(ref, got, tf, X, Xt, y):
         assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-9, err_msg=name)
 
 
+def _ordinal_map(tf, d, K1):
+    """``[beta, theta] -> [beta / c, theta + beta^T s]`` as a matrix."""
+    T = np.zeros((d + K1, d + K1))
+    T[:d, :d] = np.diag(1.0 / tf.c)
+    T[d:, :d] = tf.s
+    T[d:, d:] = np.eye(K1)
+    return T
+
+
+def check_bayes_ordinal(ref, got, tf, X, Xt, y):
+    """BayesianOrdinalRegression, common scale with alpha' = alpha c^2: the prior (slopes,
+    the first cut-point at the centre of the data, the log gaps) maps with the data, so
+    the posterior's mode, mean and covariance map as OrdinalRegression's parameters, and
+    the Laplace draws of the same seed give the same predictive probabilities."""
+    d, K1 = tf.c.size, ref.cutpoints_.size
+    T = _ordinal_map(tf, d, K1)
+    for name in ("theta_map_", "posterior_mean_"):
+        want, have = T @ getattr(ref, name), getattr(got, name)
+        se = np.sqrt(np.diag(T @ ref.posterior_cov_ @ T.T))
+        assert_allclose(have / se, want / se, rtol=0, atol=chk.COEF, err_msg=name)
+    want = T @ ref.posterior_cov_ @ T.T
+    se = np.sqrt(np.diag(want))
+    assert_allclose(got.posterior_cov_ / np.outer(se, se), want / np.outer(se, se), rtol=0,
+                    atol=chk.INFER, err_msg="posterior_cov_")
+    chk.assert_probabilities(ref, got, X, Xt)
+
+
+def check_ordinal(ref, got, tf, X, Xt, y):
+    """OrdinalRegression (alpha = 0): equivariant by definition. ``beta' = beta / c`` and
+    every cut-point moves as minus an intercept, ``theta' = theta + beta^T s``; the
+    covariance of ``[beta, theta]`` maps by the same linear map."""
+    for theta, theta_t in zip(ref.cutpoints_, got.cutpoints_):
+        chk.assert_linear_map(ref.coef_, -theta, got.coef_, -theta_t, tf, X)
+    chk.assert_probabilities(ref, got, X, Xt)
+    assert got.converged_
+    d, K1 = tf.c.size, ref.cutpoints_.size
+    T = _ordinal_map(tf, d, K1)
+    want = T @ ref.covariance_ @ T.T
+    se = np.sqrt(np.diag(want))
+    assert_allclose(np.sqrt(np.diag(got.covariance_)), se, rtol=chk.INFER)
+    assert_allclose(got.covariance_ / np.outer(se, se), want / np.outer(se, se), rtol=0,
+                    atol=chk.INFER)
+    assert_allclose(got.summary()["z"][:d], ref.summary()["z"][:d], rtol=chk.INFER)
+    assert_allclose(got.log_likelihood_, ref.log_likelihood_, rtol=1e-9)
+
+
 def sparsify(X, seed):
     """About 40 % of the entries set to zero (for the sparse input cases)."""
     rng = np.random.default_rng(seed + 1)
@@ -181,8 +229,13 @@ CASES = [
          chk.check_glm, sparse=True),
     Case("probit", _fixed(ProbitRegression()), "binary", per_column, chk.check_glm,
          sparse=True),
+    Case("ordinal", _fixed(OrdinalRegression()), "multiclass", per_column, check_ordinal,
+         sparse=True),
     Case("linear-regression", _fixed(LinearRegression()), "regression", per_column,
          chk.check_linear_regression),
+    Case("bayes-ordinal-laplace", lambda tf: BayesianOrdinalRegression(
+        alpha=0.1 * tf.c[0] ** 2, n_samples=100, random_state=0), "multiclass", common_scale,
+         check_bayes_ordinal, sparse=True, dask=False),
     # The GLM regressors, in memory (dense and sparse) and on Dask; the negative
     # binomial's alpha estimate needs the rows in memory (Dask refuses it).
     Case("poisson", _fixed(PoissonRegression()), "poisson", per_column, check_glm_regression,

@@ -344,7 +344,7 @@ def check_bayes_decision(ref, got, tf, X, Xt, y):
 
 
 # ------------------------------------------------------------ Dask vs numpy
-_ATTRIBUTES = ("coef_", "intercept_", "covariance_", "posterior_mean_", "posterior_cov_",
+_ATTRIBUTES = ("coef_", "intercept_", "cutpoints_", "covariance_", "posterior_mean_", "posterior_cov_",
                "alpha_", "beta_", "log_evidence_", "noise_precision_", "means_",
                "covariances_", "priors_", "epsilon_", "components_",
                "explained_variance_ratio_", "threshold_", "feature_count_",

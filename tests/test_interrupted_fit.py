@@ -36,7 +36,8 @@ CLASSIFIERS = [pl.LogisticRegression(), pl.LogisticRegression(alpha=1.0),
                pl.QuadraticDiscriminantAnalysis(), pl.GaussianNB(), pl.BernoulliNB(),
                pl.MultinomialNB(), pl.ExponentialFamilyNB(), pl.FisherDiscriminant(),
                pl.LeastSquaresClassifier(),
-               pl.Perceptron(max_iter=5), pl.BayesDecision(pl.LogisticRegression())]
+               pl.Perceptron(max_iter=5), pl.BayesDecision(pl.LogisticRegression()),
+               pl.OrdinalRegression(), pl.BayesianOrdinalRegression(progress=False)]
 REGRESSORS = [pl.LinearRegression(), pl.BayesianLinearRegression(), pl.LMSRegressor()]
 # GLM regressors fit targets in (0, 1): proportions for the binomial, positive for the rest.
 GLM_REGRESSORS = [pl.GLM("gaussian"), pl.PoissonRegression(), pl.GammaRegression(),

@@ -57,14 +57,18 @@ def test_expected_calibration_error_of_a_calibrated_forecaster_is_small():
 def test_labels_outside_the_classes_are_errors():
     """A label with no probability column is an error, never scored as its neighbour in
     sorted order ('ab' between 'a' and 'b' was scored as 'b', a perfect prediction);
-    classes must be sorted and distinct, as a model's classes_ are; n_bins positive."""
+    classes must be distinct, in the columns' order (sorted, or an ordinal model's given
+    order: the same scores); n_bins positive."""
     proba = [[0.9, 0.1], [0.2, 0.8]]
     for y in (["a", "ab"], ["a", "z"]):
         for metric in (brier_score, expected_calibration_error):
             with pytest.raises(ValueError, match="not among the classes"):
                 metric(proba, y, ["a", "b"])
-    with pytest.raises(ValueError, match="sorted, distinct"):
-        expected_calibration_error(proba, ["a", "b"], ["b", "a"])
+    with pytest.raises(ValueError, match="distinct labels"):
+        expected_calibration_error(proba, ["a", "b"], ["a", "a"])
+    flipped = np.asarray(proba)[:, ::-1]
+    for metric in (brier_score, expected_calibration_error):
+        assert metric(flipped, ["a", "b"], ["b", "a"]) == metric(proba, ["a", "b"], ["a", "b"])
     with pytest.raises(ValueError, match="n_bins must be a positive integer"):
         expected_calibration_error(proba, ["a", "b"], ["a", "b"], n_bins=0)
     with pytest.raises(ValueError, match="one row per label"):

@@ -13,7 +13,7 @@ import importlib
 from typing import Any
 
 from ._version import __version__
-from .bayesian import BayesianLogisticRegression
+from .bayesian import BayesianLogisticRegression, BayesianOrdinalRegression
 from .decision import BayesDecision
 from .discriminant import (
                          FisherDiscriminant,
@@ -42,9 +42,12 @@ from .glm import (
                          InverseGaussianRegression,
                          LogisticRegression,
                          NegativeBinomialRegression,
+                         OrdinalRegression,
                          PoissonRegression,
                          ProbitRegression,
                          TweedieRegression,
+                         brant_test,
+                         proportional_odds_lr_test,
 )
 from .inference.hypothesis import lr_test
 from .io import ModelFileError, load, save
@@ -61,16 +64,17 @@ from .naive_bayes import BernoulliNB, ExponentialFamilyNB, GaussianNB, Multinomi
 __all__ = [
     "LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression", "GammaRegression",
     "InverseGaussianRegression", "TweedieRegression", "BinomialRegression",
-    "NegativeBinomialRegression",
+    "NegativeBinomialRegression", "OrdinalRegression",
     "PolynomialBasis", "GaussianBasis", "SigmoidalBasis", "LinearRegression", "LMSRegressor",
-    "BayesianLinearRegression", "BayesianLogisticRegression",
+    "BayesianLinearRegression", "BayesianLogisticRegression", "BayesianOrdinalRegression",
     "GaussianDiscriminantAnalysis", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis",
     "GaussianNB", "BernoulliNB", "MultinomialNB", "ExponentialFamilyNB",
     "FisherDiscriminant", "LeastSquaresClassifier", "Perceptron", "BayesDecision", "Formula",
     "ProblinWarning", "SeparationWarning", "PerfectFitWarning", "CollinearityWarning",
     "ConvergenceWarning", "NumericalWarning", "SingularCovarianceWarning",
     "PerformanceWarning", "save", "load",
-    "ModelFileError", "MissingDependencyError", "lr_test",
+    "ModelFileError", "MissingDependencyError", "lr_test", "brant_test",
+    "proportional_odds_lr_test",
     "__version__",
 ]
 

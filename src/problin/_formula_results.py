@@ -145,6 +145,8 @@ class FormulaResults:
     coef_: Fitted[FloatArray] = Fitted()
     intercept_: Fitted[FloatArray | float] = Fitted()
     covariance_: Fitted[FloatArray] = Fitted()
+    cutpoints_: Fitted[FloatArray] = Fitted()  # (an ordinal model's)
+    theta_map_: Fitted[FloatArray] = Fitted()  # (the Bayesian ordinal model's MAP)
     identified_: Fitted[NDArray[np.bool_]] = Fitted()
     alpha_: Fitted[float] = Fitted()
     alpha_se_: Fitted[float] = Fitted()
@@ -249,6 +251,12 @@ class FormulaResults:
         """The estimator's Wald test; restrictions name the formula's columns
         (``"C(rank)[T.2] = 0, gre = gpa"``)."""
         return cast(TestResult, self.fitted_estimator().wald_test(R, *args, **kwargs))
+
+    @if_has("parameter_names")
+    def parameter_names(self) -> list[str]:
+        """The estimator's parameter names (an ordinal model's slopes by the formula's
+        columns, then its cut-points)."""
+        return cast(list[str], self.fitted_estimator().parameter_names())
 
     @if_has("extra_parameters")
     def extra_parameters(self) -> list[tuple[str, float, float]]:

@@ -55,6 +55,8 @@ from ._optional import import_optional
 from .inference.effects import EffectsModel, Sampling
 from .inference.effects_spec import DataEncoding
 from ._state import AllOrNothingFit
+from .bayesian import BayesianOrdinalRegression
+from .glm import OrdinalRegression
 
 __all__ = ["Formula"]
 
@@ -108,6 +110,9 @@ def _frame(data: Any, parsed: Any) -> pd.DataFrame:
         raise TypeError(f"a Formula reads its data from a DataFrame (pandas, polars or "
                         f"pyarrow; or a dict of columns), got {type(data).__name__}")
     return frame
+
+#: Models whose cut-points are their intercepts: fitted without the formula's intercept.
+_CUTPOINT_MODELS = (OrdinalRegression, BayesianOrdinalRegression)
 
 
 class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator):
@@ -224,7 +229,15 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
                              "column, e.g. 'y ~ x'")
         est = clone(self.estimator)
         has_intercept = INTERCEPT in columns
-        if "fit_intercept" in est.get_params(deep=False):
+        if isinstance(est, _CUTPOINT_MODELS):
+            # (R's polr: the intercept only sets the factors' treatment coding; the
+            # cut-points are the model's intercepts, and its column is dropped)
+            if not has_intercept:
+                raise ValueError(f"formula {self.formula!r} drops the intercept: an ordinal "
+                                 "model's cut-points are its intercepts, and without one "
+                                 "every level of a factor would be a column beside them; "
+                                 "keep the intercept (no '- 1')")
+        elif "fit_intercept" in est.get_params(deep=False):
             if has_intercept and not est.get_params(deep=False)["fit_intercept"]:
                 raise ValueError("the estimator has fit_intercept=False but the formula has an "
                                  "intercept: drop it in the formula ('... - 1') instead")
@@ -390,6 +403,11 @@ class Formula(AllOrNothingFit, FormulaResults, MetaEstimatorMixin, BaseEstimator
     def decision_function(self, data: Any) -> Any:
         """The estimator's linear predictors on the design of ``data``."""
         return self.estimator_.decision_function(self.transform(data))
+
+    @if_has("predict_latent")
+    def predict_latent(self, data: Any) -> Any:
+        """The ordinal model's latent scores ``x^T beta`` on the design of ``data``."""
+        return self.estimator_.predict_latent(self.transform(data))
 
     @if_has("signed_distance")
     def signed_distance(self, data: Any) -> Any:

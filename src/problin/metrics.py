@@ -8,14 +8,17 @@ _SUM_TOL = 1e-6  # a row of probabilities sums to 1 within this (float32 models:
 
 
 def class_columns(y: ArrayLike, classes: ArrayLike) -> np.ndarray:
-    """The column of each label of ``y`` among ``classes`` (sorted and distinct, as a
-    fitted model's ``classes_``); a label not among them is an error, never the column
-    of a neighbour (as a bare ``searchsorted`` would give it)."""
+    """The column of each label of ``y`` among ``classes`` (distinct, as a fitted model's
+    ``classes_``: sorted, or in the order an ordinal model was given); a label not among
+    them is an error, never the column of a neighbour (as a bare ``searchsorted`` would
+    give it)."""
     classes, y = np.asarray(classes), np.asarray(y)
-    if classes.ndim != 1 or classes.size == 0 or np.any(classes[1:] <= classes[:-1]):
-        raise ValueError("classes must be the sorted, distinct labels of the probability "
-                         f"columns (a model's classes_), got {classes.tolist()[:10]}")
-    cols = np.minimum(np.searchsorted(classes, y), classes.size - 1)
+    order = np.argsort(classes, kind="stable") if classes.ndim == 1 else np.zeros(0, int)
+    ranked = classes[order] if classes.ndim == 1 else classes
+    if classes.ndim != 1 or classes.size == 0 or np.any(ranked[1:] <= ranked[:-1]):
+        raise ValueError("classes must be the distinct labels of the probability columns "
+                         f"(a model's classes_), got {classes.tolist()[:10]}")
+    cols = order[np.minimum(np.searchsorted(ranked, y), classes.size - 1)]
     unseen = classes[cols] != y
     if np.any(unseen):
         raise ValueError(f"labels {np.unique(y[unseen]).tolist()[:10]} are not among the "
@@ -57,7 +60,8 @@ def brier_score(proba: ArrayLike, y: ArrayLike, classes: ArrayLike,
     y : array-like of shape (n_samples,)
         True labels, each one of ``classes``.
     classes : array-like of shape (n_classes,)
-        The class labels, sorted (an estimator's ``classes_``).
+        The class labels, distinct, in the order of the columns (an estimator's
+        ``classes_``).
     scale_by_half : bool or "auto", default="auto"
         Halve the sum over classes: ``"auto"`` does for two classes only
         (scikit-learn's default); ``True`` or ``False`` always or never.

@@ -21,12 +21,13 @@ from .discriminant import (
 )
 from .exceptions import ProblinWarning, warn_at_caller
 from . import glm
-from .glm import LogisticRegression, ProbitRegression
+from .glm import LogisticRegression, OrdinalRegression, ProbitRegression
 from .linear_model import BayesianLinearRegression, LinearRegression, LMSRegressor
 from .metrics import brier_score, class_columns, expected_calibration_error
 from .naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 
-__all__ = ["CLASSIFIERS", "compare_classifiers", "applicable_classifiers", "REGRESSORS",
+__all__ = ["CLASSIFIERS", "ORDERED", "compare_classifiers", "applicable_classifiers",
+           "REGRESSORS",
            "GLM_REGRESSORS", "compare_regressors",
            "is_continuous_target"]
 
@@ -36,6 +37,8 @@ CLASSIFIERS = {
     "logistic-l2": lambda: LogisticRegression(alpha=1.0),
     "probit": lambda: ProbitRegression(),
     "probit-l2": lambda: ProbitRegression(alpha=1.0),
+    # cumulative logit (proportional odds) over the classes in sorted order; --link probit...
+    "ordinal": lambda: OrdinalRegression(),
     # Laplace posterior, alpha by the evidence framework (MacKay); moderated predictive
     "bayes-logistic": lambda: BayesianLogisticRegression(alpha=None),
     "fisher": lambda: FisherDiscriminant(),
@@ -48,6 +51,9 @@ CLASSIFIERS = {
     # Counts must be non-negative: rescale the standardised features to [0, 1].
     "multinomial-nb": lambda: make_pipeline(MinMaxScaler(clip=True), MultinomialNB()),
 }
+
+#: The classifiers of ordered classes (in the order of their sorted labels): three or more.
+ORDERED = frozenset({"ordinal"})
 
 
 def _log_loss(model: Any, X: Any, y: np.ndarray) -> float:
@@ -75,10 +81,11 @@ def applicable_classifiers(y: ArrayLike,
                            models: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
     """Split classifier names into those that can fit target ``y`` and those that cannot:
     binary-only models (scikit-learn tag ``multi_class`` False, e.g. probit) for K > 2
-    classes. Returns ``(applicable, left_out)``."""
+    classes, models of ordered classes (:data:`ORDERED`) for K = 2 (where they are the
+    binary logistic or probit model). Returns ``(applicable, left_out)``."""
     models = list(CLASSIFIERS) if models is None else list(models)
     if np.unique(np.asarray(y)).size <= 2:
-        return models, []
+        return [m for m in models if m not in ORDERED], [m for m in models if m in ORDERED]
 
     def multiclass(name: str) -> bool:
         model = CLASSIFIERS[name]()

@@ -7,6 +7,7 @@ from problin import (
     GammaRegression,
     LogisticRegression,
     NegativeBinomialRegression,
+    OrdinalRegression,
     PoissonRegression,
     ProbitRegression,
     TweedieRegression,
@@ -53,6 +54,7 @@ ESTIMATORS = [
     TweedieRegression(power=1.5, solver="lbfgs"),
     NegativeBinomialRegression(nb_alpha=0.5),
     ProportionsBinomial(),
+    OrdinalRegression(),
 ]
 
 

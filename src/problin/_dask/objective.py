@@ -39,7 +39,7 @@ from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.exponential_family import Family
 from .._core.model.objective import CurvatureBound, GLMObjective, bound_row_limit, range_basis
 from .._core.model.objective_softmax import SoftmaxObjective
-from .._core.model.penalty import Penalty, add_penalty, objective_penalty
+from .._core.model.penalty import Information, Penalty, add_penalty, objective_penalty
 from .._core.model.prior import PriorPrecision
 from .._core.model.start_curvature import SharedStartCurvature
 from .chunks import in_task
@@ -238,10 +238,12 @@ class _DaskObjective(DistributedObjective[LazyEta]):
     def value_grad_hess(self, theta: np.ndarray, eta: LazyEta, single: bool = False
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(f, gradient, Hessian)``: one pass."""
-        eta.loss, grad, H = self._pass(_evaluate_op, v=eta.v,
-                                       gram="single" if single else "double")
-        f, grad = self.penalty.add_gradient(theta, eta.loss, grad)
-        return f, grad, self.penalty.add_hessian(theta, H)
+        gram: Gram = "single" if single else "double"
+        eta.loss, grad, H = self._pass(_evaluate_op, v=eta.v, gram=gram)
+        f, grad, H = add_penalty(self.penalty, theta, eta.loss, grad, H,
+                                 self._information(H, gram))
+        assert H is not None
+        return f, grad, H
 
     def advance(self, theta: np.ndarray, eta: LazyEta | None, d: np.ndarray, gram: Gram = None,
                 accept_below: float | None = None) -> Trial:
@@ -249,8 +251,14 @@ class _DaskObjective(DistributedObjective[LazyEta]):
         not (see ``GLMObjective.advance``)."""
         v = np.array(d, dtype=np.float64) if eta is None else eta.v + d
         loss, grad, H = self._pass(_evaluate_op, v=v, gram=gram)
-        f, grad, H = add_penalty(self.penalty, theta + d, loss, grad, H)
+        f, grad, H = add_penalty(self.penalty, theta + d, loss, grad, H,
+                                 self._information(H, gram))
         return Trial(LazyEta(v, loss), f, grad, H)
+
+    def _information(self, H: np.ndarray | None, gram: Gram) -> Information | None:
+        """The data term's Hessian where it is the Fisher information (a penalty of it,
+        Firth's, reads it as in memory: ``GLMObjective._information``); None here."""
+        return None
 
     def observed_hessian(self, theta: np.ndarray, eta: LazyEta) -> np.ndarray:
         """The observed-information Hessian at ``eta``: one pass."""
@@ -304,6 +312,10 @@ class DaskGLMObjective(_DaskObjective):
         self.family, self.information = family, information
         self.exact_hessian = (information == "observed" or bool(family.canonical)) \
             and self.penalty.exact_hessian
+        self._fisher = information == "expected" or bool(family.canonical)
+
+    def _information(self, H: np.ndarray | None, gram: Gram) -> Information | None:
+        return None if H is None or not self._fisher else Information(H, gram == "single")
 
     def _in_memory(self, design: Design, t: np.ndarray, w: np.ndarray, penalty: Penalty
                    ) -> GLMObjective[Family]:

@@ -12,8 +12,9 @@ step; the statistics (deviance, Pearson's chi², log-likelihoods, the null model
 over chunks of the same per-row functions as in memory, at the global dispersion.
 
 What needs all rows in one place is not done here: the boundary linear program (rows
-fitted at an end of the mean's range), leverages (HC2, HC3) and cluster sums; the
-estimators refuse them for Dask input.
+fitted at an end of the mean's range), per-row leverages (HC2, HC3) and cluster sums; the
+estimators refuse them for Dask input. Firth's penalty needs only sums of the leverages'
+terms: each chunk's (``fisher_rows.DaskFisherRows``).
 """
 import functools
 from collections.abc import Callable
@@ -27,9 +28,10 @@ from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.fitted_rows import FittedRows, RowSum
 from .._core.model.objective import GLMObjective
 from .._core.model.penalty import GaussianPenalty, Penalty
-from .._core.model.penalty_firth import Jeffreys
+from .._core.model.penalty_firth import Jeffreys, MemoryFisherRows
 from .chunks import align_rows, dask_features, reduce_chunks
 from .design import DaskDesign, Sums, _ChunkReader, _chunk_task
+from .fisher_rows import dask_jeffreys
 from .objective import DaskGLMObjective, LazyEta
 from .._core.model.exponential_family import Family
 
@@ -115,6 +117,12 @@ def _regression_model(design: Design, T: np.ndarray, w: np.ndarray | None, *,
                         information=information, offset=columns.offsets(T))
 
 
+def _fisher_rows(design: Design, T: np.ndarray, w: np.ndarray | None, *,
+                 family: ExponentialFamily, columns: _Columns) -> MemoryFisherRows:
+    return MemoryFisherRows(design, family, np.ascontiguousarray(T[:, 0]), w,
+                            columns.offsets(T))
+
+
 class DaskRegressionDesign(DaskDesign):
     """``[1, X]`` of a row-chunked Dask array with the regression targets of its rows
     (``y``: the Dask array of :data:`TARGETS`; no ``sample_weight`` of its own: the
@@ -146,7 +154,7 @@ class DaskRegressionObjective(DaskGLMObjective):
     design: DaskRegressionDesign
 
     def __init__(self, design: DaskRegressionDesign, family: ExponentialFamily,
-                 prior: GaussianPenalty | None, information: str) -> None:
+                 prior: Penalty | None, information: str) -> None:
         super().__init__(design, family, information=information, penalty=prior)
         self._model = functools.partial(_regression_model, family=family,
                                         information=information, columns=design.columns)
@@ -267,10 +275,14 @@ class DaskRegressionRows:
     def objective(self, design: Any, family: ExponentialFamily, prior: GaussianPenalty | None,
                   information: str, penalty: Jeffreys | None = None
                   ) -> DaskRegressionObjective:
-        if penalty is not None:
-            raise ValueError("penalty='firth' is not yet available for Dask input: fit rows "
-                             "in memory")
-        return DaskRegressionObjective(self.design, family, prior, information)
+        if penalty is None:
+            return DaskRegressionObjective(self.design, family, prior, information)
+        # Firth's: the leverages' row sums over the chunks, each chunk's targets,
+        # weights and offset as the objective's own
+        chunk_rows = functools.partial(_fisher_rows, family=family, columns=self.design.columns)
+        return DaskRegressionObjective(self.design, family,
+                                       dask_jeffreys(penalty, self.design, family, chunk_rows),
+                                       information)
 
     def exact_final(self, affordable: bool) -> bool:
         # The Hessian is one chunk-parallel pass, where truncated Newton's

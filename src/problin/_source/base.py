@@ -24,7 +24,9 @@ from .._core.model.basis import ColumnBasis
 from .._core.model.contract import Objective
 from .._core.model.design import Design
 from .._core.model.families import ClassFamily
+from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.penalty_firth import Jeffreys
+from .._core.model.prior import PriorPrecision
 from .._core.model.penalty import GaussianPenalty
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
@@ -73,6 +75,12 @@ class ClassifierRows(Protocol):
                   offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         """The negative log-posterior of ``family`` on these rows (``penalty``: Firth's,
         bound to these rows, instead of ``prior``)."""
+        ...
+
+    def ordinal_objective(self, family: CumulativeLink, prior: PriorPrecision | None
+                          ) -> Objective:
+        """The cumulative-link model's negative log-posterior on these rows (its cut-points'
+        log gaps after the design's parameters)."""
         ...
 
     def positive_fraction(self) -> float: ...

@@ -15,15 +15,18 @@ from .._core.validation import (
 )
 from .._frames import encode_frame
 
-__all__ = ["OFFSET_SUPPORT", "check_classifier_data"]
+__all__ = ["CALIBRATED_CLASSES", "OFFSET_SUPPORT", "check_classifier_data"]
 
 #: Why an offset is refused (softmax, Dask).
 OFFSET_SUPPORT = ("offset is supported for binary models on in-memory data only: softmax "
                   "probabilities do not change when one offset is added to every logit, and "
                   "Dask input would need the offset in its chunks")
-FIRTH_CLASSES = ("penalty='firth' is built for binary models (logit, probit) on in-memory "
-                 "data: the softmax's adjusted score needs each row's leverage matrix")
-FIRTH_DASK = "penalty='firth' is not yet available for Dask input: fit rows in memory"
+#: Why FLIC and FLAC refuse more than two classes (Firth's softmax fit itself is built).
+CALIBRATED_CLASSES = ("penalty='flic' and 'flac' (Puhr et al. 2017) calibrate a binary "
+                      "Firth fit's event rate; with more than two classes use "
+                      "penalty='firth'")
+FIRTH_DASK = ("penalty='firth' on Dask input is built for binary models (logit, probit): "
+              "fit a softmax's rows in memory")
 
 
 def check_classifier_data(est: BaseEstimator, X: MatrixLike, y: MatrixLike,

@@ -1,5 +1,6 @@
 """Rows in the chunks of a Dask collection: every pass is a distributed reduction
 (:mod:`problin._dask`), and the rows never travel."""
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -11,16 +12,20 @@ from .._core.model.basis import ColumnBasis
 from .._core.model.contract import Objective
 from .._core.model.exponential_family import ExponentialFamily
 from .._core.model.families import ClassFamily
+from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.family_softmax import CategoricalSoftmax
 from .._core.model.penalty_firth import Jeffreys
+from .._core.model.prior import PriorPrecision
 from .._core.model.penalty import GaussianPenalty
 from .._core.moments.class_stats import ClassStats
 from .._core.types import FloatArray, MatrixLike
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
 from .._dask.chunks import column_stats_chunk, reduce_chunks
 from .._dask.design import DaskDesign, dask_classifier_data
+from .._dask.fisher_rows import binary_fisher_rows, dask_jeffreys
 from .._dask.lazy import lazy_rows
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
+from .._dask.objective_ordinal import DaskOrdinalObjective
 from .._dask.regression import DaskRegressionRows, Validate, dask_regression_rows
 from .._dask.rereads import warn_if_rereads
 from .classifier_data import FIRTH_DASK, OFFSET_SUPPORT
@@ -73,9 +78,11 @@ class DaskRows:
                   offset: FloatArray | None, penalty: Jeffreys | None = None) -> Objective:
         if offset is not None:
             raise ValueError(OFFSET_SUPPORT)
-        if penalty is not None:
-            raise ValueError(FIRTH_DASK)
-        return family.on_layout(_Objectives(self.design, family, prior, information))
+        return family.on_layout(_Objectives(self.design, family, prior, information, penalty))
+
+    def ordinal_objective(self, family: CumulativeLink, prior: PriorPrecision | None
+                          ) -> Objective:
+        return DaskOrdinalObjective(self.design, family, prior)
 
     def positive_fraction(self) -> float:
         return float(self.design.class_weights[1] / self.design.total_weight)
@@ -99,19 +106,27 @@ class _Objectives:
     """The distributed objective of each family layout (``family.on_layout``)."""
 
     def __init__(self, design: DaskDesign, family: ClassFamily, prior: GaussianPenalty | None,
-                 information: str) -> None:
+                 information: str, penalty: Jeffreys | None) -> None:
         self.design, self.family, self.prior, self.information = design, family, prior, \
             information
+        self.penalty = penalty
 
     def one_predictor(self) -> Objective:
         family = self.family  # (the family called this case: it is a binary one)
         assert not isinstance(family, CategoricalSoftmax)
+        if self.penalty is not None:  # Firth's: its row sums over the chunks
+            firth = dask_jeffreys(self.penalty, self.design, family,
+                                  functools.partial(binary_fisher_rows, family=family))
+            return DaskGLMObjective(self.design, family, information=self.information,
+                                    penalty=firth)
         return DaskGLMObjective(self.design, family, information=self.information,
                                 penalty=self.prior)
 
     def class_blocks(self) -> Objective:
         family = self.family  # (the family called this case: softmax)
         assert isinstance(family, CategoricalSoftmax)
+        if self.penalty is not None:
+            raise ValueError(FIRTH_DASK)
         return DaskSoftmaxObjective(self.design, family, penalty=self.prior)
 
 

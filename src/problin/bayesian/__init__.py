@@ -1,4 +1,5 @@
-"""Bayesian logistic and softmax regression: Laplace, variational Bayes and MCMC."""
+"""Bayesian logistic, softmax and ordinal regression: Laplace, variational Bayes and MCMC."""
 from .logistic import BayesianLogisticRegression
+from .ordinal import BayesianOrdinalRegression
 
-__all__ = ["BayesianLogisticRegression"]
+__all__ = ["BayesianLogisticRegression", "BayesianOrdinalRegression"]

@@ -12,6 +12,7 @@ from ..io.readers import read_data
 from ..model_selection import (
     CLASSIFIERS,
     GLM_REGRESSORS,
+    ORDERED,
     REGRESSORS,
     applicable_classifiers,
     compare_classifiers,
@@ -124,6 +125,7 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
       problin compare --cv 10 --seed 1 --models logistic,probit
       problin compare train.csv --target sex --report leaderboard.html
       problin compare grades.csv --target grade --task regression
+      problin compare grades.csv --target grade --models ordinal,logistic,lda
     """
     model_names = [m.strip() for m in models.split(",") if m.strip()]
     _unknown("models", model_names, [*CLASSIFIERS, *REGRESSORS, *GLM_REGRESSORS])
@@ -160,7 +162,9 @@ def compare(data: str | None, target: str | None, dataset_names: str, models: st
         echo(f"\n{heading}")
         echo(table.to_string(index=False))
         if left_out:
-            echo(f"(left out, binary only: {', '.join(left_out)}; "
+            why = "ordered classes, three or more" if set(left_out) <= ORDERED else \
+                "binary only"
+            echo(f"(left out, {why}: {', '.join(left_out)}; "
                  f"{np.unique(np.asarray(y)).size} classes)")
         echo()
         boards.append((heading, table.set_index("model")))

@@ -50,14 +50,17 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def configure(name: str, alpha: float | None, settings: Sequence[str]) -> Any:
+def configure(name: str, alpha: float | None, settings: Sequence[str],
+              link: str | None = None) -> Any:
     """The estimator for a model name with the command line's parameters (``--alpha``,
-    ``-p NAME=VALUE``), each checked against the model's parameter constraints: an
-    unknown name or a value the model refuses is a usage error naming the closest
-    valid one."""
+    ``--link``, ``-p NAME=VALUE``), each checked against the model's parameter
+    constraints: an unknown name or a value the model refuses is a usage error naming the
+    closest valid one."""
     est = final_estimator(MODELS[name]())  # fit uses the model itself, on the data as read
     params = est.get_params(deep=False)
-    chosen = {} if alpha is None else {"alpha": alpha}
+    chosen: dict[str, Any] = {} if alpha is None else {"alpha": alpha}
+    if link is not None:
+        chosen["link"] = link
     for item in settings:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
@@ -80,7 +83,8 @@ def configure(name: str, alpha: float | None, settings: Sequence[str]) -> Any:
             options = [o for c in constraints[key] if isinstance(c, StrOptions)
                        for o in c.options]
             hint = did_you_mean(value, options) if isinstance(value, str) else ""
-            flag = "--alpha" if key == "alpha" and alpha is not None else f"-p {key}"
+            flag = "--alpha" if key == "alpha" and alpha is not None else \
+                "--link" if key == "link" and link is not None else f"-p {key}"
             raise click.UsageError(f"{flag}: {one_line(str(exc)).rstrip('.')}{hint}") from None
     est.set_params(**chosen)
     if isinstance(est, GLMRegressor):  # a link the family does not define: before reading
@@ -182,6 +186,9 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
                    "- 1 drops the intercept).")
 @click.option("--alpha", type=float, default=None,
               help="Prior precision (L2 penalty) of models with an alpha parameter.")
+@click.option("--link", default=None, metavar="LINK",
+              help="The link of ordinal and GLM models, e.g. -m ordinal --link probit "
+                   "(logit, probit, cloglog, loglog, cauchit).")
 @click.option("--set", "-p", "settings", multiple=True, metavar="NAME=VALUE",
               help="Any model parameter, e.g. -p solver=lbfgs -p max_iter=50 (repeatable).")
 @click.option("--standardize", is_flag=True,
@@ -195,8 +202,9 @@ def _read_lazily(data: str, target: str, data_format: str | None, drop_missing: 
 @engine_options
 @data_command
 def fit(data: str, target: str | None, model_name: str, formula: str | None,
-        alpha: float | None, settings: tuple[str, ...], standardize: bool, out: str,
-        ci: str, pvalues: str, offset: str | None, exposure: str | None, trials: str | None,
+        alpha: float | None, link: str | None, settings: tuple[str, ...], standardize: bool,
+        out: str, ci: str, pvalues: str, offset: str | None, exposure: str | None,
+        trials: str | None,
         engine: str, blocksize: str, scheduler: str | None,
         data_format: str | None, drop_missing: bool, header: bool | None,
         categorical: tuple[str, ...], n_features: int | None, debug: bool) -> None:
@@ -222,18 +230,19 @@ def fit(data: str, target: str | None, model_name: str, formula: str | None,
       problin fit big_dataset/ -t y -m lda --engine dask --blocksize 16MiB -o m.problin
       problin fit admit.csv -m logistic -f "admit ~ gre + gpa + C(rank)" -o m.problin
       problin fit claims.csv -t n -m poisson --exposure years -o claims.problin
+      problin fit survey.csv -t rating -m ordinal --link probit -o rating.problin
       problin fit sex2.csv -t case -m logistic -p penalty=firth --ci profile --pvalues lr -o m.problin
     """
     columns = chosen_columns(offset, exposure, trials)
     request = RefitRequest(ci, pvalues)
     if formula is not None or target is None:
         _formula.check_formula_options(formula, target, standardize, categorical, engine)
-        est = configure(model_name, alpha, settings)
+        est = configure(model_name, alpha, settings, link)
         check_model_takes(model_name, est, columns)
         request.check(engine, est)
         return _formula.fit_formula(data, str(formula), model_name, est, out, data_format,
                                     drop_missing, header, check_target, columns, request)
-    est = configure(model_name, alpha, settings)  # before reading: a typo fails at once
+    est = configure(model_name, alpha, settings, link)  # before reading: a typo fails at once
     check_model_takes(model_name, est, columns)
     request.check(engine, est)
     if engine == "memory":

@@ -1,7 +1,9 @@
 """Generalised linear models fitted by the Newton/IRLS engine: the classifiers and the
 regressors of counts, rates, sizes and grouped outcomes."""
 from .logistic import LogisticRegression
+from ._ordinal_tests import BrantResult, NonParallelFit, brant_test, proportional_odds_lr_test
 from .negative_binomial import NegativeBinomialRegression
+from .ordinal import OrdinalRegression
 from .probit import ProbitRegression
 from .regressors import (
     GLM,
@@ -14,4 +16,5 @@ from .regressors import (
 
 __all__ = ["LogisticRegression", "ProbitRegression", "GLM", "PoissonRegression",
            "GammaRegression", "InverseGaussianRegression", "TweedieRegression",
-           "BinomialRegression", "NegativeBinomialRegression"]
+           "BinomialRegression", "NegativeBinomialRegression", "OrdinalRegression",
+           "brant_test", "BrantResult", "proportional_odds_lr_test", "NonParallelFit"]

@@ -28,6 +28,7 @@ from .._effects_methods import EffectsMethods
 from .._frames import encode_frame
 from .._params import validate_params
 from .._source import ClassifierRows, data_source
+from .._source.classifier_data import CALIBRATED_CLASSES
 from .._state import AllOrNothingFit
 from ..inference.effects import EffectsModel
 from ..inference.hypothesis import LikelihoodModel, Restrictions, TestResult, table_wald_test
@@ -148,12 +149,17 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         source = data_source(X)  # the one choice of where the rows are
         if cov_type != "nonrobust" or offset is not None:
             source.require_in_memory(_IN_MEMORY_ONLY)
+        if self.penalty in ("flic", "flac"):  # (their refits read the rows one by one)
+            source.require_in_memory(f"penalty={self.penalty!r} refits in memory: Dask input "
+                                     "takes penalty='firth'")
         rows = source.classifier_rows(self, y, sample_weight, self._multiclass,
                                       self.fit_intercept, standardise=True)
         design = rows.design
         clusters = check_groups(cov_type, groups, design.n_samples)
         offset = check_offset(offset, design.n_samples)
         family = classifier_family(self._family, self.classes_.size, self.alpha)
+        if self.penalty in ("flic", "flac") and family.n_blocks > 1:
+            raise ValueError(CALIBRATED_CLASSES)
         # L-BFGS's memory, checked before the objective allocates parameter-sized
         # vectors (its prior's, the start's).
         blocks = family.n_blocks

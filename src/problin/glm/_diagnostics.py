@@ -7,6 +7,7 @@ fit may afford (the information matrix, L-BFGS's memory) and the classifiers'
 separation check.
 """
 import os
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -192,8 +193,11 @@ def _firth_separated(est: Any, problem: ClassifierProblem, result: SolverResult)
     (:func:`certified_separation`, no LP) that the maximum-likelihood estimates do not
     exist, for the summary's note (no warning: Firth's estimates are finite)."""
     objective = problem.objective
-    if objective.penalty.exact_hessian or not problem.rows.rows_in_memory \
-            or np.ndim(result.eta) != 1:
+    if objective.penalty.exact_hessian:
+        return False
+    if not problem.rows.rows_in_memory:  # (Dask: the fitted margins' certificate, 2 passes)
+        return objective.separation(replace(result, direction=None)) is not None
+    if np.ndim(result.eta) != 1:
         return False
     sw = objective.sample_weight
     targets = problem.family.separation_splits(problem.rows.targets(), est.classes_)

@@ -4,7 +4,8 @@ Values: None, bool, int, str and finite floats as themselves; non-finite floats 
 ``{"$float": "nan"}``; arrays (object arrays of strings as unicode, flagged) and numpy scalars
 as references to ``.npy`` members; tuples, dicts and ``RandomState`` tagged; estimators as
 ``{"$estimator": name, "schema": version, "params": ..., "state": ..., "internal": ...}``,
-a GLM's distribution or family object as ``{"$family": {"name": ..., parameters, "link": ...}}``
+a GLM's distribution or family object as ``{"$family": {"name": ..., parameters, "link": ...}}``,
+an ordinal fit's family as ``{"$cumulative_link": {"link": ..., "n_classes": ...}}``
 and problin's internal dataclasses as ``{"$record": name, "schema": version, "fields":
 ...}``, with every name looked up in a fixed whitelist. Private state and record fields
 are stored under the stable names of :mod:`._schema`, never as the attributes are called
@@ -24,13 +25,16 @@ from .. import bayesian, decision, discriminant, glm, linear_model, naive_bayes
 from .._core.moments.class_stats import ClassStats
 from .._dask.chunks import is_dask
 from .._core.moments.least_squares import Moments
+from .._core.model.basis import ColumnBasis
 from .._core.model.distributions import Distribution
+from .._core.model.family_ordinal import CumulativeLink
 from .._core.solvers.stochastic import StochasticState
 from .._core.model.exponential_family import (ExponentialFamily, family_from_params,
                                               family_to_params)
 from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
 from ..formula import INTERCEPT, Formula
+from ..glm._ordinal_fit import OrdinalFit
 from ..glm.result import GLMFit
 from ..linear_model._inference import OLSFit
 from ._formula_state import check_formula_is_data, spec_from_data, spec_to_data
@@ -60,6 +64,7 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
         "problin.ClassStats": ClassStats, "problin.GaussianModel": GaussianModel,
         "problin.Moments": Moments, "problin.GLMFit": GLMFit,
         "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit,
+        "problin.OrdinalFit": OrdinalFit, "problin.ColumnBasis": ColumnBasis,
         "problin.StochasticState": StochasticState}
     return estimators, records
 
@@ -141,6 +146,8 @@ class Encoder:
                 return {"$family": family_to_params(v)}
             except TypeError as exc:
                 raise TypeError(f"cannot save {where}: {exc}") from None
+        if isinstance(v, CumulativeLink):  # an ordinal fit's family: its link and classes
+            return {"$cumulative_link": {"link": v.link, "n_classes": v.n_classes}}
         name = name_of(v, self.estimators)
         if name is not None:
             return self.estimator(v, name, where)
@@ -221,6 +228,15 @@ class Decoder:
             except (TypeError, ValueError, IndexError) as exc:
                 self.fail(where, f"bad random state ({exc})")
             return rs
+        if "$cumulative_link" in node:
+            spec = self.check(node["$cumulative_link"], dict, where)
+            link, n_classes = spec.get("link"), spec.get("n_classes")
+            if not isinstance(link, str) or not isinstance(n_classes, int) or n_classes < 2:
+                self.fail(where, f"bad cumulative-link family {spec!r}")
+            try:
+                return CumulativeLink(link, n_classes)
+            except ValueError as exc:
+                self.fail(where, f"bad cumulative-link family ({exc})")
         if "$family" in node:
             try:
                 return family_from_params(self.check(node["$family"], dict, where))

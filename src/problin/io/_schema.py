@@ -67,6 +67,7 @@ INTERNAL: Mapping[str, str] = {
     "cov_factor": "_cov_factor", "intercept_var": "_intercept_var", "x_mean": "_x_mean",
     "class_stats": "_stats", "gaussian_model": "_model", "log_absent": "_log_absent",
     "cost": "_cost", "log_ratio": "_log_ratio",
+    "predictive_draws": "_predictive_draws",  # BayesianOrdinalRegression's thinned posterior
     # LMS's streaming state (partial_fit resumes from it)
     "lms_weights": "_W", "rng": "_rng", "step": "_step", "seen_count": "_seen_count",
     "seen_origin": "_seen_origin", "seen_offset": "_seen_offset", "seen_sq": "_seen_sq",

@@ -21,6 +21,8 @@ McmcTraceDisplay           plot_mcmc_trace             MCMC draws of a parameter
 OptimiserTraceDisplay      plot_optimiser_trace        the optimiser's objective per iteration
 ActivationUncertaintyDisplay                           posterior sd of a Bayesian classifier's
                                                        linear predictor over two features
+OrdinalProbabilityDisplay  plot_ordinal_probabilities  ordered classes along a feature: the
+                                                       cumulative P(y <= k), or the stack
 =========================  ==========================  =========================================
 
 Features not plotted are held at their mean (continuous) or their most frequent value
@@ -49,6 +51,7 @@ try:  # matplotlib is the ``report`` extra: without it, one error naming the ext
     from .band import PredictiveBandDisplay, plot_predictive_band
     from .calibration import ReliabilityDisplay, plot_reliability
     from .coefficients import CoefficientDisplay, plot_coefficients
+    from .ordinal import OrdinalProbabilityDisplay, plot_ordinal_probabilities
     from .regions import DecisionRegionsDisplay, plot_decision_regions
     from .roc import RocDisplay, plot_roc
     from .trace import (
@@ -66,9 +69,10 @@ except ModuleNotFoundError as exc:
 __all__ = [
     "DecisionRegionsDisplay", "ReliabilityDisplay", "RocDisplay", "PredictiveBandDisplay",
     "CoefficientDisplay", "McmcTraceDisplay", "OptimiserTraceDisplay",
-    "ActivationUncertaintyDisplay",
+    "ActivationUncertaintyDisplay", "OrdinalProbabilityDisplay",
     "plot_decision_regions", "plot_reliability", "plot_roc", "plot_predictive_band",
-    "plot_coefficients", "plot_mcmc_trace", "plot_optimiser_trace", "default_features",
+    "plot_coefficients", "plot_mcmc_trace", "plot_optimiser_trace",
+    "plot_ordinal_probabilities", "default_features",
 ]
 
 

@@ -24,7 +24,8 @@ from .tables import describe_model, final_estimator, parameter_table
 __all__ = ["build_report", "write_report", "choose_features"]
 
 # Plots in the order a reader wants them: the model's picture first, diagnostics after.
-_ORDER = ["Decision regions", "Class probabilities", "Uncertainty", "Predictive uncertainty",
+_ORDER = ["Decision regions", "Class probabilities", "Cumulative probabilities",
+          "Class probability stack", "Uncertainty", "Predictive uncertainty",
           "Coefficients", "Calibration", "ROC", "Confusion matrix", "Predicted against actual",
           "Residuals", "Optimiser trace", "MCMC trace"]
 

@@ -59,7 +59,9 @@ def _auc(proba: np.ndarray, t: np.ndarray, classes: Sequence[Any]) -> float:
         return float(roc_auc_score(t == classes[1], proba[:, 1]))
     if present.size < len(classes):
         return float("nan")  # a class absent from these rows: macro AUC undefined
-    return float(roc_auc_score(t, proba, multi_class="ovr", labels=list(classes)))
+    order = np.argsort(np.asarray(classes), kind="stable")  # scikit-learn: sorted labels
+    return float(roc_auc_score(t, proba[:, order], multi_class="ovr",
+                               labels=list(np.asarray(classes)[order])))
 
 
 def regression_scores(p: Predictions, y: np.ndarray,

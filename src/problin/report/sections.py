@@ -17,10 +17,13 @@ from ..plot import (
     CoefficientDisplay,
     DecisionRegionsDisplay,
     OptimiserTraceDisplay,
+    OrdinalProbabilityDisplay,
     PredictiveBandDisplay,
     ReliabilityDisplay,
     RocDisplay,
 )
+from ..bayesian import BayesianOrdinalRegression
+from ..glm import OrdinalRegression
 from ..plot._data import Columns  # the report's data, named, checked once for all plots
 from ..plot.roc import class_scores
 from ..plot.uncertainty import activation_std
@@ -34,6 +37,8 @@ __all__ = ["FigureEntry", "classifier_diagnostics", "regression_diagnostics", "m
 # (heading, data URI or None, caption, rows of the page's grid it spans)
 FigureEntry = tuple[str, str | None, str, int]
 _MAX_COEFFICIENTS = 60  # a taller coefficient plot is unreadable on a page
+# Models whose classes are ordered: their probabilities are drawn cumulated and stacked.
+_ORDERED = (OrdinalRegression, BayesianOrdinalRegression)
 
 
 def classifier_diagnostics(model: Any, X: Any, y: np.ndarray, classes: Sequence[Any],
@@ -124,6 +129,8 @@ def _regions_and_bands(model: Any, cols: Columns, y: np.ndarray | None, chosen: 
                      ("Regions of the predicted class and probability contours" if two else
                       "Probability of each class along the feature; ticks: the data")
                      + f", {held}; discrete features jittered.", notes)]
+    if isinstance(final_estimator(model), _ORDERED):
+        out += _ordered_classes(model, cols, chosen[0], held, notes)
     if activation_std(model, cols.as_input(cols.values[:1])) is not None:
         out.append(_optional("Uncertainty", lambda ax: ActivationUncertaintyDisplay
                              .from_estimator(model, cols, features=chosen, ax=ax),
@@ -132,9 +139,24 @@ def _regions_and_bands(model: Any, cols: Columns, y: np.ndarray | None, chosen: 
     return out
 
 
+def _ordered_classes(model: Any, cols: Columns, feature: int, held: str,
+                     notes: list[str]) -> list[FigureEntry]:
+    """The cumulative probabilities and the stacked class probabilities of ordered
+    classes along one feature."""
+    return [_optional("Cumulative probabilities", lambda ax: OrdinalProbabilityDisplay
+                      .from_estimator(model, cols, feature=feature, kind="cumulative", ax=ax),
+                      "P(y ≤ k) for each cut between consecutive classes along one feature, "
+                      f"{held}: under proportional odds, shifted copies of one curve.", notes),
+            _optional("Class probability stack", lambda ax: OrdinalProbabilityDisplay
+                      .from_estimator(model, cols, feature=feature, kind="stack", ax=ax),
+                      f"The class probabilities stacked in their order, {held}.", notes)]
+
+
 def _coefficients(model: Any, cols: Columns | None, names: list[str],
                   notes: list[str], parameters: pd.DataFrame | None) -> list[FigureEntry]:
     table = parameter_table(model, names) if parameters is None else parameters
+    if isinstance(final_estimator(model), _ORDERED):  # the slopes; cut-points are no columns
+        table = table[table.index.isin(names)]
     if not {"ci_low", "ci_high"} <= set(table.columns):
         return []
     n = int(np.sum([str(i[-1] if isinstance(i, tuple) else i) != "intercept"

@@ -17,7 +17,7 @@ from .design import Design
 from .design_small import SMALL_ELEMENTS
 from .family_softmax import CategoricalSoftmax, SoftmaxState, _class_major
 from .objective import InMemoryObjective, _range_basis, _scaled_weights
-from .penalty import Penalty, objective_penalty
+from .penalty import Information, Penalty, add_penalty, objective_penalty
 from .prior import PriorPrecision
 from .start_curvature import SharedStartCurvature
 
@@ -157,8 +157,11 @@ class SoftmaxObjective(SharedStartCurvature, InMemoryObjective):
         """``(f, gradient, Hessian)`` at ``theta`` (the exact block Hessian)."""
         loss, state = self.row_derivatives(eta)
         hess = self.design.softmax_gram(state, self.sample_weight, single)
-        f, grad = self.penalty.add_gradient(theta, loss, self._gradient(state))
-        return f, grad, self.penalty.add_hessian(theta, hess)
+        # (the Hessian is the Fisher information: a penalty of it, Firth's, reads it)
+        f, grad, H = add_penalty(self.penalty, theta, loss, self._gradient(state), hess,
+                                 Information(hess, single))
+        assert H is not None
+        return f, grad, H
 
     def coordinate_derivatives(self, eta: np.ndarray, c: np.ndarray, block: int = 0
                                ) -> tuple[float, float]:

@@ -73,6 +73,14 @@ class Penalty(Protocol):
         ...
 
     @property
+    def reads_information(self) -> bool:
+        """Whether ``r``'s value at a new ``theta`` needs the data's Fisher information
+        there (Firth's ``log |I|``): a Gram pass of its own unless the objective's pass
+        formed one (:class:`Information`), so that the Newton engine forms a Gram in
+        every pass."""
+        ...
+
+    @property
     def gaussian(self) -> "GaussianPenalty | None":
         """This penalty as a Gaussian prior ``N(m, P^-1)`` (the Bayesian posteriors and
         the Kronecker start need ``P`` itself), or None where it is not one."""
@@ -115,6 +123,13 @@ class Penalty(Protocol):
         None where there is none to scale by."""
         ...
 
+    def lagged(self, gradient: np.ndarray) -> AbstractContextManager[None]:
+        """Within it, where a pass forms only a float32 information (a step's direction,
+        never the answer), ``gradient`` stands in for ``grad r`` there (a penalty whose
+        gradient costs a pass of its own: Firth's leverages, lagged; the fixed point is
+        unchanged). A penalty of ``theta`` alone ignores it."""
+        ...
+
     def reported_curvature(self) -> AbstractContextManager[bool]:
         """Within it, :meth:`add_hessian` adds the curvature a covariance is read from;
         it yields whether the steps used another (then the engine's last Hessian is not
@@ -134,6 +149,7 @@ class PenaltyBase:
     flat = False
     smooth = True
     exact_hessian = True
+    reads_information = False
 
     @property
     def gaussian(self) -> "GaussianPenalty | None":
@@ -166,6 +182,9 @@ class PenaltyBase:
 
     def reported_curvature(self) -> AbstractContextManager[bool]:
         return nullcontext(False)
+
+    def lagged(self, gradient: np.ndarray) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def hessian_diagonal(self) -> np.ndarray | None:
         return None

@@ -45,10 +45,12 @@ from ..linalg import add_intercept_gram, cholesky, symmetrize
 from ..types import Matrix
 from .design import Design
 from .exponential_family import ExponentialFamily
+from .family_softmax import CategoricalSoftmax
 from .penalty import Information, Penalty, PenaltyBase
+from .penalty_firth_softmax import SoftmaxFisherRows
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
-           "information_slope", "log_weight_derivatives"]
+           "combined_adjustment", "information_slope", "log_weight_derivatives"]
 
 
 def information_slope(family: ExponentialFamily, eta: np.ndarray) -> np.ndarray:
@@ -121,7 +123,8 @@ EXACT_MAX_PARAMS = 128
 
 class FisherRows(Protocol):
     """The row sums Firth's penalty needs at ``theta``, in the solving basis: two
-    passes, each one read of the rows (a Dask objective would sum them over chunks)."""
+    passes, each one read of the rows (on Dask summed over the chunks:
+    ``problin._dask.fisher_rows``)."""
 
     n_params: int
 
@@ -206,6 +209,15 @@ class MemoryFisherRows:
     def adjustment(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
                    curvature: bool, exact: bool = False
                    ) -> tuple[np.ndarray, np.ndarray | None]:
+        return combined_adjustment(self.adjustment_sums(theta, r_inv, tau, curvature, exact),
+                                   tau)
+
+    def adjustment_sums(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
+                        curvature: bool, exact: bool = False) -> tuple[np.ndarray, ...]:
+        """The row sums :meth:`adjustment` combines (:func:`combined_adjustment`), in the
+        solving basis: the gradient, with ``curvature`` the held-leverage Gram, with
+        ``exact`` the factor ``M`` of the exact Hessian's ``tau M M^T``. Each is a sum
+        over rows, so row chunks' shares add up (Dask: ``DaskFisherRows``)."""
         design, family = self.design, self.family
         _, params = design.kernel()
         theta_k, p, intercept = params(theta), design.n_params, design.intercept
@@ -247,17 +259,37 @@ class MemoryFisherRows:
         upper = np.triu_indices(p)
         pair_scale = np.where(upper[0] == upper[1], 1.0, np.sqrt(2.0))
         parts = self._sum(part)
-        if not curvature:
-            return np.asarray(params(parts[0])), None
-        G = parts[1]
-        if exact:  # + tau sum_il s_i s_l P_il^2 z_i z_l^T = tau M M^T
-            G = G + tau * (parts[2] @ parts[2].T)
-        return np.asarray(params(parts[0])), np.asarray(params(symmetrize(G), cov=True))
+        # (M's rows are parameters: the basis scales them as it scales a gradient)
+        return (params(parts[0]),) + tuple(
+            params(a, cov=True) if i == 1 else params(a.T).T for i, a in enumerate(parts) if i)
 
     def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> "MemoryFisherRows":
         return MemoryFisherRows(self.design.subsample(rows), self.family, self.y[rows],
                                 sample_weight, None if self.offset is None
                                 else self.offset[rows])
+
+
+def combined_adjustment(sums: tuple[np.ndarray, ...], tau: float
+                        ) -> tuple[np.ndarray, np.ndarray | None]:
+    """:meth:`FisherRows.adjustment` from :meth:`MemoryFisherRows.adjustment_sums` (summed
+    over any row chunks): the gradient and the curvature, ``+ tau M M^T`` where exact
+    (``tau sum_il s_i s_l P_il^2 z_i z_l^T``, not a sum over rows: formed after the
+    sum)."""
+    if len(sums) == 1:
+        return np.asarray(sums[0]), None
+    G = np.array(sums[1], dtype=np.float64)
+    if len(sums) == 3:
+        G += tau * (sums[2] @ sums[2].T)
+    return np.asarray(sums[0]), symmetrize(G)
+
+
+def _positive_definite(H: np.ndarray) -> bool:
+    """Whether ``H`` factors without jitter (one too indefinite for any jitter raises in
+    :func:`cholesky`: not positive definite either)."""
+    try:
+        return cholesky(H).jitter == 0.0
+    except np.linalg.LinAlgError:
+        return False
 
 
 class JeffreysPenalty(PenaltyBase):
@@ -281,6 +313,7 @@ class JeffreysPenalty(PenaltyBase):
     the leverages at that point until an exact one comes."""
 
     exact_hessian = False
+    reads_information = True  # (the engine forms a Gram in every pass: see newton.py)
 
     def __init__(self, rows: FisherRows, tau: float = 0.5) -> None:
         self.rows, self.tau = rows, float(tau)
@@ -292,6 +325,7 @@ class JeffreysPenalty(PenaltyBase):
         self._exact = False  # steps take the exact Hessian (the held-leverage one failed)
         self._report = False  # within reported_curvature
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # (theta, grad r) of a step
+        self._lagged: np.ndarray | None = None  # grad r standing in for a leverage pass
 
     def _evaluate(self, theta: np.ndarray, information: Information | None = None
                   ) -> tuple[float, np.ndarray]:
@@ -349,7 +383,8 @@ class JeffreysPenalty(PenaltyBase):
         value = self._evaluate(theta, information)[0]
         if hess is None or (information is not None and information.rounded):
             # (a gradient, or a direction's float32 Hessian: the information alone)
-            return f + value, grad + self.gradient(theta), hess
+            lagged = self._lagged if hess is not None else None
+            return f + value, grad + (self.gradient(theta) if lagged is None else lagged), hess
         g, H = self._adjustment(theta, True)
         assert H is not None
         if not self._report:
@@ -358,7 +393,7 @@ class JeffreysPenalty(PenaltyBase):
                 self._exact = True
                 g, H = self._adjustment(theta, True)
                 assert H is not None
-            if self._exact and cholesky(hess + H).jitter != 0.0:
+            if self._exact and not _positive_definite(hess + H):
                 # (the penalty is not convex: where the exact Hessian is not positive
                 # definite, this step takes the held-leverage one)
                 self._exact = False
@@ -382,6 +417,14 @@ class JeffreysPenalty(PenaltyBase):
         total = float(step @ (hess + H) @ step)
         return bool(total > 0.0 and abs(float(step @ (g - last[1])) - float(step @ H @ step))
                     > 0.25 * total)
+
+    @contextmanager
+    def lagged(self, gradient: np.ndarray) -> Iterator[None]:
+        self._lagged = gradient
+        try:
+            yield
+        finally:
+            self._lagged = None
 
     @contextmanager
     def reported_curvature(self) -> Iterator[bool]:
@@ -428,9 +471,18 @@ class Jeffreys:
 
     def bind(self, design: Design, family: ExponentialFamily, y: np.ndarray,
              sample_weight: np.ndarray | None, offset: np.ndarray | None) -> JeffreysPenalty:
+        return self.on(MemoryFisherRows(design, family, y, sample_weight, offset), family)
+
+    def on(self, rows: FisherRows, family: ExponentialFamily) -> JeffreysPenalty:
+        """The penalty on ``rows`` wherever they are (in memory, Dask chunks)."""
         self.check(family)
-        return JeffreysPenalty(MemoryFisherRows(design, family, y, sample_weight, offset),
-                               self.tau)
+        return JeffreysPenalty(rows, self.tau)
+
+    def bind_classes(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
+                     sample_weight: np.ndarray | None) -> JeffreysPenalty:
+        """The penalty of a softmax's rows (:mod:`.penalty_firth_softmax`): the same
+        :class:`JeffreysPenalty` on the classes' row sums."""
+        return JeffreysPenalty(SoftmaxFisherRows(design, family, t, sample_weight), self.tau)
 
 
 #: Firth's penalty, ``tau = 1/2``.

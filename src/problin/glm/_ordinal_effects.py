@@ -1,0 +1,147 @@
+"""What the ordinal model's interpretation, interval and text summary read of a fit.
+
+Effects per category go through the interpretation API's generic path
+(:mod:`problin._effects_methods`): the model is the ``K - 1`` cumulative linear predictors
+``eta_j = theta_j - x^T beta`` (blocks ``[theta_j, -beta]``, whose covariance is the fit's
+mapped by the 0/1 matrix that repeats ``beta``) and :class:`CumulativeMap`, their map to
+the K category probabilities ``p_k = F(eta_k) - F(eta_{k-1})``. The probabilities sum to one
+in every row, so effects on them sum to zero across the categories.
+"""
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+from sklearn.utils.validation import check_is_fitted
+
+from .._core.model.family_ordinal import LatentDistribution, log_interval
+from .._core.types import FloatArray
+from ..inference.effects import EffectsModel, IdentityMap, MeanMap
+from ..inference.text import SummaryText, format_p, format_summary, format_value
+
+__all__ = ["CumulativeMap", "ordinal_effects_model", "ordinal_interval",
+           "ordinal_summary_text"]
+
+
+@dataclass(frozen=True)
+class CumulativeMap:
+    """The K category probabilities of the ``K - 1`` cumulative linear predictors."""
+
+    dist: LatentDistribution
+
+    def _density(self, eta: FloatArray) -> FloatArray:
+        return np.exp(self.dist.log_pdf(eta))
+
+    def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        n, L = eta.shape
+        bounds = np.column_stack((np.full(n, -np.inf), eta, np.full(n, np.inf)))
+        p = np.exp(log_interval(self.dist, bounds[:, 1:], bounds[:, :-1]))
+        f = self._density(eta)
+        d = np.zeros((n, L + 1, L))
+        k = np.arange(L)
+        d[:, k, k] = f
+        d[:, k + 1, k] = -f
+        return p, d
+
+    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        p, d = self(eta)
+        n, L = eta.shape
+        fprime = self._density(eta) * self.dist.score(eta)
+        T = np.zeros((n, L + 1, L, L))
+        k = np.arange(L)
+        T[:, k, k, k] = fprime
+        T[:, k + 1, k, k] = -fprime
+        return p, d, T
+
+
+def _blocks_map(n_features: int, n_cuts: int) -> FloatArray:
+    """``M`` with ``vec(blocks) = M [beta, theta]``, blocks ``[theta_j, -beta]``."""
+    M = np.zeros((n_cuts * (1 + n_features), n_features + n_cuts))
+    for j in range(n_cuts):
+        row = j * (1 + n_features)
+        M[row, n_features + j] = 1.0
+        M[row + 1:row + 1 + n_features, :n_features] = -np.eye(n_features)
+    return M
+
+
+def ordinal_effects_model(estimator: Any, type: str) -> EffectsModel:
+    """The response scale: category probabilities (outputs the classes); the link scale:
+    the cumulative linear predictors (outputs the cut-points' names)."""
+    check_is_fitted(estimator)
+    fit = estimator._result
+    D, L = fit.n_features, fit.family.n_classes - 1
+    blocks = np.column_stack((fit.cutpoints, np.tile(-fit.coef, (L, 1))))
+    M = _blocks_map(D, L)
+    covariance = M @ fit.covariance @ M.T
+    mean: MeanMap
+    if type == "response":
+        mean, outputs = CumulativeMap(fit.family.dist), list(estimator.classes_)
+    else:
+        mean, outputs = IdentityMap(), estimator.parameter_names()[D:]
+    return EffectsModel(blocks, True, mean, outputs, covariance, None)
+
+
+def ordinal_interval(estimator: Any, X: Any, level: float) -> pd.DataFrame:
+    """Each class's probability, its delta-method standard error and an interval formed
+    on the log-odds ``log(p / (1 - p))`` (statsmodels' ``MNLogit`` convention)."""
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    fit = estimator._result
+    eta = estimator._eta(X)
+    logp = fit.family.log_proba(eta, fit.cutpoints)
+    n, K = logp.shape
+    D = fit.n_features
+    u = fit.cutpoints[None, :] - eta[:, None]
+    f = np.exp(fit.family.dist.log_pdf(u))  # (n, K-1)
+    upper = np.column_stack((f, np.zeros(n)))
+    lower = np.column_stack((np.zeros(n), f))
+    Xd = np.asarray(estimator._design_rows(X), dtype=np.float64)
+    V = np.asarray(fit.covariance)
+    var = np.empty((n, K))
+    for k in range(K):
+        G = np.zeros((n, D + K - 1))
+        G[:, :D] = -Xd * (upper[:, k] - lower[:, k])[:, None]
+        if k < K - 1:
+            G[:, D + k] = upper[:, k]
+        if k > 0:
+            G[:, D + k - 1] -= lower[:, k]
+        var[:, k] = np.einsum("ij,jk,ik->i", G, V, G)
+    p = np.exp(logp)
+    se = np.sqrt(np.clip(var, 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_odds = logp - np.log(-np.expm1(logp))
+        se_odds = se / (p * (1.0 - p))
+    z = stats.norm.isf((1.0 - float(level)) / 2.0)
+    index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(n)
+    frame = pd.DataFrame({"mean": p.ravel(), "std_err": se.ravel(),
+                          "ci_low": special.expit(log_odds - z * se_odds).ravel(),
+                          "ci_high": special.expit(log_odds + z * se_odds).ravel()},
+                         index=pd.MultiIndex.from_product([index, estimator.classes_.tolist()],
+                                                          names=["row", "class"]))
+    return frame
+
+
+def ordinal_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
+    """The header of the fit (link, method, covariance, likelihood statistics) above the
+    coefficient table, as statsmodels' ``OrderedModel`` summary shows it."""
+    alpha = float(model.alpha)
+
+    def rows(items: list[tuple[str, Any, str]]) -> list[tuple[str, str]]:
+        return [(label, format_p(v, 4) if kind == "p" else format_value(v))
+                for label, v, kind in items
+                if v is not None and not (isinstance(v, float) and np.isnan(v))]
+
+    left = rows([("Model", f"OrdinalRegression ({model.link})", ""),
+                 ("Method", "MLE" if alpha == 0 else f"MAP, alpha={alpha:g}", ""),
+                 ("Covariance", model.cov_type, ""), ("Converged", bool(model.converged_), ""),
+                 ("Iterations", model.n_iter_, ""), ("AIC", model.aic_, ""),
+                 ("BIC", model.bic_, "")])
+    right = rows([("No. Observations", model.n_obs_, ""), ("Df Residuals", model.df_resid_, ""),
+                  ("Df Model", model.df_model_, ""), ("Log-Likelihood", model.log_likelihood_, ""),
+                  ("LL-Null", model.null_log_likelihood_, ""),
+                  ("Pseudo R-squ.", model.pseudo_r2_, ""),
+                  ("LLR p-value", model.lr_pvalue_, "p")])
+    notes = ["P(y <= k | x) = F(theta_k - x'beta): the cut-points 'a|b' separate classes a "
+             "and b; a positive slope moves the rows towards the higher classes."]
+    return format_summary("OrdinalRegression results", left, right, table, notes)
