@@ -207,3 +207,29 @@ def test_one_pass_finds_labels_that_differ_between_chunks(data, model):
     assert len(computes) == 1
     assert_same_fit(a, b)
     np.testing.assert_array_equal(b.predict(X[::97]), a.predict(X[::97]))
+
+
+def misaligned(a):
+    """``a``'s values in a view one byte into a buffer: a chunk as a worker holds it
+    after a message (the passes read such rows block by block, not as a copy)."""
+    out = np.frombuffer(np.empty(a.nbytes + 1, np.uint8)[1:], dtype=a.dtype).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+def misaligned_rows(a):
+    return dask_rows(a).map_blocks(misaligned, dtype=a.dtype)
+
+
+@pytest.mark.parametrize("model", [LinearRegression(), *CLASSIFIERS], ids=repr)
+def test_misaligned_chunks_checked_through_the_statistics(data, model):
+    """Misaligned chunks give the numpy fit; a value beyond the magnitude bound there
+    (finite, its square too) fails the statistics' bound and is named by chunk and row."""
+    X, t = data[0], target(model, data).astype(np.float64)
+    with dask.config.set(scheduler="sync"):
+        assert_same_fit(clone(model).fit(X, t),
+                        clone(model).fit(misaligned_rows(X), misaligned_rows(t)))
+        X = np.where(np.arange(N)[:, None] == 2 * CHUNK + 5, 1e145, X)
+        with pytest.raises(ValueError, match=rf"in chunk 2 \(row {2 * CHUNK + 5}, 1 row"):
+            clone(model).fit(misaligned_rows(X), misaligned_rows(t))

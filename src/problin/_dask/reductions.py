@@ -18,10 +18,12 @@ from .._core.labels import distinct_labels, encode_classes
 from .._core.moments.class_stats import ClassStats, class_stats, spread_classes
 from .._core.moments.least_squares import Moments, moments
 from .._core.types import Matrix
-from .._core.validation import check_class_totals, check_total_weight
+from .._core.validation import MAX_MAGNITUDE, check_class_totals, check_total_weight
 from .chunks import (
     _check_chunk,
     _chunk_weights,
+    _float_rows,
+    _pass_rows,
     _scratch_rows,
     _sparse_chunk,
     align_rows,
@@ -45,13 +47,30 @@ __all__ = [
 
 def _moments_chunk(k: int, lo: int, Xb: Matrix, Tb: np.ndarray,
                    wb: np.ndarray | None) -> Moments | None:
+    """The moments of chunk ``k``, its rows read once (see :func:`_checked`)."""
     if Xb.shape[0] == 0:
         return None
-    Xb = _scratch_rows(Xb)
-    _check_chunk(k, lo, "X", Xb)
+    Xb = _pass_rows(Xb)
     Tb = np.asarray(Tb, dtype=np.float64).reshape(Xb.shape[0], -1)
-    _check_chunk(k, lo, "y", Tb, bounded=True)  # a regression target: squared too
-    return moments(Xb, Tb, _chunk_weights(k, lo, wb))
+    w = _chunk_weights(k, lo, wb)
+    return _checked(moments(Xb, Tb, w), k, lo, Xb, w,
+                    Tb)  # a regression target: squared too, so bounded as X
+
+
+def _checked(stats: Any, k: int, lo: int, Xb: Matrix, w: np.ndarray | None,
+             Tb: np.ndarray | None = None) -> Any:
+    """``stats`` of chunk ``k``'s rows (``Xb``, targets ``Tb``) once they are known to hold
+    no NaN, infinity or value beyond the magnitude bound: proved by the statistics
+    themselves (``stats.values_within``: the rows are read once, by the pass), or, where
+    they cannot prove it (or weights may hide a row), by reading the rows again for the
+    error that names the chunk and the row."""
+    if w is None and stats.values_within(MAX_MAGNITUDE):
+        return stats
+    if not sp.issparse(Xb):
+        _check_chunk(k, lo, "X", _float_rows(Xb))
+    if Tb is not None:
+        _check_chunk(k, lo, "y", Tb, bounded=True)
+    return stats
 
 
 def dask_regression_data(estimator: Any, X: Any, y: Any, reset: bool) -> tuple[Any, Any]:
@@ -130,6 +149,16 @@ class Labelled:
                         .merge(other.stats.spread(np.searchsorted(union, b), union.size)))
 
 
+def _sparse_rows(k: int, lo: int, Xb: Matrix, accept_sparse: bool) -> Matrix:
+    """A scipy.sparse chunk as checked CSR (see :func:`_sparse_chunk`), or the error of an
+    estimator that takes no sparse rows."""
+    if not accept_sparse:
+        raise TypeError(f"chunk {k} of X is a scipy.sparse matrix, which this estimator "
+                        "does not take; pass dense chunks (X.map_blocks(lambda b: "
+                        "b.toarray()))")
+    return _sparse_chunk(k, lo, Xb)
+
+
 def _class_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | None,
                  classes: np.ndarray | int, reduce: Callable[..., Any], accept_sparse: bool,
                  coded: bool = False) -> Any:
@@ -138,11 +167,7 @@ def _class_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | N
     if Xb.shape[0] == 0:
         return None
     if sp.issparse(Xb):
-        if not accept_sparse:
-            raise TypeError(f"chunk {k} of X is a scipy.sparse matrix, which this estimator "
-                            "does not take; pass dense chunks (X.map_blocks(lambda b: "
-                            "b.toarray()))")
-        Xb = _sparse_chunk(k, lo, Xb)
+        Xb = _sparse_rows(k, lo, Xb, accept_sparse)
     else:
         Xb = _scratch_rows(Xb)
         _check_chunk(k, lo, "X", Xb)
@@ -153,18 +178,37 @@ def _class_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | N
     return reduce(Xb, codes, _chunk_weights(k, lo, wb), classes.size)
 
 
+def _chunk_labels(k: int, lo: int, yb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, codes)`` of chunk ``k``: the sorted labels it holds and each row's."""
+    yb = np.asarray(yb)
+    if yb.dtype.kind == "f":
+        _check_chunk(k, lo, "y", yb, bounded=False)
+    return distinct_labels(yb)
+
+
 def _labelled_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | None,
                     reduce: Callable[..., ClassReduction], accept_sparse: bool
                     ) -> Labelled | None:
     """A chunk's class statistic keyed by the labels it holds (see :class:`Labelled`)."""
     if Xb.shape[0] == 0:
         return None
-    yb = np.asarray(yb)
-    if yb.dtype.kind == "f":
-        _check_chunk(k, lo, "y", yb, bounded=False)
-    labels, codes = distinct_labels(yb)
+    labels, codes = _chunk_labels(k, lo, yb)
     return Labelled(labels, _class_chunk(k, lo, Xb, codes, wb, labels.size, reduce,
                                          accept_sparse, coded=True))
+
+
+def _stats_chunk(k: int, lo: int, Xb: Matrix, yb: np.ndarray, wb: np.ndarray | None,
+                 kind: str, accept_sparse: bool) -> Labelled | None:
+    """A chunk's :class:`~problin._core.moments.class_stats.ClassStats` keyed by the labels
+    it holds: dense rows read once, in place (the pass gathers each block by class into a
+    buffer of its own, misaligned rows too) and checked through the statistics
+    (:func:`_checked`); no copy of the chunk, no pass of its own for the check."""
+    if Xb.shape[0] == 0:
+        return None
+    labels, codes = _chunk_labels(k, lo, yb)
+    Xb = _sparse_rows(k, lo, Xb, accept_sparse) if sp.issparse(Xb) else _pass_rows(Xb)
+    w = _chunk_weights(k, lo, wb)
+    return Labelled(labels, _checked(class_stats(Xb, codes, labels.size, w, kind), k, lo, Xb, w))
 
 
 def _class_stats_of(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes: int,
@@ -179,9 +223,9 @@ def dask_class_stats(estimator: Any, X: Any, y: Any, sample_weight: Any, kind: s
     Sets ``classes_`` (the sorted labels of ``y``, found in the same pass) and
     ``n_features_in_``: one pass over ``X`` and ``y``.
     """
-    return dask_class_reduce(estimator, X, y, sample_weight,
-                             functools.partial(_class_stats_of, kind=kind),
-                             accept_sparse=accept_sparse)
+    return _reduce_labelled(estimator, X, y, sample_weight,
+                            functools.partial(_stats_chunk, kind=kind,
+                                              accept_sparse=accept_sparse))
 
 
 def dask_class_reduce(estimator: Any, X: Any, y: Any, sample_weight: Any,
@@ -194,11 +238,19 @@ def dask_class_reduce(estimator: Any, X: Any, y: Any, sample_weight: Any,
     the labels of all chunks are found in the same pass (see :class:`Labelled`).
     ``accept_sparse``: whether chunks may be scipy.sparse matrices (as CSR).
     """
+    return _reduce_labelled(estimator, X, y, sample_weight,
+                            functools.partial(_labelled_chunk, reduce=reduce,
+                                              accept_sparse=accept_sparse))
+
+
+def _reduce_labelled(estimator: Any, X: Any, y: Any, sample_weight: Any,
+                     chunk: Callable[..., Labelled | None]) -> Any:
+    """The merged statistic of ``chunk(k, first_row, X_k, y_k, w_k)`` (a :class:`Labelled`)
+    over the row chunks; sets ``classes_`` and ``n_features_in_``."""
     X = dask_features(estimator, X, True)
     y = _label_rows(y, X)
     w = align_rows(sample_weight, X, "sample_weight")
-    found = reduce_chunks(functools.partial(_labelled_chunk, reduce=reduce,
-                                            accept_sparse=accept_sparse), X, y, w)
+    found = reduce_chunks(chunk, X, y, w)
     estimator.classes_, _ = encode_classes(found.labels, owner=type(estimator).__name__)
     check_class_totals(found.stats.counts, estimator.classes_)
     return found.stats

@@ -26,7 +26,7 @@ from scipy import linalg
 
 from ..blocks import _default_rows, iter_blocks, reduce_row_ranges, small_blas
 from ..types import Matrix
-from .class_stats import merge_means, spread_classes
+from .class_stats import aligned_rows, merge_means, spread_classes
 from .running import RAW_RATIO, RawRun, Running
 from .tsqr import QRRunning, centre_rows, gram_factor, stack_qr
 
@@ -83,6 +83,16 @@ class Moments:
         return Moments(float(n), offset, R, self.n_features, origin)
 
     __add__ = merge  # reduce_row_ranges merges the threads' statistics with ``+``
+
+    def values_within(self, limit: float) -> bool:
+        """Whether these moments prove every value of ``z = [x, t]`` in the rows of
+        weight at least 1 finite and at most ``limit`` in size: ``|z_j| <= |z_j -
+        mean_j| + |mean_j| <= sqrt(S_jj) + |mean_j|``, ``S_jj`` the scatter's diagonal
+        (the factor's column norms squared; NaN or infinity make it fail)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = np.sqrt(np.einsum("ij,ij->j", self.factor, self.factor)) + \
+                np.abs(self.mean)
+        return bool(np.all(bound <= limit))
 
     def factors(self, centred: bool = True) -> "Factors":
         """:class:`Factors` of the centred data, or of the raw data (``centred=False``).
@@ -293,9 +303,13 @@ def _moments(X: Matrix, T: np.ndarray, sample_weight: np.ndarray | None, rows: i
         buffer = None  # [X_b - m, T_b - m, 1] (times sqrt(w)), made when first needed
         ones = np.ones(m0)
         shift = np.zeros(size)
+        copy = None  # a misaligned X's block, copied (see aligned_rows), made when first needed
         for start, stop, Xb, Tb in iter_blocks(X, T, rows=rows, start=lo, stop=hi):
             m = stop - start
             Xb, Tb = read(Xb, Tb)
+            if not Xb.flags.aligned:
+                copy = np.empty(m0 * d) if copy is None else copy
+                Xb = aligned_rows(Xb, copy)
             if run is not None and run.active and run.add(Xb, Tb, acc):
                 continue
             if run is not None:
