@@ -254,6 +254,11 @@ def aligned_rows(a: np.ndarray, out: np.ndarray) -> np.ndarray:
     return dst
 
 
+def _byte_rows(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous 2-D array's rows as rows of bytes (a view)."""
+    return a.reshape(-1).view(np.uint8).reshape(a.shape[0], -1)
+
+
 # The rows of a class in a block are centred on the mean of their first few
 # rows (a shift near the data, at no cost) and their residual mean ``u`` --
 # the offset -- is read by the GEMV that would otherwise give the mean.
@@ -298,6 +303,12 @@ def _sorted_block(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes
         # against 0.20 s for C rows; through a C buffer 0.45 s).
         for j in range(Xb.shape[1]):
             np.take(Xb[:, j], order, out=R[:, j], mode="clip")
+    elif not Xb.flags.aligned and Xb.flags.c_contiguous and R.flags.c_contiguous:
+        # Misaligned rows (a Dask chunk received in a message) as rows of bytes: numpy
+        # gathers misaligned floats through an aligned temporary of the whole block,
+        # fresh memory on a Dask worker (MALLOC_TRIM_THRESHOLD_): ~1,000 page faults a
+        # block, a chunk's statistics 2-2.5x slower.
+        np.take(_byte_rows(Xb), order, axis=0, out=_byte_rows(R), mode="clip")
     else:  # (mode="clip": "raise" gathers through a temporary of its own)
         np.take(Xb, order, axis=0, out=R, mode="clip")
     return R, bounds, None if w is None else w[order]
