@@ -4,7 +4,7 @@ chunking (coefficients, logistf's covariance, the penalised log-likelihood, the
 iterations), for the logit, the probit and the Poisson-log with weights and an exposure
 in the chunks; on separated data too, where the estimates are finite and solve Heinze &
 Schemper's modified score (closed form here); the profile intervals refit on the
-chunks; the softmax's contrasts likewise. Dask's threaded scheduler: the chunk
+chunks; the softmax's contrasts and FLIC likewise. Dask's threaded scheduler: the chunk
 arithmetic is the same on a cluster (``test_dask_glm.py`` runs the passes there).
 """
 import functools
@@ -128,6 +128,23 @@ def test_separated_firth_on_dask_is_finite():
                                    err_msg=column)
 
 
+def test_flic_on_dask_equals_memory():
+    """FLIC's intercept shift (a Newton step a distributed pass) and its Gram on the
+    chunks: the in-memory fit (held to logistf in ``tests/glm/test_firth_calibrated.py``),
+    weighted; the weighted mean prediction is the weighted event rate."""
+    X, y, w = _binary(9, 40)
+    want = LogisticRegression(penalty="flic").fit(X, y, sample_weight=w)
+    chunks = random_chunks(y.size, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = LogisticRegression(penalty="flic").fit(rows(X, chunks), rows(y, chunks),
+                                                     sample_weight=rows(w, chunks))
+    assert_same_fit(got, want, chunks)
+    p = np.asarray(got.predict_proba(X))[:, 1]
+    assert abs(w @ p - w @ y) / w.sum() < 1e-10
+    assert got.log_likelihood_ == pytest.approx(want.log_likelihood_, rel=1e-12)
+
+
 @pytest.mark.parametrize("separated", [False, True])
 def test_softmax_firth_on_dask_equals_memory(separated):
     """Softmax (K - 1 contrasts): the chunks' information and leverage sums give the
@@ -156,7 +173,7 @@ def test_softmax_firth_on_dask_equals_memory(separated):
 
 def test_dask_fisher_rows_sketch_and_refusals():
     """The sketch's rows are gathered into the in-memory rows of the same subset (binary
-    and softmax); FLIC and FLAC refuse Dask input by name."""
+    and softmax); FLAC refuses Dask input by name."""
     from problin._core.model.family_softmax import CategoricalSoftmax
     from problin._core.model.penalty_firth_softmax import SoftmaxFisherRows
     from problin._dask.design import dask_classifier_data
@@ -184,6 +201,5 @@ def test_dask_fisher_rows_sketch_and_refusals():
     memory = SoftmaxFisherRows(Design(X, True), softmax, t, w).subsample(subset, sw)
     np.testing.assert_allclose(dask_rows.subsample(subset, sw).information(theta),
                                memory.information(theta), rtol=1e-13)
-    for penalty in ("flic", "flac"):
-        with pytest.raises(ValueError, match=f"penalty='{penalty}' refits in memory"):
-            LogisticRegression(penalty=penalty).fit(rows(X, 7), rows(y, 7))
+    with pytest.raises(ValueError, match="penalty='flac' refits in memory"):
+        LogisticRegression(penalty="flac").fit(rows(X, 7), rows(y, 7))
