@@ -194,11 +194,12 @@ def _firth_separated(est: Any, problem: ClassifierProblem, result: SolverResult)
     do not exist, for the summary's note (no warning: Firth's estimates are finite).
 
     In memory, per split (the binary one; each class against the rest for softmax):
-    Firth's fitted margins where they separate (complete separation, no LP); else
-    overlap where one Newton step of the likelihood from Firth's fit proves it (a pass,
-    Stiemke's certificate: the usual verdict on overlapping data); else the exact LP
-    where affordable (quasi-separation, which Firth's margins never show: logistf's
-    ``endometrial``). On Dask the fitted margins' certificate alone (two passes)."""
+    Firth's fitted margins where they separate (complete separation, no LP); else,
+    where the exact LP is affordable, overlap where one Newton step of the likelihood
+    from Firth's fit proves it (a Gram and two passes, Stiemke's certificate: the usual
+    verdict on overlapping data), else the LP (quasi-separation, which Firth's margins
+    never show: logistf's ``endometrial`` and ``sex2``). On Dask the fitted margins'
+    certificate alone (two passes; none for softmax)."""
     objective = problem.objective
     if objective.penalty.exact_hessian:
         return False
@@ -211,10 +212,10 @@ def _firth_separated(est: Any, problem: ClassifierProblem, result: SolverResult)
     if any(certified_separation(m, y01, sw) is not None
            for y01 in targets.values() for m in margins):
         return True
-    if _likelihood_overlap(problem, result):
-        return False
     if design.n_samples * design.n_params > LP_MAX_SIZE:
         return False  # (no LP to spare: the note is left out, not wrongly given)
+    if _likelihood_overlap(problem, result):
+        return False  # (the LP's verdict for the price of a Gram: saves it on most data)
     return any(bool(separated_rows(design, y01, sw).any()) for y01 in targets.values())
 
 
