@@ -9,10 +9,10 @@ costs), the features of ``_common.make_logistic_data`` (equicorrelated, non-sepa
   row-major) and the F-ordered numpy array, each against the C-ordered array: target 1.15;
 * ``predict_proba`` on the column-major DataFrame against the C array: target 1.15;
 * ``LinearRegression`` (least-squares moments, read in place) and
-  ``LinearDiscriminantAnalysis`` (class statistics: each block is copied to rows in cache
-  before its rows are gathered by class) on the column-major DataFrame against the C
-  array: target 1.15 (the issue's, for every estimator; LDA, a one-pass fit whose whole
-  cost is the pass the in-cache block copy adds to, measured 1.22-1.30 under load);
+  ``LinearDiscriminantAnalysis`` (class statistics: a column-major block's rows are
+  gathered by class column by column into a column-major buffer, as a C block's are
+  gathered by rows) on the column-major DataFrame against the C array: target 1.15 (the
+  issue's, for every estimator);
 * problin on the column-major DataFrame against scikit-learn's ``LogisticRegression(solver=
   "lbfgs", max_iter=1000)`` (its defaults otherwise, as the issue measured it) on the same
   DataFrame: target 1.0.
@@ -74,8 +74,7 @@ def measure(repeats: int, quick: bool) -> list[dict]:
         (f"LinearDiscriminantAnalysis {n:,} x {D}, DataFrame (column-major)",
          lambda: LinearDiscriminantAnalysis().fit(frame, y),
          lambda: LinearDiscriminantAnalysis().fit(X, y), "problin on the C array", TARGET,
-         "a one-pass fit: each column-major block is copied to rows in cache before the "
-         "class gather (~0.03 s per 1e6 x 30, the 'one pass more' the issue allows)"),
+         "a one-pass fit: column-major rows gathered by class column by column"),
         (f"LinearRegression {n:,} x {D}, DataFrame (column-major)",
          lambda: LinearRegression().fit(frame, target),
          lambda: LinearRegression().fit(X, target), "problin on the C array", TARGET, ""),

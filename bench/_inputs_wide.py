@@ -1,7 +1,9 @@
 """Wide dense data (issue 33): logistic regression with hundreds to a thousand columns.
 
-problin's fit (the engine's wide path: a sketch's warm start, then BFGS from a larger
-sketch's Hessian) against scikit-learn's ``lbfgs`` at its default tolerance, unpenalised,
+problin's fit (the engine's wide path: truncated Newton on a sketch's rows for the warm
+start, then on all rows, each conjugate-gradient iteration one fused Hessian-vector pass
+over a float32 copy of X, preconditioned by a sketch's Hessian; no Hessian of all rows)
+against scikit-learn's ``lbfgs`` at its default tolerance, unpenalised,
 on the same dense correlated data (``make_logistic_data``); and problin's fit followed by
 ``covariance_`` (``compute_covariance(X, y)`` where the fit skipped the p x p information
 matrix: one exact Hessian pass). Runs interleave problin and the reference.

@@ -294,3 +294,24 @@ def test_a_numeric_frame_costs_no_copy_of_its_values_in_c_or_f_order(est):
             continue
         assert list(getattr(model, "feature_names_in_", names)) == names
         np.testing.assert_allclose(predicted, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["full", "tied", "diag"])
+def test_class_statistics_of_column_major_rows_equal_those_of_row_major(kind):
+    """A frame's column-major values are gathered by class column by column into a
+    column-major buffer (no copy of each block to rows): the same statistics as from the
+    C array, to rounding, also in partial blocks and with weights."""
+    from problin._core.moments.class_stats import class_stats
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(203, 5)) * [1.0, 10.0, 0.1, 1e3, 1.0] + [0.0, 5.0, -3.0, 1e4, 0.0]
+    codes, w = rng.integers(0, 3, size=203), rng.random(203)
+    codes[40:90] = 1  # (a block of one class: copied whole)
+    for rows in (16, 50, None):
+        c = class_stats(X, codes, 3, w, kind, rows=rows, workers=1)
+        f = class_stats(np.asfortranarray(X), codes, 3, w, kind, rows=rows, workers=1)
+        np.testing.assert_allclose(f.counts, c.counts, rtol=1e-15)
+        np.testing.assert_allclose(f.means, c.means, rtol=1e-13)
+        np.testing.assert_allclose(f.sq, c.sq, rtol=1e-11)
+        if kind != "diag":
+            np.testing.assert_allclose(f.scatters(), c.scatters(), rtol=1e-11, atol=1e-9)

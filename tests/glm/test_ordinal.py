@@ -295,7 +295,7 @@ def test_tails_in_log_space(link):
     X, y, _ = _data("simulated")
     m = OrdinalRegression(link=link).fit(X.to_numpy(), y)
     theta = m.cutpoints_
-    mp.mp.dps = 150  # (probabilities 1 - 1e-100 keep their complements)
+    saved, mp.mp.dps = mp.mp.dps, 150  # (probabilities 1 - 1e-100 keep their complements)
     for eta in (-21.0, -8.0, 0.3, 9.0, 22.0):
         x = np.array([[eta / m.coef_[0], 0.0, 0.0]])
         got = m.predict_log_proba(x)[0]
@@ -309,7 +309,7 @@ def test_tails_in_log_space(link):
         finite = np.isfinite(want)
         assert np.all(np.isfinite(got[finite]))
         assert_allclose(got[finite], np.asarray(want)[finite], rtol=1e-12, atol=1e-300)
-    mp.mp.dps = 15
+    mp.mp.dps = saved  # (the 50-digit references of the other modules share mpmath's state)
 
 
 def test_formula_and_model_file(tmp_path):

@@ -1,7 +1,8 @@
-"""Wide dense data: the engine's BFGS path after a sketch's warm start (issue 33).
+"""Wide dense data: the engine's wide path after a sketch's warm start (issue 33).
 
-From SECANT_MIN_PARAMS parameters a sketched fit takes BFGS steps from a sketch's
-Hessian instead of Hessians of all rows; it must land on the exact Newton engine's
+From SECANT_MIN_PARAMS parameters a sketched fit forms no Hessian of all rows (truncated
+Newton on fused Hessian-vector products, from a float32 copy of X where allowed,
+preconditioned by a sketch's Hessian); it must land on the exact Newton engine's
 optimum, and where the covariance is wanted, form the exact Hessian at the answer.
 """
 import numpy as np
@@ -37,20 +38,22 @@ def _data(family, seed=0):
     return X, y
 
 
-def _fits(family, exact_final):
+def _fits(family, exact_final, float32_copy=False):
     X, y = _data(family)
     theta0 = np.zeros(D + 1)
     exact = newton(GLMObjective(Design(X, True), family, y), theta0)
     wide = _Counting(Design(X, True), family, y)
     sketch = np.sort(np.random.default_rng(1).choice(N, size=M, replace=False))
-    fast = newton(wide, theta0, sketch=sketch, exact_final=exact_final)
+    fast = newton(wide, theta0, sketch=sketch, exact_final=exact_final,
+                  float32_copy=float32_copy)
     assert wide.n_params >= SECANT_MIN_PARAMS and exact.converged and fast.converged
     return exact, fast, wide.grams
 
 
+@pytest.mark.parametrize("float32_copy", [False, True], ids=["double", "float32-products"])
 @pytest.mark.parametrize("family", [BernoulliLogit(), BernoulliProbit()], ids=["logit", "probit"])
-def test_wide_path_reaches_the_exact_newton_optimum(family):
-    exact, fast, grams = _fits(family, exact_final=False)
+def test_wide_path_reaches_the_exact_newton_optimum(family, float32_copy):
+    exact, fast, grams = _fits(family, exact_final=False, float32_copy=float32_copy)
     assert grams == 0 and fast.hessian is None  # no Hessian of all rows: the point of it
     assert_allclose(fast.theta, exact.theta, rtol=0, atol=1e-8 * np.abs(exact.theta).max())
     se = np.sqrt(np.diag(np.linalg.inv(exact.hessian)))
@@ -76,3 +79,16 @@ def test_line_derivatives_are_those_of_the_objective_along_the_line():
     first, second = objective.line_derivatives(eta, Xd)
     _, g, H = objective.value_grad_hess(theta, eta)
     assert_allclose([first, second], [g @ d, d @ H @ d], rtol=1e-12)
+
+
+@pytest.mark.parametrize("centre", [False, "always"], ids=["raw", "centred"])
+def test_fused_hessian_product_is_the_gram_times_v(centre):
+    X, _ = _data(BernoulliLogit())
+    X = X[:3000, :40] + 5.0  # (far from zero: a centred basis standardises its blocks)
+    design = Design.standardised(X, True, centre=centre)
+    rng = np.random.default_rng(3)
+    h, v = rng.random(X.shape[0]), rng.standard_normal(41)
+    expected = design.gram(h) @ v
+    assert_allclose(design.hessian_product(h, v), expected, rtol=1e-12, atol=0)
+    assert_allclose(design.hessian_product(h, v, single=True), expected, rtol=2e-5,
+                    atol=2e-5 * np.abs(expected).max())

@@ -37,6 +37,7 @@ from ..inference.text import SummaryText
 from ._effects import classifier_effects_model
 from ._gaussian_prior import PRIOR_CONSTRAINTS, glm_prior, has_prior, penalised
 from ._diagnostics import (
+    available_memory,
     check_fits_in_memory,
     covariance_on_request,
     diagnose,
@@ -78,6 +79,16 @@ NEWTON_MAX_PARAMS = 1000
 # Measured at 200,000 x 1,000: 31 s against L-BFGS's 66 s (69 iterations), loaded.
 WIDE_NEWTON_MAX_PARAMS = 2000
 _IN_MEMORY_ONLY = "Dask input supports cov_type='nonrobust' without offset only"
+# A float32 copy of X for truncated Newton's Hessian-vector products up to this many
+# bytes without reading the available memory (where it runs, X is far larger).
+_COPY_UNCHECKED = 256 * 2**20
+
+
+def float32_copy_fits(rows: int, n_features: int) -> bool:
+    """Whether a float32 copy of ``rows`` x ``n_features`` (``newton(float32_copy=True)``)
+    takes at most a quarter of the available memory."""
+    need = 4.0 * rows * n_features
+    return need <= _COPY_UNCHECKED or need <= 0.25 * available_memory()
 
 
 class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, ClassifierMixin,
@@ -166,7 +177,9 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         if solver == "newton":
             options = {"sketch": sketch_rows(design.n_samples, objective.n_params),
                        "exact_final": rows.exact_final(
-                           hessian_affordable(design.n_samples, objective.n_params))}
+                           hessian_affordable(design.n_samples, objective.n_params)),
+                       "float32_copy": float32_copy_fits(rows.rows_in_memory,
+                                                         design.n_features)}
         elif solver == "lbfgs":  # the memory it needs, checked before any is allocated
             options = {"pairs": lbfgs_pairs(objective, rows.rows_in_memory)}
         watch_fit(objective)

@@ -19,6 +19,7 @@ from .._core.model.family_ordinal import LatentDistribution, log_interval
 from .._core.types import FloatArray
 from ..inference.effects import EffectsModel, IdentityMap, MeanMap
 from ..inference.text import SummaryText, format_p, format_summary, format_value
+from ._ordinal_nominal import cumulative_bounds, running_max
 
 __all__ = ["CumulativeMap", "ordinal_effects_model", "ordinal_interval",
            "ordinal_summary_text"]
@@ -34,34 +35,47 @@ class CumulativeMap:
         return np.exp(self.dist.log_pdf(eta))
 
     def __call__(self, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
-        n, L = eta.shape
-        bounds = np.column_stack((np.full(n, -np.inf), eta, np.full(n, np.inf)))
-        p = np.exp(log_interval(self.dist, bounds[:, 1:], bounds[:, :-1]))
-        f = self._density(eta)
-        d = np.zeros((n, L + 1, L))
-        k = np.arange(L)
-        d[:, k, k] = f
-        d[:, k + 1, k] = -f
+        p, d, _ = self._terms(eta, False)
         return p, d
 
-    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        p, d = self(eta)
+    def _terms(self, eta: FloatArray, curvature: bool
+               ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """Through the running maximum of ``eta`` (the identity where it increases, as
+        proportional odds always does; see :mod:`._ordinal_nominal`)."""
         n, L = eta.shape
-        fprime = self._density(eta) * self.dist.score(eta)
-        T = np.zeros((n, L + 1, L, L))
-        k = np.arange(L)
-        T[:, k, k, k] = fprime
-        T[:, k + 1, k, k] = -fprime
+        U, source = running_max(eta)
+        bounds = np.column_stack((np.full(n, -np.inf), U, np.full(n, np.inf)))
+        p = np.exp(log_interval(self.dist, bounds[:, 1:], bounds[:, :-1]))
+        f = self._density(U)
+        fprime = f * self.dist.score(U)
+        d = np.zeros((n, L + 1, L))
+        T = np.zeros((n, L + 1, L, L)) if curvature else None
+        rows = np.arange(n)
+        for k in range(L):
+            j = source[:, k]
+            d[rows, k, j] += f[:, k]
+            d[rows, k + 1, j] -= f[:, k]
+            if T is not None:
+                T[rows, k, j, j] += fprime[:, k]
+                T[rows, k + 1, j, j] -= fprime[:, k]
+        return p, d, T
+
+    def curvature(self, eta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        p, d, T = self._terms(eta, True)
+        assert T is not None
         return p, d, T
 
 
-def _blocks_map(n_features: int, n_cuts: int) -> FloatArray:
-    """``M`` with ``vec(blocks) = M [beta, theta]``, blocks ``[theta_j, -beta]``."""
-    M = np.zeros((n_cuts * (1 + n_features), n_features + n_cuts))
-    for j in range(n_cuts):
-        row = j * (1 + n_features)
-        M[row, n_features + j] = 1.0
-        M[row + 1:row + 1 + n_features, :n_features] = -np.eye(n_features)
+def _blocks_map(fit: Any) -> FloatArray:
+    """``M`` with ``vec(blocks) = M [beta, theta]``, blocks ``[theta_j, -beta_j]`` (the
+    slopes of cut ``j``: ``beta`` itself without nominal columns)."""
+    D, L, S = fit.n_features, fit.family.n_classes - 1, fit.n_slopes
+    index = fit.slope_index
+    M = np.zeros((L * (1 + D), S + L))
+    for j in range(L):
+        row = j * (1 + D)
+        M[row, S + j] = 1.0
+        M[row + 1 + np.arange(D), index[j]] = -1.0
     return M
 
 
@@ -70,15 +84,14 @@ def ordinal_effects_model(estimator: Any, type: str) -> EffectsModel:
     the cumulative linear predictors (outputs the cut-points' names)."""
     check_is_fitted(estimator)
     fit = estimator._result
-    D, L = fit.n_features, fit.family.n_classes - 1
-    blocks = np.column_stack((fit.cutpoints, np.tile(-fit.coef, (L, 1))))
-    M = _blocks_map(D, L)
+    blocks = np.column_stack((fit.cutpoints, -fit.cut_slopes))
+    M = _blocks_map(fit)
     covariance = M @ fit.covariance @ M.T
     mean: MeanMap
     if type == "response":
         mean, outputs = CumulativeMap(fit.family.dist), list(estimator.classes_)
     else:
-        mean, outputs = IdentityMap(), estimator.parameter_names()[D:]
+        mean, outputs = IdentityMap(), estimator.parameter_names()[fit.n_slopes:]
     return EffectsModel(blocks, True, mean, outputs, covariance, None)
 
 
@@ -88,24 +101,24 @@ def ordinal_interval(estimator: Any, X: Any, level: float) -> pd.DataFrame:
     if not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     fit = estimator._result
-    eta = estimator._eta(X)
-    logp = fit.family.log_proba(eta, fit.cutpoints)
+    check_is_fitted(estimator)
+    Xd = estimator._design_rows(X)
+    Xd = np.asarray(Xd.toarray() if hasattr(Xd, "toarray") else Xd, dtype=np.float64)
+    u, source = cumulative_bounds(fit, Xd)  # theta_j - x^T beta_j, j = source_k (n, K-1)
+    logp = fit.family.log_proba_bounds(u)
     n, K = logp.shape
-    D = fit.n_features
-    u = fit.cutpoints[None, :] - eta[:, None]
+    S, index = fit.n_slopes, fit.slope_index
     f = np.exp(fit.family.dist.log_pdf(u))  # (n, K-1)
-    upper = np.column_stack((f, np.zeros(n)))
-    lower = np.column_stack((np.zeros(n), f))
-    Xd = np.asarray(estimator._design_rows(X), dtype=np.float64)
     V = np.asarray(fit.covariance)
     var = np.empty((n, K))
-    for k in range(K):
-        G = np.zeros((n, D + K - 1))
-        G[:, :D] = -Xd * (upper[:, k] - lower[:, k])[:, None]
-        if k < K - 1:
-            G[:, D + k] = upper[:, k]
-        if k > 0:
-            G[:, D + k - 1] -= lower[:, k]
+    rows = np.arange(n)
+    for k in range(K):  # p_k = F(u_k) - F(u_{k-1}), u_k = theta_j - x^T beta_j, j = source_k
+        G = np.zeros((n, S + K - 1))
+        for cut, sign in ((k, 1.0), (k - 1, -1.0)):
+            if 0 <= cut < K - 1:
+                j = source[:, cut]
+                G[rows, S + j] += sign * f[:, cut]
+                G[rows[:, None], index[j]] -= sign * Xd * f[:, cut, None]
         var[:, k] = np.einsum("ij,jk,ik->i", G, V, G)
     p = np.exp(logp)
     se = np.sqrt(np.clip(var, 0.0, None))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._core.linalg import solve_psd
 from .._core.model.basis import ColumnBasis
@@ -22,7 +23,7 @@ from .._core.model.objective_ordinal import OrdinalObjective
 from .._core.model.sandwich import meat, sandwich, small_sample_factor
 from .._core.types import FloatArray
 
-__all__ = ["OrdinalFit", "raw_jacobian", "solver_start"]
+__all__ = ["OrdinalFit", "raw_jacobian", "slope_index", "solver_start"]
 
 
 def _raw_map(basis: ColumnBasis | None, p: int) -> FloatArray:
@@ -57,6 +58,18 @@ def solver_start(family: CumulativeLink, basis: ColumnBasis | None, start: Float
     return np.concatenate((z, np.log(np.diff(theta))))
 
 
+def slope_index(nominal: NDArray[np.bool_] | None, n_features: int, n_cuts: int
+                ) -> NDArray[np.intp]:
+    """``(K-1, D)``: where cut ``k``'s slope of column ``d`` sits among the reported slopes
+    (column by column, a nominal column's K - 1 slopes together)."""
+    if nominal is None:
+        return np.tile(np.arange(n_features), (n_cuts, 1))
+    width = np.where(nominal, n_cuts, 1)
+    first = np.concatenate(([0], np.cumsum(width)[:-1]))
+    steps = np.where(nominal[None, :], np.arange(n_cuts)[:, None], 0)
+    return np.asarray(first[None, :] + steps, dtype=np.intp)
+
+
 @dataclass(frozen=True)
 class OrdinalFit:
     """One fit of a cumulative-link model: what the estimator's attributes, predictions
@@ -78,18 +91,35 @@ class OrdinalFit:
     message: str
     alpha: float
     statistics: dict[str, float] = field(default_factory=dict)
+    # the columns with a slope per cut (the partial proportional-odds model), or None
+    nominal: NDArray[np.bool_] | None = None
 
     @property
-    def n_features(self) -> int:
+    def n_slopes(self) -> int:
         return self.params.size - (self.family.n_classes - 1)
 
     @property
+    def n_features(self) -> int:
+        return self.n_slopes if self.nominal is None else int(self.nominal.size)
+
+    @property
+    def slope_index(self) -> NDArray[np.intp]:
+        """``(K-1, D)``: where cut ``k``'s slope of column ``d`` sits in ``params``."""
+        return slope_index(self.nominal, self.n_features, self.family.n_classes - 1)
+
+    @property
+    def cut_slopes(self) -> FloatArray:
+        """``(K-1, D)``: each cut's slopes, ``P(y <= k) = F(theta_k - x^T beta_k)``."""
+        return self.params[self.slope_index]
+
+    @property
     def coef(self) -> FloatArray:
-        return self.params[:self.n_features]
+        """``beta`` (D,); with nominal columns the slopes per cut (K-1, D)."""
+        return self.params[:self.n_slopes] if self.nominal is None else self.cut_slopes
 
     @property
     def cutpoints(self) -> FloatArray:
-        return self.params[self.n_features:]
+        return self.params[self.n_slopes:]
 
     def attributes(self) -> dict[str, Any]:
         """The fitted attributes (the one place they are set)."""

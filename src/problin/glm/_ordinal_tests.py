@@ -37,16 +37,14 @@ from scipy import stats
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._core.blocks import map_reduce
-from .._core.model.contract import Objective
 from .._core.model.family_ordinal import CumulativeLink
 from .._core.model.objective_cumulative import CumulativeObjective
-from .._core.solvers.newton import newton
-from .._core.solvers.steps import SolverResult
 from .._core.linalg import add_intercept_gram, cholesky, symmetrize
 from .._core.numerics import log_sigmoid
 from .._frames import encode_frame
 from ..inference.hypothesis import TestResult
 from .inference import parameter_names
+from ._ordinal_nominal import fit_cumulative, nominal_mask
 from .logistic import LogisticRegression
 
 __all__ = ["BrantResult", "brant_test", "NonParallelFit", "proportional_odds_lr_test"]
@@ -282,32 +280,24 @@ def proportional_odds_lr_test(model: OrdinalFit, X: Any, y: Any, sample_weight: 
     NonParallelFit
         Unpacks as ``chi2, df, p_value``.
     """
+    if np.ndim(model.coef_) != 1:
+        raise ValueError("the model has nominal= columns: test proportional odds on the "
+                         "proportional-odds fit (OrdinalRegression without nominal=)")
     Xn, codes, weight = _ordinal_data(model, X, y, sample_weight)
     if sp.issparse(Xn):
         Xn = Xn.toarray()
     classes = np.asarray(model.classes_)
     M, D = classes.size - 1, Xn.shape[1]
     names = [name for name in parameter_names(model, D) if name != "intercept"]
-    nominal = np.ones(D, dtype=bool)
-    if variables is not None:
-        if not len(variables):
-            raise ValueError("variables: name at least one column whose slopes may differ "
-                             "between the cuts (None: all)")
-        nominal[:] = False
-        for v in variables:
-            j = names.index(v) if isinstance(v, str) and v in names else v
-            if not isinstance(j, (int, np.integer)) or not 0 <= j < D:
-                raise ValueError(f"variables: {v!r} is not a column of the model "
-                                 f"({', '.join(names[:20])})")
-            nominal[j] = True
+    nominal = np.ones(D, dtype=bool) if variables is None else \
+        nominal_mask(names, variables, "variables")
     objective = CumulativeObjective(Xn, CumulativeLink(model.link, classes.size), codes,
                                     weight, nominal)
     # the null model's estimates: a_k = theta_k, every cut's w = -beta
+    result = fit_cumulative(objective, model.cutpoints_, model.coef_)
     start = objective.join(np.asarray(model.cutpoints_, dtype=np.float64),
                            np.tile(-np.asarray(model.coef_, dtype=np.float64), (M, 1)))
     null = -objective.value(start, objective.linear_predictor(start))
-    engine: Objective[Any] = objective
-    result: SolverResult[Any] = newton(engine, start)
     a, W = objective.split(result.theta)
     alternative = -result.value
     statistic = max(0.0, 2.0 * (alternative - null))

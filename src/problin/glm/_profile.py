@@ -75,9 +75,13 @@ class Refit:
 
 
 def _vgh(objective: Any) -> ProfiledObjective:
+    # (the penalty's reported curvature, Firth's held-leverage one, at every call: its
+    # steps switch to the exact Hessian once a step shows the held one off, so the
+    # Hessian at a point depended on the calls before it, and a start nudged by 1e-13
+    # took another path; the solver's secant correction restores the convergence)
     def call(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), objective.penalty.reported_curvature():
                 f, g, H = objective.value_grad_hess(theta,
                                                     objective.linear_predictor(theta))[:3]
         except np.linalg.LinAlgError:  # (a penalty's information singular out there)

@@ -107,7 +107,8 @@ class StochasticGradientMixin(AllOrNothingFit):
                           ensure_all_finite=False)
         check_finite_magnitude(X, self)
         y = label_values(y)
-        check_classification_targets(y)
+        if first:  # (later batches: _codes refuses any label outside classes_)
+            check_classification_targets(y)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y has shape {y.shape}, expected ({X.shape[0]},): one label "

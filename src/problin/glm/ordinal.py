@@ -3,17 +3,21 @@
 Fitted attributes (stable: the CLI, reports, Bayesian and Brant code read them):
 
 * ``coef_`` (D,): the slopes ``beta``; ``cutpoints_`` (K-1,): the increasing
-  cut-points ``theta``; ``P(y <= classes_[k] | x) = F(theta_k - x^T beta)``;
+  cut-points ``theta``; ``P(y <= classes_[k] | x) = F(theta_k - x^T beta)``; with
+  ``nominal=`` columns, ``coef_`` is (K-1, D): each cut's slopes ``beta_k`` (the other
+  columns' repeated), ``P(y <= classes_[k] | x) = F(theta_k - x^T beta_k)``;
 * ``classes_`` (K,): the ordered labels (``classes=``, else sorted); ``link``: the
   latent distribution's name (a parameter);
 * ``covariance_`` ((D + K - 1) x (D + K - 1)): in the order ``[slopes, cut-points]``,
   as ``summary()`` and ``wald_test``; the cut-points are named ``"a|b"`` after the two
-  labels they separate (R ``MASS::polr``);
+  labels they separate (R ``MASS::polr``); a nominal column ``x`` has one slope per cut,
+  ``"x:a|b"``, in its place among the slopes (D + (K-2) * len(nominal) slopes);
 * ``n_iter_``, ``converged_``; ``log_likelihood_``, ``null_log_likelihood_``, ``aic_``,
   ``bic_``, ``deviance_``, ``df_model_``, ``df_resid_``, ``n_obs_``, ``pseudo_r2_``,
   ``lr_statistic_``, ``lr_pvalue_`` (as the GLM classifiers').
 """
 from numbers import Integral, Real
+from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
@@ -41,6 +45,8 @@ from ._ordinal_checks import check_start, check_three_classes, separated_cuts
 from ._ordinal_effects import ordinal_effects_model, ordinal_interval, ordinal_summary_text
 from ._ordinal_fit import (OrdinalFit, model_covariance, raw_jacobian, robust_standard,
                            solver_start)
+from ._ordinal_nominal import cumulative_bounds, nominal_fit, nominal_mask
+from ._ordinal_tests import BrantResult, NonParallelFit, brant_test, proportional_odds_lr_test
 from .inference import wald_table
 from .robust import check_groups
 from .statistics import likelihood_statistics, null_log_likelihood
@@ -86,6 +92,15 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
     cov_type : {"nonrobust", "HC0", "HC1", "cluster"}, default="nonrobust"
         The inverse observed information, or a sandwich (HC0, HC1; cluster over
         ``fit(..., groups=)``).
+    nominal : list of column names or indices, or None, default=None
+        Columns whose slopes differ between the cut-points: the partial
+        proportional-odds model ``P(y <= k | x) = F(theta_k - x^T beta_k)`` (Peterson &
+        Harrell 1990; R ``ordinal::clm(nominal = ~ x)``, whose ``"a|b.x"`` is minus
+        problin's ``"x:a|b"``). Fitted by the same Newton engine from the
+        proportional-odds fit, dense and in memory, ``alpha=0`` and
+        ``cov_type="nonrobust"``. New rows whose cumulative probabilities cross get a
+        warning and probability 0 for the crossed classes (``clm`` returns them
+        negative); :meth:`predict_latent` has no single score to return.
     """
 
     _parameter_constraints = {
@@ -96,11 +111,12 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         "tol": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
         "cov_type": [StrOptions(set(COV_TYPES))],
+        "nominal": ["array-like", None],
     }
 
     def __init__(self, link: str = "logit", alpha: float = 0.0, *, fit_intercept: bool = False,
                  max_iter: int | None = None, tol: float = 1e-8, classes: Any = None,
-                 cov_type: str = "nonrobust") -> None:
+                 cov_type: str = "nonrobust", nominal: Any = None) -> None:
         self.link = link
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -108,6 +124,7 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         self.tol = tol
         self.classes = classes
         self.cov_type = cov_type
+        self.nominal = nominal
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, groups: Any = None,
@@ -128,6 +145,8 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         source = data_source(X)
         if self.cov_type != "nonrobust":
             source.require_in_memory(_IN_MEMORY_ONLY)
+        if self.nominal is not None:
+            self._check_nominal(source)
         rows = source.classifier_rows(self, y, sample_weight, True, True, standardise=True)
         check_three_classes(self.classes_)
         design = rows.design
@@ -171,9 +190,40 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
             assert isinstance(objective, OrdinalObjective)  # (Dask refused above)
             fit = fit.with_covariance(robust_standard(objective, theta, cov_z, self.cov_type,
                                                       clusters), self.cov_type)
+        if self.nominal is not None:
+            fit = self._fit_nominal(fit, objective, X)
         self.__dict__.update(fit.attributes())
         self._result = fit
         return self
+
+    def _check_nominal(self, source: Any) -> None:
+        if self.alpha > 0 or self.cov_type != "nonrobust":
+            raise ValueError("nominal= (the partial proportional-odds model) is fitted by "
+                             "maximum likelihood with the model-based covariance: use "
+                             "alpha=0 and cov_type='nonrobust'")
+        source.require_in_memory("nominal= (the partial proportional-odds model) is "
+                                 "fitted in memory")
+
+    def _fit_nominal(self, proportional: OrdinalFit, objective: Any, X: Any) -> OrdinalFit:
+        """The partial proportional-odds fit from the proportional-odds one
+        (:mod:`._ordinal_nominal`), with its own statistics."""
+        mask = nominal_mask(self._feature_names(), self.nominal, "nominal")
+        Xd = self._design_rows(X)
+        Xd = np.asarray(Xd.toarray() if hasattr(Xd, "toarray") else Xd, dtype=np.float64)
+        max_iter = 100 if self.max_iter is None else self.max_iter
+        fit, result, singular = nominal_fit(proportional, Xd, objective.t,
+                                            objective.sample_weight, mask, max_iter, self.tol)
+        if not result.converged:
+            warn_at_caller(f"OrdinalRegression(nominal=...) did not converge in {max_iter} "
+                           f"Newton iterations ({result.message}); increase max_iter",
+                           ConvergenceWarning)
+        if singular:
+            warn_at_caller("the information matrix is singular: some standard errors are "
+                           "not identified", SingularCovarianceWarning)
+        stats = likelihood_statistics(fit.log_likelihood, fit.null_log_likelihood, fit.n_obs,
+                                      fit.params.size, fit.family.n_classes - 1, False)
+        stats["scale_"] = 1.0
+        return replace(fit, statistics=stats)
 
     def _prior(self, design: ClassifierDesign, family: CumulativeLink
                ) -> PriorPrecision | None:
@@ -193,7 +243,15 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
                              dtype=[np.float64, np.float32], reset=False)
 
     def _eta(self, X: Any) -> np.ndarray:
+        if self._result.nominal is not None:
+            raise ValueError("a model with nominal= columns has a latent score per cut-point "
+                             "(x^T beta_k), not one: use predict_proba")
         return np.asarray(self._design_rows(X) @ self.coef_, dtype=np.float64).ravel()
+
+    def _bounds(self, X: Any) -> np.ndarray:
+        """``theta_k - x^T beta_k`` (n, K-1), non-decreasing in k (:func:`cumulative_bounds`)."""
+        check_is_fitted(self)
+        return cumulative_bounds(self._result, self._design_rows(X))[0]
 
     @lazy_on_dask(columns=lambda self: None)
     def predict_latent(self, X: Any) -> Any:
@@ -207,6 +265,8 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         """Log class probabilities ``log(F(theta_k - eta) - F(theta_{k-1} - eta))``,
         in log space (survival functions above the median: exact in both tails)."""
         check_is_fitted(self)
+        if self._result.nominal is not None:
+            return self._result.family.log_proba_bounds(self._bounds(X))
         return self._result.family.log_proba(self._eta(X), self.cutpoints_)
 
     @lazy_on_dask(columns=lambda self: self.classes_.size)
@@ -224,9 +284,8 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
             return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
         if kind != "median":
             raise ValueError(f"kind must be 'mode' or 'median', got {kind!r}")
-        eta = self._eta(X)
         median = self._result.family.dist.median
-        index = np.sum(self.cutpoints_[None, :] - eta[:, None] < median, axis=1)
+        index = np.sum(self._bounds(X) < median, axis=1)
         return self.classes_[index]
 
     def predict_interval(self, X: Any, level: float = 0.95) -> pd.DataFrame:
@@ -237,13 +296,22 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         return ordinal_interval(self, X, level)
 
     # ----------------------------------------------------------- inference
-    def parameter_names(self) -> list[str]:
-        """``[features..., "a|b", ...]``: the order of ``covariance_``."""
+    def _feature_names(self) -> list[str]:
         names = getattr(self, "feature_names_in_", None)
-        features = ([str(n) for n in names] if names is not None
-                    else [f"x{j}" for j in range(self.n_features_in_)])
+        return ([str(n) for n in names] if names is not None
+                else [f"x{j}" for j in range(self.n_features_in_)])
+
+    def parameter_names(self) -> list[str]:
+        """``[features..., "a|b", ...]``: the order of ``covariance_`` (a nominal column
+        ``x`` as ``"x:a|b"``, one per cut, in its place)."""
         labels = [str(c) for c in self.classes_]
-        return features + [f"{a}|{b}" for a, b in zip(labels[:-1], labels[1:])]
+        cuts = [f"{a}|{b}" for a, b in zip(labels[:-1], labels[1:])]
+        nominal = self._result.nominal
+        features: list[str] = []
+        for d, name in enumerate(self._feature_names()):
+            features += ([f"{name}:{cut}" for cut in cuts]
+                         if nominal is not None and nominal[d] else [name])
+        return features + cuts
 
     def summary(self, level: float = 0.95) -> pd.DataFrame:
         """``coef, std_err, z, p_value, ci_low, ci_high`` of the slopes, then the
@@ -266,6 +334,18 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         text over :meth:`parameter_names`)."""
         return table_wald_test(self.summary(), self.covariance_, R, q, use_f=use_f,
                                df_resid=self.df_resid_ if use_f else None)
+
+    def brant_test(self, X: Any, y: Any, sample_weight: Any = None) -> BrantResult:
+        """Brant's test of proportional odds on the rows fitted
+        (:func:`~problin.glm._ordinal_tests.brant_test`)."""
+        return brant_test(self, X, y, sample_weight)
+
+    def proportional_odds_lr_test(self, X: Any, y: Any, sample_weight: Any = None,
+                                  variables: Any = None) -> NonParallelFit:
+        """The likelihood-ratio test of proportional odds against slopes per cut for
+        ``variables`` (default all) on the rows fitted
+        (:func:`~problin.glm._ordinal_tests.proportional_odds_lr_test`)."""
+        return proportional_odds_lr_test(self, X, y, sample_weight, variables)
 
     def _effects_model(self, type: str) -> EffectsModel:
         """The cumulative logits' blocks and the category probabilities' map."""

@@ -46,6 +46,12 @@ _FUSED_BYTES = 4 << 20  # (8192 rows up to 64 columns; measured at 200,000 x 400
 # anyway): a threaded syrk that small waits on thread barriers, and on a busy
 # two-core machine each wait can be a time slice (measured at 20,000 x 200: 28 ms a
 # sub-block, a 3.1 s fit, against 0.46 s on one thread).
+# Gram sub-blocks have at least this many rows: each adds a p x p product to the
+# accumulated Hessian, which costs memory traffic of ~p^2 per sub-block whatever its
+# rows, so wide rows' ~1 MB sub-blocks (128 rows at p = 1,000) spent half the time on it
+# (measured, float32 20,000 x 1,000 on one thread: 1.86 s on 128-row sub-blocks,
+# 0.56 s on 1,024).
+_GRAM_MIN_ROWS = 1024
 _G_CHUNK_ROWS = 16384  # rows of G formed at once by X^T G (~1 MB for 9 columns)
 
 
@@ -79,6 +85,7 @@ class Design(SoftmaxProducts):
         self._standardise = basis.standardise if centred and basis is not None else None
         self._m = basis.multipliers() if basis is not None and not centred else None
         self._single_ok = basis is None or basis.single_safe
+        self._X32: np.ndarray | None = None  # (see _single_copy)
 
     @classmethod
     def standardised(cls, X: Matrix, intercept: bool = True, rows: int | None = None,
@@ -230,6 +237,55 @@ class Design(SoftmaxProducts):
             Xtv = np.concatenate(([v.sum()], Xtv))
         return self._out(Xtv)
 
+    def hessian_product(self, h: np.ndarray, v: np.ndarray, single: bool = False
+                        ) -> np.ndarray:
+        """``[1,X]^T diag(h) [1,X] v`` reading each block of X once (dense): the block's
+        ``X_b v`` is weighted and multiplied back while the block is in cache, so a
+        truncated Newton's conjugate-gradient iteration costs one pass, not two.
+
+        ``single``: from a float32 copy of the kernel's blocks, made on the first such
+        call and kept (half of X's memory; the caller decides that it fits): the pass
+        is memory-bound, and reading half the bytes made it ~1.8x faster at
+        200,000 x 1,000 (for directions only, to ~1e-7)."""
+        if sp.issparse(self.X):
+            return self.rmatvec(h * self.matvec(v))
+        b, w = self._split(self._in(v))
+        X, block = self.X, self._block
+        if single:
+            X, block = self._single_copy(), _as_is
+            w, h = w.astype(np.float32), h.astype(np.float32)
+        rows = self.rows or _fused_block_rows(_default_rows(X), self.n_features)
+
+        def accumulate(lo: int, hi: int) -> tuple[np.ndarray, float]:
+            acc, total = np.zeros(self.n_features), 0.0
+            for start, stop, Xb in iter_blocks(X, rows=rows, start=lo, stop=hi):
+                Xb = block(Xb)
+                u = Xb @ w
+                if b != 0.0:
+                    u += b
+                u *= h[start:stop]
+                acc += u @ Xb
+                total += float(u.sum())
+            return acc, total
+
+        acc, total = reduce_row_ranges(accumulate, self.n_samples, rows)
+        return self._out(np.concatenate(([total], acc)) if self.intercept else acc)
+
+    def _single_copy(self) -> np.ndarray:
+        """The kernel's blocks of X (standardised where centred) as one float32 array."""
+        if self._X32 is None:
+            X32 = np.empty(self.X.shape, dtype=np.float32)
+            rows = 8 * _default_rows(self.X)
+
+            def convert(lo: int, hi: int) -> int:  # (both threads fault its pages in)
+                for start, stop, Xb in iter_blocks(self.X, rows=rows, start=lo, stop=hi):
+                    X32[start:stop] = self._block(Xb)
+                return 0
+
+            reduce_row_ranges(convert, self.n_samples, rows)
+            self._X32 = X32
+        return self._X32
+
     def grad_and_gram(self, g: np.ndarray, h: np.ndarray,
                       single: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Fused pass: ``([1,X]^T g, [1,X]^T diag(h) [1,X])`` reading X once.
@@ -241,7 +297,7 @@ class Design(SoftmaxProducts):
         directions, not for covariances.
         """
         d, p = self.n_features, self.n_params
-        rows = self.rows or _default_rows(self.X)
+        rows = self.rows or _gram_rows(self.X)
         dtype = np.float32 if single and self._single_ok else np.float64
 
         def accumulate(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -306,9 +362,8 @@ class Design(SoftmaxProducts):
         # the Gram runs on sub-blocks that stay in L2 while syrk reads them. At most
         # _FUSED_BYTES of X a block: the product X^T g reads the block X d just read
         # from cache, not from memory (wide rows: 8192 x 400 is 26 MB).
-        sub = self.rows or _default_rows(self.X)
-        fused = min(_FUSED_ROWS, _FUSED_BYTES // (8 * max(d, 1)))
-        rows = self.rows or max(sub, (fused // sub) * sub)
+        sub = self.rows or (_gram_rows(self.X) if gram else _default_rows(self.X))
+        rows = self.rows or _fused_block_rows(sub, d)
         kept: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (eta_new, g, h)
         if keep:
             kept = (np.empty(n), *((np.empty(n), np.empty(n)) if out is None else out))
@@ -412,3 +467,19 @@ class Design(SoftmaxProducts):
         design's coordinates (those its parameters multiply)."""
         return moments_from_sums(*self.column_sums(), self.n_samples, self.basis)
 
+
+def _fused_block_rows(sub: int, n_features: int) -> int:
+    """Rows of a fused pass's blocks: a multiple of ``sub`` rows (the Gram kernel's
+    sub-blocks), at most ``_FUSED_ROWS`` and ``_FUSED_BYTES`` of X where that allows
+    (see ``Design._fused_pass``)."""
+    fused = min(_FUSED_ROWS, _FUSED_BYTES // (8 * max(n_features, 1)))
+    return max(sub, (fused // sub) * sub)
+
+
+def _gram_rows(X: Matrix) -> int:
+    """Rows of the Gram kernel's sub-blocks: ~1 MB of X, at least ``_GRAM_MIN_ROWS``."""
+    return max(_default_rows(X), _GRAM_MIN_ROWS)
+
+
+def _as_is(Xb: np.ndarray) -> np.ndarray:
+    return Xb

@@ -81,6 +81,10 @@ class SmallDenseDesign(Design):
     def rmatvec(self, v: np.ndarray) -> np.ndarray:
         return self._Z1t @ np.asarray(v, dtype=np.float64)
 
+    def hessian_product(self, h: np.ndarray, v: np.ndarray, single: bool = False
+                        ) -> np.ndarray:
+        return self.rmatvec(h * self.matvec(v))  # (whole-matrix products: no blocks)
+
     def matmat(self, Theta: np.ndarray) -> np.ndarray:
         # n x M stored class by class, (Theta Z^T)^T: the product with few output rows
         # runs ~3x faster, and the softmax family's work on it ~2x (family_softmax).

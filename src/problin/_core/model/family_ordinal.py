@@ -342,9 +342,14 @@ class CumulativeLink:
         """``(n, K)`` log class probabilities at linear predictors ``eta`` (without the
         cut-points) and cut-points ``thresholds`` (K-1, increasing)."""
         eta = np.asarray(eta, dtype=np.float64)
-        bounds = np.concatenate(([-np.inf], thresholds, [np.inf]))
-        shifted = bounds[None, :] - eta[:, None]
-        return log_interval(self.dist, shifted[:, 1:], shifted[:, :-1])
+        return self.log_proba_bounds(np.asarray(thresholds)[None, :] - eta[:, None])
+
+    def log_proba_bounds(self, U: FloatArray) -> FloatArray:
+        """``(n, K)`` log class probabilities from each row's ``theta_k - eta_k``
+        (n, K-1, non-decreasing in k; equal neighbours give a class probability 0)."""
+        n = U.shape[0]
+        full = np.hstack((np.full((n, 1), -np.inf), U, np.full((n, 1), np.inf)))
+        return log_interval(self.dist, full[:, 1:], full[:, :-1])
 
     def row_pass(self, t: np.ndarray, gaps: FloatArray, sample_weight: FloatArray | None,
                  out: list[FloatArray] | None = None) -> "RowPass":

@@ -244,10 +244,11 @@ class GLMObjective(InMemoryObjective, Generic[F]):
 
     def hessp(self, theta: np.ndarray, eta: np.ndarray, v: np.ndarray, single: bool = False
               ) -> np.ndarray:
-        """Hessian-vector product ``H v`` at ``theta``: two passes, no p x p matrix
-        (in double precision: ``single`` is a softmax design's option)."""
+        """Hessian-vector product ``H v`` at ``theta``: one fused pass over dense X, no
+        p x p matrix (``single``: from a float32 copy of X, made once: see
+        ``Design.hessian_product``)."""
         _, _, h = self.row_derivatives(eta)
-        Hv = self.design.rmatvec(h * self.design.matvec(v))
+        Hv = self.design.hessian_product(h, v, single)
         return self.penalty.add_hessp(theta, v, Hv)
 
     def hessian_change(self, eta_old: np.ndarray, eta_new: np.ndarray, H: np.ndarray,

@@ -270,6 +270,15 @@ class MemoryFisherRows:
                                 else self.offset[rows])
 
 
+def _positive_definite(H: np.ndarray) -> bool:
+    """Whether ``H`` factors without jitter (one too indefinite for any jitter raises in
+    :func:`cholesky`: not positive definite either)."""
+    try:
+        return cholesky(H).jitter == 0.0
+    except np.linalg.LinAlgError:
+        return False
+
+
 class JeffreysPenalty(PenaltyBase):
     """``r(theta) = -tau log |I(theta)|`` on :class:`FisherRows` (``tau = 1/2``: Firth).
 
@@ -371,7 +380,7 @@ class JeffreysPenalty(PenaltyBase):
                 self._exact = True
                 g, H = self._adjustment(theta, True)
                 assert H is not None
-            if self._exact and cholesky(hess + H).jitter != 0.0:
+            if self._exact and not _positive_definite(hess + H):
                 # (the penalty is not convex: where the exact Hessian is not positive
                 # definite, this step takes the held-leverage one)
                 self._exact = False

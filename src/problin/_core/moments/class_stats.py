@@ -263,6 +263,13 @@ def _sorted_block(Xb: Matrix, codes: np.ndarray, w: np.ndarray | None, n_classes
               if edges[k + 1] > edges[k]}
     if R is None or Xb.dtype != np.float64:
         R = np.take(Xb, order, axis=0).astype(np.float64, copy=False)
+    elif out is not None and out.flags.f_contiguous and not out.flags.c_contiguous:
+        # Column-major rows (a DataFrame's values) into a column-major buffer, column by
+        # column: contiguous gathers, where np.take along rows of the whole block would
+        # first copy it to rows (transposed, out of cache: 0.36 s at 1,000,000 x 30
+        # against 0.20 s for C rows; through a C buffer 0.45 s).
+        for j in range(Xb.shape[1]):
+            np.take(Xb[:, j], order, out=R[:, j], mode="clip")
     else:  # (mode="clip": "raise" gathers through a temporary of its own)
         np.take(Xb, order, axis=0, out=R, mode="clip")
     return R, bounds, None if w is None else w[order]
@@ -405,21 +412,18 @@ def class_stats(X: Matrix, codes: np.ndarray, n_classes: int,
     # check those instead of X: every value reaches a class sum). errstate is
     # per thread, so each range sets its own. Each range merges its blocks into
     # statistics of its own, in place.
-    # A block of dense rows that are not C-contiguous (an F-ordered array: a DataFrame's
-    # values) is first copied into a C buffer of the range's own: np.take would copy it
-    # anyway before gathering its rows, into new memory each time (3-4x the C pass).
-    strided = isinstance(X, np.ndarray) and not X.flags.c_contiguous
+    # Column-major dense rows (an F-ordered array: a DataFrame's values) are gathered by
+    # class column by column into a column-major buffer (see _sorted_block): the
+    # statistics' products read either order.
+    column_major = isinstance(X, np.ndarray) and X.flags.f_contiguous and X_shape[1] > 1
 
     def over_range(lo: int, hi: int) -> ClassStats:
         total = empty_stats(n_classes, X_shape[1], kind)
-        buffer = np.empty((min(rows, hi - lo), X_shape[1]), X.dtype) if strided else None
-        gathered = np.empty((min(rows, hi - lo), X_shape[1]))  # each block's sorted copy
+        # each block's sorted copy
+        gathered = np.empty((min(rows, hi - lo), X_shape[1]), order="F" if column_major else "C")
         with np.errstate(invalid="ignore", over="ignore"):
             for start, stop, Xb, cb, wb in iter_blocks(X, codes, sample_weight, rows=rows,
                                                        start=lo, stop=hi):
-                if buffer is not None:
-                    np.copyto(buffer[:stop - start], Xb)
-                    Xb = buffer[:stop - start]
                 _absorb_block(total, Xb, cb, wb, gathered)
         return total
 

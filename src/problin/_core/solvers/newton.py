@@ -31,11 +31,13 @@ even one full Hessian is too costly (``exact_final=False``) the engine stops
 there.
 
 **Wide rows.** From ``SECANT_MIN_PARAMS`` columns a Hessian of all rows costs many
-gradients (~p/32), so after the sketch's warm start the engine forms none: BFGS steps
-(:func:`~.secant.secant_solve`) from the Hessian of a larger sketch at the warm start,
-each an ``X d`` pass, an exact line search on the rows' derivatives and an ``X^T g``
-pass, to ``lambda^2 / 2 <= tol^2`` in BFGS's metric; the double-precision Hessian is
-then formed once at the answer where the covariance is wanted and affordable.
+gradients (~p/32), so the engine forms none (``_wide_phase``): a warm start by truncated
+Newton on the sketch's rows, then truncated Newton on all rows where they are in memory
+(each conjugate-gradient iteration one fused Hessian-vector pass, over a float32 copy of
+X with ``float32_copy``), BFGS on Dask (:func:`~.secant.secant_solve`), both
+preconditioned by a (larger) sketch's Hessian at the warm start, to ``lambda`` within
+``sqrt(2) tol``; the double-precision Hessian is then formed once at the answer where the
+covariance is wanted and affordable.
 
 **Phases.** :func:`newton` runs named phases over one iterate, ``_State``
 (the point, its derivatives, and what the Hessian in hand is: built here or
@@ -70,7 +72,7 @@ import numpy as np
 
 from ..blocks import OneThreadBLAS, one_blas_thread
 from ..linalg import solve_psd
-from ..model.contract import CurvatureChange, Eta, Gram, Objective
+from ..model.contract import CurvatureChange, Eta, Gram, Objective, Trial
 from ..model.design_small import SMALL_ELEMENTS
 from .secant import secant_opening, secant_solve
 from .steps import (SolverResult, _rounding_level, backtrack, evaluate, require_smooth,
@@ -196,7 +198,7 @@ def sketch_size(n_samples: int, n_params: int) -> int | None:
 def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100, tol: float = 1e-8,
            final_hessian: bool = True, sketch: np.ndarray | None = None,
            exact_final: bool = True, single: bool = False,
-           unit: float | None = None) -> SolverResult[Eta]:
+           unit: float | None = None, float32_copy: bool = False) -> SolverResult[Eta]:
     """Minimise ``objective`` by damped Newton from ``theta0``.
 
     Parameters
@@ -221,6 +223,10 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
     unit : float, optional
         The unit of the decrements (:func:`~.steps.weight_unit`, the objective's by
         default; a sketch's warm start takes the full data's).
+    float32_copy : bool
+        Truncated Newton's Hessian-vector products may read a float32 copy of X (half
+        of its memory: the caller checked that it fits); else they run in double
+        precision (a softmax design's in float32 block by block, without a copy).
     """
     require_smooth(objective, "Newton")
     theta = np.array(theta0, dtype=np.float64)
@@ -243,23 +249,18 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
             rows, within = larger
             large = OneThreadBLAS(objective.subsample(rows))
             sub = OneThreadBLAS(large.subsample(within))
-        if wide:  # (its factorisations too: see _warm_start)
-            with one_blas_thread():
-                warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
-        else:
-            warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
-        if wide and warm.last_hessian is not None:
-            start = warm.last_hessian if larger is None else large.value_grad_hess(
-                warm.theta, large.linear_predictor(warm.theta), single=True)[2]
-            found = _secant_phase(objective, warm.theta, start, tol, max_iter, unit,
-                                  exact_final and final_hessian)
+        if wide:
+            found = _wide_phase(objective, sub, large if larger is not None else sub, theta,
+                                len(sketch), tol, max_iter, unit, exact_final and final_hessian,
+                                float32_copy)
             if found is not None:
                 return found
+        warm = _warm_start(objective, sub, theta, len(sketch), max_iter, unit)
         if not exact_final:
             # Where even one full Hessian is too costly: truncated Newton, the
             # warm start's last sketch Hessian (one step back) preconditioning.
             result = truncated_newton(objective, sub, warm.theta, tol, max_iter,
-                                      warm.last_hessian, unit)
+                                      warm.last_hessian, unit, single=float32_copy)
             if result is not None:
                 return result
         n_sketched = 0  # (counted below)
@@ -330,8 +331,61 @@ def _larger_sketch(objective: Objective[Eta], sketch: np.ndarray
     return rows, np.searchsorted(rows, sketch)
 
 
+def _wide_phase(objective: Objective[Eta], sub: Objective[np.ndarray],
+                large: Objective[np.ndarray], theta: np.ndarray, m: int, tol: float,
+                max_iter: int, unit: float, exact_final: bool, float32_copy: bool
+                ) -> SolverResult[Eta] | None:
+    """Wide rows: no Hessian of all rows. None where a sketch's Hessian is singular (the
+    sketched path's data-span solves take over).
+
+    The warm start is truncated Newton on the sketch rows ``sub`` alone, preconditioned
+    by their Hessian at ``theta`` (a Newton fit there formed ~8 float32 Hessians of
+    ``m p^2 / 2``, each ~4 passes over all rows: 3.6 s of an 11 s fit at
+    200,000 x 1,000). The Hessian of the ``large`` sketch at the warm start then
+    preconditions the fit to all rows: truncated Newton where the rows are at hand (each
+    conjugate-gradient iteration one fused Hessian-vector pass, contracting ``lambda``
+    by ``(sqrt(k) - 1) / (sqrt(k) + 1)``, ``k ~ (1 + e) / (1 - e)`` for the sketch's
+    relative error ``e``; BFGS from the same Hessian took two passes a step for ~5-fold
+    contractions of ``lambda^2``: 27 steps at 200,000 x 1,000), else (Dask, where a
+    Hessian-vector product is a distributed pass) BFGS, :func:`_secant_phase`. Both
+    leave ``lambda`` within ``sqrt(2) tol``; with ``exact_final`` the double-precision
+    Hessian is formed there once and the exact phase confirms."""
+    n = objective.design.n_samples
+    warm_tol = max(_WARM_TOL, _WARM_FRACTION * (n / m - 1) * objective.n_params / 2)
+    with one_blas_thread():  # (the sketch's factorisations: see _warm_start)
+        warm = truncated_newton(sub, sub, theta, warm_tol, max_iter, None, unit, single=False)
+        if warm is None:
+            return None
+        start = large.value_grad_hess(warm.theta, large.linear_predictor(warm.theta),
+                                      single=True)[2]
+    point = evaluate(objective, warm.theta, None)
+    if objective.line_derivatives(point.eta, point.eta) is None:  # (rows not at hand)
+        return _secant_phase(objective, warm.theta, start, tol, max_iter, unit, exact_final,
+                             point)
+    with one_blas_thread():  # (the passes run on their own threads)
+        run = truncated_newton(objective, large, warm.theta, tol, max_iter, start, unit, point,
+                               single=float32_copy)
+    if run is None or not exact_final:
+        return run
+    return _confirmed(objective, run.theta, run.eta, run.history, run.n_iter, tol, max_iter,
+                      unit)
+
+
+def _confirmed(objective: Objective[Eta], theta: np.ndarray, eta: Eta, history: list[float],
+               n_steps: int, tol: float, max_iter: int, unit: float) -> SolverResult[Eta]:
+    """The double-precision Hessian at an answer found without one, and the exact phase's
+    confirmation by the exact Newton decrement (at ``tol^2``, its last step keeps that
+    Hessian as the answer's)."""
+    f, g, H = objective.value_grad_hess(theta, eta)
+    state = _State(theta, eta, f, g, H, history, h_single=False, single=False)
+    policy = _Policy(tol, tol * tol, unit, always_single=False, chords=True, final_hessian=True)
+    n_iter = _exact_phase(objective, state, policy, max(max_iter - n_steps, 1))
+    return _finish(objective, state, n_steps + n_iter, True)
+
+
 def _secant_phase(objective: Objective[Eta], theta: np.ndarray, start: np.ndarray, tol: float,
-                  max_iter: int, unit: float, exact_final: bool) -> SolverResult[Eta] | None:
+                  max_iter: int, unit: float, exact_final: bool,
+                  point: Trial[Eta]) -> SolverResult[Eta] | None:
     """BFGS from the warm start ``theta``, a sketch's Hessian ``start`` there the first
     inverse estimate (:func:`~.secant.secant_solve`); None where it is singular.
 
@@ -344,7 +398,6 @@ def _secant_phase(objective: Objective[Eta], theta: np.ndarray, start: np.ndarra
     exact phase confirms convergence by the exact Newton decrement, as everywhere
     else: at ``tol^2`` its last step keeps that Hessian as the answer's.
     """
-    point = evaluate(objective, theta, None)
     assert point.grad is not None
     threshold = tol * tol
     run = secant_solve(objective, theta, point.eta, point.f, point.grad, start, threshold,
@@ -356,11 +409,8 @@ def _secant_phase(objective: Objective[Eta], theta: np.ndarray, start: np.ndarra
                             converged=run.converged, history=run.history,
                             message=run.message, grad=run.g, direction=run.d,
                             direction_eta=run.Xd)
-    f, g, H = objective.value_grad_hess(run.theta, run.eta)
-    state = _State(run.theta, run.eta, f, g, H, run.history, h_single=False, single=False)
-    policy = _Policy(tol, threshold, unit, always_single=False, chords=True, final_hessian=True)
-    n_iter = _exact_phase(objective, state, policy, max(max_iter - run.n_steps, 1))
-    return _finish(objective, state, run.n_steps + n_iter, True)
+    return _confirmed(objective, run.theta, run.eta, run.history, run.n_steps, tol, max_iter,
+                      unit)
 
 
 def _information_opening(objective: Objective[Eta], sketch: Objective[np.ndarray],

@@ -110,6 +110,32 @@ def _solves(factor: Cholesky | None, c: np.ndarray, g: np.ndarray
     return Hinv_c, Hinv_g
 
 
+def _side(excess: float, decrement: float, cut: float) -> int:
+    """Which side of the cut-off the profile at the current ``b`` is on, where that is
+    known: -1 below, +1 above, 0 not yet. ``excess = f - f_hat`` at a ``theta`` on the
+    constraint (so ``f_p(b) <= f``) and ``decrement`` the KKT model's promised decrease.
+
+    Below where ``f`` itself is; otherwise only where the model's minimum ``f -
+    decrement`` is off the cut-off by ten times the decrement. The quadratic model of a
+    flat direction (separation) under-promises several-fold: the profile of a Firth
+    intercept, its model minimum 0.29 above the cut-off with a decrement of 0.2, fell
+    0.06 below it, and a bracket closed there held the bound 0.07 inside the root.
+    """
+    margin = excess - decrement - cut
+    if excess < cut or margin < -10.0 * decrement:
+        return -1
+    return 1 if margin > 10.0 * decrement else 0
+
+
+def _next_u(u: float, u_newton: float, u_in: float, u_out: float, cap: float) -> float:
+    """The next distance ``u``: the root's Newton step ``u_newton`` where it stays inside
+    the bracket ``(u_in, u_out)``, else its midpoint (``u + cap`` where no point above the
+    cut-off is known yet), the move at most ``cap``."""
+    target = u_newton if u_in < u_newton < u_out else (
+        0.5 * (u_in + u_out) if math.isfinite(u_out) else u + cap)
+    return u + math.copysign(min(abs(target - u), cap), target - u)
+
+
 def _kkt_step(g: np.ndarray, Hinv_c: np.ndarray, Hinv_g: np.ndarray, c: np.ndarray,
               gap: float) -> tuple[np.ndarray, float]:
     """The Newton step ``d`` of ``min f`` with ``c^T (theta + d) = c^T theta + gap``, and
@@ -156,10 +182,11 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
     its decrement is below ``t² / 10`` (the profile there known to a tenth of the
     cut-off) it also moves ``b`` by the root's Newton step, ``theta`` following on the
     tangent. The distance ``u = |b - b_hat|`` stays inside a bracket (below the cut-off
-    at ``u_in``, above at ``u_out``; a step leaving it bisects, one where no point above
-    is known yet at most doubles the move). A step to where the objective is not finite,
-    its Hessian not positive definite, or (``b`` unchanged) the objective higher is
-    halved. Converged when the decrement and ``|r - t|`` are below ``tol``; ``+-inf``
+    at ``u_in``, above at ``u_out``, each set only where the side is known,
+    :func:`_side`; a step leaving it bisects, one where no point above is known yet at
+    most doubles the move; a bracket that closes where ``r`` is not ``t`` is reopened).
+    A step to where the objective is not finite, its Hessian not positive definite, or
+    (``b`` unchanged) the objective higher is halved. Converged when the decrement and ``|r - t|`` are below ``tol``; ``+-inf``
     (not converged) where no point above the cut-off was found: a flat profile.
     """
     theta = np.array(theta_hat, dtype=np.float64)
@@ -210,18 +237,23 @@ def profile_bound(objective: ProfiledObjective, theta_hat: np.ndarray, f_hat: fl
             return ProfileBound(b_hat + side * u, it, True)
         u_new = u
         secant.active = decrement < 0.1 * target ** 2  # (a rounding below 0: known)
-        if secant.active:  # (the profile here is known: move b)
-            if root < target:
+        if secant.active:  # (the profile here is roughly known: move b)
+            side_known = _side(f - f_hat, decrement, 0.5 * phi * target ** 2)
+            if side_known < 0:
                 u_in = max(u_in, u)
-            else:
+            elif side_known > 0:
                 u_out = min(u_out, u)
             slope = side * mu / (phi * root) if root > 0.0 else 0.0  # d|r|/du
-            u_new = u + (target - root) / slope if slope > 0.0 else math.inf
-            newton = u_in < u_new < u_out and abs(u_new - u) <= cap
-            if not u_in < u_new < u_out:
-                u_new = 0.5 * (u_in + u_out) if math.isfinite(u_out) else u + cap
-            u_new = u + math.copysign(min(abs(u_new - u), cap), u_new - u)
-            if decrement < 1e-11 and (abs(u_new - u) < 1e-10 * se or (
+            u_newton = u + (target - root) / slope if slope > 0.0 else math.inf
+            newton = u_in < u_newton < u_out and abs(u_newton - u) <= cap
+            u_new = _next_u(u, u_newton, u_in, u_out, cap)
+            if decrement < 1e-11 and abs(u_new - u) < 1e-10 * se \
+                    and abs(root - target) > 1e-6:
+                # (the bracket closed where r, known to 1e-11, is not t: an end was read
+                # from a model that was not converged after all; reopen it)
+                u_in, u_out = (u_in, math.inf) if root < target else (0.0, u_out)
+                u_new = _next_u(u, u_newton, u_in, u_out, cap)
+            elif decrement < 1e-11 and (abs(u_new - u) < 1e-10 * se or (
                     newton and abs(root - target) < 1e-5)):
                 # (the profile known to 1e-11 and r within 1e-5 of t: the root's Newton
                 # step leaves an error of order 1e-10 se, no pass needed to confirm it;
