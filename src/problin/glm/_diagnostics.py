@@ -235,7 +235,7 @@ def _likelihood_overlap(problem: ClassifierProblem, result: SolverResult) -> boo
     try:
         return problem.family.newton_overlap(problem.rows.targets(), eta,
                                              memory.sample_weight, step)
-    except (np.linalg.LinAlgError, ValueError):
+    except np.linalg.LinAlgError:
         return False
 
 
