@@ -170,7 +170,7 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
                            f"iterations ({result.message}); increase max_iter",
                            ConvergenceWarning)
         params, J = raw_jacobian(family, design.basis, theta, p)
-        separated_cuts(objective, theta, self.classes_)
+        separated_cuts(objective, theta, self.classes_, bool(result.converged))
         penalty = objective.penalty.value(theta)
         ll = -(float(result.value) - penalty)
         ll0 = null_log_likelihood(weights)
