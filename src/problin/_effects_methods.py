@@ -388,10 +388,12 @@ class EffectsMethods:
 
         Parameters
         ----------
-        data : DataFrame or array-like
+        data : DataFrame, array-like or sparse matrix
             The rows to average over (the training data for average marginal effects).
-        variables : str or list of str, optional
-            The variables (data columns) to report; all by default.
+            A SciPy sparse matrix (CSR or CSC; formula-free models whose columns are the
+            design's) is read in sparse row blocks, never densified.
+        variables : str, int or list of them, optional
+            The variables (data columns) to report, by name or position; all by default.
         slope : {"dydx", "eyex", "dyex", "eydx"}, default="dydx"
             The derivative, or an elasticity averaged over the rows as Stata's
             ``margins, eyex()`` and statsmodels' ``get_margeff(method=)``: ``dy/dx * x/y``,
@@ -401,7 +403,8 @@ class EffectsMethods:
             variables' means (medians; modes for categorical ones); a dict of values per
             variable: one result per combination of them (a grid); a DataFrame: one
             result per row, its columns variables; the variables a grid does not set
-            at their means (modes).
+            at their means (modes). With sparse ``data``, a sparse matrix of rows: one
+            result per row (indexed by ``row``).
         by : str or list of str, optional
             Average within the groups of these columns of ``data``; with a grid
             (``at``), the average over the grid's rows within the groups of these

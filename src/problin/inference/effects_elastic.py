@@ -49,7 +49,7 @@ class Elasticities:
             if kind.endswith("ex"):
                 self.first[kind] += X.T @ (s * a)
                 self.second[kind][:, 0] += X.T @ v
-                self.second[kind][:, 1:] += _weighted_gram(X, v)
+                _add_weighted_gram(self.second[kind][:, 1:], X, v)
             else:
                 self.first[kind] += np.sum(s * a)
                 self.second[kind][0, 0] += np.sum(v)
@@ -66,9 +66,13 @@ class Elasticities:
             jacobians[f, 0, 0, 1 + j] += first
 
 
-def _weighted_gram(X: Any, v: FloatArray) -> FloatArray:
-    """``X^T diag(v) X`` of a block (p, p): a sparse block's as a sparse product (its
-    result, p x p, is the only dense array)."""
+def _add_weighted_gram(out: FloatArray, X: Any, v: FloatArray) -> None:
+    """``out += X^T diag(v) X`` for a block: a sparse block's as a sparse product added
+    at its stored entries (no p x p dense temporary per block)."""
     if sp.issparse(X):
-        return np.asarray((X.T @ sp.csr_matrix(X.multiply(v[:, None]))).toarray())
-    return np.asarray(X.T @ (X * v[:, None]))
+        G = sp.csr_matrix(X.T @ sp.csr_matrix(X.multiply(v[:, None])))
+        G.sum_duplicates()  # (a product's CSR is canonical: a flag check; += needs it)
+        rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
+        out[rows, G.indices] += G.data
+    else:
+        out += X.T @ (X * v[:, None])
