@@ -170,4 +170,8 @@ def ordinal_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
                   ("LLR p-value", model.lr_pvalue_, "p")])
     notes = ["P(y <= k | x) = F(theta_k - x'beta): the cut-points 'a|b' separate classes a "
              "and b; a positive slope moves the rows towards the higher classes."]
+    if model._result.nominal is not None:
+        notes.append("Partial proportional odds: a column 'x' of nominal= has a slope per "
+                     "cut, 'x:a|b' (P(y <= k | x) = F(theta_k - x'beta_k)); R clm's "
+                     "'a|b.x' is minus it.")
     return format_summary("OrdinalRegression results", left, right, table, notes)
