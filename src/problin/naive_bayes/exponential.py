@@ -33,6 +33,7 @@ def _rows(X: np.ndarray, columns: np.ndarray) -> np.ndarray:
     the Gaussian columns bit-identical to GaussianNB on the same columns."""
     return np.ascontiguousarray(X[:, columns], dtype=np.float64)
 
+
 class ExponentialFamilyNB(GenerativeClassifier):
     """Naive Bayes whose class conditionals are exponential families, column by column.
 
