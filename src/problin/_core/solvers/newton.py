@@ -54,8 +54,7 @@ __all__ = ["SolverResult", "newton", "backtrack", "sketch_rows", "sketch_size", 
 
 
 def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100,
-           tol: float = 1e-8,
-           final_hessian: bool = True, sketch: np.ndarray | None = None,
+           tol: float = 1e-8, final_hessian: bool = True, sketch: np.ndarray | None = None,
            exact_final: bool = True, single: bool = False,
            unit: float | None = None, float32_copy: bool = False) -> SolverResult[Eta]:
     """Minimise ``objective`` by damped Newton from ``theta0``.
@@ -74,7 +73,7 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
         pass), as covariance estimates need.
     sketch : ndarray of row indices or None
         Rows whose Hessian stands in for the full one in a first phase (see
-        the module docstring and :func:`sketch_rows`).
+        :mod:`.newton_sketch` and :func:`sketch_rows`).
     exact_final : bool
         After a sketched phase, build the full Hessian once (default) or stop.
     single : bool
@@ -123,9 +122,9 @@ def newton(objective: Objective[Eta], theta0: np.ndarray, *, max_iter: int = 100
     # (also after a BFGS opening: its Hessians cost many gradients).
     information = sketch is not None and objective.penalty.reads_information
     policy = _Policy(tol, tol if objective.exact_hessian else tol * tol, unit,
-                     always_single=single,
+                     always_single=single, final_hessian=final_hessian,
                      chords=(sketch is not None or n_sketched > 0) and not information,
-                     final_hessian=final_hessian, information=information)
+                     information=information)
     if information:  # (a penalty of the information: see newton_sketch)
         state, n_sketched = _information_opening(objective, sub, warm.theta, policy), 1
     elif sketch is not None:
