@@ -25,6 +25,7 @@ from .._core.blocks import block_rows
 from .._core.labels import encode_classes
 from .._core.model.basis import ColumnBasis, moments_from_sums, sample_rows
 from .._core.model.design import Design
+from .._core.solvers.newton import sketch_rows
 from .._core.validation import check_label_types, within_magnitude
 from .chunks import (
     _check_chunk,
@@ -90,18 +91,19 @@ def _label_chunk(k: int, lo: int, yb: Any, wb: Any) -> "_LabelWeights | None":
 
 
 class _LabelSample(_LabelWeights):
-    """:class:`_LabelWeights` with some rows of X and their weights, in row order, and
+    """:class:`_LabelWeights` with some rows of X, y and the weights, in row order, and
     (where asked) the weighted column sums of all rows (``sums``)."""
 
-    def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any,
+    def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any, y: np.ndarray,
                  w: np.ndarray | None, sums: np.ndarray | None = None) -> None:
         super().__init__(labels, weights)
-        self.X, self.w, self.sums = X, w, sums
+        self.X, self.y, self.w, self.sums = X, y, w, sums
 
     def merge(self, other: "_LabelWeights") -> "_LabelSample":
         assert isinstance(other, _LabelSample)
         found = super().merge(other)
         return _LabelSample(found.labels, found.weights, _stack([self.X, other.X]),
+                            np.concatenate([self.y, other.y]),
                             None if self.w is None else np.concatenate([self.w, other.w]),
                             None if self.sums is None else self.sums + other.sums)
 
@@ -126,7 +128,7 @@ def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
     if sums and not sp.issparse(Xb):
         whole = np.ones(Xb.shape[0]) if weights is None else weights
         column_sums = whole @ np.asarray(Xb, dtype=np.float64)
-    return _LabelSample(found.labels, found.weights, Xs,
+    return _LabelSample(found.labels, found.weights, Xs, np.asarray(yb)[local],
                         None if weights is None else weights[local], column_sums)
 
 
@@ -235,14 +237,17 @@ class DaskDesign:
     def __init__(self, X: Any, y: Any, sample_weight: Any, classes: np.ndarray,
                  class_weights: np.ndarray, intercept: bool = True,
                  basis: ColumnBasis | None = None, basis_rule: str | None = None,
-                 sample: tuple[Any, np.ndarray | None, np.ndarray | None] | None = None
-                 ) -> None:
+                 sample: tuple[Any, np.ndarray | None, np.ndarray | None] | None = None,
+                 prefetched: "_Prefetched | None" = None) -> None:
         """``basis``: the coordinates to work in; ``basis_rule`` (``"auto"`` or
         ``"always"``, instead): :meth:`ColumnBasis.from_sample`'s centring rule, applied
         to the same evenly spaced rows as in memory: ``sample``, their ``(X, w)`` where
         already gathered, with the weighted column sums of all rows where the centre
-        must be exact (:meth:`ColumnBasis.centre_at`), else one small gather."""
+        must be exact (:meth:`ColumnBasis.centre_at`), else one small gather.
+        ``prefetched``: rows already gathered (the sketch's, in the labels' pass), which
+        :meth:`gather` hands out without a pass."""
         self.X, self.y, self.sample_weight = X, y, sample_weight
+        self._prefetched = prefetched
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
         self.n_samples, self.n_features = (int(s) for s in X.shape)
@@ -283,7 +288,8 @@ class DaskDesign:
 
     def gather(self, rows: Any) -> tuple[Design, np.ndarray, np.ndarray | None]:
         """``(X[rows], t[rows], w[rows])`` in memory: for a few rows only (a sketch)."""
-        Xs, ys, ws = take_rows(rows, self.X, self.y, self.sample_weight)
+        found = None if self._prefetched is None else self._prefetched.take(rows)
+        Xs, ys, ws = found or take_rows(rows, self.X, self.y, self.sample_weight)
         Xs = Xs.tocsr() if sp.issparse(Xs) else np.ascontiguousarray(_float_rows(Xs))
         bad = not np.isfinite(Xs.data if sp.issparse(Xs) else Xs).all()
         if bad and not self._checked:
@@ -311,6 +317,21 @@ class DaskDesign:
     def weighted_gram(self) -> np.ndarray:
         """``[1,X]^T diag(s) [1,X]`` (``s``: the sample weights, or ones)."""
         return self.reduce(_weighted_gram)[0]
+
+
+class _Prefetched:
+    """Rows of X, y and the weights gathered by an earlier pass (sorted ``rows``)."""
+
+    def __init__(self, rows: np.ndarray, X: Any, y: np.ndarray, w: np.ndarray | None) -> None:
+        self.rows, self.X, self.y, self.w = rows, X, y, w
+
+    def take(self, rows: Any) -> tuple[Any, np.ndarray, np.ndarray | None] | None:
+        """``(X[rows], y[rows], w[rows])`` where all of ``rows`` were gathered, else None."""
+        rows = np.asarray(rows, dtype=np.intp).ravel()
+        at = np.minimum(np.searchsorted(self.rows, rows), self.rows.size - 1)
+        if self.rows.size == 0 or not np.array_equal(self.rows[at], rows):
+            return None
+        return self.X[at], self.y[at], None if self.w is None else self.w[at]
 
 
 def _nothing(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
@@ -366,6 +387,12 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
     else:  # the basis's sample rows come with the labels' pass (one compute)
         rows = sample_rows(X.shape[0])  # (the exact centre where a prior is placed there)
         sums = rule == "always" and rows.size < X.shape[0]
+        # With the rows of a binary GLM's Hessian sketch (newton's subsample), so that
+        # the solver's first gather costs no pass of its own (each pass of data read
+        # from files reads them again)
+        sketch = sketch_rows(X.shape[0], X.shape[1] + int(intercept))
+        if sketch is not None:
+            rows = np.union1d(rows, sketch)
         found = reduce_chunks(functools.partial(_label_sample_chunk, rows=rows, sums=sums),
                               X, y, w)
     name = type(est).__name__
@@ -381,6 +408,11 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
         raise ValueError(f"classes {classes[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
-    sample = (found.X, found.w, found.sums) if isinstance(found, _LabelSample) else None
+    sample, prefetched = None, None
+    if isinstance(found, _LabelSample):
+        prefetched = _Prefetched(rows, found.X, found.y, found.w)
+        taken = prefetched.take(sample_rows(X.shape[0]))
+        assert taken is not None  # (they were among the rows gathered)
+        sample = (taken[0], taken[2], found.sums)
     return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule,
-                      sample=sample)
+                      sample=sample, prefetched=prefetched)
