@@ -91,13 +91,16 @@ def _label_chunk(k: int, lo: int, yb: Any, wb: Any) -> "_LabelWeights | None":
 
 
 class _LabelSample(_LabelWeights):
-    """:class:`_LabelWeights` with some rows of X, y and the weights, in row order, and
-    (where asked) the weighted column sums of all rows (``sums``)."""
+    """:class:`_LabelWeights` with some rows of X, y and the weights, in row order,
+    (where asked) the weighted column sums of all rows (``sums``) and (dense X) the
+    columns' smallest and largest values (``low``, ``high``)."""
 
     def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any, y: np.ndarray,
-                 w: np.ndarray | None, sums: np.ndarray | None = None) -> None:
+                 w: np.ndarray | None, sums: np.ndarray | None = None,
+                 low: np.ndarray | None = None, high: np.ndarray | None = None) -> None:
         super().__init__(labels, weights)
         self.X, self.y, self.w, self.sums = X, y, w, sums
+        self.low, self.high = low, high
 
     def merge(self, other: "_LabelWeights") -> "_LabelSample":
         assert isinstance(other, _LabelSample)
@@ -105,7 +108,11 @@ class _LabelSample(_LabelWeights):
         return _LabelSample(found.labels, found.weights, _stack([self.X, other.X]),
                             np.concatenate([self.y, other.y]),
                             None if self.w is None else np.concatenate([self.w, other.w]),
-                            None if self.sums is None else self.sums + other.sums)
+                            None if self.sums is None else self.sums + other.sums,
+                            None if self.low is None or other.low is None
+                            else np.minimum(self.low, other.low),
+                            None if self.high is None or other.high is None
+                            else np.maximum(self.high, other.high))
 
 
 def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
@@ -124,12 +131,15 @@ def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
         # other chunk is read in a basis that such a value would have set
         _sparse_chunk(k, lo, Xb) if sp.issparse(Xb) else _check_chunk(k, lo, "X", Xb)
     weights = None if wb is None else np.asarray(wb, dtype=np.float64)
-    column_sums = None
-    if sums and not sp.issparse(Xb):
-        whole = np.ones(Xb.shape[0]) if weights is None else weights
-        column_sums = whole @ np.asarray(Xb, dtype=np.float64)
+    column_sums = low = high = None
+    if not sp.issparse(Xb):
+        Xb = np.asarray(Xb)
+        if sums:
+            whole = np.ones(Xb.shape[0]) if weights is None else weights
+            column_sums = whole @ np.asarray(Xb, dtype=np.float64)
+        low, high = Xb.min(axis=0), Xb.max(axis=0)  # (finite: checked above for the sample)
     return _LabelSample(found.labels, found.weights, Xs, np.asarray(yb)[local],
-                        None if weights is None else weights[local], column_sums)
+                        None if weights is None else weights[local], column_sums, low, high)
 
 
 def _small_integer_labels(yb: np.ndarray, limit: int = 1024) -> np.ndarray | None:
@@ -238,16 +248,18 @@ class DaskDesign:
                  class_weights: np.ndarray, intercept: bool = True,
                  basis: ColumnBasis | None = None, basis_rule: str | None = None,
                  sample: tuple[Any, np.ndarray | None, np.ndarray | None] | None = None,
-                 prefetched: "_Prefetched | None" = None) -> None:
+                 prefetched: "_Prefetched | None" = None,
+                 column_range: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """``basis``: the coordinates to work in; ``basis_rule`` (``"auto"`` or
         ``"always"``, instead): :meth:`ColumnBasis.from_sample`'s centring rule, applied
         to the same evenly spaced rows as in memory: ``sample``, their ``(X, w)`` where
         already gathered, with the weighted column sums of all rows where the centre
         must be exact (:meth:`ColumnBasis.centre_at`), else one small gather.
         ``prefetched``: rows already gathered (the sketch's, in the labels' pass), which
-        :meth:`gather` hands out without a pass."""
+        :meth:`gather` hands out without a pass. ``column_range``: the columns'
+        smallest and largest values (:meth:`predictor_change_bound`)."""
         self.X, self.y, self.sample_weight = X, y, sample_weight
-        self._prefetched = prefetched
+        self._prefetched, self._range = prefetched, column_range
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
         self.n_samples, self.n_features = (int(s) for s in X.shape)
@@ -269,6 +281,23 @@ class DaskDesign:
                 basis.centre_at(sums, self.total_weight)
         self.basis = basis
         self._reader = self._make_reader(basis)
+
+    def predictor_change_bound(self, d: np.ndarray) -> float:
+        """A bound on ``max_i |[1, x_i] d|`` (``d`` in this design's coordinates) without
+        a pass, from the columns' ranges (inf where they are unknown): the largest
+        ``|z_ij|`` of each standardised column times ``|d_j|``, summed."""
+        if self._range is None:
+            return np.inf
+        low, high = self._range
+        basis, d = self.basis, np.abs(np.asarray(d, dtype=np.float64))
+        if basis is not None and basis.center is not None:
+            low, high = (low - basis.center) / basis.scale, (high - basis.center) / basis.scale
+        elif basis is not None:  # (uncentred: the kernel's parameters are m * d)
+            d = d * basis.multipliers()
+        reach = np.maximum(np.abs(low), np.abs(high))
+        slopes = d[int(self.intercept):]
+        bound = float(slopes @ reach) + (float(d[0]) if self.intercept else 0.0)
+        return bound if np.isfinite(bound) else np.inf
 
     def _make_reader(self, basis: ColumnBasis | None) -> "_ChunkReader":
         """What turns a chunk into in-memory rows (a subclass's own targets: its reader)."""
@@ -408,11 +437,13 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
         raise ValueError(f"classes {classes[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
-    sample, prefetched = None, None
+    sample, prefetched, column_range = None, None, None
     if isinstance(found, _LabelSample):
+        if found.low is not None and found.high is not None:
+            column_range = (found.low, found.high)
         prefetched = _Prefetched(rows, found.X, found.y, found.w)
         taken = prefetched.take(sample_rows(X.shape[0]))
         assert taken is not None  # (they were among the rows gathered)
         sample = (taken[0], taken[2], found.sums)
     return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule,
-                      sample=sample, prefetched=prefetched)
+                      sample=sample, prefetched=prefetched, column_range=column_range)
