@@ -1,8 +1,9 @@
 """Passes over file-backed Dask data: each reads the files again, so they are counted.
 
 A logistic fit on ``io.read_dask`` data reads each Parquet partition once a pass (X and y
-from one read task), and the Hessian sketch's rows come with the labels' pass (no pass of
-their own). The fit is compared with the same fit on the rows in memory.
+from one read task), the Hessian sketch's rows come with the labels' pass (no pass of
+their own), and a last Newton step bounded by the columns' ranges takes no pass. The fits
+are compared with the same fits on the rows in memory.
 """
 import collections
 import functools
@@ -77,3 +78,23 @@ def test_sketch_rows_come_with_the_labels_pass(monkeypatch):
     _, t5, w5 = found.gather(other)
     assert passes["take"] == 1
     np.testing.assert_array_equal(w5, w[other])
+
+
+def test_last_step_judged_without_a_pass(monkeypatch):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40_000, 3))
+    y = (X @ [1.0, -0.5, 0.25] + rng.logistic(size=40_000) > 0).astype(np.int64)
+    Xd, yd = da.from_array(X, chunks=13_334), da.from_array(y, chunks=13_334)
+    passes = collections.Counter()
+    _counting(monkeypatch, design, "reduce_chunks", passes, lambda *a, **kw: "pass")
+    model = LogisticRegression().fit(Xd, yd)
+    judged = passes["pass"]
+    # the same fit with the move unknown: the last step's pass (the engine's bound)
+    monkeypatch.setattr(design.DaskDesign, "predictor_change_bound", lambda self, d: np.inf)
+    checked = LogisticRegression().fit(Xd, yd)
+    assert passes["pass"] - judged == judged + 1
+    reference = LogisticRegression().fit(X, y)
+    for fit in (model, checked):
+        np.testing.assert_allclose(fit.coef_, reference.coef_, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(fit.covariance_, reference.covariance_, rtol=1e-9)
+        np.testing.assert_allclose(fit.log_likelihood_, reference.log_likelihood_, rtol=1e-12)
