@@ -23,16 +23,24 @@ effects_spec.DataEncoding`): for a formula, the formula's (so that ``age`` in
 variable; the categorical columns of a DataFrame it encoded get contrasts).
 """
 import dataclasses
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._frames import ENCODING_ATTRIBUTE, as_pandas, encode_frame
-from .inference.effects import EffectsModel, FloatArray, Sampling, average_rows, effects_frame
+from .inference.effects import (
+    Design,
+    EffectsModel,
+    FloatArray,
+    Sampling,
+    average_rows,
+    effects_frame,
+)
 from .inference.effects_draws import average_draws, draws_frame
+from .inference.effects_sparse import Rows, SparseRows
 from .inference.effects_spec import (
     OBSERVED,
     DataEncoding,
@@ -77,10 +85,9 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
     ``feature_names_in_``, else ``x0, x1, ...``); the categorical columns of a DataFrame
     that the estimator encoded (``input_encoding_``) are variables with their levels."""
     check_is_fitted(estimator)
-    if sp.issparse(data):
-        raise TypeError("slopes, comparisons and predictions read dense rows: pass a numpy "
-                        "array or DataFrame (e.g. X.toarray() of the rows of interest)")
     names = getattr(estimator, "feature_names_in_", None)
+    if sp.issparse(data):
+        return _sparse_data(estimator, data, names)
     frame = as_pandas(data)
     if not isinstance(frame, pd.DataFrame):
         X = np.asarray(data, dtype=np.float64)
@@ -115,7 +122,32 @@ def column_data(estimator: Any, data: Any) -> DataEncoding:
     return DataEncoding(frame, variables, design, linear)
 
 
-def _row_values(frame: pd.DataFrame, values: Any, name: str) -> Any:
+def _sparse_data(estimator: Any, data: Any, names: Any) -> DataEncoding:
+    """Sparse data (CSR or CSC) as variables: each column one, a plain design column,
+    read in sparse row blocks (:class:`~problin.inference.effects_sparse.SparseRows`);
+    a grid's rows (``at=``) are dense and few."""
+    if getattr(estimator, ENCODING_ATTRIBUTE, None) is not None:
+        raise TypeError(f"{type(estimator).__name__} was fitted on a DataFrame whose "
+                        "categorical columns it encoded: give slopes, comparisons and "
+                        "predictions such a DataFrame, not a sparse matrix")
+    X = check_array(data, accept_sparse=("csr", "csc"), dtype=np.float64)
+    width = int(estimator.n_features_in_)
+    if X.shape[1] != width:
+        raise ValueError(f"data have {X.shape[1]} columns, the model {width}")
+    labels = ([str(n) for n in names] if names is not None
+              else [f"x{j}" for j in range(width)])
+    frame = SparseRows(X, labels)
+
+    def design(block: Rows) -> Any:
+        if isinstance(block, SparseRows):
+            return block.matrix
+        rows = check_array(block[labels].to_numpy(dtype=np.float64), dtype=np.float64)
+        return sp.csr_matrix(rows)
+    return DataEncoding(frame, {name: None for name in labels}, design,
+                        {name: j for j, name in enumerate(labels)})
+
+
+def _row_values(frame: Rows, values: Any, name: str) -> Any:
     """``offset=``/``exposure=``: an array, or the name of a column of the data."""
     if not isinstance(values, str):
         return values
@@ -125,7 +157,7 @@ def _row_values(frame: pd.DataFrame, values: Any, name: str) -> Any:
     return frame[values].to_numpy(dtype=np.float64)
 
 
-def _offsets(model: EffectsModel, frame: pd.DataFrame, rows: pd.DataFrame, at: Any,
+def _offsets(model: EffectsModel, frame: Rows, rows: Rows, at: Any,
              offset: Any, exposure: Any) -> FloatArray | None:
     """The rows' offsets: each observed row its own; at a grid (``at``), every grid
     row the data's mean offset and mean exposure (as ``marginaleffects`` holds an
@@ -152,21 +184,23 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
     frame = encoding.frame
     if len(frame) == 0:
         raise ValueError(f"{kind} needs at least one row of data")
+    rows: Rows = frame
     if at is None:
         weights = row_weights(frame, sample_weight)
         by_names, grouped = groups(frame, by)
-        rows = frame
     else:
         if sample_weight is not None:
             raise ValueError("at= chooses the rows (one result per row of its grid): give "
                              "sample_weight= only with the observed data (at=None)")
-        rows, by_names = profile(encoding, at)
+        rows, by_names = (_sparse_grid(encoding, at) if sp.issparse(at)
+                          else profile(encoding, at))
         weights = np.ones(len(rows))
         if by is not None:  # (the grid's rows averaged, with equal weights, by group)
             by_names, grouped = groups(rows, by)
         else:
             grouped = ([(tuple(rows.iloc[i][by_names]), np.array([i]))
-                        for i in range(len(rows))] if by_names
+                        for i in range(len(rows))] if by_names and not sp.issparse(at)
+                       else [((i,), np.array([i])) for i in range(len(rows))] if by_names
                        else [((), np.arange(len(rows)))])
     offsets = _offsets(model, frame, rows, at, offset, exposure)
     variants = {key: variant(key) for key in needed(estimates)}
@@ -186,15 +220,19 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         w = weights[idx]
         if w.sum() <= 0:
             continue
-        parts = (encoding.design, rows.iloc[idx], w, variants, functions, shifts, batched)
+        block = rows.iloc[idx]
         if model.draws is None:
-            A, J = average_rows(model, *parts, None if offsets is None else offsets[idx],
+            A, J = average_rows(model, encoding.design, block, w, variants, functions,
+                                shifts, batched, None if offsets is None else offsets[idx],
                                 elastic)
             found = [e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
                      for i, e in enumerate(estimates)]
         else:
             assert offsets is None, "the Bayesian models take no offsets"
-            S = average_draws(model, *parts)  # (D, F, K)
+            # (the draws' products read dense blocks: sparse rows are densified a block
+            # at a time, average_draws' blocks hold at most max(2^21, 256 d) values)
+            S = average_draws(model, _dense(encoding.design), cast(pd.DataFrame, block), w,
+                              variants, functions, shifts, batched)  # (D, F, K)
             found = [(np.full(S.shape[2], np.nan), e.point(S[:, first[i]:first[i + 1]]).T)
                      for i, e in enumerate(estimates)]
         for e, (value, jac) in zip(estimates, found):
@@ -230,9 +268,31 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
     table = (effects_frame(idx_out, estimate, jacobian, model, level) if model.draws is None
              else draws_frame(idx_out, jacobian, level))
     table.attrs.update(kind=kind, type=type, at="data" if at is None else
-                       "grid" if isinstance(at, pd.DataFrame) else at,
+                       "grid" if isinstance(at, pd.DataFrame) or sp.issparse(at) else at,
                        n_rows=len(rows))
     return table
+
+
+def _sparse_grid(encoding: DataEncoding, at: Any) -> tuple[Rows, list[str]]:
+    """``at=`` a sparse matrix: its rows, each a result (indexed by ``row``), for a model
+    given sparse data."""
+    frame = encoding.frame
+    if not isinstance(frame, SparseRows):
+        raise TypeError("at= a sparse matrix is for sparse data; give a dict or DataFrame "
+                        "of the variables' values")
+    grid = check_array(at, accept_sparse=("csr", "csc"), dtype=np.float64)
+    if grid.shape[1] != len(frame.columns) or grid.shape[0] == 0:
+        raise ValueError(f"at= has shape {grid.shape}; the data have "
+                         f"{len(frame.columns)} columns (and it needs a row)")
+    return SparseRows(grid, list(frame.columns)), ["row"]
+
+
+def _dense(design: Design) -> Design:
+    """A design whose blocks are dense arrays."""
+    def dense(block: Rows) -> Any:
+        X = design(block)
+        return X.toarray() if sp.issparse(X) else X
+    return dense
 
 
 def slopes(source: EffectsSource, data: Any, variables: Any = None, *, slope: str = "dydx",
@@ -328,10 +388,12 @@ class EffectsMethods:
 
         Parameters
         ----------
-        data : DataFrame or array-like
+        data : DataFrame, array-like or sparse matrix
             The rows to average over (the training data for average marginal effects).
-        variables : str or list of str, optional
-            The variables (data columns) to report; all by default.
+            A SciPy sparse matrix (CSR or CSC; formula-free models whose columns are the
+            design's) is read in sparse row blocks, never densified.
+        variables : str, int or list of them, optional
+            The variables (data columns) to report, by name or position; all by default.
         slope : {"dydx", "eyex", "dyex", "eydx"}, default="dydx"
             The derivative, or an elasticity averaged over the rows as Stata's
             ``margins, eyex()`` and statsmodels' ``get_margeff(method=)``: ``dy/dx * x/y``,
@@ -341,7 +403,8 @@ class EffectsMethods:
             variables' means (medians; modes for categorical ones); a dict of values per
             variable: one result per combination of them (a grid); a DataFrame: one
             result per row, its columns variables; the variables a grid does not set
-            at their means (modes).
+            at their means (modes). With sparse ``data``, a sparse matrix of rows: one
+            result per row (indexed by ``row``).
         by : str or list of str, optional
             Average within the groups of these columns of ``data``; with a grid
             (``at``), the average over the grid's rows within the groups of these

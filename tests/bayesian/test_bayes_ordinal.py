@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from problin._core.bayes.mcmc import ess_bulk
 from problin import BayesianLogisticRegression, ProblinWarning
 from problin.bayesian.ordinal import BayesianOrdinalRegression
+from problin.inference.effects import Sampling
 from tests.glm._ordinal_mp import reference
 
 ALPHA, CUT_SD, GAP_SD = 0.5, 3.0, 1.0
@@ -123,3 +124,77 @@ def test_dask_input_is_refused_by_name():
     X, y = _problem()
     with pytest.raises(ValueError, match="rows in memory"):
         BayesianOrdinalRegression().fit(da.from_array(X, chunks=10), y)
+
+
+def _direct_effects(X, draws, x_column):
+    """Per draw of ``[beta, theta]`` (logit): the average class probabilities over the
+    rows and their average derivative in column ``x_column``, written out from
+    ``P(y <= k) = expit(theta_k - x^T beta)``."""
+    D = X.shape[1]
+    beta, theta = draws[:, :D], draws[:, D:]
+    eta = X @ beta.T  # rows x draws
+    u = theta[None, :, :] - eta[:, :, None]  # rows x draws x (K-1)
+    F = special.expit(u)
+    f = F * (1 - F)
+    n, S = eta.shape
+    cum = np.concatenate([np.zeros((n, S, 1)), F, np.ones((n, S, 1))], axis=2)
+    dens = np.concatenate([np.zeros((n, S, 1)), f, np.zeros((n, S, 1))], axis=2)
+    proba = np.diff(cum, axis=2).mean(axis=0)  # draws x K
+    slope = (-beta[:, x_column][None, :, None] * np.diff(dens, axis=2)).mean(axis=0)
+    return proba, slope
+
+
+def _summarise(values):
+    """median, sd (ddof 1) and the 2.5 % / 97.5 % quantiles of each column's draws."""
+    low, mid, high = np.quantile(values, [0.025, 0.5, 0.975], axis=0)
+    return np.column_stack([mid, values.std(axis=0, ddof=1), low, high])
+
+
+# (a short run: what is checked is the statistics of its draws, not their mixing)
+@pytest.mark.filterwarnings("ignore:R-hat:problin.ConvergenceWarning")
+def test_mcmc_summary_and_effects_from_the_draws():
+    """The MCMC fit's summary and its per-category predictions and slopes are the draws'
+    statistics, computed here directly from ``samples_``: posterior mean, sd, central
+    interval and the probability of the opposite sign per parameter; per-draw average
+    probabilities and slopes, summarised by median, sd and quantiles."""
+    X, y = _problem()
+    X = np.column_stack([X[:, 0], np.linspace(-1, 1, len(y))])
+    model = BayesianOrdinalRegression(alpha=ALPHA, cutpoint_sd=CUT_SD, gap_sd=GAP_SD,
+                                      inference="mcmc", n_samples=100, n_chains=2,
+                                      random_state=5, progress=False).fit(X, y)
+    flat = model.samples_.reshape(-1, 4)
+    table = model.summary()
+    assert list(table.index) == ["x0", "x1", "0|1", "1|2"]
+    np.testing.assert_allclose(table["mean"], flat.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(table["sd"], flat.std(axis=0, ddof=1), rtol=1e-10)
+    np.testing.assert_allclose(table[["ci_low", "ci_high"]].T,
+                               np.quantile(flat, [0.025, 0.975], axis=0), rtol=1e-12)
+    np.testing.assert_allclose(table["p_opposite"], np.mean(
+        np.sign(flat) != np.sign(flat.mean(axis=0)), axis=0), atol=1e-12)
+    assert "0|1" in str(model.summary_text())
+    proba, slope = _direct_effects(X, flat, 0)
+    got = model.predictions(X)[["estimate", "std_err", "ci_low", "ci_high"]].to_numpy()
+    np.testing.assert_allclose(got, _summarise(proba), rtol=1e-9)
+    got = model.slopes(X, variables="x0")[["estimate", "std_err", "ci_low", "ci_high"]]
+    np.testing.assert_allclose(got.to_numpy(), _summarise(slope), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(slope.sum(axis=1), 0.0, atol=1e-12)
+
+
+def test_laplace_effect_draws_are_the_laplace_posterior():
+    """Laplace: the effects' draws of the slopes are the Gaussian ``N(MAP, posterior_cov_)``
+    exactly (the slopes are linear in the solver's parameters), their cut-points lie in
+    order around the MAP's, and ``n_draws``/``random_state`` choose and seed them."""
+    X, y = _problem()
+    model = BayesianOrdinalRegression(alpha=ALPHA, cutpoint_sd=CUT_SD, gap_sd=GAP_SD,
+                                      random_state=0).fit(X, y)
+    blocks = model._effects_draws(Sampling(4000, 7))  # draws x cuts x [theta_j, -beta]
+    beta = -blocks[:, 0, 1]
+    assert np.array_equal(beta, -blocks[:, 1, 1])
+    se = np.sqrt(model.posterior_cov_[0, 0])
+    assert abs(beta.mean() - model.theta_map_[0]) < 4 * se / np.sqrt(4000)
+    assert beta.std() == pytest.approx(se, rel=0.05)
+    assert np.all(blocks[:, 1, 0] > blocks[:, 0, 0])
+    again = model.predictions(X, n_draws=50, random_state=7)
+    assert again.equals(model.predictions(X, n_draws=50, random_state=7))
+    assert not again.equals(model.predictions(X, n_draws=50, random_state=8))
+    assert again.attrs["n_draws"] == 50

@@ -4,7 +4,7 @@ chunking (coefficients, logistf's covariance, the penalised log-likelihood, the
 iterations), for the logit, the probit and the Poisson-log with weights and an exposure
 in the chunks; on separated data too, where the estimates are finite and solve Heinze &
 Schemper's modified score (closed form here); the profile intervals refit on the
-chunks. Dask's threaded scheduler: the chunk
+chunks; the softmax's contrasts and FLIC likewise. Dask's threaded scheduler: the chunk
 arithmetic is the same on a cluster (``test_dask_glm.py`` runs the passes there).
 """
 import functools
@@ -128,11 +128,57 @@ def test_separated_firth_on_dask_is_finite():
                                    err_msg=column)
 
 
+def test_flic_on_dask_equals_memory():
+    """FLIC's intercept shift (a Newton step a distributed pass) and its Gram on the
+    chunks: the in-memory fit (held to logistf in ``tests/glm/test_firth_calibrated.py``),
+    weighted; the weighted mean prediction is the weighted event rate."""
+    X, y, w = _binary(9, 40)
+    want = LogisticRegression(penalty="flic").fit(X, y, sample_weight=w)
+    chunks = random_chunks(y.size, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = LogisticRegression(penalty="flic").fit(rows(X, chunks), rows(y, chunks),
+                                                     sample_weight=rows(w, chunks))
+    assert_same_fit(got, want, chunks)
+    p = np.asarray(got.predict_proba(X))[:, 1]
+    assert abs(w @ p - w @ y) / w.sum() < 1e-10
+    assert got.log_likelihood_ == pytest.approx(want.log_likelihood_, rel=1e-12)
+
+
+@pytest.mark.parametrize("separated", [False, True])
+def test_softmax_firth_on_dask_equals_memory(separated):
+    """Softmax (K - 1 contrasts): the chunks' information and leverage sums give the
+    in-memory fit (held to mpmath in ``tests/glm/test_firth_softmax.py``), weighted, on
+    random chunkings; on separated classes too, where the steps take the exact Hessian
+    (its ``N N^T`` formed after the chunk sums)."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(36, 2))
+    if separated:  # class 0 (x0 < -0.4) apart from the others
+        t, w = np.digitize(X[:, 0], [-0.4, 0.4]), None
+    else:
+        eta = np.column_stack([np.zeros(36), 0.5 + X @ [1.0, -0.5], X @ [-0.8, 1.2]])
+        prob = np.exp(eta) / np.exp(eta).sum(axis=1, keepdims=True)
+        t = (prob.cumsum(axis=1) < rng.uniform(size=(36, 1))).sum(axis=1)
+        w = rng.integers(1, 4, 36).astype(float)
+    want = LogisticRegression(penalty="firth").fit(X, t, sample_weight=w)
+    chunks = random_chunks(36, 7 + separated)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = LogisticRegression(penalty="firth").fit(
+            rows(X, chunks), rows(t, chunks),
+            sample_weight=None if w is None else rows(w, chunks))
+    assert_same_fit(got, want, chunks)
+    assert got.coef_.shape == (3, 2) and np.abs(got.coef_).max() < 30
+
+
 def test_dask_fisher_rows_sketch_and_refusals():
-    """The sketch's rows are gathered into the in-memory rows of the same subset; FLIC,
-    FLAC and softmax refuse Dask input by name."""
+    """The sketch's rows are gathered into the in-memory rows of the same subset (binary
+    and softmax); FLAC refuses Dask input by name."""
+    from problin._core.model.family_softmax import CategoricalSoftmax
+    from problin._core.model.penalty_firth_softmax import SoftmaxFisherRows
     from problin._dask.design import dask_classifier_data
-    from problin._dask.fisher_rows import DaskFisherRows, binary_fisher_rows
+    from problin._dask.fisher_rows import (DaskFisherRows, binary_fisher_rows,
+                                           softmax_fisher_rows)
 
     X, y, w = _binary(4, 30)
     model = LogisticRegression(penalty="firth")
@@ -147,8 +193,13 @@ def test_dask_fisher_rows_sketch_and_refusals():
     np.testing.assert_allclose(dask_rows.information(theta),
                                MemoryFisherRows(Design(X, True), family, y, w,
                                                 None).information(theta), rtol=1e-12)
-    for penalty in ("flic", "flac"):
-        with pytest.raises(ValueError, match=f"penalty='{penalty}' refits in memory"):
-            LogisticRegression(penalty=penalty).fit(rows(X, 7), rows(y, 7))
-    with pytest.raises(ValueError, match="binary models"):
-        LogisticRegression(penalty="firth").fit(rows(X, 7), rows(np.arange(30) % 3, 7))
+    t = np.arange(30) % 3
+    design = dask_classifier_data(model, rows(X, 7), rows(t, 7), rows(w, 7), True, True)
+    softmax = CategoricalSoftmax(3, contrast=True)
+    dask_rows = DaskFisherRows(design, functools.partial(softmax_fisher_rows, family=softmax))
+    theta = np.linspace(-0.5, 0.5, 8)
+    memory = SoftmaxFisherRows(Design(X, True), softmax, t, w).subsample(subset, sw)
+    np.testing.assert_allclose(dask_rows.subsample(subset, sw).information(theta),
+                               memory.information(theta), rtol=1e-13)
+    with pytest.raises(ValueError, match="penalty='flac' refits in memory"):
+        LogisticRegression(penalty="flac").fit(rows(X, 7), rows(y, 7))

@@ -24,6 +24,12 @@ def _params(model):
     return np.r_[model.intercept_, model.coef_.ravel()]
 
 
+def _notes_separation(model) -> bool:
+    """Whether the summary carries the note that the ML estimates do not exist."""
+    return ("The data are (quasi-)separated: maximum-likelihood estimates do not exist;"
+            in " ".join(str(model.summary_text()).split()))
+
+
 @pytest.mark.parametrize("estimator, link", [(LogisticRegression, "logit"),
                                              (ProbitRegression, "probit")])
 def test_firth_equals_mpmath(estimator, link):
@@ -38,6 +44,7 @@ def test_firth_equals_mpmath(estimator, link):
     np.testing.assert_allclose(model.summary()["std_err"].to_numpy(), se, rtol=1e-7)
     text = str(model.summary_text())
     assert "Firth" in text and "separated" not in text  # (the classes overlap)
+    assert not model._result.firth_separated
     # The penalised log-likelihood is stationary at the answer (its own derivative).
     assert np.abs(numeric_gradient(X, y, _params(model), link)).max() < 1e-8
     assert model.converged_
@@ -67,7 +74,7 @@ def test_firth_separated_is_finite():
         assert np.all(np.isfinite(params)) and np.abs(params).max() < 20
         assert np.abs(_modified_score(Xs, ys, params)).max() < 1e-8
         assert np.all(np.isfinite(model.summary()["std_err"]))
-        assert not hasattr(model, "separated_")
+        assert not hasattr(model, "separated_") and _notes_separation(model)
 
 
 def test_firth_weights_are_frequencies():
@@ -192,6 +199,10 @@ def test_firth_equals_logistf(name):
     coef, se = _LOGISTF[name]
     np.testing.assert_allclose(_params(model), coef, rtol=0, atol=1e-7)
     np.testing.assert_allclose(model.summary()["std_err"].to_numpy(), se, rtol=1e-7)
+    # Both are quasi-separated (endometrial: NV = 1 only where HG = 1; sex2: all 7 women
+    # with dia = 1 are cases), which Firth's margins do not show: the LP's note.
+    assert np.all(y[X[:, 0 if name == "endometrial" else 5] == 1] == 1)
+    assert _notes_separation(model)
 
 
 def test_firth_completely_separated_many_rows_converges():
@@ -216,8 +227,7 @@ def test_firth_completely_separated_many_rows_converges():
     np.testing.assert_allclose(model.summary()["std_err"].to_numpy(),
                                np.sqrt(np.diag(np.linalg.inv(augmented))), rtol=1e-6)
     # Firth's own margins separate the classes: the summary says why it is Firth's.
-    assert ("The data are (quasi-)separated: maximum-likelihood estimates do not exist;"
-            in " ".join(str(model.summary_text()).split()))
+    assert _notes_separation(model)
 
 
 def test_firth_negative_binomial_at_a_fixed_alpha_is_the_glms():

@@ -133,13 +133,14 @@ def test_firth_softmax_equals_mpmath():
     beta, se = _firth_mp(X, t)
     np.testing.assert_allclose(_params(model), beta, rtol=0, atol=1e-7)
     np.testing.assert_allclose(_summary_se(model), se, rtol=1e-7)
-    assert model.converged_ and "Firth" in str(model.summary_text())
+    text = " ".join(str(model.summary_text()).split())
+    assert model.converged_ and "Firth" in text and "separated" not in text  # (overlap)
 
 
 def test_firth_softmax_separated_is_finite():
     """Classes separated by x0 (ordered thresholds), alone and with a noise column: finite
-    estimates, the 50-digit penalised gradient below 1e-8, no SeparationWarning, and the
-    standard errors of ``I(theta_hat)^-1``."""
+    estimates, the 50-digit penalised gradient below 1e-8, no SeparationWarning but the
+    summary's note, and the standard errors of ``I(theta_hat)^-1``."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(24, 2))
     t = np.digitize(X[:, 0], [-0.4, 0.4])
@@ -159,6 +160,9 @@ def test_firth_softmax_separated_is_finite():
             Z = [[mp.mpf(1)] + [mp.mpf(float(v)) for v in row] for row in Xs]
             grad = _gradient_mp([mp.mpf(float(b)) for b in params], Z, t, 2)
         assert max(abs(float(g)) for g in grad) < 1e-8
+        # class 0 (x0 < -0.4) is separated from the others: the summary's note
+        assert ("The data are (quasi-)separated: maximum-likelihood estimates do not exist"
+                in " ".join(str(model.summary_text()).split()))
 
 
 def test_firth_softmax_two_classes_is_binary():

@@ -9,27 +9,32 @@ s_i x_i``, the held-leverage curvature and, for the exact Hessian, the factor ``
 (one task per chunk, block by block, BLAS on the task's thread: ``chunks._chunk_call``),
 and only the p-sized sums travel, merged in Dask's tree; the non-additive ``M M^T`` is
 formed on the client (:func:`combined_adjustment`). The penalty itself is evaluated on
-the client, as in memory, so a Dask fit takes the in-memory fit's steps to rounding.
+the client, as in memory, so a Dask fit takes the in-memory fit's steps to rounding. A
+softmax's chunks are :class:`SoftmaxFisherRows` (the K - 1 contrasts' information and
+leverage matrices ``Q_i``), summed and combined the same way.
 """
 import functools
-from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
 from .._core.model.design import Design
 from .._core.model.exponential_family import ExponentialFamily
-from .._core.model.penalty_firth import (
-    Jeffreys,
-    JeffreysPenalty,
-    MemoryFisherRows,
-    combined_adjustment,
-)
+from .._core.model.family_softmax import CategoricalSoftmax
+from .._core.model.penalty_firth import Jeffreys, JeffreysPenalty, MemoryFisherRows
+from .._core.model.penalty_firth_rows import ChunkFisherRows, combined_adjustment
+from .._core.model.penalty_firth_softmax import SoftmaxFisherRows
 from .design import DaskDesign, Sums
 
-__all__ = ["DaskFisherRows", "binary_fisher_rows", "dask_jeffreys"]
+__all__ = ["DaskFisherRows", "binary_fisher_rows", "softmax_fisher_rows", "dask_jeffreys",
+           "dask_softmax_jeffreys"]
 
-#: A chunk's ``(design, targets, weights)`` as :class:`MemoryFisherRows` (picklable).
-ChunkRows = Callable[[Design, np.ndarray, np.ndarray | None], MemoryFisherRows]
+
+class ChunkRows(Protocol):
+    """A chunk's ``(design, targets, weights)`` as its Fisher rows (picklable)."""
+
+    def __call__(self, design: Design, t: np.ndarray, w: np.ndarray | None, /
+                 ) -> "MemoryFisherRows | SoftmaxFisherRows": ...
 
 
 def binary_fisher_rows(design: Design, t: np.ndarray, w: np.ndarray | None, *,
@@ -38,11 +43,17 @@ def binary_fisher_rows(design: Design, t: np.ndarray, w: np.ndarray | None, *,
     return MemoryFisherRows(design, family, np.asarray(t, dtype=np.float64), w, None)
 
 
-def _information_op(rows: MemoryFisherRows, *, theta: np.ndarray) -> Sums:
+def softmax_fisher_rows(design: Design, t: np.ndarray, w: np.ndarray | None, *,
+                        family: CategoricalSoftmax) -> SoftmaxFisherRows:
+    """A softmax's chunk (class indices as the targets; the penalty reads none)."""
+    return SoftmaxFisherRows(design, family, t, w)
+
+
+def _information_op(rows: ChunkFisherRows, *, theta: np.ndarray) -> Sums:
     return Sums(rows.information(theta))
 
 
-def _adjustment_op(rows: MemoryFisherRows, *, theta: np.ndarray, r_inv: np.ndarray,
+def _adjustment_op(rows: ChunkFisherRows, *, theta: np.ndarray, r_inv: np.ndarray,
                    tau: float, curvature: bool, exact: bool) -> Sums:
     return Sums(*rows.adjustment_sums(theta, r_inv, tau, curvature, exact))
 
@@ -68,14 +79,21 @@ class DaskFisherRows:
             exact=exact), self._chunk_rows)
         return combined_adjustment(tuple(sums), tau)
 
-    def subsample(self, rows: np.ndarray, sample_weight: np.ndarray) -> MemoryFisherRows:
-        """The sketch's rows, gathered into memory (a few thousand)."""
-        chunk = self._chunk_rows(*self.design.gather(rows))
-        return MemoryFisherRows(chunk.design, chunk.family, chunk.y, sample_weight,
-                                chunk.offset)
+    def subsample(self, rows: np.ndarray, sample_weight: np.ndarray
+                  ) -> "MemoryFisherRows | SoftmaxFisherRows":
+        """The sketch's rows, gathered into memory (a few thousand), reweighted."""
+        design, t, _ = self.design.gather(rows)
+        return self._chunk_rows(design, t, sample_weight)
 
 
 def dask_jeffreys(recipe: Jeffreys, design: DaskDesign, family: ExponentialFamily,
                   chunk_rows: ChunkRows) -> JeffreysPenalty:
     """Firth's penalty ``recipe`` bound to the rows in ``design``'s chunks."""
     return recipe.on(DaskFisherRows(design, chunk_rows), family)
+
+
+def dask_softmax_jeffreys(recipe: Jeffreys, design: DaskDesign, family: CategoricalSoftmax
+                          ) -> JeffreysPenalty:
+    """Firth's penalty ``recipe`` bound to a softmax's rows in ``design``'s chunks."""
+    return recipe.on_classes(DaskFisherRows(
+        design, functools.partial(softmax_fisher_rows, family=family)), family)

@@ -465,6 +465,10 @@ class DaskSoftmaxObjective(SharedStartCurvature, _DaskObjective):
                    ) -> SoftmaxObjective:
         return SoftmaxObjective(design, self.family, t, w, penalty=penalty)
 
+    def _information(self, H: np.ndarray | None, gram: Gram) -> Information | None:
+        # (the softmax's Hessian is its Fisher information, as in memory)
+        return None if H is None else Information(H, gram == "single")
+
     def _weighted_gram(self) -> np.ndarray:
         """``[1,X]^T S [1,X]``: one pass (only where the engine opens by BFGS)."""
         return self.design.weighted_gram()

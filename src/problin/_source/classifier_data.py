@@ -25,8 +25,6 @@ OFFSET_SUPPORT = ("offset is supported for binary models on in-memory data only:
 CALIBRATED_CLASSES = ("penalty='flic' and 'flac' (Puhr et al. 2017) calibrate a binary "
                       "Firth fit's event rate; with more than two classes use "
                       "penalty='firth'")
-FIRTH_DASK = ("penalty='firth' on Dask input is built for binary models (logit, probit): "
-              "fit a softmax's rows in memory")
 
 
 def check_classifier_data(est: BaseEstimator, X: MatrixLike, y: MatrixLike,

@@ -22,13 +22,13 @@ from .._core.types import FloatArray, MatrixLike
 from .._dask.bayes import DaskJJTerms, DaskLogitLogPosterior
 from .._dask.chunks import column_stats_chunk, reduce_chunks
 from .._dask.design import DaskDesign, dask_classifier_data
-from .._dask.fisher_rows import binary_fisher_rows, dask_jeffreys
+from .._dask.fisher_rows import binary_fisher_rows, dask_jeffreys, dask_softmax_jeffreys
 from .._dask.lazy import lazy_rows
 from .._dask.objective import DaskGLMObjective, DaskSoftmaxObjective
 from .._dask.objective_ordinal import DaskOrdinalObjective
 from .._dask.regression import DaskRegressionRows, Validate, dask_regression_rows
 from .._dask.rereads import warn_if_rereads
-from .classifier_data import FIRTH_DASK, OFFSET_SUPPORT
+from .classifier_data import OFFSET_SUPPORT
 
 __all__ = ["DaskRows", "OnDask", "regression_chunks"]
 
@@ -125,8 +125,9 @@ class _Objectives:
     def class_blocks(self) -> Objective:
         family = self.family  # (the family called this case: softmax)
         assert isinstance(family, CategoricalSoftmax)
-        if self.penalty is not None:
-            raise ValueError(FIRTH_DASK)
+        if self.penalty is not None:  # Firth's: the contrasts' row sums over the chunks
+            firth = dask_softmax_jeffreys(self.penalty, self.design, family)
+            return DaskSoftmaxObjective(self.design, family, penalty=firth)
         return DaskSoftmaxObjective(self.design, family, penalty=self.prior)
 
 

@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.bayes.hmc import hmc_sampler
-from .._core.bayes.logistic import draw_gaussian, upper_factor
+from .._core.bayes.logistic import upper_factor
 from .._core.blocks import iter_blocks
 from .._core.bayes.mcmc import ess_bulk, independence_sampler, rhat
 from .._core.linalg import cholesky
@@ -40,9 +40,16 @@ from .._frames import encode_frame
 from .._params import validate_params
 from .._source import data_source
 from .._source.classifier_data import check_classifier_data
+from .._effects_methods import EffectsMethods
 from .._state import AllOrNothingFit
 from ..exceptions import ConvergenceWarning, ProblinWarning, warn_at_caller
+from ..glm._ordinal_effects import cumulative_effects_model, cut_blocks
 from ..glm.inference import parameter_names
+from ..inference.effects import EffectsModel, Sampling
+from ..inference.effects_draws import check_n_draws, thinned
+from ..inference.summaries import posterior_summary_text
+from ..inference.text import SummaryText
+from ._ordinal_fit import OrdinalPosteriorFit, log_gap_cuts
 from . import _fit
 
 __all__ = ["BayesianOrdinalRegression"]
@@ -70,7 +77,7 @@ class _LogPosterior:
         design, family = obj.design, obj.family
         p = design.n_params
         block, params = design.kernel()  # W in the design's (standardised) coordinates
-        bounds = _bounds(_cuts(W[:, p:]))  # B x (K + 1)
+        bounds = _bounds(log_gap_cuts(W[:, p:]))  # B x (K + 1)
         V = params(W[:, :p])
         slopes, shift = np.ascontiguousarray(V[:, 1:].T), V[:, 0]
         total = np.zeros(W.shape[0])
@@ -92,7 +99,8 @@ class _LogPosterior:
         return np.array(values), np.array(grads)
 
 
-class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator):
+class BayesianOrdinalRegression(AllOrNothingFit, EffectsMethods, ClassifierMixin,
+                                BaseEstimator):
     """Bayesian cumulative-link regression of ordered classes, by Laplace or MCMC.
 
     .. math::
@@ -244,52 +252,31 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
                                     .randint(np.iinfo(np.int32).max))
         for stale in ("samples_", "rhat_", "ess_", "acceptance_rate_", "sampler_"):
             self.__dict__.pop(stale, None)
-
-        def reported(Wz: FloatArray) -> FloatArray:
-            """Rows of ``[b_z, w_z, gamma]`` -> rows of ``[beta, theta]``."""
-            Wz = np.atleast_2d(Wz)
-            raw = Wz[:, :p] @ R
-            theta = _cuts(Wz[:, p:]) - raw[:, :1]
-            return np.hstack((raw[:, 1:], theta))
-
-        theta_map = reported(fit.theta)[0]
+        record = OrdinalPosteriorFit(
+            self.link, K, self.inference, float(self.alpha), float(self.cutpoint_sd),
+            float(self.gap_sd), np.empty(0), np.empty((0, 0)), np.empty(0), fit.theta, cov,
+            R, xbar, np.empty((0, 0)), fit.n_iter, bool(fit.converged), fit.message,
+            int(X.shape[0]))
+        theta_map = record.reported(fit.theta)[0]
         if self.inference == "mcmc":
-            draws = self._sample(objective, t, s, fit.theta, cov, rng)
-            samples = reported(draws.reshape(-1, draws.shape[2])).reshape(
+            draws, diagnostics = self._sample(objective, t, s, fit.theta, cov, rng)
+            samples = record.reported(draws.reshape(-1, draws.shape[2])).reshape(
                 draws.shape[0], draws.shape[1], -1)
             flat = samples.reshape(-1, samples.shape[2])
-            mean, post_cov = flat.mean(axis=0), np.atleast_2d(np.cov(flat, rowvar=False))
-            self.samples_ = samples
+            record = record.replace(mean=flat.mean(axis=0),
+                                    cov=np.atleast_2d(np.cov(flat, rowvar=False)),
+                                    samples=samples, **diagnostics)
             predictive = flat
         else:
             J = self._jacobian(family, fit.theta, R)
-            mean, post_cov = theta_map, J @ cov @ J.T
-            predictive = reported(self._laplace_draws(fit.theta, cov, R, xbar, rng))
-        D = X.shape[1]
-        self.theta_map_ = theta_map
-        self.posterior_mean_, self.posterior_cov_ = mean, post_cov
-        self.coef_, self.cutpoints_ = mean[:D], mean[D:]
-        self.n_iter_, self.converged_ = fit.n_iter, fit.converged
+            record = record.replace(mean=theta_map, cov=J @ cov @ J.T)
+            predictive = record.laplace_draws(self.n_samples, rng)
         step = max(1, predictive.shape[0] // _PREDICTIVE_DRAWS)
-        self._predictive_draws = predictive[::step][:_PREDICTIVE_DRAWS]
+        record = record.replace(theta_map=theta_map,
+                                predictive=predictive[::step][:_PREDICTIVE_DRAWS])
+        self.__dict__.update(record.attributes())
+        self._result = record
         return self
-
-    def _laplace_draws(self, mode: FloatArray, cov: FloatArray, R: FloatArray,
-                       xbar: FloatArray, rng: np.random.Generator) -> FloatArray:
-        """``n_samples`` draws of the Laplace posterior, as rows of ``[b_z, w_z, gamma]``.
-
-        Drawn as ``mean + L z`` with ``L`` the Cholesky factor of the covariance of
-        ``[w, b + xbar^T w, gamma]`` (the slopes in raw units and the intercept at the
-        centre of the data): data in other units or offsets (or sparse, never centred,
-        against dense) only rescale the slopes there, which carries ``L`` to the other
-        data's factor, so the same seed gives the same draws, mapped (a factor in the
-        solver's coordinates would depend on its basis)."""
-        p = R.shape[0]
-        M = np.eye(mode.size)
-        M[:p - 1, :p] = R[:, 1:].T  # w = ...
-        M[p - 1, :p] = R[:, 0] + R[:, 1:] @ xbar  # b + xbar^T w
-        draws = draw_gaussian(M @ mode, M @ cov @ M.T, self.n_samples, rng)
-        return np.linalg.solve(M, draws.T).T
 
     def _prior(self, xbar: FloatArray, n_gaps: int, R: FloatArray) -> GaussianPenalty:
         """``N(0, P^-1)``: in raw ``[b, w, gamma]`` ``alpha`` on ``w``, ``1 / cutpoint_sd^2``
@@ -316,9 +303,10 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
 
     def _sample(self, objective: OrdinalObjective, t: NDArray[np.intp],
                 s: FloatArray | None, mode: FloatArray, cov: FloatArray,
-                rng: np.random.Generator) -> FloatArray:
+                rng: np.random.Generator) -> tuple[FloatArray, dict[str, Any]]:
         """Posterior draws of ``[b_z, w_z, gamma]`` (chains x draws x p), as
-        :func:`problin.bayesian._fit.mcmc` draws the logistic posterior."""
+        :func:`problin.bayesian._fit.mcmc` draws the logistic posterior, and the record's
+        fields of the sampler's diagnostics."""
         target = _LogPosterior(objective, t, s)
         n_warmup = max(100, self.n_samples // 4)
         U = upper_factor(cov)
@@ -338,11 +326,12 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         finally:
             bar.close()
         assert samples is not None, "HMC always returns its draws"
+        diagnostics: dict[str, Any] = {"acceptance_rate": float(acceptance),
+                                       "sampler": sampler}
         if samples.shape[1] >= 4:
-            self.rhat_, self.ess_ = np.asarray(rhat(samples)), np.asarray(ess_bulk(samples))
-            _fit.check_mixing(self.rhat_, self.ess_)
-        self.acceptance_rate_, self.sampler_ = acceptance, sampler
-        return samples
+            diagnostics.update(rhat=np.asarray(rhat(samples)), ess=np.asarray(ess_bulk(samples)))
+            _fit.check_mixing(diagnostics["rhat"], diagnostics["ess"])
+        return samples, diagnostics
 
     # -------------------------------------------------------------- predict
     def _check_X(self, X: Any) -> Any:
@@ -357,7 +346,7 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         of rows for all the draws' slopes ``B``."""
         X = self._check_X(X)
         dist = CumulativeLink(self.link, self.classes_.size).dist
-        D, draws = self.n_features_in_, self._predictive_draws
+        D, draws = self.n_features_in_, self._result.predictive
         slopes, bounds = np.ascontiguousarray(draws[:, :D].T), _bounds(draws[:, D:])
         out = np.empty((X.shape[0], self.classes_.size))
         rows = max(64, _BLOCK_ELEMENTS // draws.shape[0])
@@ -378,23 +367,74 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
         proba = self.predict_proba(X)  # (checks that the model is fitted)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def summary(self, level: float = 0.95) -> pd.DataFrame:
-        """Posterior table ``mean, sd, ci_low, ci_high`` of the slopes and cut-points (the
-        cut-points named ``"a|b"`` as R's ``polr``): central credible intervals of
-        probability ``level``, from the draws (MCMC) or normal quantiles (Laplace)."""
+    # ----------------------------------------------------------- inference
+    def parameter_names(self) -> list[str]:
+        """``[features..., "a|b", ...]``: the order of ``posterior_mean_``."""
         check_is_fitted(self)
         names = [n for n in parameter_names(self, self.n_features_in_) if n != "intercept"]
-        names += [f"{a}|{b}" for a, b in zip(self.classes_[:-1], self.classes_[1:])]
-        sd = np.sqrt(np.diag(self.posterior_cov_))
+        return names + [f"{a}|{b}" for a, b in zip(self.classes_[:-1], self.classes_[1:])]
+
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
+        """Posterior table ``mean, sd, p_opposite, ci_low, ci_high`` of the slopes and
+        cut-points (the cut-points named ``"a|b"`` as R's ``polr``): central credible
+        intervals of probability ``level`` and the posterior probability of the sign
+        opposite to the mean, from the draws (MCMC) or the normal approximation
+        (Laplace: the MAP and the delta method's sd)."""
+        check_is_fitted(self)
+        if not 0.0 < float(level) < 1.0:
+            raise ValueError(f"level must be in (0, 1), got {level!r}")
+        fit = self._result
+        mean, sd = fit.mean, np.sqrt(np.clip(np.diag(fit.cov), 0.0, None))
         tail = (1.0 - level) / 2.0
-        if "samples_" in self.__dict__:
-            flat = self.samples_.reshape(-1, self.samples_.shape[2])
+        if fit.samples is not None:
+            flat = fit.samples.reshape(-1, fit.samples.shape[2])
             low, high = np.quantile(flat, [tail, 1.0 - tail], axis=0)
+            opposite = np.mean(np.sign(flat) == -np.sign(mean), axis=0)
         else:
             z = stats.norm.ppf(1.0 - tail)
-            low, high = self.posterior_mean_ - z * sd, self.posterior_mean_ + z * sd
-        return pd.DataFrame({"mean": self.posterior_mean_, "sd": sd, "ci_low": low,
-                             "ci_high": high}, index=pd.Index(names, name="parameter"))
+            low, high = mean - z * sd, mean + z * sd
+            with np.errstate(divide="ignore", invalid="ignore"):
+                opposite = stats.norm.sf(np.abs(mean / sd))
+        table = pd.DataFrame({"mean": mean, "sd": sd, "p_opposite": opposite, "ci_low": low,
+                              "ci_high": high},
+                             index=pd.Index(self.parameter_names(), name="parameter"))
+        table.attrs.update(model=type(self).__name__, inference=fit.inference,
+                           n_obs=fit.n_obs, alpha=fit.alpha, level=float(level))
+        return table
+
+    def summary_text(self, level: float = 0.95) -> SummaryText:
+        """:meth:`summary` under the inference method and the prior."""
+        return posterior_summary_text(self, self.summary(level))
+
+    # ----------------------------------------------- slopes, comparisons, predictions
+    def _effects_model(self, type: str) -> EffectsModel:
+        """The cumulative predictors ``theta_j - x^T beta`` at the posterior mean and the
+        category probabilities' map (the tables read :meth:`_effects_draws`)."""
+        check_is_fitted(self)
+        fit = self._result
+        index = np.tile(np.arange(fit.n_features), (fit.n_classes - 1, 1))
+        return cumulative_effects_model(fit.mean, fit.cov, index,
+                                        CumulativeLink(fit.link, fit.n_classes).dist, type,
+                                        list(self.classes_),
+                                        self.parameter_names()[fit.n_features:])
+
+    def _effects_draws(self, sampling: Sampling) -> FloatArray:
+        """The posterior draws of the blocks ``[theta_j, -beta]``: MCMC's stored samples
+        (thinned to ``n_draws``), or ``n_draws`` (default ``n_samples``) draws of the
+        Laplace Gaussian in the solver's parameters mapped to ``[beta, theta]`` (seeded
+        by ``random_state``, else the estimator's)."""
+        check_is_fitted(self)
+        fit = self._result
+        if fit.samples is not None:
+            theta = thinned(fit.samples, sampling)
+        else:
+            n = check_n_draws(self.n_samples if sampling.n_draws is None else sampling.n_draws)
+            seed_from = self.random_state if sampling.random_state is None \
+                else sampling.random_state
+            seed = check_random_state(seed_from).randint(np.iinfo(np.int32).max)
+            theta = fit.laplace_draws(n, np.random.default_rng(seed))
+        index = np.tile(np.arange(fit.n_features), (fit.n_classes - 1, 1))
+        return cut_blocks(theta, index, fit.n_features)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -410,11 +450,6 @@ class BayesianOrdinalRegression(AllOrNothingFit, ClassifierMixin, BaseEstimator)
     def fit_intercept(self) -> bool:
         """The cut-points take the intercept's place (``parameter_names`` reads this)."""
         return False
-
-
-def _cuts(gaps: FloatArray) -> FloatArray:
-    """Rows of log gaps -> rows of cuts ``a_0 = 0, a_j = sum_{m<j} exp(gamma_m)``."""
-    return np.hstack((np.zeros((gaps.shape[0], 1)), np.cumsum(np.exp(gaps), axis=1)))
 
 
 def _bounds(cutpoints: FloatArray) -> FloatArray:

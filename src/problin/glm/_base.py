@@ -149,9 +149,9 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
         source = data_source(X)  # the one choice of where the rows are
         if cov_type != "nonrobust" or offset is not None:
             source.require_in_memory(_IN_MEMORY_ONLY)
-        if self.penalty in ("flic", "flac"):  # (their refits read the rows one by one)
-            source.require_in_memory(f"penalty={self.penalty!r} refits in memory: Dask input "
-                                     "takes penalty='firth'")
+        if self.penalty == "flac":  # (its refit reads the rows one by one)
+            source.require_in_memory("penalty='flac' refits in memory: Dask input takes "
+                                     "penalty='firth' or 'flic'")
         rows = source.classifier_rows(self, y, sample_weight, self._multiclass,
                                       self.fit_intercept, standardise=True)
         design = rows.design
@@ -214,10 +214,12 @@ class GLMClassifier(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classifier
 
     def _calibrated(self, fit: GLMFit, problem: ClassifierProblem) -> GLMFit:
         """The FLIC or FLAC fit from the Firth ``fit`` (:mod:`._firth_corrections`)."""
+        if self.penalty == "flic":  # (the likelihood's passes, wherever the rows are)
+            likelihood = classifier_problem(problem.rows, problem.family, 0.0,
+                                            information="expected", offset=problem.offset)
+            return flic(fit, likelihood.objective)
         objective = problem.in_memory()
         y = problem.rows.targets().astype(np.float64)
-        if self.penalty == "flic":
-            return flic(fit, objective, y, problem.offset)
 
         def refit(X: Any, y: Any, sample_weight: Any, offset: Any) -> GLMFit:
             model = type(self)(alpha=0.0, fit_intercept=self.fit_intercept, tol=self.tol,

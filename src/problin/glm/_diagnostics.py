@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import cho_factor, cho_solve
 
 from .._core.model.contract import Objective, RowsAtHand
 from .._core.solvers.quasi_newton import MAX_PAIRS, MIN_PAIRS, history_size, lbfgs_memory
@@ -189,20 +190,53 @@ def diagnose(est: Any, problem: ClassifierProblem, result: SolverResult) -> Diag
 
 
 def _firth_separated(est: Any, problem: ClassifierProblem, result: SolverResult) -> bool:
-    """Whether Firth's fitted linear predictor separates the classes: a certificate
-    (:func:`certified_separation`, no LP) that the maximum-likelihood estimates do not
-    exist, for the summary's note (no warning: Firth's estimates are finite)."""
+    """Whether the classes are (quasi-)separated, so that the maximum-likelihood estimates
+    do not exist, for the summary's note (no warning: Firth's estimates are finite).
+
+    In memory, per split (the binary one; each class against the rest for softmax):
+    Firth's fitted margins where they separate (complete separation, no LP); else,
+    where the exact LP is affordable, overlap where one Newton step of the likelihood
+    from Firth's fit proves it (a Gram and two passes, Stiemke's certificate: the usual
+    verdict on overlapping data), else the LP (quasi-separation, which Firth's margins
+    never show: logistf's ``endometrial`` and ``sex2``). On Dask the fitted margins'
+    certificate alone (two passes; none for softmax)."""
     objective = problem.objective
     if objective.penalty.exact_hessian:
         return False
-    if not problem.rows.rows_in_memory:  # (Dask: the fitted margins' certificate, 2 passes)
+    if not problem.rows.rows_in_memory:
         return objective.separation(replace(result, direction=None)) is not None
-    if np.ndim(result.eta) != 1:
-        return False
-    sw = objective.sample_weight
+    memory = problem.in_memory()
+    sw, design = memory.sample_weight, memory.design
     targets = problem.family.separation_splits(problem.rows.targets(), est.classes_)
-    return any(certified_separation(result.eta, y01, sw) is not None
-               for y01 in targets.values())
+    margins = problem.family.certificate_margins(result.eta, lambda: None)
+    if any(certified_separation(m, y01, sw) is not None
+           for y01 in targets.values() for m in margins):
+        return True
+    if design.n_samples * design.n_params > LP_MAX_SIZE:
+        return False  # (no LP to spare: the note is left out, not wrongly given)
+    if _likelihood_overlap(problem, result):
+        return False  # (the LP's verdict for the price of a Gram: saves it on most data)
+    return any(bool(separated_rows(design, y01, sw).any()) for y01 in targets.values())
+
+
+def _likelihood_overlap(problem: ClassifierProblem, result: SolverResult) -> bool:
+    """Whether one Newton step of the (unpenalised) likelihood from a fit's point proves
+    the classes overlap (the family's ``newton_overlap``, a binary GLM's; Stiemke's
+    certificate holds at any point, the step being the exact one of the curvatures
+    ``h`` it is checked with); False where the curvature's Gram is singular."""
+    memory = problem.in_memory()
+    design = memory.design
+    eta = result.eta if problem.offset is None else result.eta + problem.offset
+
+    def step(g: NDArray[np.float64], h: NDArray[np.float64]) -> NDArray[np.float64]:
+        factor = cho_factor(design.gram(h), lower=True, check_finite=False)
+        return memory.linear_predictor(-cho_solve(factor, design.rmatvec(g)))
+
+    try:
+        return problem.family.newton_overlap(problem.rows.targets(), eta,
+                                             memory.sample_weight, step)
+    except np.linalg.LinAlgError:
+        return False
 
 
 def covariance_on_request(est: Any, problem: ClassifierProblem, fit: Any
@@ -310,7 +344,7 @@ def _overlap_certified(problem: ClassifierProblem, result: SolverResult,
     eta = result.eta if problem.offset is None else result.eta + problem.offset
     return problem.family.newton_overlap(  # (the step's linear predictor for g)
         problem.rows.targets(), eta, objective.sample_weight,
-        lambda g: objective.linear_predictor(-(cov_z @ objective.design.rmatvec(g))))
+        lambda g, h: objective.linear_predictor(-(cov_z @ objective.design.rmatvec(g))))
 
 
 def _warn_separation(est: Any, rows: Any, n_sep: int, n_used: int, which: list[Any]) -> None:

@@ -11,13 +11,15 @@ event rate. Both corrections restore it:
   are Firth's; the intercept's is ``sqrt([(X^T W X)^-1]_00)`` at the FLIC predictions
   (logistf's ``beta0.se``, which its intercept interval uses), with Firth's
   correlations kept (logistf's own ``var`` weights by ``p``, not ``p (1 - p)``: not
-  followed).
+  followed). Its passes are the unpenalised objective's (a gradient pass a Newton
+  step, a Gram pass at each end), so it runs on Dask chunks as in memory.
 * **FLAC** (augmentation): maximum likelihood on the data augmented by two pseudo-rows
   per row, one with ``y_i`` and one with ``1 - y_i``, each weighted ``h_i / 2`` (the
   leverages of the Firth fit, ``tau h_i``), with an indicator of the pseudo-rows as a
   covariate (dropped from the result). The scores of the intercept and the indicator
   make the mean prediction on the original rows the event rate. Standard errors as
   logistf's ``flac``: the augmented fit's inverse information, the indicator dropped.
+  Its refit reads the rows one by one (in memory only).
 """
 from typing import Any
 
@@ -26,6 +28,7 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit
 
 from .._core.linalg import cholesky
+from .._core.model.contract import Eta, Objective
 from .._core.model.objective import InMemoryObjective
 from .result import GLMFit
 
@@ -58,49 +61,58 @@ def _log_likelihood(y: np.ndarray, eta: np.ndarray, sw: np.ndarray | None) -> fl
     return float(rows.sum() if sw is None else sw @ rows)
 
 
-def _intercept_shift(y: np.ndarray, eta: np.ndarray, sw: np.ndarray | None) -> float:
-    """``delta`` with ``sum_i s_i (y_i - expit(eta_i + delta)) = 0``: Newton on a
-    concave score, from 0 (a few steps to rounding)."""
-    s = np.ones_like(y) if sw is None else sw
-    target, delta = float(s @ y), 0.0
+def _intercept_shift(objective: Objective[Eta], theta: np.ndarray
+                     ) -> tuple[float, float, np.ndarray]:
+    """``(delta, f, H)``: the shift of the (solver's) intercept ``theta[0]`` at which the
+    likelihood's intercept score ``sum_i s_i (y_i - p_i)`` vanishes, with minus the
+    log-likelihood and the Fisher information there. ``objective`` is the unpenalised
+    one (its gradient's first entry is that score: the intercept's column is ones).
+
+    A scalar Newton from 0, its curvature ``sum_i s_i p_i (1 - p_i)`` the information's
+    corner at the start, then secant updates: one gradient pass a step (on Dask one
+    distributed pass), a Gram pass at each end (the score is monotone and the shift
+    small: a few steps to rounding)."""
+    point = np.array(theta, dtype=np.float64)
+    f, g, H = objective.value_grad_hess(point, objective.linear_predictor(point))
+    curvature, delta, last = float(H[0, 0]), 0.0, (0.0, float(g[0]))
     for _ in range(100):
-        p = expit(eta + delta)
-        score, curvature = target - float(s @ p), float(s @ (p * (1.0 - p)))
-        if curvature <= 0.0:
+        if not curvature > 0.0:
             break
-        step = score / curvature
+        step = -last[1] / curvature
         delta += step
         if abs(step) <= 1e-15 * (1.0 + abs(delta)):
             break
-    return delta
+        point[0] = theta[0] + delta
+        score = float(objective.value_grad(point, objective.linear_predictor(point))[1][0])
+        secant = (score - last[1]) / (delta - last[0])
+        if np.isfinite(secant) and secant > 0.0:
+            curvature = secant
+        last = (delta, score)
+    if delta != 0.0:
+        point[0] = theta[0] + delta
+        f, _, H = objective.value_grad_hess(point, objective.linear_predictor(point))
+    return delta, float(f), H
 
 
-def flic(fit: GLMFit, objective: InMemoryObjective, y: np.ndarray,
-         offset: np.ndarray | None) -> GLMFit:
-    """The FLIC fit from the Firth ``fit`` (see the module docstring)."""
+def flic(fit: GLMFit, objective: Objective[Eta]) -> GLMFit:
+    """The FLIC fit from the Firth ``fit`` (see the module docstring); ``objective``: the
+    unpenalised log-likelihood of the same rows (and offset), in memory or on Dask."""
     if not fit.fit_intercept:
         raise ValueError("penalty='flic' corrects the intercept: fit_intercept=True needs "
                          "to hold")
-    design, sw = objective.design, objective.sample_weight
-    eta = objective.linear_predictor(fit.theta_standard)
-    if offset is not None:
-        eta = eta + offset
-    delta = _intercept_shift(y, eta, sw)
+    delta, f, G = _intercept_shift(objective, fit.theta_standard)
     theta = fit.theta.copy()
     theta[0] += delta
-    eta = eta + delta
-    p = expit(eta)
-    W = p * (1.0 - p) if sw is None else sw * p * (1.0 - p)
     # logistf's beta0.se: the raw intercept's variance in (X^T W X)^-1, from the Gram G
     # in the solver's coordinates (theta = T theta_z: e_0^T T G^-1 T^T e_0).
     T = _raw_map(fit)
-    u = cholesky(design.gram(W)).solve(T[0])
+    u = cholesky(G).solve(T[0])
     se0 = float(np.sqrt(T[0] @ u))
     cov = np.array(fit.covariance, dtype=np.float64)
     scale = np.ones(theta.size)
     scale[0] = se0 / np.sqrt(cov[0, 0])
     cov = cov * scale[:, None] * scale[None, :]
-    return _from_raw(fit, theta, cov, objective=-_log_likelihood(y, eta, sw))
+    return _from_raw(fit, theta, cov, objective=f)
 
 
 def flac(fit: GLMFit, objective: InMemoryObjective, y: np.ndarray,

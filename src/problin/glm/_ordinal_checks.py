@@ -6,16 +6,21 @@
   ``check_class_weights`` refuse it where the rows are validated: its cut-points would be
   infinite);
 * a user start whose cut-points do not increase;
-* separated categories: at the fit, every row on each side of a cut-point is fitted with
-  certainty (``P < 1e-8`` of the other side): the maximum-likelihood estimates do not exist
-  (the slopes or the gap run off to infinity), a :class:`~problin.exceptions.SeparationWarning`.
+* separated categories, completely (every row on each side of a cut-point fitted with
+  certainty) or quasi-completely (tied rows on the boundary, or a level of a column seen
+  in one end category only): the maximum-likelihood estimates do not exist (the slopes
+  or the gap run off to infinity), a :class:`~problin.exceptions.SeparationWarning`,
+  certified by a linear program where the fit looks divergent.
 """
 from typing import Any
 
 import numpy as np
 
 from .._core.model.contract import Objective
+from .._core.model.family_ordinal import CumulativeLink, log_interval
 from .._core.model.objective_ordinal import OrdinalObjective
+from .._core.model.separation import LP_MAX_SIZE
+from .._core.model.separation_ordinal import ordinal_separation
 from .._core.types import FloatArray
 from ..exceptions import ProblinWarning, SeparationWarning, warn_at_caller
 
@@ -58,21 +63,48 @@ def check_start(start: Any, n_features: int, classes: np.ndarray) -> FloatArray:
     return start
 
 
-def separated_cuts(objective: Objective[Any], theta: FloatArray, classes: np.ndarray
-                   ) -> list[str]:
-    """Warn (SeparationWarning) for each cut-point whose two sides are separated at the
-    fit; rows in memory only (Dask's rows are never in one place: not checked)."""
+def separated_cuts(objective: Objective[Any], theta: FloatArray, classes: np.ndarray,
+                   converged: bool = True) -> list[str]:
+    """Warn (SeparationWarning) for the cut-points at which the categories are (quasi-)
+    completely separated; rows in memory only (Dask's rows are never in one place: not
+    checked). Where the fit looks divergent (not converged, or a row fitted with
+    certainty) the linear program of :mod:`~problin._core.model.separation_ordinal`
+    decides, tied rows included, up to ``LP_MAX_SIZE`` design entries; beyond, the
+    cut-points whose two sides are all fitted with certainty are named."""
     if not isinstance(objective, OrdinalObjective):
         return []
-    family, t = objective.family, objective.t
-    p = objective.design.n_params
+    family, t, design = objective.family, objective.t, objective.design
+    p = design.n_params
     eta = objective.linear_predictor(theta)
     a = family.cuts(theta[p:])
     used = np.ones(t.size, dtype=bool) if objective.sample_weight is None \
         else objective.sample_weight > 0
     labels = [str(c) for c in classes]
-    # each class's extreme linear predictors: the rows nearest to each cut-point
-    K = classes.size
+    bounds = np.concatenate(([-np.inf], a, [np.inf]))
+    log_p = log_interval(family.dist, bounds[t + 1] - eta, bounds[t] - eta)
+    certain = used & (log_p > np.log1p(-CERTAIN))
+    found = _certain_sides(family, eta, a, t, used)
+    rows = np.flatnonzero(certain)
+    if (not converged or certain.any()) and t.size * p <= LP_MAX_SIZE:
+        moved, cuts = ordinal_separation(design.dense_rows(np.arange(t.size))[:, 1:], t,
+                                         classes.size, objective.sample_weight)
+        found, rows = [j for j in range(a.size) if cuts[j]], np.flatnonzero(moved)
+    if found:
+        names = ", ".join(f"{labels[j]}|{labels[j + 1]}" for j in found)
+        shown = ", ".join(str(r) for r in rows[:10]) + (", ..." if rows.size > 10 else "")
+        warn_at_caller(f"the categories are separated at the cut-point(s) {names} "
+                       f"({rows.size} row(s) fitted with certainty in the limit: {shown}): "
+                       "the maximum-likelihood estimates do not exist (the slopes or "
+                       "cut-points run off to infinity); merge the categories, drop the "
+                       "separating columns, or use alpha > 0", SeparationWarning)
+    return [f"{labels[j]}|{labels[j + 1]}" for j in found]
+
+
+def _certain_sides(family: CumulativeLink, eta: FloatArray, a: FloatArray, t: np.ndarray,
+                   used: np.ndarray) -> list[int]:
+    """The cut-points whose two sides are all fitted with certainty (complete separation
+    there): from each class's extreme linear predictors, the rows nearest each cut."""
+    K = family.n_classes
     highest, lowest = np.full(K, -np.inf), np.full(K, np.inf)
     for k in range(K):
         mine = eta[used & (t == k)]
@@ -85,11 +117,5 @@ def separated_cuts(objective: Objective[Any], theta: FloatArray, classes: np.nda
         above = float(np.min(lowest[j + 1:]))
         if (family.dist.log_sf(np.array([a[j] - below]))[0] < limit
                 and family.dist.log_cdf(np.array([a[j] - above]))[0] < limit):
-            found.append(f"{labels[j]}|{labels[j + 1]}")
-    if found:
-        warn_at_caller(f"the categories are separated at the cut-point(s) {', '.join(found)}: "
-                       "every row is fitted with certainty on its side, so the "
-                       "maximum-likelihood estimates do not exist (the slopes or cut-points "
-                       "run off to infinity); merge the categories, drop the separating "
-                       "columns, or use alpha > 0", SeparationWarning)
+            found.append(j)
     return found

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 from scipy import special, stats
 from sklearn.utils.validation import check_is_fitted
 
@@ -21,8 +22,8 @@ from ..inference.effects import EffectsModel, IdentityMap, MeanMap
 from ..inference.text import SummaryText, format_p, format_summary, format_value
 from ._ordinal_nominal import cumulative_bounds, running_max
 
-__all__ = ["CumulativeMap", "ordinal_effects_model", "ordinal_interval",
-           "ordinal_summary_text"]
+__all__ = ["CumulativeMap", "cumulative_effects_model", "cut_blocks",
+           "ordinal_effects_model", "ordinal_interval", "ordinal_summary_text"]
 
 
 @dataclass(frozen=True)
@@ -66,33 +67,45 @@ class CumulativeMap:
         return p, d, T
 
 
-def _blocks_map(fit: Any) -> FloatArray:
-    """``M`` with ``vec(blocks) = M [beta, theta]``, blocks ``[theta_j, -beta_j]`` (the
-    slopes of cut ``j``: ``beta`` itself without nominal columns)."""
-    D, L, S = fit.n_features, fit.family.n_classes - 1, fit.n_slopes
-    index = fit.slope_index
-    M = np.zeros((L * (1 + D), S + L))
+def cut_blocks(params: FloatArray, index: NDArray[np.intp], n_slopes: int) -> FloatArray:
+    """Rows of ``[slopes, theta]`` (S, P) -> the cumulative predictors' blocks
+    ``[theta_j, -beta_j]`` (S, K-1, 1 + D); ``index`` places cut ``j``'s slopes
+    (``OrdinalFit.slope_index``)."""
+    params = np.atleast_2d(params)
+    cuts = params[:, n_slopes:]
+    return np.concatenate((cuts[:, :, None], -params[:, index]), axis=2)
+
+
+def cumulative_effects_model(params: FloatArray, covariance: FloatArray,
+                             index: NDArray[np.intp], dist: LatentDistribution, type: str,
+                             classes: list[Any], cut_names: list[str]) -> EffectsModel:
+    """The response scale: category probabilities (outputs the classes); the link scale:
+    the cumulative linear predictors (outputs the cut-points' names). ``covariance`` of
+    ``params = [slopes, theta]`` is mapped to the blocks' by the 0/1 matrix ``M`` with
+    ``vec(blocks) = M params`` (which repeats shared slopes)."""
+    L, D = index.shape
+    n_slopes = params.size - L
+    M = np.zeros((L * (1 + D), params.size))
     for j in range(L):
         row = j * (1 + D)
-        M[row, S + j] = 1.0
+        M[row, n_slopes + j] = 1.0
         M[row + 1 + np.arange(D), index[j]] = -1.0
-    return M
+    mean: MeanMap
+    if type == "response":
+        mean, outputs = CumulativeMap(dist), classes
+    else:
+        mean, outputs = IdentityMap(), cut_names
+    return EffectsModel(cut_blocks(params, index, n_slopes)[0], True, mean, outputs,
+                        M @ covariance @ M.T, None)
 
 
 def ordinal_effects_model(estimator: Any, type: str) -> EffectsModel:
-    """The response scale: category probabilities (outputs the classes); the link scale:
-    the cumulative linear predictors (outputs the cut-points' names)."""
+    """:func:`cumulative_effects_model` of a fitted OrdinalRegression."""
     check_is_fitted(estimator)
     fit = estimator._result
-    blocks = np.column_stack((fit.cutpoints, -fit.cut_slopes))
-    M = _blocks_map(fit)
-    covariance = M @ fit.covariance @ M.T
-    mean: MeanMap
-    if type == "response":
-        mean, outputs = CumulativeMap(fit.family.dist), list(estimator.classes_)
-    else:
-        mean, outputs = IdentityMap(), estimator.parameter_names()[fit.n_slopes:]
-    return EffectsModel(blocks, True, mean, outputs, covariance, None)
+    return cumulative_effects_model(fit.params, fit.covariance, fit.slope_index,
+                                    fit.family.dist, type, list(estimator.classes_),
+                                    estimator.parameter_names()[fit.n_slopes:])
 
 
 def ordinal_interval(estimator: Any, X: Any, level: float) -> pd.DataFrame:
@@ -157,4 +170,8 @@ def ordinal_summary_text(model: Any, table: pd.DataFrame) -> SummaryText:
                   ("LLR p-value", model.lr_pvalue_, "p")])
     notes = ["P(y <= k | x) = F(theta_k - x'beta): the cut-points 'a|b' separate classes a "
              "and b; a positive slope moves the rows towards the higher classes."]
+    if model._result.nominal is not None:
+        notes.append("Partial proportional odds: a column 'x' of nominal= has a slope per "
+                     "cut, 'x:a|b' (P(y <= k | x) = F(theta_k - x'beta_k)); R clm's "
+                     "'a|b.x' is minus it.")
     return format_summary("OrdinalRegression results", left, right, table, notes)

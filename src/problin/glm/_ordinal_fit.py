@@ -10,6 +10,7 @@ likelihood estimate maps exactly and the covariance by the delta method,
 inverse of the observed information in ``psi`` itself at the optimum, where the gradient
 vanishes). Robust covariances are sandwiches in ``phi`` mapped the same way.
 """
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -151,19 +152,34 @@ def robust_standard(objective: OrdinalObjective, theta: FloatArray, bread: Float
     ``[g_i x~_i, G_i]`` (frequency weights count a row w times, as the GLMs')."""
     eta = objective.linear_predictor(theta)
     g, G = objective.row_scores(theta, eta)
-    design, sw = objective.design, objective.sample_weight
-    n = design.n_samples
+    design = objective.design
+
+    def score_rows(lo: int, hi: int) -> FloatArray:
+        R = design.dense_rows(np.arange(lo, hi))
+        return np.hstack((g[lo:hi, None] * R, G[lo:hi]))
+
+    return sandwich_standard(score_rows, design.n_samples, objective.sample_weight,
+                             objective.total_weight, bread, cov_type, clusters)
+
+
+def sandwich_standard(score_rows: Callable[[int, int], FloatArray], n: int,
+                      sample_weight: FloatArray | None, total_weight: float,
+                      bread: FloatArray, cov_type: str,
+                      clusters: tuple[np.ndarray, int] | None) -> FloatArray:
+    """``c B M B`` from the rows' weighted scores (``score_rows(lo, hi)``): a frequency
+    weight ``w`` counts a row ``w`` times (its weighted score scaled by ``1/sqrt(w)``
+    before the outer product), clusters sum their rows' scores first."""
+    sw = sample_weight
     scale = np.ones(n)
     if clusters is None and sw is not None:
         scale = np.where(sw > 0, 1.0 / np.sqrt(np.where(sw > 0, sw, 1.0)), 0.0)
 
-    def score_rows(lo: int, hi: int) -> FloatArray:
-        R = design.dense_rows(np.arange(lo, hi))
-        return np.hstack((g[lo:hi, None] * R, G[lo:hi])) * scale[lo:hi, None]
+    def scaled(lo: int, hi: int) -> FloatArray:
+        return score_rows(lo, hi) * scale[lo:hi, None]
 
     codes, n_groups = (None, None) if clusters is None else clusters
-    M = meat(score_rows, n, codes, n_groups)
+    M = meat(scaled, n, codes, n_groups)
     if codes is not None and sw is not None:
         n_groups = int(np.unique(codes[sw > 0]).size)
-    factor = small_sample_factor(cov_type, objective.total_weight, bread.shape[0], n_groups)
+    factor = small_sample_factor(cov_type, total_weight, bread.shape[0], n_groups)
     return sandwich(bread, M, factor)

@@ -35,7 +35,7 @@ from .._core.solvers.newton import newton
 from .._core.solvers.steps import SolverResult
 from .._core.types import FloatArray
 from ..exceptions import ProblinWarning, warn_at_caller
-from ._ordinal_fit import OrdinalFit, model_covariance, slope_index
+from ._ordinal_fit import OrdinalFit, model_covariance, sandwich_standard, slope_index
 
 __all__ = ["cumulative_bounds", "fit_cumulative", "nominal_fit", "nominal_mask", "running_max"]
 
@@ -85,10 +85,13 @@ def _reported_map(objective: CumulativeObjective) -> FloatArray:
 
 def nominal_fit(proportional: OrdinalFit, X: FloatArray, t: np.ndarray,
                 sample_weight: FloatArray | None, mask: NDArray[np.bool_], max_iter: int,
-                tol: float) -> tuple[OrdinalFit, SolverResult[Any], bool]:
+                tol: float, cov_type: str = "nonrobust",
+                clusters: tuple[np.ndarray, int] | None = None
+                ) -> tuple[OrdinalFit, SolverResult[Any], bool]:
     """``(record, solver result, singular)`` of the partial proportional-odds model, from
     the proportional-odds record of the same rows (its statistics are replaced by the
-    caller); the covariance is the inverse observed information."""
+    caller); the covariance is the inverse observed information, or its sandwich with
+    the rows' scores (HC0, HC1, cluster)."""
     family = proportional.family
     objective = CumulativeObjective(X, family, t, sample_weight, mask)
     result = fit_cumulative(objective, proportional.cutpoints, proportional.coef, max_iter,
@@ -99,7 +102,12 @@ def nominal_fit(proportional: OrdinalFit, X: FloatArray, t: np.ndarray,
                      proportional.n_obs, result.n_iter, bool(result.converged),
                      result.message, proportional.alpha, nominal=mask.copy())
     cov, singular = model_covariance(objective, result.theta, result.hessian)
-    return fit.with_covariance(cov, "nonrobust"), result, singular
+    if cov_type != "nonrobust":
+        scores = objective.row_scores(result.theta)
+        cov = sandwich_standard(lambda lo, hi: scores[lo:hi], scores.shape[0],
+                                sample_weight, objective.total_weight, cov, cov_type,
+                                clusters)
+    return fit.with_covariance(cov, cov_type), result, singular
 
 
 def running_max(U: FloatArray) -> tuple[FloatArray, NDArray[np.intp]]:

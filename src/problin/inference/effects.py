@@ -26,10 +26,11 @@ Analysis*, 8th ed., §4.6; Arel-Bundock 2024).
 """
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy import stats
 
@@ -37,6 +38,7 @@ from .._core.blocks import one_blas_thread
 from .._core.model.links import Link
 from .._core.numerics import log_softmax
 from .effects_elastic import Elasticities
+from .effects_sparse import Rows, SparseRows
 
 __all__ = ["EffectsModel", "IdentityMap", "LinkMap", "MeanMap", "NoOffsets", "RowOffsets",
            "SoftmaxMap", "Variant", "RowFunction", "Sampling", "average_rows",
@@ -49,7 +51,9 @@ _BLOCK_ROWS = 8192
 _ENCODE_ROWS = 1 << 15
 
 #: A counterfactual copy of the data: a function of a block of rows.
-Variant = Callable[[pd.DataFrame], pd.DataFrame]
+Variant = Callable[[Rows], Rows]
+#: The encoding of rows into a model's design columns: dense, or sparse for sparse rows.
+Design = Callable[[Rows], Any]
 
 
 class MeanMap(Protocol):
@@ -200,28 +204,35 @@ class RowFunction(Protocol):
         """The variants it reads."""
         ...  # pragma: no cover - protocol
 
-    def __call__(self, mu: dict[Hashable, FloatArray], block: pd.DataFrame
+    def __call__(self, mu: dict[Hashable, FloatArray], block: Rows
                  ) -> tuple[FloatArray, dict[Hashable, FloatArray]]:
         """``(r, c)``: the rows' values (n, K) and, per variant read, the derivative
         ``d r / d mu_variant`` (n, K; element-wise, each output its own)."""
         ...  # pragma: no cover - protocol
 
 
-def encode_variants(design: Callable[[pd.DataFrame], FloatArray], block: pd.DataFrame,
-                    variants: dict[Hashable, Variant], width: int
-                    ) -> dict[Hashable, FloatArray]:
+def design_matrix(X: Any) -> Any:
+    """A design block as the products read it: a sparse block stays sparse (CSR: ``X w``
+    and ``X^T G`` are sparse products, no dense copy of its ``n x d``), else float64."""
+    return X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
+def encode_variants(design: Design | Callable[[pd.DataFrame], FloatArray], block: Rows,
+                    variants: dict[Hashable, Variant], width: int) -> dict[Hashable, Any]:
     """The design of each variant of ``block``, with ``width`` columns. Variants are
     stacked and encoded together, up to ``_ENCODE_ROWS`` rows a call: a formula's
     encoding costs about the same for 40 rows as for 4,000 (a slope, a contrast per
     level, the observed rows: one call instead of one each)."""
-    out: dict[Hashable, FloatArray] = {}
+    # (a design typed for frames is given frames only: the Bayesian draws' blocks)
+    encode = cast(Design, design)
+    out: dict[Hashable, Any] = {}
     keys = list(variants)
     per_call = max(1, _ENCODE_ROWS // max(1, len(block)))
     for start in range(0, len(keys), per_call):
         batch = keys[start:start + per_call]
         frames = [variants[key](block) for key in batch]
-        stacked = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        X = np.asarray(design(stacked), dtype=np.float64)
+        stacked = frames[0] if len(frames) == 1 else _stack(frames)
+        X = design_matrix(encode(stacked))
         if X.ndim != 2 or X.shape[1] != width:
             raise ValueError(f"the data give {X.shape[-1]} design columns, the model has "
                              f"{width}")
@@ -230,8 +241,14 @@ def encode_variants(design: Callable[[pd.DataFrame], FloatArray], block: pd.Data
     return out
 
 
-def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
-                 frame: pd.DataFrame, weights: FloatArray,
+def _stack(frames: Sequence[Rows]) -> Rows:
+    """Blocks of rows one after another."""
+    if isinstance(frames[0], SparseRows):
+        return SparseRows.stack([f for f in frames if isinstance(f, SparseRows)])
+    return pd.concat([f for f in frames if isinstance(f, pd.DataFrame)], ignore_index=True)
+
+
+def average_rows(model: EffectsModel, design: Design, frame: Rows, weights: FloatArray,
                  variants: dict[Hashable, Variant], functions: Sequence[RowFunction],
                  shifts: dict[Hashable, tuple[int, float, bool]] | None = None,
                  derivatives: dict[int, int] | None = None,
@@ -274,8 +291,7 @@ def average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArra
                              Elasticities(elasticities or {}, model.blocks.shape[1]))
 
 
-def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArray],
-                  frame: pd.DataFrame, weights: FloatArray,
+def _average_rows(model: EffectsModel, design: Design, frame: Rows, weights: FloatArray,
                   variants: dict[Hashable, Variant], functions: Sequence[RowFunction],
                   shifts: dict[Hashable, tuple[int, float, bool]],
                   derivatives: dict[int, int], offset: FloatArray | None,
@@ -301,10 +317,10 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
         # (the intercepts, and the rows' offsets where given: (n, 1) against (L,))
         b = model.blocks[:, 0] if offset is None else \
             model.blocks[:, 0] + offset[lo:lo + rows, None]
-        base: FloatArray | None = None
+        base: Any = None  # (the block's design: dense, or CSR for sparse rows)
         eta0: FloatArray | None = None
         if derivatives or elastic.wanted or any(key in shifts for key in variants):
-            base = np.asarray(design(block), dtype=np.float64)
+            base = design_matrix(design(block))
             eta0 = base @ W.T + b
         expansion: tuple[FloatArray, FloatArray, FloatArray] | None = None
         if elastic.wanted:  # (a single-index model: K = L = 1)
@@ -329,7 +345,7 @@ def _average_rows(model: EffectsModel, design: Callable[[pd.DataFrame], FloatArr
             if key in shifts:
                 assert base is not None and eta0 is not None
                 j, delta, nudge = shifts[key]
-                X: FloatArray | None = None
+                X: Any = None
                 if nudge:
                     if expansion is None:
                         expansion = model.mean.curvature(eta0)

@@ -35,6 +35,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .effects import Variant
+from .effects_sparse import Rows, SparseRows
 
 __all__ = ["DataEncoding", "Estimate", "RowContrast", "comparison_estimates", "groups",
            "hypothesis_matrix", "plain_slopes", "profile", "slope_estimates", "variant"]
@@ -51,7 +52,7 @@ class DataEncoding:
     numeric variables that are one design column as they are (``linear``: name ->
     column; their changes are shifts of the linear predictor, no encoding needed)."""
 
-    frame: pd.DataFrame
+    frame: Rows
     variables: dict[str, list[Any] | None]
     design: Any  # Callable[[pd.DataFrame], FloatArray]
     linear: dict[str, int] = field(default_factory=dict)
@@ -85,7 +86,7 @@ class RowContrast:
         read = (self.hi,) if self.lo is None else (self.hi, self.lo)
         return read + ((OBSERVED,) if self.slope.startswith("ey") else ())
 
-    def __call__(self, mu: dict[Hashable, FloatArray], block: pd.DataFrame
+    def __call__(self, mu: dict[Hashable, FloatArray], block: Rows
                  ) -> tuple[FloatArray, dict[Hashable, FloatArray]]:
         if self.lo is None:
             return mu[self.hi], {self.hi: np.ones_like(mu[self.hi])}
@@ -160,7 +161,7 @@ def variant(key: Hashable) -> Variant:
         return lambda block: block
     kind, name, amount = key
 
-    def change(block: pd.DataFrame) -> pd.DataFrame:
+    def change(block: Rows) -> Rows:
         out = block.copy(deep=False)
         column = block[name]
         if kind in ("add", "nudge"):
@@ -179,7 +180,12 @@ def check_variables(encoding: DataEncoding, variables: Any) -> list[str]:
     known = list(encoding.variables)
     if variables is None:
         return known
-    names = [variables] if isinstance(variables, str) else list(variables)
+    asked: list[Any] = ([variables] if isinstance(variables, (str, int, np.integer))
+                        else list(variables))
+    # (an integer: the variable at that position, as a sparse matrix's columns are named
+    # x0, x1, ... or by the model's feature_names_in_)
+    names: list[str] = [known[v] if isinstance(v, (int, np.integer)) and
+                        not isinstance(v, bool) and 0 <= v < len(known) else v for v in asked]
     unknown = [v for v in names if v not in encoding.variables]
     if unknown:
         raise ValueError(f"variables {unknown} are not variables of the model; its "
@@ -187,18 +193,20 @@ def check_variables(encoding: DataEncoding, variables: Any) -> list[str]:
     return names
 
 
-def _numeric(frame: pd.DataFrame, name: str) -> FloatArray:
+def _numeric(frame: Rows, name: str) -> FloatArray:
     try:
         return frame[name].to_numpy(dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"variable {name!r} is not numeric") from None
 
 
-def _spreads(frame: pd.DataFrame, names: Sequence[str]) -> dict[str, float]:
+def _spreads(frame: Rows, names: Sequence[str]) -> dict[str, float]:
     """Each numeric variable's range, all columns in one reduction (a frame of one
     float block is read as it lies in memory, not column by column)."""
     if not names or len(frame) == 0:
         return dict.fromkeys(names, 0.0)
+    if isinstance(frame, SparseRows):
+        return frame.spreads(names)
     try:
         x = frame[list(names)].to_numpy(dtype=np.float64)
     except (TypeError, ValueError):  # (names the column that is not numeric)
@@ -256,13 +264,14 @@ def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: A
         if var_levels is not None:
             out.extend(_level_contrasts(name, var_levels, levels, ratio))
             continue
-        x = _numeric(encoding.frame, name)
         if isinstance(change, str) and change == "minmax":
+            x = _numeric(encoding.frame, name)
             lo, hi = float(np.min(x)), float(np.max(x))
             out.append(_contrast(name, f"max{' / ' if ratio else ' - '}min", ("set", name, hi),
                                  ("set", name, lo), ratio))
             continue
         if isinstance(change, str) and change == "sd":
+            x = _numeric(encoding.frame, name)
             delta, label = float(np.std(x, ddof=1)) if x.size > 1 else 0.0, "+sd"
         elif isinstance(change, (int, float)) and not isinstance(change, bool) and \
                 np.isfinite(change) and change != 0:
@@ -279,8 +288,11 @@ def comparison_estimates(encoding: DataEncoding, names: Sequence[str], change: A
     return out
 
 
-def _typical(series: pd.Series, levels: list[Any] | None, how: str) -> Any:
+def _typical(frame: Rows, name: str, levels: list[Any] | None, how: str) -> Any:
     """A variable's representative value: its mean or median, or its most frequent level."""
+    if isinstance(frame, SparseRows):  # (a sparse column's, with its implicit zeros)
+        return frame.typical(name, how)
+    series = frame[name]
     if levels is None:
         x = series.to_numpy(dtype=np.float64)
         return float(np.mean(x) if how == "mean" else np.median(x))
@@ -322,18 +334,19 @@ def profile(encoding: DataEncoding, at: Any) -> tuple[pd.DataFrame, list[str]]:
     else:
         raise TypeError(f"at must be None, 'mean', 'median', a dict or a DataFrame, got "
                         f"{type(at).__name__}")
-    base = {name: _typical(frame[name], levels, how)
+    base = {name: _typical(frame, name, levels, how)
             for name, levels in encoding.variables.items() if name not in named}
     rows = [dict(base, **setting) for setting in settings]
     out = pd.DataFrame(rows, columns=list(frame.columns.intersection(
         list(encoding.variables))) or None)
     for name in out.columns:  # (keep category dtypes: their fitted categories)
-        if isinstance(frame[name].dtype, pd.CategoricalDtype):
-            out[name] = pd.Categorical(out[name], categories=frame[name].cat.categories)
+        dtype = frame.dtypes[name]
+        if isinstance(dtype, pd.CategoricalDtype):
+            out[name] = pd.Categorical(out[name], categories=dtype.categories)
     return out, named
 
 
-def groups(frame: pd.DataFrame, by: Any) -> tuple[list[str], list[tuple[Any, NDArray[np.intp]]]]:
+def groups(frame: Rows, by: Any) -> tuple[list[str], list[tuple[Any, NDArray[np.intp]]]]:
     """The ``by`` columns and ``(label, rows)`` of each group (one of all rows for None)."""
     if by is None:
         return [], [((), np.arange(len(frame)))]
@@ -341,13 +354,13 @@ def groups(frame: pd.DataFrame, by: Any) -> tuple[list[str], list[tuple[Any, NDA
     missing = [b for b in names if b not in frame.columns]
     if missing:
         raise ValueError(f"by names columns the data do not have: {missing}")
-    found = frame.groupby(names if len(names) > 1 else names[0], sort=True,
-                          observed=True).indices
+    found = frame[names].groupby(names if len(names) > 1 else names[0], sort=True,
+                                 observed=True).indices
     return names, [(k if isinstance(k, tuple) else (k,), np.asarray(v)) for k, v in
                    found.items()]
 
 
-def row_weights(frame: pd.DataFrame, sample_weight: Any) -> FloatArray:
+def row_weights(frame: Rows, sample_weight: Any) -> FloatArray:
     """Row weights: ones, an array, or the name of a column of the data."""
     n = len(frame)
     if sample_weight is None:

@@ -31,6 +31,7 @@ from .._core.model.family_ordinal import CumulativeLink
 from .._core.solvers.stochastic import StochasticState
 from .._core.model.exponential_family import (ExponentialFamily, family_from_params,
                                               family_to_params)
+from ..bayesian._ordinal_fit import OrdinalPosteriorFit
 from ..bayesian.result import PosteriorFit
 from ..discriminant._gaussian import GaussianModel
 from ..formula import INTERCEPT, Formula
@@ -65,7 +66,8 @@ def registries() -> tuple[dict[str, type[Any]], dict[str, type[Any]]]:
         "problin.Moments": Moments, "problin.GLMFit": GLMFit,
         "problin.PosteriorFit": PosteriorFit, "problin.OLSFit": OLSFit,
         "problin.OrdinalFit": OrdinalFit, "problin.ColumnBasis": ColumnBasis,
-        "problin.StochasticState": StochasticState}
+        "problin.StochasticState": StochasticState,
+        "problin.OrdinalPosteriorFit": OrdinalPosteriorFit}
     return estimators, records
 
 

@@ -159,13 +159,14 @@ class OnePredictor:
         return [eta] if Xd is None else [eta, Xd]
 
     def newton_overlap(self, t: IntArray, eta: FloatArray, sample_weight: FloatArray | None,
-                       step: Callable[[FloatArray], FloatArray]) -> bool:
-        """Whether one Newton step from the fit proves that the classes overlap
-        (:func:`~problin._core.model.separation.newton_certifies_overlap`); ``step(g)``:
-        the step's linear predictor for the rows' gradient weights ``g``."""
+                       step: Callable[[FloatArray, FloatArray], FloatArray]) -> bool:
+        """Whether one Newton step from ``eta`` proves that the classes overlap
+        (:func:`~problin._core.model.separation.newton_certifies_overlap`); ``step(g, h)``:
+        the linear predictor of the step ``-(sum h_i x_i x_i^T)^-1 sum g_i x_i`` for the
+        rows' gradient weights ``g`` and curvatures ``h``."""
         _, g, h = self.derivatives(t.astype(np.float64), eta, sample_weight, "observed")
         used = None if sample_weight is None else sample_weight > 0
-        return newton_certifies_overlap(g, h, step(g), used)
+        return newton_certifies_overlap(g, h, step(g, h), used)
 
     def score_weights(self, t: IntArray, eta: FloatArray, sample_weight: FloatArray | None
                       ) -> tuple[FloatArray, FloatArray | None]:
@@ -277,7 +278,7 @@ class ClassBlocks:
         return []
 
     def newton_overlap(self, t: IntArray, eta: FloatArray, sample_weight: FloatArray | None,
-                       step: Callable[[FloatArray], FloatArray]) -> bool:
+                       step: Callable[[FloatArray, FloatArray], FloatArray]) -> bool:
         """False: the certificate is the binary one (a row's curvature is a scalar)."""
         return False
 

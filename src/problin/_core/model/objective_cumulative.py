@@ -50,6 +50,7 @@ class CumulativeObjective(ObjectiveBase[np.ndarray]):
         self.n_params = self.M + n_shared + self.M * n_nominal
         self.penalty: Penalty = FlatPenalty()
         self.exact_hessian = True
+        self._Z: np.ndarray | None = None
 
     # ---------------------------------------------------------------- layout
     def split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,17 +66,22 @@ class CumulativeObjective(ObjectiveBase[np.ndarray]):
         """The inverse of :meth:`split` (the shared slopes read from the first cut)."""
         return np.concatenate((a, W[0, ~self.nominal], W[:, self.nominal].ravel()))
 
-    def _jacobian(self, k: int) -> np.ndarray:
-        """``du_k / dtheta`` for every row (n x p)."""
-        n, M = self.X.shape[0], self.M
-        J = np.zeros((n, self.n_params))
-        J[:, k] = 1.0
-        shared = int(np.sum(~self.nominal))
-        J[:, M:M + shared] = self.X[:, ~self.nominal]
+    def _columns(self, k: int) -> np.ndarray:
+        """The entries of ``theta`` that ``u_k = a_k + x^T w_k`` reads, in the order of
+        :attr:`_design_columns` (``[a_k, w_shared, w_nominal(cut k)]``)."""
+        M, shared = self.M, int(np.sum(~self.nominal))
         width = int(np.sum(self.nominal))
         at = M + shared + k * width
-        J[:, at:at + width] = self.X[:, self.nominal]
-        return J
+        return np.concatenate(([k], M + np.arange(shared), at + np.arange(width)))
+
+    def _ordered_design(self) -> np.ndarray:
+        """``[1, X_shared, X_nominal]``: the columns of ``[1, X]`` in the order of
+        :meth:`_columns` (formed once: every Newton step reads it)."""
+        if self._Z is None:
+            cols = np.arange(self.X.shape[1])
+            self._Z = np.hstack((np.ones((self.X.shape[0], 1)), self.X[:, cols[~self.nominal]],
+                                 self.X[:, cols[self.nominal]]))
+        return self._Z
 
     # ---------------------------------------------------------------- rows
     def linear_predictor(self, theta: np.ndarray) -> np.ndarray:
@@ -102,22 +108,51 @@ class CumulativeObjective(ObjectiveBase[np.ndarray]):
     def value(self, theta: np.ndarray, eta: np.ndarray) -> float:
         return -float(np.sum(self._weighted(self._log_p(eta))))
 
+    def _ratios(self, eta: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(upper, lower, log p, f(upper)/p, f(lower)/p)`` of each row (0 at open ends)."""
+        dist = self.family.dist
+        upper, lower = self._bounds(eta)
+        log_p = self._log_p(eta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r_u = np.where(np.isfinite(upper), np.exp(dist.log_pdf(upper) - log_p), 0.0)
+            r_l = np.where(np.isfinite(lower), np.exp(dist.log_pdf(lower) - log_p), 0.0)
+        return upper, lower, log_p, r_u, r_l
+
+    def _cut_gradients(self, r_u: np.ndarray, r_l: np.ndarray) -> list[np.ndarray]:
+        """Each cut's ``d loss_i / d u_k`` (weighted): ``-r_u`` at a row's upper cut,
+        ``r_l`` at its lower."""
+        up, low = self.t, self.t - 1
+        return [np.where(up == k, self._weighted(-r_u), 0.0)
+                + np.where(low == k, self._weighted(r_l), 0.0) for k in range(self.M)]
+
+    def row_scores(self, theta: np.ndarray) -> np.ndarray:
+        """Each row's gradient of its weighted loss in ``theta`` (n x p: robust
+        covariances)."""
+        _, _, _, r_u, r_l = self._ratios(self.linear_predictor(theta))
+        Z = self._ordered_design()
+        S = np.zeros((Z.shape[0], self.n_params))
+        for k, g in enumerate(self._cut_gradients(r_u, r_l)):
+            S[:, self._columns(k)] += g[:, None] * Z  # (a cut's columns are distinct)
+        return S
+
+    @property
+    def total_weight(self) -> float:
+        return float(self.X.shape[0] if self.sample_weight is None
+                     else np.sum(self.sample_weight))
+
     def _derivatives(self, eta: np.ndarray, curvature: bool
                      ) -> tuple[float, np.ndarray, np.ndarray | None]:
         """``(f, gradient, Hessian or None)``: ``sum_k J_k^T g_k`` and
         ``sum_kl J_k^T diag(h_kl) J_l`` over the cuts each row reads."""
         dist, M = self.family.dist, self.M
-        upper, lower = self._bounds(eta)
-        log_p = self._log_p(eta)
+        upper, lower, log_p, r_u, r_l = self._ratios(eta)
         f = -float(np.sum(self._weighted(log_p)))
-        with np.errstate(over="ignore", invalid="ignore"):
-            r_u = np.where(np.isfinite(upper), np.exp(dist.log_pdf(upper) - log_p), 0.0)
-            r_l = np.where(np.isfinite(lower), np.exp(dist.log_pdf(lower) - log_p), 0.0)
         up, low = self.t, self.t - 1
-        J = [self._jacobian(k) for k in range(M)]
-        g = [np.where(up == k, self._weighted(-r_u), 0.0)
-             + np.where(low == k, self._weighted(r_l), 0.0) for k in range(M)]
-        grad = sum((J[k].T @ g[k] for k in range(M)), np.zeros(self.n_params))
+        Z = self._ordered_design()
+        columns = [self._columns(k) for k in range(M)]
+        grad = np.zeros(self.n_params)
+        for k, g in enumerate(self._cut_gradients(r_u, r_l)):  # J_k^T g_k
+            np.add.at(grad, columns[k], Z.T @ g)
         if not curvature:
             return f, grad, None
         with np.errstate(invalid="ignore"):
@@ -127,12 +162,13 @@ class CumulativeObjective(ObjectiveBase[np.ndarray]):
         Lll = self._weighted(r_l * r_l + r_l * psi_l)
         Lul = self._weighted(-r_u * r_l)
         H = np.zeros((self.n_params, self.n_params))
-        for k in range(M):
+        for k in range(M):  # J_k^T diag(h_kl) J_l: a weighted Gram of Z per pair of cuts
             diag = np.where(up == k, Luu, 0.0) + np.where(low == k, Lll, 0.0)
-            H += J[k].T @ (diag[:, None] * J[k])
+            _scatter(H, columns[k], columns[k], Z.T @ (diag[:, None] * Z))
             if k:  # rows of class k read cut k (upper) and cut k - 1 (lower)
-                cross = J[k].T @ (np.where(up == k, Lul, 0.0)[:, None] * J[k - 1])
-                H += cross + cross.T
+                cross = Z.T @ (np.where(up == k, Lul, 0.0)[:, None] * Z)
+                _scatter(H, columns[k], columns[k - 1], cross)
+                _scatter(H, columns[k - 1], columns[k], cross.T)
         return f, grad, H
 
     def value_grad(self, theta: np.ndarray, eta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -180,3 +216,9 @@ class CumulativeObjective(ObjectiveBase[np.ndarray]):
         next (a negative probability of some class)."""
         U = self.linear_predictor(theta)
         return int(np.count_nonzero(np.any(np.diff(U, axis=1) < 0, axis=1)))
+
+
+def _scatter(H: np.ndarray, rows: np.ndarray, cols: np.ndarray, block: np.ndarray) -> None:
+    """``H[rows, cols] += block`` with repeated indices summed (the shared slopes appear
+    in every cut's columns)."""
+    np.add.at(H, (rows[:, None], cols[None, :]), block)

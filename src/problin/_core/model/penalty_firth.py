@@ -47,7 +47,8 @@ from .design import Design
 from .exponential_family import ExponentialFamily
 from .family_softmax import CategoricalSoftmax
 from .penalty import Information, Penalty, PenaltyBase
-from .penalty_firth_softmax import SoftmaxFisherRows
+from .penalty_firth_rows import combined_adjustment
+from .penalty_firth_softmax import SoftmaxFisherRows, require_contrasts
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
            "combined_adjustment", "information_slope", "log_weight_derivatives"]
@@ -269,20 +270,6 @@ class MemoryFisherRows:
                                 else self.offset[rows])
 
 
-def combined_adjustment(sums: tuple[np.ndarray, ...], tau: float
-                        ) -> tuple[np.ndarray, np.ndarray | None]:
-    """:meth:`FisherRows.adjustment` from :meth:`MemoryFisherRows.adjustment_sums` (summed
-    over any row chunks): the gradient and the curvature, ``+ tau M M^T`` where exact
-    (``tau sum_il s_i s_l P_il^2 z_i z_l^T``, not a sum over rows: formed after the
-    sum)."""
-    if len(sums) == 1:
-        return np.asarray(sums[0]), None
-    G = np.array(sums[1], dtype=np.float64)
-    if len(sums) == 3:
-        G += tau * (sums[2] @ sums[2].T)
-    return np.asarray(sums[0]), symmetrize(G)
-
-
 def _positive_definite(H: np.ndarray) -> bool:
     """Whether ``H`` factors without jitter (one too indefinite for any jitter raises in
     :func:`cholesky`: not positive definite either)."""
@@ -482,7 +469,13 @@ class Jeffreys:
                      sample_weight: np.ndarray | None) -> JeffreysPenalty:
         """The penalty of a softmax's rows (:mod:`.penalty_firth_softmax`): the same
         :class:`JeffreysPenalty` on the classes' row sums."""
-        return JeffreysPenalty(SoftmaxFisherRows(design, family, t, sample_weight), self.tau)
+        return self.on_classes(SoftmaxFisherRows(design, family, t, sample_weight), family)
+
+    def on_classes(self, rows: FisherRows, family: CategoricalSoftmax) -> JeffreysPenalty:
+        """The penalty on a softmax's ``rows`` wherever they are (in memory, Dask
+        chunks), refused before any pass where the softmax has all K blocks."""
+        require_contrasts(family)
+        return JeffreysPenalty(rows, self.tau)
 
 
 #: Firth's penalty, ``tau = 1/2``.

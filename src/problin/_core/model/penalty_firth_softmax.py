@@ -41,11 +41,19 @@ import scipy.sparse as sp
 
 from ..blocks import block_rows, iter_blocks, one_blas_thread, reduce_row_ranges
 from ..linalg import add_intercept_gram, symmetrize
+from .penalty_firth_rows import combined_adjustment
 from ..types import Matrix
 from .design import Design
 from .family_softmax import CategoricalSoftmax
 
-__all__ = ["SoftmaxFisherRows"]
+__all__ = ["SoftmaxFisherRows", "require_contrasts"]
+
+
+def require_contrasts(family: CategoricalSoftmax) -> None:
+    """Refuse a softmax of all K blocks (its information is singular)."""
+    if not family.contrast:
+        raise ValueError("penalty='firth' needs the softmax's K - 1 contrasts (the "
+                         "information of all K blocks is singular): alpha=0")
 
 
 class SoftmaxFisherRows:
@@ -54,9 +62,7 @@ class SoftmaxFisherRows:
 
     def __init__(self, design: Design, family: CategoricalSoftmax, t: np.ndarray,
                  sample_weight: np.ndarray | None) -> None:
-        if not family.contrast:
-            raise ValueError("penalty='firth' needs the softmax's K - 1 contrasts (the "
-                             "information of all K blocks is singular): alpha=0")
+        require_contrasts(family)
         self.design, self.family = design, family
         self.t, self.sample_weight = np.asarray(t, dtype=np.intp), sample_weight
         self.n_free = family.n_free
@@ -153,6 +159,16 @@ class SoftmaxFisherRows:
         """The gradient ``-tau sum_i s_i c_i (x) z_i`` (see the module docstring) and
         (``curvature``) a zero curvature, the steps then being Fisher scoring on ``I``,
         or (``exact``) the penalty's Hessian (:func:`_exact_terms`)."""
+        return combined_adjustment(self.adjustment_sums(theta, r_inv, tau, curvature, exact),
+                                   tau)
+
+    def adjustment_sums(self, theta: np.ndarray, r_inv: np.ndarray, tau: float,
+                        curvature: bool, exact: bool = False) -> tuple[np.ndarray, ...]:
+        """The row sums :meth:`adjustment` combines (``combined_adjustment``), in the
+        solving basis: the gradient, with ``curvature`` the curvature that sums over rows
+        (zero, or the exact Hessian's ``-tau sum_i s_i A_i (x) z_i z_i^T``), with
+        ``exact`` the factor ``N`` of its ``tau N N^T``. Row chunks' shares add up
+        (Dask: ``DaskFisherRows``)."""
         M, p, intercept = self.n_free, self.design.n_params, self.design.intercept
         m = self._scale()
         theta_k = np.asarray(theta, dtype=np.float64) * m
@@ -189,13 +205,11 @@ class SoftmaxFisherRows:
         parts = self._sum(part)
         gradient = np.asarray(parts[0].T.ravel() * m)
         if not curvature:
-            return gradient, None
+            return (gradient,)
         if not exact:
             return gradient, np.zeros((self.n_params, self.n_params))
-        # -tau (sum_i s_i A_i (x) z_i z_i^T - N N^T) (see _exact_terms)
-        m_rows = m[:, None]
-        return gradient, self._assemble(parts[1], m) + tau * (m_rows * parts[2]) @ (
-            m_rows * parts[2]).T
+        # -tau (sum_i s_i A_i (x) z_i z_i^T - N N^T) (see _exact_terms): N N^T after the sum
+        return gradient, self._assemble(parts[1], m), m[:, None] * parts[2]
 
     def _bordered(self, Xb: Matrix, B: np.ndarray) -> np.ndarray:
         """``[1, X_b]^T B`` (dense or sparse ``X_b``)."""
