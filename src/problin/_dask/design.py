@@ -10,9 +10,12 @@ summed in Dask's tree (:func:`~problin._dask.chunks.reduce_chunks`).
 
 Validation costs no pass over X of its own: one pass over ``y`` and the
 weights finds the classes and their total weights (what the starting point
-needs; the rows of the basis's sample come with it, each chunk handing over
-its own), and X's chunks are checked for NaN or infinity during the first
-pass of the solver, with a message naming the chunk and the row.
+needs; the rows of the basis's sample and of a binary GLM's Hessian sketch come
+with it, each chunk handing over its own, and the columns' ranges, which bound
+the last Newton step's move without a pass), and X's chunks are checked for NaN
+or infinity during the first pass of the solver, with a message naming the chunk
+and the row. Data read from files are read again on every pass: these passes
+are counted in ``tests/dask/test_dask_passes.py``.
 """
 import functools
 from collections.abc import Callable

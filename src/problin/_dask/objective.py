@@ -16,7 +16,8 @@ which would be a pass). The penalty is added on the client, as in memory.
 The few things the engine otherwise reads off n-vectors have distributed
 equivalents: :meth:`DaskGLMObjective.hessian_change` (the bound of
 ``newton._hessian_change``, so that the engine keeps the same Hessian for
-the covariance as it does in memory), :meth:`_DaskObjective.count_rows`
+the covariance as it does in memory; for the logit without a pass where the
+columns' ranges bound the step's move), :meth:`_DaskObjective.count_rows`
 (separation diagnostics), :meth:`_DaskObjective.subsample` (the sketch
 rows, gathered: ~20k rows, into an in-memory objective).
 
