@@ -6,7 +6,10 @@ a plain column's slope is ``avg(mu'(eta)) w_j``, every variable's from the same 
 fit and the slopes are timed interleaved in one process (fit, slopes, fit, slopes, ...),
 median of the repeats, and statsmodels' ``get_margeff`` (per design column, analytic)
 beside them for scale. The elasticities ``slopes(X, slope="eyex")`` are timed beside them
-(every variable's from one ``X^T diag(s a') X~`` per block). A formula model's slopes
+(every variable's from one ``X^T diag(s a') X~`` per block), and the comparisons
+``comparisons(X)`` (every variable's centred change by 1; a logit's ``sigma(eta + a) -
+sigma(eta - a) = sinh a / (cosh eta + cosh a)`` from one evaluation per row, shared by
+every variable). A formula model's slopes
 re-encode the data per variable and are not timed here.
 
     python bench/bench_effects.py                # N=1e6, D=50, 3 repeats
@@ -89,12 +92,13 @@ def main() -> None:
         args.n, args.d = 100_000, 20
     from problin import LogisticRegression
     X, y = make_logistic_data(args.n, args.d)[:2]
-    fits, slopes, elastic, margeff = [], [], [], []
+    fits, slopes, elastic, changes, margeff = [], [], [], [], []
     for _ in range(args.repeats):
         box = {}
         fits.append(_time(lambda: box.setdefault("m", LogisticRegression().fit(X, y))))
         slopes.append(_time(lambda: box["m"].slopes(X)))
         elastic.append(_time(lambda: box["m"].slopes(X, slope="eyex")))
+        changes.append(_time(lambda: box["m"].comparisons(X)))
         if args.statsmodels:
             import statsmodels.api as sm
             res = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
@@ -106,6 +110,9 @@ def main() -> None:
     eyex = statistics.median(elastic)
     print(f"elasticities (eyex) {eyex:.2f} s [{min(elastic):.2f}, {max(elastic):.2f}]: "
           f"{eyex / fit:.2f}x the fit")
+    change = statistics.median(changes)
+    print(f"comparisons (change=1) {change:.2f} s [{min(changes):.2f}, {max(changes):.2f}]: "
+          f"{change / fit:.2f}x the fit")
     if margeff:
         print(f"statsmodels get_margeff (per column, analytic): "
               f"{statistics.median(margeff):.2f} s")

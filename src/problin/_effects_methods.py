@@ -51,6 +51,7 @@ from .inference.effects_spec import (
     groups,
     hypothesis_matrix,
     needed,
+    plain_comparisons,
     plain_slopes,
     profile,
     row_weights,
@@ -224,7 +225,7 @@ def _table(source: EffectsSource, data: Any, estimates: list[Estimate], at: Any,
         if model.draws is None:
             A, J = average_rows(model, encoding.design, block, w, variants, functions,
                                 shifts, batched, None if offsets is None else offsets[idx],
-                                elastic)
+                                elastic, plain_comparisons(functions, shifts))
             found = [e.value(A[first[i]:first[i + 1]], J[first[i]:first[i + 1]])
                      for i, e in enumerate(estimates)]
         else:

@@ -362,7 +362,7 @@ def test_hessian_change_bound_holds(family, scale):
     from scipy.linalg import eigh
 
     from problin._core.model.design_small import SMALL_ELEMENTS
-    from problin._core.solvers.newton import _hessian_change
+    from problin._core.solvers.newton_exact import _hessian_change
     X, y = _data(n=SMALL_ELEMENTS // 5 + 1000)
     obj = _objective(X, y, family)
     assert obj.design.n_samples * obj.n_params > SMALL_ELEMENTS
@@ -385,7 +385,7 @@ def test_small_data_bound_the_hessians_change_uniformly_or_rebuild_it(data):
     # has none: inf); the engine's result carries the Hessian at the answer to its 1e-6.
     from scipy.linalg import eigh
 
-    from problin._core.solvers.newton import _hessian_change
+    from problin._core.solvers.newton_exact import _hessian_change
     X, y = data
     obj = _objective(X, y)
     result = newton(obj, np.zeros(5))

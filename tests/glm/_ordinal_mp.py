@@ -17,12 +17,22 @@ negative Hessian) as the covariance, ordered ``[beta, theta]``. ``numeric_gradie
 differentiates ``loglik`` by central differences at 50 digits: a check of the analytic
 score that shares none of its formulas.
 """
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 import mpmath as mp
 import numpy as np
 
-mp.mp.dps = 50
+DPS = 50  # every public function works at 50 digits whatever the global mpmath state
+# (other test modules set ``mp.dps`` in their bodies: at 40 digits the 1e-40 Newton
+# tolerance below is never met)
+
+
+def _at_50_digits(function):
+    @wraps(function)
+    def wrapped(*args, **kwargs):
+        with mp.workdps(DPS):
+            return function(*args, **kwargs)
+    return wrapped
 
 
 def _logit(z):
@@ -71,6 +81,7 @@ def _bounds(theta, k, eta, link):
     return upper, lower
 
 
+@_at_50_digits
 def loglik(X, y, beta, theta, link="logit"):
     """The log-likelihood ``sum_i log(F(theta_{y_i} - x_i^T beta) - F(theta_{y_i-1} - ...))``."""
     beta, theta = [mp.mpf(b) for b in beta], [mp.mpf(t) for t in theta]
@@ -158,6 +169,7 @@ def _start(y, K, link):
     return theta
 
 
+@_at_50_digits
 def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200, nominal=None):
     """``(beta, theta, covariance, loglik)`` at 50 digits; covariance in ``[beta, theta]``.
 
@@ -198,6 +210,7 @@ def ordinal_fit(X, y, K, link="logit", tol=mp.mpf("1e-40"), max_iter=200, nomina
     return beta, theta, covariance, value
 
 
+@_at_50_digits
 def numeric_gradient(X, y, beta, theta, link="logit", h=mp.mpf("1e-20")):
     """The score by central differences of ``loglik`` (error ~h^2 at 50 digits)."""
     params = [mp.mpf(v) for v in list(beta) + list(theta)]
@@ -222,6 +235,7 @@ def dataset(seed=0, n=60, K=4):
 
 
 @lru_cache(maxsize=None)
+@_at_50_digits
 def reference(link, seed=0):
     """``(X, y, beta, theta, standard errors, loglik)`` as floats, the fit cached per link."""
     X, y = dataset(seed)
@@ -255,6 +269,7 @@ def _binary_logit_fit(Z, t, tol=mp.mpf("1e-40")):
     raise RuntimeError("no convergence")
 
 
+@_at_50_digits
 def brant_mp(X, y, K):
     """Brant's (1990) Wald tests of proportional odds at 50 digits.
 

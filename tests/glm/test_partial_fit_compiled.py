@@ -1,16 +1,17 @@
 """``partial_fit``'s per-row loop compiled by numba (``_core.solvers.stochastic_rows``)
 against the numpy loop that asks the family (``_core.solvers.stochastic.sgd_rows``).
 
-The scalar kernels are checked against the families' own score weights over the
-whole real line (both tails, certainty, overflow-sized softmax logits) and the probit's
-against mpmath where both densities underflow; the compiled loop against the numpy
-loop (forced by ``compiled() -> None``, as without numba) on a few thousand rows of
-each family with far-out rows, zero weights and any chunking, to 1e-12.
+The scalar kernels are checked against the families' own score weights and curvatures
+over the whole real line (both tails, certainty, overflow-sized softmax logits), the
+probit's against mpmath where both densities underflow, the floored ``L D L^T`` against
+its product; the compiled loop against the numpy loop (forced by ``compiled() ->
+None``, as without numba) on a few thousand rows of each family with far-out rows,
+zero weights and any chunking, to 1e-12.
 """
 import mpmath
 import numpy as np
 import pytest
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 import problin._core.solvers.stochastic as stochastic
 from problin import LogisticRegression, ProbitRegression
@@ -57,6 +58,12 @@ def test_the_binary_kernels_equal_the_families_score_weights(name):
         expected = _family_scores(family, t, eta[:, None], weight)[:, 0]
         got = [kernel(float(y), float(e), 2.5) for e in eta]
         np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)
+        _, h = family.score_weights(t, family.predictors(eta[:, None]), weight)
+        curvature = (stochastic_rows.probit_curvature if name == "probit" else
+                     lambda y, e, w: stochastic_rows.logit_curvature(e, w))
+        got = [curvature(float(y), float(e), 2.5) for e in eta]
+        # (z + lambda cancels on -8 < z < -5 in both: an ulp of lambda becomes ~1e-13)
+        np.testing.assert_allclose(got, h, rtol=1e-12, atol=1e-300)
 
 
 def test_the_probit_kernel_keeps_its_tail_where_the_densities_underflow():
@@ -81,6 +88,26 @@ def test_the_softmax_kernel_equals_the_familys_score_weights(contrast):
     for i in range(t.size):
         stochastic_rows.softmax_scores(int(t[i]), eta[i], 0.7, contrast, got[i])
     np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-300)
+    # the curvature block weight (diag(p) - p p^T), p the free classes' probabilities
+    C = np.empty((M, M))
+    for i in range(5):
+        stochastic_rows.softmax_curvature(got[i], int(t[i]), 0.7, contrast, C)
+        eta_all = np.r_[0.0, eta[i]] if contrast else eta[i]
+        p = softmax(eta_all)[1:] if contrast else softmax(eta_all)
+        np.testing.assert_allclose(C, 0.7 * (np.diag(p) - np.outer(p, p)), rtol=1e-12,
+                                   atol=1e-15)
+
+
+def test_the_floored_ldl_factors_a_curvature_block_and_floors_its_pivots():
+    p = np.array([0.2, 0.3, 0.1])
+    C = np.diag(p) - np.outer(p, p)
+    L, d = np.empty((3, 3)), np.empty(3)
+    stochastic_rows.floored_ldl(C, 1e-9, L, d)
+    np.testing.assert_allclose(L @ np.diag(d) @ L.T, C, rtol=1e-14, atol=1e-16)
+    assert np.all(np.diag(L) == 1.0) and np.all(np.triu(L, 1) == 0.0)
+    stochastic_rows.floored_ldl(np.zeros((3, 3)), 0.5, L, d)  # (a row fitted with certainty)
+    np.testing.assert_array_equal(d, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(L, np.eye(3))
 
 
 def _stream(est, y, cuts, **kwargs):
@@ -101,10 +128,11 @@ def test_the_compiled_loop_equals_the_numpy_loop(monkeypatch, name):
     monkeypatch.setattr(stochastic, "compiled", lambda: None)
     slow = _stream(est, y, [1700])
     for a, b in [(fast.coef_, slow.coef_), (fast.intercept_, slow.intercept_),
-                 (fast._stream.theta, slow._stream.theta), (fast._stream.m2, slow._stream.m2)]:
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+                 (fast._stream.theta, slow._stream.theta),
+                 (fast._stream.inverse, slow._stream.inverse)]:
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14 * np.max(np.abs(b)))
     assert fast._stream.rows == slow._stream.rows == np.count_nonzero(WEIGHT)
-    assert fast._stream.information == pytest.approx(slow._stream.information, rel=1e-12)
+    assert fast._stream.weight == pytest.approx(slow._stream.weight, rel=1e-15)
     assert fast.t_ == slow.t_
 
 

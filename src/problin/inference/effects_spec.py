@@ -38,7 +38,8 @@ from .effects import Variant
 from .effects_sparse import Rows, SparseRows
 
 __all__ = ["DataEncoding", "Estimate", "RowContrast", "comparison_estimates", "groups",
-           "hypothesis_matrix", "plain_slopes", "profile", "slope_estimates", "variant"]
+           "hypothesis_matrix", "plain_comparisons", "plain_slopes", "profile",
+           "slope_estimates", "variant"]
 
 FloatArray = NDArray[np.float64]
 STEP = 1e-4  # a slope's step, relative to the variable's range
@@ -149,6 +150,25 @@ def plain_slopes(functions: Sequence[Any], shifts: dict[Hashable, tuple[int, flo
         if hi is not None and lo is not None and hi[2] and lo[2] and hi[0] == lo[0] \
                 and hi[1] - lo[1] == part.divisor:
             out[f] = (hi[0], part.slope)
+    return out
+
+
+def plain_comparisons(functions: Sequence[Any],
+                      shifts: dict[Hashable, tuple[int, float, bool]]
+                      ) -> dict[int, tuple[int, float]]:
+    """The functions that are a centred difference ``mu(x_j + a) - mu(x_j - a)`` along one
+    design column as it is (index -> ``(column, a)``; not a slope's nudges), which
+    :func:`~problin.inference.effects.average_rows` may take from one evaluation per row
+    for every variable (:mod:`~problin.inference.effects_centred`)."""
+    out: dict[int, tuple[int, float]] = {}
+    for f, part in enumerate(functions):
+        if not isinstance(part, RowContrast) or part.slope != "dydx" or part.lo is None \
+                or part.divisor != 1.0:
+            continue
+        hi, lo = shifts.get(part.hi), shifts.get(part.lo)
+        if hi is not None and lo is not None and not hi[2] and not lo[2] and \
+                hi[0] == lo[0] and hi[1] == -lo[1]:
+            out[f] = (hi[0], hi[1])
     return out
 
 

@@ -40,6 +40,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from .._core.solvers.stochastic import state_from_averaged_sgd
+
 __all__ = ["EstimatorSchema", "RecordSchema", "Stored", "INTERNAL", "FORMAT_UPGRADES",
            "estimator_schema", "record_schema", "upgrade_format"]
 
@@ -144,7 +146,10 @@ class RecordSchema:
 
 # Estimator classes by their name in files; a class not listed has EstimatorSchema().
 _ESTIMATORS: dict[str, EstimatorSchema] = {}
-_RECORDS: dict[str, RecordSchema] = {}
+_RECORDS: dict[str, RecordSchema] = {
+    # partial_fit's stream: version 1 was averaged SGD's state, 2 the stochastic Newton's
+    "problin.StochasticState": RecordSchema(version=2, upgrades={1: state_from_averaged_sgd}),
+}
 
 
 def estimator_schema(name: str) -> EstimatorSchema:

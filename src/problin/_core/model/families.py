@@ -107,7 +107,7 @@ class _Bernoulli(ExponentialFamily, OnePredictor):
         self.link_function = self._link_type()
 
     # L with |d log h / d eta| <= L for every row's curvature weight h (None: no such
-    # bound): how far a step can move the Hessian (solvers.newton._hessian_change).
+    # bound): how far a step can move the Hessian (solvers.newton_exact._hessian_change).
     curvature_lipschitz: float | None = None
 
     def log_cdf(self, eta: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract

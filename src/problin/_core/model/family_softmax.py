@@ -65,7 +65,7 @@ class CategoricalSoftmax(ClassBlocks):
     name = "softmax"
     canonical = True
     # Every p_k moves by a factor within exp(+-2 max |delta eta|), and the Hessian
-    # weights' quadratic forms are variances under p (solvers.newton._hessian_change).
+    # weights' quadratic forms are variances under p (solvers.newton_exact._hessian_change).
     curvature_lipschitz = 2.0
 
     def __init__(self, n_classes: int, contrast: bool = True) -> None:

@@ -45,7 +45,7 @@ class SolverResult(Generic[Eta]):
     last_hessian: np.ndarray | None = None  # the last Hessian built, wherever it was
     # A bound on half the Newton decrement at ``theta``, ``g^T H^-1 g / 2`` in ``hessian``'s
     # metric (None: unknown), from the last step without a pass at its end (see
-    # newton._last_step): a caller that tests convergence more strictly can read it
+    # newton_exact._last_step): a caller that tests convergence more strictly can read it
     # instead of forming the gradient there.
     decrement_bound: float | None = None
 
