@@ -23,6 +23,7 @@ read (nothing is cached between runs but the operating system's page cache, warm
 Every route runs once untimed on a 2,000-row file first (imports, first tasks), then the
 routes alternate in each repeat (CLI, read_dask, persisted, not persisted, dask-ml).
 """
+import collections
 import contextlib
 import os
 import statistics
@@ -93,10 +94,24 @@ def _routes(path, out):
             "not persisted": not_persisted, "dask-ml": dask_ml}
 
 
-def _timed(fit):
-    t0 = time.perf_counter()
-    coef = fit()
-    return time.perf_counter() - t0, coef
+def _timed(fit, reads=None):
+    """``(seconds, coefficients)``; ``reads``: a Counter of the Parquet row-group reads
+    (each pass of a fit on file-backed data reads every partition again)."""
+    import pyarrow.parquet as pq
+    original = pq.ParquetFile.read_row_groups
+
+    def counted(self, groups, *args, **kwargs):
+        reads[tuple(groups)] += 1
+        return original(self, groups, *args, **kwargs)
+
+    if reads is not None:
+        pq.ParquetFile.read_row_groups = counted
+    try:
+        t0 = time.perf_counter()
+        coef = fit()
+        return time.perf_counter() - t0, coef
+    finally:
+        pq.ParquetFile.read_row_groups = original
 
 
 def _span(times):
@@ -118,12 +133,16 @@ def measure(repeats: int, quick: bool) -> list[dict]:
         routes = _routes(path, out)
         times: dict[str, list[float]] = {name: [] for name in routes}
         coefs = {}
+        reads = {name: collections.Counter() for name in ("api", "cli")}
         for r in range(repeats):
             for name, fit in routes.items():
                 if r and name in ONCE_IF_SLOW and times[name][0] > SLOW_S:
                     continue
-                t, coefs[name] = _timed(fit)
+                if name in reads:
+                    reads[name].clear()
+                t, coefs[name] = _timed(fit, reads.get(name))
                 times[name].append(t)
+    passes = {name: max(found.values(), default=0) for name, found in reads.items()}
     gap = max(float(np.max(np.abs(coefs[k] - coefs["api"]))) for k in coefs if k != "api")
     what = (f"logistic, Parquet {n:,} x {D} ({size:.2f} GiB, "
             f"{-(-n // 1_048_576)} row groups), threaded scheduler")
@@ -131,7 +150,8 @@ def measure(repeats: int, quick: bool) -> list[dict]:
     return [
         dict(workload=f"{what}: Python API, problin.io.read_dask", problin=times["api"],
              reference=cli, ref=times["cli"], target=1.2,
-             note="the same reader; both include the read"),
+             note=f"the same reader; both include the read; passes (reads of each "
+                  f"partition) {passes['api']} and {passes['cli']}"),
         dict(workload=f"{what}: Python API, dd.read_parquet(...).to_dask_array(lengths=True) "
                       "then dask.persist", problin=times["persisted"], reference=cli,
              ref=times["cli"], target=1.2,

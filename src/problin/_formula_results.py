@@ -246,6 +246,22 @@ class FormulaResults:
         return cast(TestResult, self.fitted_estimator().restricted_lr_test(
             R, q, **self._refit_rows(data, y, kwargs)))
 
+    @if_has("brant_test")
+    def brant_test(self, data: Any, y: Any = None, **kwargs: Any) -> Any:
+        """The ordinal estimator's Brant test of proportional odds on the training ``data``
+        (its design and response; ``sample_weight=``: an array or a column name)."""
+        rows = self._refit_rows(data, y, kwargs)
+        return self.fitted_estimator().brant_test(rows.pop("X"), rows.pop("y"), **rows)
+
+    @if_has("proportional_odds_lr_test")
+    def proportional_odds_lr_test(self, data: Any, y: Any = None, variables: Any = None,
+                                  **kwargs: Any) -> Any:
+        """The ordinal estimator's likelihood-ratio test of proportional odds on the training
+        ``data``; ``variables`` name the formula's columns (default all)."""
+        rows = self._refit_rows(data, y, kwargs)
+        return self.fitted_estimator().proportional_odds_lr_test(
+            rows.pop("X"), rows.pop("y"), variables=variables, **rows)
+
     @if_has("wald_test")
     def wald_test(self, R: Restrictions, *args: Any, **kwargs: Any) -> TestResult:
         """The estimator's Wald test; restrictions name the formula's columns

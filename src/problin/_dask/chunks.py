@@ -180,8 +180,7 @@ def reduce_chunks(func: Callable[..., Any], X: Any, *arrays: Any) -> Any:
     local cluster).
     """
     import dask
-    xs = X.to_delayed().ravel()
-    parts = [None if a is None else a.to_delayed().ravel() for a in arrays]
+    xs, parts = _delayed_chunks(X, *arrays)
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
     name = _task_names("problin-chunk")
     nodes = [dask.delayed(_chunk_call, pure=False)(func, k, int(starts[k]), xs[k],
@@ -199,6 +198,16 @@ def reduce_chunks(func: Callable[..., Any], X: Any, *arrays: Any) -> Any:
     if total is None:
         raise ValueError("Found a Dask array with 0 sample(s): there is nothing to fit")
     return total
+
+
+def _delayed_chunks(X: Any, *arrays: Any) -> tuple[Any, list[Any]]:
+    """The row chunks of ``X`` and of the row-aligned ``arrays`` (``None`` kept) as
+    Delayed objects, their graphs not optimised: where X's and y's chunks come from one
+    task (a file partition read once: ``io.read_dask``), optimising (fusing, even the
+    arrays together) puts a copy of that task in each and runs it twice a pass."""
+    parts = [None if a is None else a.to_delayed(optimize_graph=False).ravel()
+             for a in arrays]
+    return X.to_delayed(optimize_graph=False).ravel(), parts
 
 
 def _take(local: np.ndarray, *blocks: Any) -> tuple[Any, ...]:
@@ -231,8 +240,7 @@ def take_rows(rows: Any, X: Any, *arrays: Any) -> tuple[Any, ...]:
     ordered = rows[order]
     starts = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.intp)
     cuts = np.searchsorted(ordered, starts)
-    xs = X.to_delayed().ravel()
-    parts = [None if a is None else a.to_delayed().ravel() for a in arrays]
+    xs, parts = _delayed_chunks(X, *arrays)
     name = _task_names("problin-take")
     tasks = [dask.delayed(_take, pure=False)(ordered[cuts[k]:cuts[k + 1]] - starts[k], xs[k],
                                              *(None if p is None else p[k] for p in parts),

@@ -10,9 +10,12 @@ summed in Dask's tree (:func:`~problin._dask.chunks.reduce_chunks`).
 
 Validation costs no pass over X of its own: one pass over ``y`` and the
 weights finds the classes and their total weights (what the starting point
-needs; the rows of the basis's sample come with it, each chunk handing over
-its own), and X's chunks are checked for NaN or infinity during the first
-pass of the solver, with a message naming the chunk and the row.
+needs; the rows of the basis's sample and of a binary GLM's Hessian sketch come
+with it, each chunk handing over its own, and the columns' ranges, which bound
+the last Newton step's move without a pass), and X's chunks are checked for NaN
+or infinity during the first pass of the solver, with a message naming the chunk
+and the row. Data read from files are read again on every pass: these passes
+are counted in ``tests/dask/test_dask_passes.py``.
 """
 import functools
 from collections.abc import Callable
@@ -25,6 +28,7 @@ from .._core.blocks import block_rows
 from .._core.labels import encode_classes
 from .._core.model.basis import ColumnBasis, moments_from_sums, sample_rows
 from .._core.model.design import Design
+from .._core.solvers.newton import sketch_rows
 from .._core.validation import check_label_types, within_magnitude
 from .chunks import (
     _check_chunk,
@@ -90,20 +94,28 @@ def _label_chunk(k: int, lo: int, yb: Any, wb: Any) -> "_LabelWeights | None":
 
 
 class _LabelSample(_LabelWeights):
-    """:class:`_LabelWeights` with some rows of X and their weights, in row order, and
-    (where asked) the weighted column sums of all rows (``sums``)."""
+    """:class:`_LabelWeights` with some rows of X, y and the weights, in row order,
+    (where asked) the weighted column sums of all rows (``sums``) and (dense X) the
+    columns' smallest and largest values (``low``, ``high``)."""
 
-    def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any,
-                 w: np.ndarray | None, sums: np.ndarray | None = None) -> None:
+    def __init__(self, labels: np.ndarray, weights: np.ndarray, X: Any, y: np.ndarray,
+                 w: np.ndarray | None, sums: np.ndarray | None = None,
+                 low: np.ndarray | None = None, high: np.ndarray | None = None) -> None:
         super().__init__(labels, weights)
-        self.X, self.w, self.sums = X, w, sums
+        self.X, self.y, self.w, self.sums = X, y, w, sums
+        self.low, self.high = low, high
 
     def merge(self, other: "_LabelWeights") -> "_LabelSample":
         assert isinstance(other, _LabelSample)
         found = super().merge(other)
         return _LabelSample(found.labels, found.weights, _stack([self.X, other.X]),
+                            np.concatenate([self.y, other.y]),
                             None if self.w is None else np.concatenate([self.w, other.w]),
-                            None if self.sums is None else self.sums + other.sums)
+                            None if self.sums is None else self.sums + other.sums,
+                            None if self.low is None or other.low is None
+                            else np.minimum(self.low, other.low),
+                            None if self.high is None or other.high is None
+                            else np.maximum(self.high, other.high))
 
 
 def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
@@ -122,12 +134,15 @@ def _label_sample_chunk(k: int, lo: int, Xb: Any, yb: Any, wb: Any, *,
         # other chunk is read in a basis that such a value would have set
         _sparse_chunk(k, lo, Xb) if sp.issparse(Xb) else _check_chunk(k, lo, "X", Xb)
     weights = None if wb is None else np.asarray(wb, dtype=np.float64)
-    column_sums = None
-    if sums and not sp.issparse(Xb):
-        whole = np.ones(Xb.shape[0]) if weights is None else weights
-        column_sums = whole @ np.asarray(Xb, dtype=np.float64)
-    return _LabelSample(found.labels, found.weights, Xs,
-                        None if weights is None else weights[local], column_sums)
+    column_sums = low = high = None
+    if not sp.issparse(Xb):
+        Xb = np.asarray(Xb)
+        if sums:
+            whole = np.ones(Xb.shape[0]) if weights is None else weights
+            column_sums = whole @ np.asarray(Xb, dtype=np.float64)
+        low, high = Xb.min(axis=0), Xb.max(axis=0)  # (finite: checked above for the sample)
+    return _LabelSample(found.labels, found.weights, Xs, np.asarray(yb)[local],
+                        None if weights is None else weights[local], column_sums, low, high)
 
 
 def _small_integer_labels(yb: np.ndarray, limit: int = 1024) -> np.ndarray | None:
@@ -235,14 +250,19 @@ class DaskDesign:
     def __init__(self, X: Any, y: Any, sample_weight: Any, classes: np.ndarray,
                  class_weights: np.ndarray, intercept: bool = True,
                  basis: ColumnBasis | None = None, basis_rule: str | None = None,
-                 sample: tuple[Any, np.ndarray | None, np.ndarray | None] | None = None
-                 ) -> None:
+                 sample: tuple[Any, np.ndarray | None, np.ndarray | None] | None = None,
+                 prefetched: "_Prefetched | None" = None,
+                 column_range: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """``basis``: the coordinates to work in; ``basis_rule`` (``"auto"`` or
         ``"always"``, instead): :meth:`ColumnBasis.from_sample`'s centring rule, applied
         to the same evenly spaced rows as in memory: ``sample``, their ``(X, w)`` where
         already gathered, with the weighted column sums of all rows where the centre
-        must be exact (:meth:`ColumnBasis.centre_at`), else one small gather."""
+        must be exact (:meth:`ColumnBasis.centre_at`), else one small gather.
+        ``prefetched``: rows already gathered (the sketch's, in the labels' pass), which
+        :meth:`gather` hands out without a pass. ``column_range``: the columns'
+        smallest and largest values (:meth:`predictor_change_bound`)."""
         self.X, self.y, self.sample_weight = X, y, sample_weight
+        self._prefetched, self._range = prefetched, column_range
         self.classes, self.class_weights = classes, np.asarray(class_weights, dtype=np.float64)
         self.intercept = bool(intercept)
         self.n_samples, self.n_features = (int(s) for s in X.shape)
@@ -265,6 +285,23 @@ class DaskDesign:
         self.basis = basis
         self._reader = self._make_reader(basis)
 
+    def predictor_change_bound(self, d: np.ndarray) -> float:
+        """A bound on ``max_i |[1, x_i] d|`` (``d`` in this design's coordinates) without
+        a pass, from the columns' ranges (inf where they are unknown): the largest
+        ``|z_ij|`` of each standardised column times ``|d_j|``, summed."""
+        if self._range is None:
+            return np.inf
+        low, high = self._range
+        basis, d = self.basis, np.abs(np.asarray(d, dtype=np.float64))
+        if basis is not None and basis.center is not None:
+            low, high = (low - basis.center) / basis.scale, (high - basis.center) / basis.scale
+        elif basis is not None:  # (uncentred: the kernel's parameters are m * d)
+            d = d * basis.multipliers()
+        reach = np.maximum(np.abs(low), np.abs(high))
+        slopes = d[int(self.intercept):]
+        bound = float(slopes @ reach) + (float(d[0]) if self.intercept else 0.0)
+        return bound if np.isfinite(bound) else np.inf
+
     def _make_reader(self, basis: ColumnBasis | None) -> "_ChunkReader":
         """What turns a chunk into in-memory rows (a subclass's own targets: its reader)."""
         return _ChunkReader(self.classes, self.intercept, basis)
@@ -283,7 +320,8 @@ class DaskDesign:
 
     def gather(self, rows: Any) -> tuple[Design, np.ndarray, np.ndarray | None]:
         """``(X[rows], t[rows], w[rows])`` in memory: for a few rows only (a sketch)."""
-        Xs, ys, ws = take_rows(rows, self.X, self.y, self.sample_weight)
+        found = None if self._prefetched is None else self._prefetched.take(rows)
+        Xs, ys, ws = found or take_rows(rows, self.X, self.y, self.sample_weight)
         Xs = Xs.tocsr() if sp.issparse(Xs) else np.ascontiguousarray(_float_rows(Xs))
         bad = not np.isfinite(Xs.data if sp.issparse(Xs) else Xs).all()
         if bad and not self._checked:
@@ -311,6 +349,21 @@ class DaskDesign:
     def weighted_gram(self) -> np.ndarray:
         """``[1,X]^T diag(s) [1,X]`` (``s``: the sample weights, or ones)."""
         return self.reduce(_weighted_gram)[0]
+
+
+class _Prefetched:
+    """Rows of X, y and the weights gathered by an earlier pass (sorted ``rows``)."""
+
+    def __init__(self, rows: np.ndarray, X: Any, y: np.ndarray, w: np.ndarray | None) -> None:
+        self.rows, self.X, self.y, self.w = rows, X, y, w
+
+    def take(self, rows: Any) -> tuple[Any, np.ndarray, np.ndarray | None] | None:
+        """``(X[rows], y[rows], w[rows])`` where all of ``rows`` were gathered, else None."""
+        rows = np.asarray(rows, dtype=np.intp).ravel()
+        at = np.minimum(np.searchsorted(self.rows, rows), self.rows.size - 1)
+        if self.rows.size == 0 or not np.array_equal(self.rows[at], rows):
+            return None
+        return self.X[at], self.y[at], None if self.w is None else self.w[at]
 
 
 def _nothing(design: Design, t: np.ndarray, w: np.ndarray | None) -> Sums:
@@ -366,6 +419,12 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
     else:  # the basis's sample rows come with the labels' pass (one compute)
         rows = sample_rows(X.shape[0])  # (the exact centre where a prior is placed there)
         sums = rule == "always" and rows.size < X.shape[0]
+        # With the rows of a binary GLM's Hessian sketch (newton's subsample), so that
+        # the solver's first gather costs no pass of its own (each pass of data read
+        # from files reads them again)
+        sketch = sketch_rows(X.shape[0], X.shape[1] + int(intercept))
+        if sketch is not None:
+            rows = np.union1d(rows, sketch)
         found = reduce_chunks(functools.partial(_label_sample_chunk, rows=rows, sums=sums),
                               X, y, w)
     name = type(est).__name__
@@ -381,6 +440,13 @@ def dask_classifier_data(est: Any, X: Any, y: Any, sample_weight: Any, multiclas
         raise ValueError(f"classes {classes[empty].tolist()} have zero total sample "
                          "weight: their parameters would be minus infinity. Drop those "
                          "samples or give them positive weight.")
-    sample = (found.X, found.w, found.sums) if isinstance(found, _LabelSample) else None
+    sample, prefetched, column_range = None, None, None
+    if isinstance(found, _LabelSample):
+        if found.low is not None and found.high is not None:
+            column_range = (found.low, found.high)
+        prefetched = _Prefetched(rows, found.X, found.y, found.w)
+        taken = prefetched.take(sample_rows(X.shape[0]))
+        assert taken is not None  # (they were among the rows gathered)
+        sample = (taken[0], taken[2], found.sums)
     return DaskDesign(X, y, w, classes, weights, intercept, basis=basis, basis_rule=rule,
-                      sample=sample)
+                      sample=sample, prefetched=prefetched, column_range=column_range)

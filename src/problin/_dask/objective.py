@@ -16,7 +16,8 @@ which would be a pass). The penalty is added on the client, as in memory.
 The few things the engine otherwise reads off n-vectors have distributed
 equivalents: :meth:`DaskGLMObjective.hessian_change` (the bound of
 ``newton._hessian_change``, so that the engine keeps the same Hessian for
-the covariance as it does in memory), :meth:`_DaskObjective.count_rows`
+the covariance as it does in memory; for the logit without a pass where the
+columns' ranges bound the step's move), :meth:`_DaskObjective.count_rows`
 (separation diagnostics), :meth:`_DaskObjective.subsample` (the sketch
 rows, gathered: ~20k rows, into an in-memory objective).
 
@@ -53,6 +54,12 @@ __all__ = ["DaskGLMObjective", "DaskSoftmaxObjective", "LazyEta"]
 # Rows per sub-block of the passes that form n-vectors: 32 KB per vector
 # (measured on 500,000-row chunks: loss passes 2.3x faster than whole chunks).
 _SUB_ROWS = 4096
+# How far from a point of a double-Hessian pass the last Newton step may move a linear
+# predictor and still be judged without a pass (DaskGLMObjective.hessian_change): above
+# the move at which the logit's curvature bound reaches the engine's cut (~2.5e-7).
+_NEAR = 1e-6
+# The quadratic model's remainder allowed in a loss so found: below its rounding.
+_F_ROUNDING = 1e-15
 
 
 class LazyEta:
@@ -64,6 +71,10 @@ class LazyEta:
         self.v = np.asarray(v, dtype=np.float64)
         self.loss = loss
         self.counts: dict[RowFunc, int] = {}  # count_rows results found by a pass here
+        # The data's gradient and double Hessian here, and the watched rows counted
+        # within _NEAR of here (see DaskGLMObjective.hessian_change), where a pass found them
+        self.derivatives: tuple[np.ndarray, np.ndarray] | None = None
+        self.near: dict[RowFunc, int] = {}
 
     def __mul__(self, t: float) -> "LazyEta":
         return LazyEta(float(t) * self.v)
@@ -100,6 +111,17 @@ def _loss_op(obj: ChunkObjective, *, v: np.ndarray, watched: tuple[RowFunc, ...]
 def _evaluate_op(obj: ChunkObjective, *, v: np.ndarray, gram: Gram) -> Sums:
     # the chunk's fused pass (no prior on chunks), keeping no n-vector where it can
     return Sums(*obj.summed_derivatives(v, gram))
+
+
+def _evaluate_near_op(obj: ChunkObjective, *, v: np.ndarray, gram: Gram,
+                      watched: tuple[RowFunc, ...]) -> Sums:
+    """:func:`_evaluate_op` with the watched rows counted at ``eta - _NEAR`` and
+    ``eta + _NEAR``: each row's certainty is monotone in its linear predictor (a binary
+    GLM's loss is convex in it), so where neither finds a row, none is found within
+    ``_NEAR`` of ``eta``."""
+    eta = obj.linear_predictor(v)
+    counts = [int(func(obj, eta - _NEAR)) + int(func(obj, eta + _NEAR)) for func in watched]
+    return Sums(*obj.summed_derivatives(v, gram), *counts)
 
 
 def _observed_op(obj: ChunkObjective, *, v: np.ndarray) -> Sums:
@@ -239,7 +261,7 @@ class _DaskObjective(DistributedObjective[LazyEta]):
                         ) -> tuple[float, np.ndarray, np.ndarray]:
         """``(f, gradient, Hessian)``: one pass."""
         gram: Gram = "single" if single else "double"
-        eta.loss, grad, H = self._pass(_evaluate_op, v=eta.v, gram=gram)
+        eta.loss, grad, H = self._evaluate(eta, gram)
         f, grad, H = add_penalty(self.penalty, theta, eta.loss, grad, H,
                                  self._information(H, gram))
         assert H is not None
@@ -250,10 +272,16 @@ class _DaskObjective(DistributedObjective[LazyEta]):
         """``theta + d`` in one pass, its derivatives with it whether accepted or
         not (see ``GLMObjective.advance``)."""
         v = np.array(d, dtype=np.float64) if eta is None else eta.v + d
-        loss, grad, H = self._pass(_evaluate_op, v=v, gram=gram)
-        f, grad, H = add_penalty(self.penalty, theta + d, loss, grad, H,
+        found = LazyEta(v)
+        found.loss, grad, H = self._evaluate(found, gram)
+        f, grad, H = add_penalty(self.penalty, theta + d, found.loss, grad, H,
                                  self._information(H, gram))
-        return Trial(LazyEta(v, loss), f, grad, H)
+        return Trial(found, f, grad, H)
+
+    def _evaluate(self, eta: LazyEta, gram: Gram) -> tuple[float, np.ndarray, Any]:
+        """The data's loss, gradient and Hessian (``gram``) at ``eta``: one pass."""
+        loss, grad, H = self._pass(_evaluate_op, v=eta.v, gram=gram)
+        return loss, grad, H
 
     def _information(self, H: np.ndarray | None, gram: Gram) -> Information | None:
         """The data term's Hessian where it is the Fisher information (a penalty of it,
@@ -313,6 +341,9 @@ class DaskGLMObjective(_DaskObjective):
         self.exact_hessian = (information == "observed" or bool(family.canonical)) \
             and self.penalty.exact_hessian
         self._fisher = information == "expected" or bool(family.canonical)
+        # The last step judged without a pass (_judged_without_pass): the logit, whose
+        # curvature bound is uniform and whose rows' certainty is monotone in eta
+        self._judged = bool(family.canonical) and self.exact_hessian
 
     def _information(self, H: np.ndarray | None, gram: Gram) -> Information | None:
         return None if H is None or not self._fisher else Information(H, gram == "single")
@@ -325,7 +356,11 @@ class DaskGLMObjective(_DaskObjective):
     def hessian_change(self, eta_old: LazyEta, eta_new: LazyEta, H: np.ndarray,
                        cut: float, rowwise: bool = True) -> CurvatureChange:
         """``GLMObjective.hessian_change``'s bounds in one pass (which also finds the
-        loss at ``eta_new``, the engine's next question)."""
+        loss at ``eta_new``, the engine's next question), or without one where the
+        move is known to be small enough (:meth:`_judged_without_pass`)."""
+        judged = self._judged_without_pass(eta_old, eta_new, cut)
+        if judged is not None:
+            return judged
         factor = None
         if rowwise:
             try:
@@ -338,6 +373,47 @@ class DaskGLMObjective(_DaskObjective):
         if uniform <= cut or limit is None or count > limit or factor is None:
             return CurvatureChange(uniform, uniform)
         return CurvatureChange(uniform, min(uniform, cut + (total if count else 0.0)))
+
+    def _evaluate(self, eta: LazyEta, gram: Gram) -> tuple[float, np.ndarray, Any]:
+        """As the base's; a double Hessian's pass (the one the engine's last step starts
+        from) also keeps the data's derivatives there and counts the watched rows near
+        it, so that the last step may be judged without a pass of its own."""
+        if gram != "double" or not self._judged:
+            return super()._evaluate(eta, gram)
+        loss, grad, H, *counts = self._rows_pass(_evaluate_near_op, v=eta.v, gram=gram,
+                                                 watched=self._watched)
+        eta.derivatives = (grad, H)
+        eta.near = dict(zip(self._watched, counts))
+        return loss, grad, H
+
+    def _judged_without_pass(self, eta_old: LazyEta, eta_new: LazyEta, cut: float
+                             ) -> CurvatureChange | None:
+        """The last Newton step judged without a pass over the data (each pass of
+        file-backed data reads the files again), where it moves every linear predictor
+        by at most ``moved`` (:meth:`DaskDesign.predictor_change_bound`, from the
+        columns' ranges) with a uniform curvature bound within ``cut``: the bound the
+        pass would give holds then (the pass's own ``moved`` is smaller), the loss
+        at ``eta_new`` is the quadratic model's from the derivatives at ``eta_old``
+        (the remainder is at most the bound times ``d^T H d / 2``, required below
+        f's rounding), and no watched row is found there (none within ``_NEAR``).
+        None where any of it is not known: the pass decides."""
+        if eta_old.derivatives is None or eta_old.loss is None:
+            return None
+        d = eta_new.v - eta_old.v
+        moved = self.design.predictor_change_bound(d)
+        uniform = uniform_curvature_change(self.family, moved)
+        if not (moved <= _NEAR and uniform <= cut):
+            return None
+        if any(eta_old.near.get(func, 1) for func in self._watched):
+            return None
+        grad, H = eta_old.derivatives
+        curvature = float(d @ H @ d)
+        loss = eta_old.loss + float(grad @ d) + curvature / 2
+        if not uniform * abs(curvature) / 2 <= _F_ROUNDING * abs(loss):
+            return None
+        eta_new.loss = loss
+        eta_new.counts.update((func, 0) for func in self._watched)
+        return CurvatureChange(uniform, uniform)
 
     def separation(self, result: FitPoint[LazyEta], rtol: float = 1e-6
                    ) -> tuple[RowMask, int, int] | None:

@@ -61,8 +61,8 @@ class StochasticGradientMixin(AllOrNothingFit):
         statistics and give the start; ``S_n^-1`` is updated by Sherman–Morrison,
         ``O(D^2)`` a row. The rows are visited in order, so a stream cut into batches
         in any way gives exactly the same model. With numba (``problin[fast]``) the
-        per-row loop runs compiled (~300,000-900,000 rows a second at 5 columns,
-        ~65,000 at 50; without it, numpy: a few thousand).
+        per-row loop runs compiled (~1-2 million rows a second at 5 columns,
+        60,000-370,000 at 50; without it, numpy: a few thousand).
 
         * ``classes``: every label of the stream, needed on the first call unless
           its batch already holds them all (or the estimator's ``classes`` does);

@@ -9,9 +9,9 @@ Why arrays built chunk by chunk rather than ``dask.dataframe.read_parquet``: the
 need known chunk sizes (``to_dask_array(lengths=True)`` costs a pass over all the data),
 and a Parquet file's metadata already holds the row count of every row group. A partition
 here is a run of whole row groups of one file (up to ``blocksize`` bytes uncompressed), so
-the lengths are free. The features and the target are read by separate tasks, the target
-with only its own column (Parquet reads columns independently): a fit that reduces
-``X`` and ``y`` together never holds a partition twice. A Newton fit reads every partition
+the lengths are free. The features and the target of a partition come from one read
+task (one file open and decode), which a fit that reduces ``X`` and ``y`` together runs
+once a pass. A Newton fit reads every partition
 once a pass, and here a partition costs pyarrow's decoding and one conversion to float64,
 without ``dask.dataframe``'s per-partition pandas work: the fits on
 ``dd.read_parquet(...).to_dask_array(lengths=True)``, which run that work again on every
@@ -214,13 +214,17 @@ def read_dask(path: str | os.PathLike[str], target: str, *, format: str | None =
                     if c in texts else {"name": c, "kind": "numeric"} for c in used]}
     _, feature_names = _apply(meta[used].iloc[:0], encoding["columns"], path)
     every = used + [target] + named if drop_missing else None
-    X = _lazy(source, lengths, every or used,
+    # One read task per partition for X, y and the fit columns: the same columns, so
+    # the same task key (pure), which a fit reducing them together runs once (separate
+    # reads of y cost a second file open and decode per partition on every pass).
+    read = used + [target] + named
+    X = _lazy(source, lengths, read,
               _Features(encoding["columns"], every or used, path, drop_missing),
               (len(feature_names),), np.float64)
     y_dtype = meta[target].to_numpy().dtype
-    y = _lazy(source, lengths, every or [target],
+    y = _lazy(source, lengths, read,
               _Target(target, every or [target], path, drop_missing, y_dtype), (), y_dtype)
-    beside = {c: _lazy(source, lengths, every or [c],
+    beside = {c: _lazy(source, lengths, read,
                        _Target(c, every or [c], path, drop_missing, meta[c].to_numpy().dtype),
                        (), meta[c].to_numpy().dtype) for c in named}
     return DaskDataset(X, y, feature_names, target, encoding, int(n_dropped), beside)

@@ -27,7 +27,7 @@ State = tuple[np.ndarray, ClassStats | None, list[np.ndarray]]
 
 
 
-def _rows(X: np.ndarray, columns: np.ndarray) -> np.ndarray:
+def _rows(X: np.ndarray, columns: np.ndarray | list[int]) -> np.ndarray:
     """The Gaussian columns as row-major float64: a column subset by index is column-major,
     and the class statistics of column-major blocks sum in another order, so this keeps
     the Gaussian columns bit-identical to GaussianNB on the same columns."""

@@ -221,7 +221,6 @@ def _newton_loop(state: StochasticState, family: RowScores, X: FloatArray, t: np
     kind = ROW_KERNELS[family.name]
     L, d, fix = np.empty((M, M)), np.empty(M), np.empty(M)
     one = np.ones(1)
-    upper = np.triu_indices(M * p, 1)
     for i in range(X.shape[0]):
         wi = float(w[i])
         if wi <= 0.0:
@@ -242,8 +241,7 @@ def _newton_loop(state: StochasticState, family: RowScores, X: FloatArray, t: np
         for c in range(M):  # S <- S + d_c u u^T, u = L[:, c] (x) v, by Sherman-Morrison
             q = Q @ L[:, c]
             factor = d[c] / (1.0 + d[c] * (L[:, c] @ (Lam @ L[:, c])))
-            inverse -= np.outer(factor * q, q)
-            inverse.T[upper] = inverse[upper]  # (the compiled loop's mirror)
+            inverse -= factor * np.outer(q, q)  # (symmetric bit for bit)
             r = v @ q.reshape(M, p).T
             Q -= np.outer(factor * q, r)
             Lam -= np.outer(factor * r, r)

@@ -240,7 +240,7 @@ def sgd_loop(X: FloatArray, t: np.ndarray, w: FloatArray, theta: FloatArray,
     ``stochastic.sgd_rows``: ``theta`` (M x p, standardised coordinates) and ``inverse``
     (``S^-1``, P x P, ``P = M p``) are updated in place, the clock and summed weight
     returned. The operations and their order are the numpy loop's (read that module for
-    the mathematics); ``S^-1`` is updated on and above its diagonal and mirrored."""
+    the mathematics)."""
     n, D = X.shape
     M, p = theta.shape
     P = M * p
@@ -299,11 +299,10 @@ def sgd_loop(X: FloatArray, t: np.ndarray, w: FloatArray, theta: FloatArray,
                     s += Lam[a, b] * L[b, c]
                 quad += L[a, c] * s
             factor = d[c] / (1.0 + d[c] * quad)
-            for a in range(P):
-                fa = factor * q[a]
-                for b in range(a, P):
-                    inverse[a, b] -= fa * q[b]
-                    inverse[b, a] = inverse[a, b]
+            for a in range(P):  # (factor (q_a q_b): symmetric bit for bit, row by row)
+                qa = q[a]
+                for b in range(P):
+                    inverse[a, b] -= factor * (qa * q[b])
             for b in range(M):  # r = (I (x) v)^T q
                 s = 0.0
                 for j in range(p):
