@@ -15,7 +15,7 @@ which would be a pass). The penalty is added on the client, as in memory.
 
 The few things the engine otherwise reads off n-vectors have distributed
 equivalents: :meth:`DaskGLMObjective.hessian_change` (the bound of
-``newton._hessian_change``, so that the engine keeps the same Hessian for
+``newton_exact._hessian_change``, so that the engine keeps the same Hessian for
 the covariance as it does in memory; for the logit without a pass where the
 columns' ranges bound the step's move), :meth:`_DaskObjective.count_rows`
 (separation diagnostics), :meth:`_DaskObjective.subsample` (the sketch
@@ -135,7 +135,7 @@ def _count_op(obj: ChunkObjective, *, v: np.ndarray, func: RowFunc) -> Sums:
 def _change_op(obj: ChunkObjective, *, v_old: np.ndarray, v_new: np.ndarray, cut: float,
                factor: np.ndarray | None, limit: int | None,
                watched: tuple[RowFunc, ...] = ()) -> Sums:
-    """The chunk's share of ``newton._hessian_change``'s bounds (same formulas): the
+    """The chunk's share of ``newton_exact._hessian_change``'s bounds (same formulas): the
     loss at ``v_new``, the largest change of a linear predictor and (``limit``: binary
     models with the row-wise bound) the rows changed above ``cut`` and their
     leverage-weighted change; with the watched row counts at ``v_new`` (the

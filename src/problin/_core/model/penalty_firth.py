@@ -40,14 +40,14 @@ from scipy import special
 import scipy.sparse as sp
 from scipy.linalg import blas, lapack
 
-from ..blocks import block_rows, iter_blocks, one_blas_thread, reduce_row_ranges, small_blas
+from ..blocks import block_rows, small_blas
 from ..linalg import add_intercept_gram, cholesky, symmetrize
 from ..types import Matrix
 from .design import Design
 from .exponential_family import ExponentialFamily
 from .family_softmax import CategoricalSoftmax
 from .penalty import Information, Penalty, PenaltyBase
-from .penalty_firth_rows import combined_adjustment
+from .penalty_firth_rows import combined_adjustment, sum_over_blocks
 from .penalty_firth_softmax import SoftmaxFisherRows, require_contrasts
 
 __all__ = ["FisherRows", "MemoryFisherRows", "JeffreysPenalty", "Jeffreys", "JEFFREYS",
@@ -177,21 +177,7 @@ class MemoryFisherRows:
         return w, eta
 
     def _sum(self, func: Callable[[int, int, Matrix], tuple[Any, ...]]) -> Any:
-        design, rows = self.design, self._rows
-        block, _ = design.kernel()
-
-        def over(lo: int, hi: int) -> tuple[Any, ...]:
-            total: tuple[Any, ...] | None = None
-            for start, stop, Xb in iter_blocks(design.X, rows=rows, start=lo, stop=hi):
-                part = func(start, stop, block(Xb))
-                total = part if total is None else tuple(a + b for a, b in zip(total, part))
-            assert total is not None
-            return total
-
-        # (one BLAS thread also where the rows are one range: threaded BLAS on a few
-        # thousand rows waits on its barriers, ~100 ms a pass on a busy machine)
-        with one_blas_thread():
-            return reduce_row_ranges(over, design.n_samples, rows)
+        return sum_over_blocks(self.design, self._rows, func)
 
     def information(self, theta: np.ndarray) -> np.ndarray:
         design = self.design

@@ -8,11 +8,14 @@ exact Hessian, a factor ``M`` whose ``tau M M^T`` is not a sum over rows (it pai
 two rows). A Dask fit (``problin._dask.fisher_rows``) sums each chunk's share and
 combines once on the client (:func:`combined_adjustment`), as the rows in memory do.
 """
-from typing import Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from ..blocks import iter_blocks, one_blas_thread, reduce_row_ranges
 from ..linalg import symmetrize
+from ..types import Matrix
+from .design import Design
 
 __all__ = ["ChunkFisherRows", "combined_adjustment"]
 
@@ -43,3 +46,24 @@ def combined_adjustment(sums: tuple[np.ndarray, ...], tau: float
     if len(sums) == 3:
         G += tau * (sums[2] @ sums[2].T)
     return np.asarray(sums[0]), symmetrize(G)
+
+
+def sum_over_blocks(design: Design, rows: Any,
+                    func: Callable[[int, int, Matrix], tuple[Any, ...]]) -> Any:
+    """``func(start, stop, block)`` summed over the design's row blocks (``rows``: the
+    fit's row subset or None), element by element of the tuples it returns: the one pass
+    the binary and the softmax Fisher rows share."""
+    block, _ = design.kernel()
+
+    def over(lo: int, hi: int) -> tuple[Any, ...]:
+        total: tuple[Any, ...] | None = None
+        for start, stop, Xb in iter_blocks(design.X, rows=rows, start=lo, stop=hi):
+            part = func(start, stop, block(Xb))
+            total = part if total is None else tuple(a + b for a, b in zip(total, part))
+        assert total is not None
+        return total
+
+    # (one BLAS thread also where the rows are one range: threaded BLAS on a few
+    # thousand rows waits on its barriers, ~100 ms a pass on a busy machine)
+    with one_blas_thread():
+        return reduce_row_ranges(over, design.n_samples, rows)

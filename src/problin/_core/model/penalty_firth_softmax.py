@@ -39,9 +39,9 @@ from typing import Any, Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..blocks import block_rows, iter_blocks, one_blas_thread, reduce_row_ranges
+from ..blocks import block_rows
 from ..linalg import add_intercept_gram, symmetrize
-from .penalty_firth_rows import combined_adjustment
+from .penalty_firth_rows import combined_adjustment, sum_over_blocks
 from ..types import Matrix
 from .design import Design
 from .family_softmax import CategoricalSoftmax
@@ -93,19 +93,7 @@ class SoftmaxFisherRows:
         return np.ones(hi - lo) if sw is None else np.asarray(sw[lo:hi], dtype=np.float64)
 
     def _sum(self, func: Callable[[int, int, Matrix], tuple[Any, ...]]) -> Any:
-        design, rows = self.design, self._rows
-        block, _ = design.kernel()
-
-        def over(lo: int, hi: int) -> tuple[Any, ...]:
-            total: tuple[Any, ...] | None = None
-            for start, stop, Xb in iter_blocks(design.X, rows=rows, start=lo, stop=hi):
-                part = func(start, stop, block(Xb))
-                total = part if total is None else tuple(a + b for a, b in zip(total, part))
-            assert total is not None
-            return total
-
-        with one_blas_thread():
-            return reduce_row_ranges(over, design.n_samples, rows)
+        return sum_over_blocks(self.design, self._rows, func)
 
     def _pairs(self) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
         """The pairs ``a >= b`` of free classes, as a list and as two index arrays."""
